@@ -1,0 +1,142 @@
+"""Settings: `config.json` beside the program, overridden by environment variables.
+
+| key (config.json)  | environment           | default                      |
+|--------------------|-----------------------|------------------------------|
+| backend            | SIDESPIN_BACKEND      | embedded                     |
+| model              | SIDESPIN_MODEL        | (backend's default)          |
+| ollama_host        | OLLAMA_HOST           | http://127.0.0.1:11434       |
+| openai_base_url    | OPENAI_BASE_URL       | http://127.0.0.1:8080/v1     |
+| openai_api_key     | OPENAI_API_KEY        | (none)                       |
+| anthropic_base_url | ANTHROPIC_BASE_URL    | https://api.anthropic.com    |
+| anthropic_api_key  | ANTHROPIC_API_KEY     | (none)                       |
+| system_prompt      | SIDESPIN_SYSTEM_PROMPT| (none)                       |
+| tool_mode          | SIDESPIN_TOOL_MODE    | auto  (xml, native, auto)    |
+| max_rounds         | SIDESPIN_MAX_ROUNDS   | 8                            |
+| tool_timeout       | SIDESPIN_TOOL_TIMEOUT | 90                           |
+| approval           | SIDESPIN_APPROVAL     | ask (web) / auto (terminal)  |
+| host, port         | SIDESPIN_HOST/PORT    | 127.0.0.1, 5001              |
+| data_dir           | SIDESPIN_DATA_DIR     | data/ beside the program     |
+| mcp_config         | SIDESPIN_MCP_CONFIG   | mcp.json beside the program  |
+| online             | SIDESPIN_ONLINE       | 0 (offline datasets only)    |
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from sidespin.errors import ConfigError
+
+__all__ = ["Settings", "PROJECT_DIR", "load_settings"]
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+
+_ENV = {
+    "backend": "SIDESPIN_BACKEND",
+    "model": "SIDESPIN_MODEL",
+    "ollama_host": "OLLAMA_HOST",
+    "openai_base_url": "OPENAI_BASE_URL",
+    "openai_api_key": "OPENAI_API_KEY",
+    "anthropic_base_url": "ANTHROPIC_BASE_URL",
+    "anthropic_api_key": "ANTHROPIC_API_KEY",
+    "system_prompt": "SIDESPIN_SYSTEM_PROMPT",
+    "tool_mode": "SIDESPIN_TOOL_MODE",
+    "max_rounds": "SIDESPIN_MAX_ROUNDS",
+    "tool_timeout": "SIDESPIN_TOOL_TIMEOUT",
+    "approval": "SIDESPIN_APPROVAL",
+    "host": "SIDESPIN_HOST",
+    "port": "SIDESPIN_PORT",
+    "data_dir": "SIDESPIN_DATA_DIR",
+    "mcp_config": "SIDESPIN_MCP_CONFIG",
+    "online": "SIDESPIN_ONLINE",
+}
+
+
+@dataclass
+class Settings:
+    backend: str = "embedded"
+    model: str = ""
+    ollama_host: str = "http://127.0.0.1:11434"
+    openai_base_url: str = "http://127.0.0.1:8080/v1"
+    openai_api_key: str = ""
+    anthropic_base_url: str = "https://api.anthropic.com"
+    anthropic_api_key: str = ""
+    system_prompt: str = ""
+    tool_mode: str = "auto"
+    max_rounds: int = 8
+    tool_timeout: float = 90.0
+    approval: str = ""
+    host: str = "127.0.0.1"
+    port: int = 5001
+    data_dir: Path = field(default_factory=lambda: PROJECT_DIR / "data")
+    mcp_config: Path = field(default_factory=lambda: PROJECT_DIR / "mcp.json")
+    online: bool = False
+    tools: dict[str, Any] = field(default_factory=dict)  # per-tool options, e.g. {"web_search": {"approval": "ask"}}
+
+    def __post_init__(self) -> None:
+        if self.tool_mode not in ("xml", "native", "auto"):
+            raise ConfigError(f"tool_mode must be xml, native or auto, not {self.tool_mode!r}")
+        if self.approval not in ("", "auto", "ask", "deny"):
+            raise ConfigError(f"approval must be auto, ask or deny, not {self.approval!r}")
+        if self.max_rounds < 1:
+            raise ConfigError("max_rounds must be at least 1")
+
+    @property
+    def conversations_dir(self) -> Path:
+        return Path(self.data_dir) / "conversations"
+
+    @property
+    def logs_dir(self) -> Path:
+        return Path(self.data_dir) / "logs"
+
+
+def _convert(name: str, raw: Any, source: str) -> Any:
+    kinds = {f.name: f.type for f in fields(Settings)}
+    kind = kinds[name]
+    try:
+        if kind == "int":
+            return int(raw)
+        if kind == "float":
+            return float(raw)
+        if kind == "bool":
+            return raw if isinstance(raw, bool) else str(raw).strip().lower() in ("1", "true", "yes", "on")
+        if kind == "Path":
+            return Path(raw).expanduser()
+        if kind.startswith("dict"):
+            if not isinstance(raw, dict):
+                raise ValueError("should be an object")
+            return raw
+        return str(raw)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"{source}: {name} = {raw!r} is not valid ({error})") from None
+
+
+def load_settings(config_path: Path | None = None, environ: dict[str, str] | None = None, **overrides: Any) -> Settings:
+    """Read `config.json` (if present), then the environment, then explicit overrides."""
+    environ = os.environ if environ is None else environ
+    path = Path(config_path) if config_path else PROJECT_DIR / "config.json"
+    values: dict[str, Any] = {}
+    if path.exists():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"{path}: not valid JSON (line {error.lineno}: {error.msg})") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: should hold a JSON object")
+        known = {f.name for f in fields(Settings)}
+        for key, raw in data.items():
+            if key not in known:
+                raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join(sorted(known))})")
+            values[key] = _convert(key, raw, str(path))
+    elif config_path:
+        raise ConfigError(f"{path}: no such file")
+    for key, variable in _ENV.items():
+        if environ.get(variable):
+            values[key] = _convert(key, environ[variable], variable)
+    for key, raw in overrides.items():
+        if raw is not None:
+            values[key] = raw
+    return Settings(**values)

@@ -1,0 +1,100 @@
+"""The one error hierarchy of sidespin.
+
+Every error a person may see derives from `SidespinError`; each edge (HTTP
+response, SSE event, CLI) turns it into a message with `str(error)`.
+
+    SidespinError
+    ├── ConfigError                 a bad mcp.json / config.json / environment value
+    ├── ToolError
+    │   ├── MalformedToolCall       the model wrote a call we cannot read
+    │   ├── ToolNotFound            the call names a tool nobody registered
+    │   ├── BadArguments            arguments that do not fit the tool's schema
+    │   ├── ToolFailed              the tool itself raised or reported an error
+    │   └── ToolTimeout             the tool did not answer in time
+    ├── BackendError                the language model could not be reached or answered badly
+    │   └── ToolsUnsupported        the model refuses native tool definitions
+    ├── MCPServerError              an MCP server failed to start, died or misbehaved
+    └── TranscriptError             a conversation file that cannot be read
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "SidespinError",
+    "ConfigError",
+    "ToolError",
+    "MalformedToolCall",
+    "ToolNotFound",
+    "BadArguments",
+    "ToolFailed",
+    "ToolTimeout",
+    "BackendError",
+    "ToolsUnsupported",
+    "MCPServerError",
+    "TranscriptError",
+]
+
+
+class SidespinError(Exception):
+    """Base of every error sidespin reports to a person."""
+
+
+class ConfigError(SidespinError):
+    """A configuration file or variable is wrong; the message names which."""
+
+
+class ToolError(SidespinError):
+    """Something went wrong with a tool call."""
+
+
+class MalformedToolCall(ToolError):
+    """The model's tool call could not be parsed; `reason` says why."""
+
+    def __init__(self, reason: str, raw: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.raw = raw
+
+
+class ToolNotFound(ToolError):
+    def __init__(self, name: str, known: list[str] | None = None) -> None:
+        hint = f" (known tools: {', '.join(sorted(known))})" if known else ""
+        super().__init__(f"no tool named {name!r}{hint}")
+        self.name = name
+
+
+class BadArguments(ToolError):
+    """Arguments that do not fit the tool's JSON schema."""
+
+
+class ToolFailed(ToolError):
+    """The tool ran and failed."""
+
+
+class ToolTimeout(ToolError):
+    def __init__(self, name: str, seconds: float) -> None:
+        super().__init__(f"tool {name!r} did not answer within {seconds:g} s")
+        self.name = name
+        self.seconds = seconds
+
+
+class BackendError(SidespinError):
+    """The language model backend failed."""
+
+
+class ToolsUnsupported(BackendError):
+    """The model does not accept native tool definitions."""
+
+
+class MCPServerError(SidespinError):
+    """An MCP server could not start, died, or answered badly."""
+
+
+class TranscriptError(SidespinError):
+    """A transcript file could not be parsed; `line` is 1-based."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None) -> None:
+        where = f"{path or 'transcript'}" + (f", line {line}" if line else "")
+        super().__init__(f"{where}: {message}")
+        self.path = path
+        self.line = line
