@@ -1,0 +1,411 @@
+"""sidespin's web app: the chat page, the Poke button, streaming replies and the tool-executor endpoints.
+
+Thin by design: routes render pages and turn engine events into HTML; all logic
+lives in `sidespin/`. Run with `./run` (or `python server.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from fasthtml.common import (
+    A, Button, Details, Div, EventStream, Footer, Form, H1, Header, Hidden, Img, Input, JSONResponse, Li, Link,
+    Main, Meta, NotStr, Pre, Redirect, Script, Section, Span, Summary, Textarea, Title, Ul, fast_app, serve,
+    sse_message,
+)
+from loguru import logger
+from markdown_it import MarkdownIt
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+
+from sidespin.config import PROJECT_DIR, load_settings
+from sidespin.engine import Engine
+from sidespin.errors import BadArguments, SidespinError, ToolNotFound
+from sidespin.guard import OriginGuard
+from sidespin.live import Card, LiveTurn
+from sidespin.logs import LogHub, setup_logging
+from sidespin.tools import ToolCall, coerce_arguments
+
+settings = load_settings()
+_markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
+def render_markdown(text: str) -> NotStr:
+    """Model output as HTML: Markdown with raw HTML disabled, so it is never trusted as markup."""
+    return NotStr(_markdown.render(text))
+
+
+async def lifespan(app: Any):
+    """FastHTML runs this async generator around the server's life: engine up before, closed after."""
+    state = app.state
+    hub: LogHub = setup_logging(state.settings.logs_dir)
+    state.log_hub = hub
+    async with Engine.open(state.settings, backend=getattr(state, "backend", None), approval="ask") as engine:
+        state.engine = engine
+        yield
+    hub.close()
+
+
+async def http_error(request: Request, error: HTTPException):
+    """Every refusal (bad JSON, a missing field, an unknown path) as JSON with a reason."""
+    logger.info("HTTP_REFUSED {} {} {} {}", request.method, request.url.path, error.status_code, error.detail)
+    return JSONResponse({"status": "error", "error": error.detail}, status_code=error.status_code)
+
+
+app, rt = fast_app(
+    default_hdrs=False,
+    pico=False,
+    surreal=False,
+    title="sidespin",
+    canonical=False,  # FastHTML's canonical link says https, which a local server is not
+    lifespan=lifespan,
+    exception_handlers={HTTPException: http_error},
+    static_path=str(PROJECT_DIR),
+    middleware=[Middleware(OriginGuard, extra_hosts=(settings.host,))],
+    hdrs=(
+        Meta(name="viewport", content="width=device-width, initial-scale=1"),
+        Link(rel="stylesheet", href="/static/app.css"),
+        Script(src="/static/htmx.min.js"),
+        Script(src="/static/htmx-ext-sse.min.js"),
+        Script(src="/static/app.js", defer=True),
+    ),
+)
+app.state.settings = settings
+
+
+def engine_of(request: Request) -> Engine:
+    return request.app.state.engine
+
+
+# ---------------------------------------------------------------- components
+
+def ChatMessage(role: str, content: Any, **kwargs: Any):
+    return Div(Div(content, cls="bubble"), cls=f"msg {role}", data_role=role, **kwargs)
+
+
+def ToolCard(card: Card, **kwargs: Any):
+    """One tool call: name and arguments, then result or error and duration; collapsed by default."""
+    call = card.call
+    seconds = f"{card.seconds:.2f} s" if card.seconds is not None else ""
+    label = {"proposed": "proposed", "waiting": "waiting for you", "running": "running…",
+             "done": f"done · {seconds}", "error": f"error · {seconds}"}[card.status]
+    body = [Div(Span("arguments", cls="k"), Pre(card.arguments), cls="args")]
+    if card.status in ("done", "error"):
+        body.append(Div(Span("error" if card.status == "error" else "result", cls="k"), Pre(card.result), cls="result"))
+    for item in card.attachments:
+        if item.get("type") == "image" and item.get("data"):
+            body.append(Img(src=f"data:{item.get('mimeType', 'image/png')};base64,{item['data']}", cls="attachment"))
+    if card.status == "waiting":
+        body.append(ApprovalButtons(card.call))
+    return Details(
+        Summary(Span("🛠️", cls="icon"), Span(call.name, cls="tool-name"), Span(label, cls="tool-status")),
+        *body,
+        cls=f"tool-call {card.status}", id=f"card-{call.id}", data_tool=call.name, data_status=card.status,
+        data_call_id=call.id, **kwargs,
+    )
+
+
+def ApprovalButtons(call: ToolCall):
+    labels = {"yo": "Yes, this one", "yO": "Yes, and always for this tool", "ya": "Yes to all",
+              "yA": "Yes to all, always", "n": "No"}
+    return Div(
+        *[Button(text, name="choice", value=key, title=key, cls=f"approve {key}",
+                 hx_post=approve.to(), hx_vals=json.dumps({"call_id": call.id}),
+                 hx_target="#chat", hx_swap="beforeend") for key, text in labels.items()],
+        cls="approvals",
+    )
+
+
+def Thoughts(thoughts: list[str], **kwargs: Any):
+    return Div(*[Details(Summary("💭 thought"), Div(t, cls="thought-text"), cls="thought") for t in thoughts if t], **kwargs)
+
+
+def Notices(turn: LiveTurn, **kwargs: Any):
+    items = [Div(f"⚠️ could not read a tool call: {m.reason}", Pre(m.raw), cls="notice malformed") for m in turn.malformed]
+    items += [Div(f"⚠️ {message}", cls="notice") for message in turn.notices]
+    return Div(*items, **kwargs)
+
+
+def TurnParts(turn: LiveTurn, oob: bool = False):
+    """The live parts of an assistant turn, each with a stable id so an update replaces it in place."""
+    swap = {"hx_swap_oob": "true"} if oob else {}
+    return (
+        Thoughts(turn.thoughts, id=f"{turn.id}-thoughts", cls="thoughts", **swap),
+        Div(*[ToolCard(card) for card in turn.cards.values()], id=f"{turn.id}-tools", cls="tools", **swap),
+        Div(render_markdown(turn.text), id=f"{turn.id}-body", cls="body markdown", **swap),
+        Notices(turn, id=f"{turn.id}-notices", cls="notices", **swap),
+        Span(cls="turn-state", id=f"{turn.id}-state", data_state="done" if turn.done else "running", **swap),
+    )
+
+
+def LiveAnswer(turn: LiveTurn):
+    """An assistant message that streams: the SSE extension applies each update out of band."""
+    return Div(
+        Div(*TurnParts(turn), cls="bubble"),
+        cls="msg assistant live", id=turn.id, data_role="assistant",
+        hx_ext="sse", sse_connect=stream.to(tid=turn.id), sse_swap="update", hx_swap="none", sse_close="done",
+    )
+
+
+def HistoryMessages(messages: list[dict[str, Any]]):
+    """A conversation's messages as the page shows them after a reload."""
+    shown: list[Any] = []
+    cards: dict[str, Card] = {}
+    for message in messages:
+        role = message["role"]
+        if role == "user":
+            shown.append(UserMessage(message))
+        elif role == "assistant":
+            parts: list[Any] = []
+            for item in message.get("tool_calls") or []:
+                arguments = item["function"].get("arguments") or "{}"
+                try:
+                    parsed = json.loads(arguments)
+                except json.JSONDecodeError:
+                    parsed = {"__malformed__": arguments}
+                card = Card(ToolCall(item["function"]["name"], parsed, item["id"]), status="waiting")
+                cards[item["id"]] = card
+                parts.append(card)
+            content = message.get("content") or ""
+            shown.append((parts, content))
+        elif role == "tool" and message.get("tool_call_id") in cards:
+            card = cards[message["tool_call_id"]]
+            card.result = message.get("content", "")
+            card.status = "error" if card.result.startswith("Error:") else "done"
+    return [
+        item if not isinstance(item, tuple) else ChatMessage(
+            "assistant",
+            (Div(*[ToolCard(c) for c in item[0]], cls="tools"), Div(render_markdown(item[1]), cls="body markdown")),
+        )
+        for item in shown
+    ]
+
+
+def UserMessage(message: dict[str, Any]):
+    display = message.get("_display")
+    content = message.get("content", "")
+    if display:
+        return ChatMessage("user", Details(Summary(display), Pre(content), cls="prompt"))
+    if len(content) > 600:
+        return ChatMessage("user", Details(Summary(content[:120] + "…"), Pre(content), cls="prompt"))
+    return ChatMessage("user", Div(content, cls="user-text"))
+
+
+def ConversationList(engine: Engine, current: str):
+    items = [
+        Li(A(title or "New chat", href=chat.to(cid=cid)), cls="current" if cid == current else "")
+        for cid, title in engine_titles(engine)
+    ]
+    return Div(
+        Form(Button("＋ New chat", cls="new-chat"), method="post", action=new.to()),
+        Ul(*items, id="conversations"),
+        Footer(A("tools", href="/tools"), " · ", A("health", href="/health"), " · ", A("logs", href=logs.to())),
+        cls="sidebar",
+    )
+
+
+def engine_titles(engine: Engine) -> list[tuple[str, str]]:
+    rows = []
+    for cid, conversation in reversed(list(engine.conversations.items())):
+        first = next((m for m in conversation.messages if m["role"] == "user"), None)
+        title = (first.get("_display") or first["content"]) if first else ""
+        rows.append((cid, title[:48]))
+    return rows
+
+
+def Composer(cid: str):
+    return Form(
+        Hidden(name="cid", value=cid),
+        Textarea(name="msg", id="msg", placeholder="Ask something… (Enter to send, Shift+Enter for a new line)",
+                 rows="2", required=True, autofocus=True),
+        Button("Send", type="submit", id="send"),
+        Button("🏓 Poke", type="button", id="poke", hx_post=poke.to(), hx_vals=json.dumps({"cid": cid}),
+               hx_target="#chat", hx_swap="beforeend", title="Ask the model to call get_cat_fact"),
+        id="composer", hx_post=send.to(), hx_target="#chat", hx_swap="beforeend",
+        **{"hx-on::after-request": "if(event.detail.successful && event.detail.elt===this) this.reset()"},
+    )
+
+
+def StatusDot():
+    return Span(Span(cls="dot"), Span("connecting", cls="label"), id="status", data_state="connecting",
+                hx_ext="sse", sse_connect=pulse.to(), title="connection to the server")
+
+
+def ErrorText(message: str, status: int = 400):
+    return JSONResponse({"status": "error", "error": message}, status_code=status)
+
+
+# ---------------------------------------------------------------- pages
+
+@rt("/")
+async def index(request: Request):
+    engine = engine_of(request)
+    cid = next(iter(reversed(engine.conversations)), None) or engine.conversation().id
+    return Redirect(chat.to(cid=cid))
+
+
+@rt("/c/{cid}")
+async def chat(cid: str, request: Request):
+    engine = engine_of(request)
+    conversation = engine.conversation(cid)
+    running = [t for t in engine.turns.values() if t.conversation_id == conversation.id and not t.done]
+    return Title("sidespin"), Div(
+        ConversationList(engine, conversation.id),
+        Main(
+            Header(H1("sidespin"), Span(engine.backend.model or engine.backend.name, cls="model"), StatusDot()),
+            Section(*HistoryMessages(conversation.messages), *[LiveAnswer(t) for t in running], id="chat"),
+            Composer(conversation.id),
+            cls="main",
+        ),
+        cls="layout",
+    )
+
+
+@rt
+async def new(request: Request):
+    conversation = engine_of(request).conversation()
+    return Redirect(chat.to(cid=conversation.id))
+
+
+@rt
+async def send(cid: str, msg: str, request: Request):
+    engine = engine_of(request)
+    text = (msg or "").strip()
+    if not text:
+        return ErrorText("the message is empty")
+    conversation = engine.conversation(cid)
+    turn = engine.start_turn(conversation, text)
+    return ChatMessage("user", Div(text, cls="user-text")), LiveAnswer(turn)
+
+
+@rt
+async def poke(cid: str, request: Request):
+    engine = engine_of(request)
+    conversation = engine.conversation(cid)
+    if "get_cat_fact" not in engine.registry:
+        return ErrorText("the get_cat_fact plugin is not loaded", 404)
+    turn = engine.start_turn(conversation, None, poke_tool="get_cat_fact")
+    return ChatMessage("user", Div("🏓 Poke: call get_cat_fact", cls="user-text")), LiveAnswer(turn)
+
+
+@rt
+async def approve(cid: str, call_id: str, choice: str, request: Request):
+    return ErrorText("approvals are not wired yet", 501)
+
+
+@rt
+async def stream(tid: str, request: Request):
+    """Server-sent updates of one live turn; each is idempotent, so a reconnect just redraws."""
+    engine = engine_of(request)
+    turn = engine.turns.get(tid)
+    if turn is None:
+        return ErrorText(f"no such turn {tid!r}", 404)
+
+    async def updates():
+        async for version in turn.changes():
+            if await request.is_disconnected():
+                return
+            if version >= 0:
+                yield sse_message(Div(*TurnParts(turn, oob=True)), event="update")
+        yield sse_message(Div(), event="done")
+
+    return EventStream(updates())
+
+
+@rt
+async def pulse(request: Request):
+    """A heartbeat the status dot listens to: connected while it beats, reconnecting when it stops."""
+    async def beats():
+        yield sse_message(Span("connected"), event="pulse")
+        while not await request.is_disconnected():
+            await asyncio.sleep(10)
+            yield sse_message(Span("connected"), event="pulse")
+
+    return EventStream(beats())
+
+
+# ---------------------------------------------------------------- tool executor and JSON endpoints
+
+@rt("/mcp-tool-executor", methods=["post"])
+async def mcp_tool_executor(request: Request):
+    """Run one registered tool: {"tool": name, "params": {...}} → {"status": "success", "result": ...}."""
+    engine = engine_of(request)
+    try:
+        body = json.loads(await request.body() or b"null")
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        return ErrorText(f"the body is not valid JSON: {error}")
+    if not isinstance(body, dict) or not isinstance(body.get("tool"), str):
+        return ErrorText('expected a JSON object like {"tool": "say_hello", "params": {"name": "World"}}')
+    params = body.get("params", {})
+    if params is None:
+        params = {}
+    try:
+        target = engine.registry.get(body["tool"])
+        coerce_arguments(target.input_schema, params)
+    except ToolNotFound as error:
+        return ErrorText(str(error), 404)
+    except BadArguments as error:
+        return ErrorText(f"bad arguments for {body['tool']!r}: {error}")
+    result = await engine.registry.execute(ToolCall(body["tool"], params), timeout=engine.settings.tool_timeout)
+    if not result.ok:
+        status = 504 if "did not answer within" in (result.error or "") else 200
+        return JSONResponse({"status": "error", "error": result.error, "seconds": result.seconds}, status_code=status)
+    return JSONResponse(
+        {"status": "success", "result": result.output, "seconds": result.seconds},
+        status_code=200,
+    )
+
+
+@rt
+async def tools(request: Request):
+    engine = engine_of(request)
+    return JSONResponse({
+        "count": len(engine.registry),
+        "tools": [
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema, "source": t.source,
+             "read_only": t.read_only, "formatter": t.formatter is not None}
+            for t in engine.registry
+        ],
+    })
+
+
+@rt
+async def health(request: Request):
+    return JSONResponse(engine_of(request).health())
+
+
+# ---------------------------------------------------------------- logs
+
+@rt
+async def logs(request: Request):
+    return Title("sidespin · logs"), Main(
+        Header(H1("Server log"), A("← chat", href="/")),
+        Pre(*[line for line in request.app.state.log_hub.recent()], id="log", cls="log",
+            hx_ext="sse", sse_connect=logs_stream.to(), sse_swap="line", hx_swap="beforeend"),
+        cls="logs-page",
+    )
+
+
+@rt("/logs-stream")
+async def logs_stream(request: Request):
+    hub: LogHub = request.app.state.log_hub
+
+    async def lines():
+        async with hub.subscribe() as queue:
+            while not await request.is_disconnected():
+                try:
+                    line = await asyncio.wait_for(queue.get(), timeout=15)
+                except asyncio.TimeoutError:
+                    continue
+                yield sse_message(Span(line), event="line")
+
+    return EventStream(lines())
+
+
+if __name__ == "__main__":
+    serve(host=settings.host, port=settings.port, reload=False)

@@ -1,0 +1,221 @@
+"""The `sidespin` command: serve, chat, poke, ask, tools, mcp-serve."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from loguru import logger
+
+from sidespin.config import PROJECT_DIR, Settings, load_settings
+from sidespin.errors import SidespinError
+from sidespin.events import ErrorNotice, Event, MalformedCall, TextDelta, ToolFinished, TurnDone
+from sidespin.logs import LINE_FORMAT, setup_logging
+
+__all__ = ["main"]
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
+    if getattr(args, "mcp_config", None):
+        overrides["mcp_config"] = Path(args.mcp_config)
+    return load_settings(getattr(args, "config", None), **overrides)
+
+
+def _quiet_logging(settings: Settings, verbose: bool = False) -> None:
+    """Logs go to the file; the terminal shows only warnings (or everything with --verbose)."""
+    setup_logging(settings.logs_dir, console=False)
+    logger.add(sys.stderr, level="DEBUG" if verbose else "WARNING", format=LINE_FORMAT)
+
+
+def _backend_for(args: argparse.Namespace, settings: Settings):
+    spec = getattr(args, "model", None)
+    if not spec:
+        return None
+    from sidespin.llm import backend_from_spec
+
+    return backend_from_spec(spec, settings)
+
+
+async def _one_turn(args: argparse.Namespace, poke_tool: str | None, text: str | None) -> dict[str, Any]:
+    from sidespin.engine import Engine
+
+    settings = _settings(args)
+    _quiet_logging(settings, args.verbose)
+    async with Engine.open(settings, backend=_backend_for(args, settings), approval="auto") as engine:
+        conversation = engine.conversation()
+        started = time.perf_counter()
+        calls: list[dict[str, Any]] = []
+        notices: list[str] = []
+        visible: list[str] = []
+        async for event in engine.events(conversation, text, poke_tool=poke_tool):
+            if isinstance(event, TextDelta):
+                visible.append(event.text)
+                if not args.json:
+                    print(event.text, end="", flush=True)
+            elif isinstance(event, ToolFinished):
+                result = event.result
+                calls.append({
+                    "tool": result.call.name,
+                    "arguments": result.call.arguments,
+                    "result": result.output if result.ok else None,
+                    "error": result.error,
+                    "seconds": round(result.seconds, 4),
+                })
+                if not args.json:
+                    outcome = json.dumps(result.output, ensure_ascii=False) if result.ok else f"error: {result.error}"
+                    print(f"\n[tool] {result.call.name}({result.call.arguments_json()}) -> {outcome}", file=sys.stderr)
+            elif isinstance(event, MalformedCall):
+                notices.append(f"malformed tool call: {event.reason}")
+            elif isinstance(event, ErrorNotice):
+                notices.append(event.message)
+            elif isinstance(event, TurnDone) and not args.json:
+                print()
+        seconds = time.perf_counter() - started
+    for notice in notices:
+        print(f"warning: {notice}", file=sys.stderr)
+    return {"calls": calls, "visible_text": "".join(visible), "seconds": round(seconds, 3), "notices": notices}
+
+
+def cmd_poke(args: argparse.Namespace) -> int:
+    outcome = asyncio.run(_one_turn(args, poke_tool=args.tool, text=None))
+    first = outcome["calls"][0] if outcome["calls"] else {}
+    if args.json:
+        print(json.dumps({
+            "tool": first.get("tool"),
+            "arguments": first.get("arguments"),
+            "result": first.get("result"),
+            "error": first.get("error"),
+            "visible_text": outcome["visible_text"],
+            "seconds": outcome["seconds"],
+        }, ensure_ascii=False, indent=2))
+    return 0 if first and not first.get("error") else 1
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    outcome = asyncio.run(_one_turn(args, poke_tool=None, text=args.text))
+    if args.json:
+        print(json.dumps({
+            "tool_calls": [{k: c[k] for k in ("tool", "arguments", "result", "error")} for c in outcome["calls"]],
+            "visible_text": outcome["visible_text"],
+            "seconds": outcome["seconds"],
+            "notices": outcome["notices"],
+        }, ensure_ascii=False, indent=2))
+    return 0
+
+
+async def _list_tools(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from sidespin.engine import Engine
+    from sidespin.llm.scripted import ScriptedBackend
+
+    settings = _settings(args)
+    _quiet_logging(settings, args.verbose)
+    # Listing tools needs no model: a scripted backend stands in so nothing is loaded.
+    async with Engine.open(settings, backend=ScriptedBackend([]), strict_mcp=False) as engine:
+        failures = getattr(engine.mcp, "failures", {}) if engine.mcp else {}
+        for name, reason in failures.items():
+            print(f"warning: MCP server {name!r} failed: {reason}", file=sys.stderr)
+        return [
+            {"name": t.name, "source": t.source, "description": t.description.split("\n")[0],
+             "parameters": list(t.parameters)}
+            for t in engine.registry
+        ]
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    rows = asyncio.run(_list_tools(args))
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    width = max((len(r["name"]) for r in rows), default=4)
+    for row in rows:
+        params = ", ".join(row["parameters"])
+        print(f"{row['name']:<{width}}  {row['source']:<24}  ({params})  {row['description']}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    if args.host:
+        os.environ["SIDESPIN_HOST"] = args.host
+    if args.port:
+        os.environ["SIDESPIN_PORT"] = str(args.port)
+    sys.path.insert(0, str(PROJECT_DIR))
+    import uvicorn
+
+    settings = _settings(args)
+    uvicorn.run("server:app", host=settings.host, port=settings.port, reload=False, log_level="warning")
+    return 0
+
+
+def cmd_mcp_serve(args: argparse.Namespace) -> int:
+    from sidespin.mcp.server import main as serve_stdio_main
+
+    return serve_stdio_main() or 0
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    from sidespin.terminal import run_chat
+
+    return run_chat(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sidespin", description="A local-first chat in which a language model uses tools.")
+    parser.add_argument("--config", help="config.json to read (default: config.json beside the program)")
+    parser.add_argument("--mcp-config", help="mcp.json to read (default: mcp.json beside the program)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show every log line on the terminal")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = sub.add_parser("serve", help="start the web app (same as ./run)")
+    serve.add_argument("--host", help="address to bind (default 127.0.0.1, or SIDESPIN_HOST)")
+    serve.add_argument("--port", type=int, help="port (default 5001, or SIDESPIN_PORT)")
+    serve.set_defaults(func=cmd_serve)
+
+    chat = sub.add_parser("chat", help="chat in the terminal at the `prompt -> ` prompt")
+    chat.add_argument("model", nargs="?", default="",
+                      help="a GGUF path, ollama:NAME, openai:NAME, anthropic:NAME; omitted: the embedded model")
+    chat.add_argument("--turns", type=int, default=3, help="turns kept in memory and sent to the model (default 3)")
+    chat.add_argument("--transcript", help="markdown transcript to write, or to resume if it exists")
+    chat.add_argument("--approve", action="store_true", help="ask before each tool call (ya, yA, yo, yO, n)")
+    chat.set_defaults(func=cmd_chat)
+
+    poke = sub.add_parser("poke", help="one Poke: the salted one-shot prompt asking for get_cat_fact")
+    poke.add_argument("--json", action="store_true", help="print {tool, arguments, result, visible_text, seconds}")
+    poke.add_argument("--tool", default="get_cat_fact", help="the tool to ask for (default get_cat_fact)")
+    poke.add_argument("--model", help="model spec as for `chat` (default: the configured backend)")
+    poke.set_defaults(func=cmd_poke)
+
+    ask = sub.add_parser("ask", help="one non-interactive turn with every tool available")
+    ask.add_argument("text", help="what to ask")
+    ask.add_argument("--json", action="store_true", help="print {tool_calls, visible_text, seconds}")
+    ask.add_argument("--model", help="model spec as for `chat` (default: the configured backend)")
+    ask.set_defaults(func=cmd_ask)
+
+    tools = sub.add_parser("tools", help="list every tool (plugins and MCP servers) with its source")
+    tools.add_argument("--json", action="store_true", help="print the list as JSON")
+    tools.set_defaults(func=cmd_tools)
+
+    mcp_serve = sub.add_parser("mcp-serve", help="serve the built-in plugins as an MCP server over stdio")
+    mcp_serve.set_defaults(func=cmd_mcp_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SidespinError as error:  # the top edge: a message a person can act on
+        print(f"sidespin: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

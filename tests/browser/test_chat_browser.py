@@ -1,0 +1,171 @@
+"""The chat page in real headless Chromium against a real server running the embedded model.
+
+Any request that would leave the machine fails the test: the page must work offline.
+Screenshots land in tests/browser/artifacts/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.conftest import ROOT, free_port
+
+pytestmark = [pytest.mark.browser, pytest.mark.model]
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+
+# Flags a page's text if "<mcp-request" ever shows, even for a single frame of streaming.
+LEAK_WATCH = """
+window.__leaks = [];
+new MutationObserver(() => {
+  const chat = document.getElementById('chat');
+  if (chat && chat.innerText.includes('<mcp-request')) window.__leaks.push(chat.innerText);
+}).observe(document, {subtree: true, childList: true, characterData: true});
+"""
+
+
+def wait_until_serving(process: subprocess.Popen, url: str, log: Path, deadline: float = 120.0) -> None:
+    started = time.monotonic()
+    while time.monotonic() - started < deadline:
+        if process.poll() is not None:
+            raise AssertionError("the server exited:\n" + log.read_text()[-4000:])
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError("the server did not answer /health in time:\n" + log.read_text()[-4000:])
+
+
+@pytest.fixture(scope="module")
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`python server.py` as a user starts it, on a free port, with the embedded default model."""
+    port = free_port()
+    data = tmp_path_factory.mktemp("data")
+    env = {**os.environ, "SIDESPIN_PORT": str(port), "SIDESPIN_DATA_DIR": str(data),
+           "SIDESPIN_MCP_CONFIG": str(data / "none.json")}
+    env.pop("SIDESPIN_BACKEND", None)
+    log = data / "server-output.log"
+    with log.open("w") as output:
+        process = subprocess.Popen([sys.executable, "server.py"], cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(process, url, log)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Chromium is missing: ./run test installs it with apt (package chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+        )
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser, server_url):
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    outside: list[str] = []
+
+    def only_local(route):
+        if urlsplit(route.request.url).hostname not in ("127.0.0.1", "localhost"):
+            outside.append(route.request.url)
+            route.abort()
+        else:
+            route.continue_()
+
+    context.route("**/*", only_local)
+    page = context.new_page()
+    page.add_init_script(LEAK_WATCH)
+    page.set_default_timeout(60_000)
+    yield page
+    context.close()
+    assert outside == [], f"the page tried to leave the machine: {outside}"
+
+
+def test_poke_shows_a_done_card_and_a_cat_fact_with_no_xml(page, server_url):
+    page.goto(server_url)
+    page.wait_for_selector('#status[data-state="connected"]')
+    page.click("#poke")
+    card = page.wait_for_selector('.tool-call[data-tool="get_cat_fact"][data-status="done"]')
+    assert card is not None
+    page.wait_for_function("document.querySelector('#chat').innerText.includes('Cat Fact Alert')")
+    text = page.inner_text("#chat")
+    assert "<mcp-request" not in text
+    assert page.evaluate("window.__leaks") == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "chat-light.png"), full_page=True)
+
+    # pressing Poke twice quickly runs both presses, each with its own fact
+    page.click("#poke")
+    page.click("#poke")
+    page.wait_for_function(
+        "document.querySelectorAll('.tool-call[data-tool=\"get_cat_fact\"][data-status=\"done\"]').length >= 3")
+    page.wait_for_function("document.querySelector('#chat').innerText.split('Cat Fact Alert').length - 1 >= 3")
+    facts = page.eval_on_selector_all(".msg.assistant .body", "els => els.map(e => e.innerText.trim())")
+    facts = [f for f in facts if "Cat Fact Alert" in f]
+    assert len(facts) == 3 and len(set(facts)) == 3
+    assert page.evaluate("window.__leaks") == []
+
+
+def test_a_typed_message_streams_and_a_reload_keeps_the_conversation(page, server_url):
+    page.goto(server_url)
+    page.click("button.new-chat")
+    page.wait_for_selector('#status[data-state="connected"]')
+    page.evaluate("""() => {
+        window.__lengths = new Set();
+        new MutationObserver(() => {
+          const bodies = document.querySelectorAll('.msg.assistant .body');
+          if (bodies.length) window.__lengths.add(bodies[bodies.length - 1].innerText.length);
+        }).observe(document.getElementById('chat'), {subtree: true, childList: true, characterData: true});
+    }""")
+    page.fill("#msg", "Write two sentences about table tennis.")
+    page.press("#msg", "Enter")
+    page.wait_for_selector(".msg.user >> text=Write two sentences about table tennis.")
+    page.wait_for_function(
+        "(() => { const b = document.querySelectorAll('.msg.assistant .body'); return b.length && b[b.length-1].innerText.trim().length > 0; })()")
+    page.wait_for_selector('.msg.assistant .turn-state[data-state="done"]', state="attached")
+    assert page.evaluate("window.__lengths.size") >= 3  # the reply grew in several steps: it streamed
+    answer = page.eval_on_selector_all(".msg.assistant .body", "els => els[els.length-1].innerText.trim()")
+    assert answer
+    url = page.url
+    page.reload()
+    page.wait_for_selector(".msg.user >> text=Write two sentences about table tennis.")
+    assert url == page.url
+    bodies = page.eval_on_selector_all(".msg.assistant .body", "els => els.map(e => e.innerText.trim())")
+    assert answer in bodies
+    assert page.evaluate("window.__leaks") == []
+
+
+def test_narrow_screen_screenshot(page, server_url):
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(server_url)
+    page.wait_for_selector("#poke")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "chat-narrow-390.png"), full_page=True)

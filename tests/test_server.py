@@ -1,0 +1,198 @@
+"""The web app served for real by uvicorn, with a scripted model: pages, streaming, endpoints, guards."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import json
+import re
+
+import aiohttp
+import pytest
+
+from sidespin.llm.scripted import ScriptedBackend
+from tests.conftest import serve_app
+
+BLOCK = '<mcp-request>\n  <tool name="get_cat_fact" />\n</mcp-request>'
+
+
+async def read_stream(session: aiohttp.ClientSession, base: str, tid: str) -> list[tuple[str, str]]:
+    """Read one turn's SSE stream to its `done` event; return (event, data) pairs."""
+    events: list[tuple[str, str]] = []
+    async with session.get(f"{base}/stream", params={"tid": tid}, timeout=aiohttp.ClientTimeout(total=60)) as response:
+        assert response.status == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        name, data = "message", []
+        async for raw in response.content:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                data.append(line[6:])
+            elif line == "":
+                events.append((name, "\n".join(data)))
+                if name == "done":
+                    return events
+                name, data = "message", []
+    return events
+
+
+def turn_id(fragment: str) -> str:
+    return re.search(r'sse-connect="/stream\?tid=(t[0-9a-f]+)"', fragment).group(1)
+
+
+def last_body(events: list[tuple[str, str]], tid: str) -> str:
+    bodies = [data for name, data in events if name == "update"]
+    match = re.search(rf'<div[^>]*id="{tid}-body"[^>]*>(.*?)</div>\s*<div[^>]*id="{tid}-notices"', bodies[-1], re.S)
+    return match.group(1)
+
+
+@pytest.fixture
+def scripted():
+    def reply(messages):
+        last = messages[-1]["content"]
+        if "get_cat_fact" in last and "call" in last.lower():
+            return [BLOCK]
+        return [f"You said: {last[-40:]}", " — thanks."]
+
+    return ScriptedBackend([reply] * 500)
+
+
+async def test_page_serves_every_asset_from_the_app(scripted, data_dir):
+    with serve_app(scripted, data_dir) as base:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(base + "/", allow_redirects=True) as response:
+                page = await response.text()
+                assert response.status == 200
+            assert 'id="chat"' in page and 'id="poke"' in page
+            sources = re.findall(r'(?:src|href)="([^"]+)"', page)
+            assert sources and not [s for s in sources if s.startswith(("http:", "https:", "//"))]
+            for asset in [s for s in sources if s.startswith("/static/")]:
+                async with session.get(base + asset) as response:
+                    assert response.status == 200, asset
+
+
+async def test_a_message_streams_a_reply_and_stays_after_reload(scripted, data_dir):
+    with serve_app(scripted, data_dir) as base:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(base + "/") as response:
+                chat_url = str(response.url)
+            cid = chat_url.rsplit("/", 1)[1]
+            async with session.post(base + "/send", data={"cid": cid, "msg": "hello <b>world</b>"}) as response:
+                fragment = await response.text()
+            assert "hello &lt;b&gt;world&lt;/b&gt;" in fragment  # user text is escaped, never markup
+            tid = turn_id(fragment)
+            events = await read_stream(session, base, tid)
+            assert len([e for e in events if e[0] == "update"]) >= 1
+            assert "You said: hello &lt;b&gt;world&lt;/b&gt; — thanks." in last_body(events, tid)
+            async with session.get(chat_url) as response:
+                page = await response.text()
+            assert "You said: hello" in page and "thanks." in page
+
+
+async def test_poke_shows_a_done_card_and_the_formatted_fact(scripted, data_dir):
+    with serve_app(scripted, data_dir) as base:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(base + "/") as response:
+                cid = str(response.url).rsplit("/", 1)[1]
+            facts = set()
+            for _ in range(3):
+                async with session.post(base + "/poke", data={"cid": cid}) as response:
+                    assert response.status == 200
+                    tid = turn_id(await response.text())
+                events = await read_stream(session, base, tid)
+                final = events[-2][1]
+                assert 'data-tool="get_cat_fact"' in final and 'data-status="done"' in final
+                assert "<mcp-request" not in html.unescape(" ".join(d for _, d in events))
+                body = last_body(events, tid)
+                assert "Cat Fact Alert" in body
+                facts.add(body)
+            assert len(facts) == 3  # every Poke runs and brings a different fact
+
+
+async def test_tool_executor_runs_tools_and_refuses_bad_input_with_reasons(scripted, data_dir):
+    with serve_app(scripted, data_dir) as base:
+        async with aiohttp.ClientSession() as session:
+            url = base + "/mcp-tool-executor"
+            async with session.post(url, json={"tool": "say_hello", "params": {"name": "World"}}) as r:
+                assert r.status == 200
+                assert (await r.json())["result"] == "Hello, World!"
+            async with session.post(url, json={"tool": "roll_dice", "params": {"sides": "20", "count": "2"}}) as r:
+                body = await r.json()
+                assert r.status == 200 and len(body["result"]["rolls"]) == 2
+            cases = [
+                (dict(json={"tool": "nope", "params": {}}), 404, "no tool named 'nope'"),
+                (dict(data="{not json", headers={"content-type": "application/json"}), 400, "Invalid JSON body"),
+                (dict(json=["tool"]), 400, "JSON body must be an object"),
+                (dict(data="{not json", headers={"content-type": "text/plain"}), 400, "not valid JSON"),
+                (dict(json={"params": {}}), 400, "expected a JSON object like"),
+                (dict(json={"tool": "say_hello", "params": {}}), 400, "missing required argument"),
+                (dict(json={"tool": "roll_dice", "params": {"sides": "many"}}), 400, "whole number"),
+                (dict(json={"tool": "say_hello", "params": {"name": "x", "extra": 1}}), 400, "unknown argument"),
+                (dict(json={"tool": "say_hello", "params": "name"}), 400, "should be an object"),
+            ]
+            for kwargs, status, reason in cases:
+                async with session.post(url, **kwargs) as r:
+                    assert r.status == status, (kwargs, await r.text())
+                    assert reason in (await r.json())["error"]
+            async with session.post(url, json={"tool": "roll_dice", "params": {"sides": 1}}) as r:
+                body = await r.json()
+                assert body["status"] == "error" and "between 2 and 1000" in body["error"]
+            async with session.get(base + "/health") as r:
+                assert r.status == 200 and (await r.json())["tools"] >= 4  # still serving
+
+
+async def test_tools_and_health_describe_the_server(scripted, data_dir):
+    with serve_app(scripted, data_dir) as base:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(base + "/tools") as r:
+                listing = await r.json()
+            names = {t["name"]: t for t in listing["tools"]}
+            assert {"say_hello", "get_cat_fact", "get_time", "roll_dice"} <= set(names)
+            assert names["roll_dice"]["input_schema"]["properties"]["sides"]["type"] == "integer"
+            assert names["say_hello"]["source"] == "plugin:say_hello"
+            async with session.get(base + "/health") as r:
+                health = await r.json()
+            assert health["backend"] == "scripted" and health["tools"] == listing["count"]
+            assert "mcp_servers" in health
+
+
+async def test_requests_from_other_sites_are_refused(scripted, data_dir):
+    with serve_app(scripted, data_dir) as base:
+        async with aiohttp.ClientSession() as session:
+            payload = {"tool": "say_hello", "params": {"name": "x"}}
+            async with session.post(base + "/mcp-tool-executor", json=payload, headers={"Origin": "http://evil.example"}) as r:
+                assert r.status == 403 and "evil.example" in (await r.json())["error"]
+            async with session.get(base + "/health", headers={"Host": "rebound.example:5001"}) as r:
+                assert r.status == 403
+            async with session.post(base + "/mcp-tool-executor", json=payload, headers={"Origin": base}) as r:
+                assert r.status == 200
+
+
+async def test_bad_form_requests_get_4xx_and_the_server_keeps_serving(scripted, data_dir):
+    with serve_app(scripted, data_dir) as base:
+        async with aiohttp.ClientSession() as session:
+            for path, data in [("/send", {}), ("/send", {"cid": "x", "msg": "   "}), ("/poke", {}), ("/approve", {"cid": "x"})]:
+                async with session.post(base + path, data=data) as r:
+                    assert 400 <= r.status < 500, (path, r.status, await r.text())
+            async with session.get(base + "/stream", params={"tid": "t-nope"}) as r:
+                assert r.status == 404
+            async with session.get(base + "/health") as r:
+                assert r.status == 200
+
+
+async def test_fifty_concurrent_chats_each_get_their_own_complete_reply(scripted, data_dir):
+    with serve_app(scripted, data_dir) as base:
+        async with aiohttp.ClientSession() as session:
+
+            async def one(n: int) -> tuple[int, str]:
+                async with session.post(base + "/new", allow_redirects=True) as response:
+                    cid = str(response.url).rsplit("/", 1)[1]
+                async with session.post(base + "/send", data={"cid": cid, "msg": f"token-{n:03d}"}) as response:
+                    tid = turn_id(await response.text())
+                events = await read_stream(session, base, tid)
+                return n, last_body(events, tid)
+
+            results = await asyncio.gather(*(one(n) for n in range(50)))
+            for n, body in results:
+                assert f"token-{n:03d}" in body and body.count("token-") == 1 and "thanks." in body
