@@ -25,7 +25,7 @@ from starlette.requests import Request
 
 from sidespin.config import PROJECT_DIR, load_settings
 from sidespin.engine import Engine
-from sidespin.errors import BadArguments, SidespinError, ToolNotFound
+from sidespin.errors import BadArguments, ToolNotFound, TranscriptError
 from sidespin.guard import OriginGuard
 from sidespin.live import Card, LiveTurn
 from sidespin.logs import LogHub, setup_logging
@@ -101,7 +101,7 @@ def ToolCard(card: Card, **kwargs: Any):
         if item.get("type") == "image" and item.get("data"):
             body.append(Img(src=f"data:{item.get('mimeType', 'image/png')};base64,{item['data']}", cls="attachment"))
     if card.status == "waiting":
-        body.append(ApprovalButtons(card.call))
+        body.append(Div(ApprovalButtons(card.call), id=f"card-{call.id}-decision"))
     return Details(
         Summary(Span("🛠️", cls="icon"), Span(call.name, cls="tool-name"), Span(label, cls="tool-status")),
         *body,
@@ -115,7 +115,7 @@ def ApprovalButtons(call: ToolCall):
               "yA": "Yes to all, always", "n": "No"}
     return Div(
         *[Button(text, name="choice", value=key, title=key, cls=f"approve {key}",
-                 hx_post=approve.to(), hx_vals=json.dumps({"call_id": call.id}),
+                 hx_post=approve.to(), hx_include="#composer [name=cid]", hx_vals=json.dumps({"call_id": call.id}),
                  hx_target="#chat", hx_swap="beforeend") for key, text in labels.items()],
         cls="approvals",
     )
@@ -198,8 +198,8 @@ def UserMessage(message: dict[str, Any]):
 
 def ConversationList(engine: Engine, current: str):
     items = [
-        Li(A(title or "New chat", href=chat.to(cid=cid)), cls="current" if cid == current else "")
-        for cid, title in engine_titles(engine)
+        Li(A(title, href=chat.to(cid=cid)), cls="current" if cid == current else "")
+        for cid, title, _ in engine.listing()
     ]
     return Div(
         Form(Button("＋ New chat", cls="new-chat"), method="post", action=new.to()),
@@ -207,15 +207,6 @@ def ConversationList(engine: Engine, current: str):
         Footer(A("tools", href="/tools"), " · ", A("health", href="/health"), " · ", A("logs", href=logs.to())),
         cls="sidebar",
     )
-
-
-def engine_titles(engine: Engine) -> list[tuple[str, str]]:
-    rows = []
-    for cid, conversation in reversed(list(engine.conversations.items())):
-        first = next((m for m in conversation.messages if m["role"] == "user"), None)
-        title = (first.get("_display") or first["content"]) if first else ""
-        rows.append((cid, title[:48]))
-    return rows
 
 
 def Composer(cid: str):
@@ -245,15 +236,22 @@ def ErrorText(message: str, status: int = 400):
 @rt("/")
 async def index(request: Request):
     engine = engine_of(request)
-    cid = next(iter(reversed(engine.conversations)), None) or engine.conversation().id
+    listing = engine.listing()
+    cid = listing[0][0] if listing else engine.conversation().id
     return Redirect(chat.to(cid=cid))
 
 
 @rt("/c/{cid}")
 async def chat(cid: str, request: Request):
     engine = engine_of(request)
-    conversation = engine.conversation(cid)
-    running = [t for t in engine.turns.values() if t.conversation_id == conversation.id and not t.done]
+    try:
+        conversation = engine.conversation(cid)
+        running = [t for t in engine.turns.values() if t.conversation_id == conversation.id and not t.done]
+        if not running:  # the file is the truth: re-read it, a hand edit included
+            conversation.messages = engine.store.load(cid).to_messages()
+    except TranscriptError as error:
+        return Title("sidespin"), Main(H1("This conversation cannot be shown"), Pre(str(error)),
+                                       A("← back to the chat", href="/"), cls="logs-page")
     return Title("sidespin"), Div(
         ConversationList(engine, conversation.id),
         Main(
@@ -272,30 +270,66 @@ async def new(request: Request):
     return Redirect(chat.to(cid=conversation.id))
 
 
+def find_conversation(engine: Engine, cid: str):
+    """The conversation, or the 404 a person can act on."""
+    try:
+        return engine.conversation(cid), None
+    except TranscriptError as error:
+        return None, ErrorText(str(error), 404)
+
+
 @rt
 async def send(cid: str, msg: str, request: Request):
     engine = engine_of(request)
     text = (msg or "").strip()
     if not text:
         return ErrorText("the message is empty")
-    conversation = engine.conversation(cid)
+    conversation, refusal = find_conversation(engine, cid)
+    if refusal:
+        return refusal
     turn = engine.start_turn(conversation, text)
     return ChatMessage("user", Div(text, cls="user-text")), LiveAnswer(turn)
 
 
 @rt
-async def poke(cid: str, request: Request):
+async def poke(cid: str, request: Request, tool: str = "get_cat_fact", arguments: str = ""):
+    """Send the salted one-shot prompt asking for one call of `tool` (get_cat_fact by default)."""
     engine = engine_of(request)
-    conversation = engine.conversation(cid)
-    if "get_cat_fact" not in engine.registry:
-        return ErrorText("the get_cat_fact plugin is not loaded", 404)
-    turn = engine.start_turn(conversation, None, poke_tool="get_cat_fact")
-    return ChatMessage("user", Div("🏓 Poke: call get_cat_fact", cls="user-text")), LiveAnswer(turn)
+    conversation, refusal = find_conversation(engine, cid)
+    if refusal:
+        return refusal
+    if tool not in engine.registry:
+        return ErrorText(f"no tool named {tool!r} is loaded", 404)
+    try:
+        parsed = json.loads(arguments) if arguments else None
+    except json.JSONDecodeError as error:
+        return ErrorText(f"arguments are not valid JSON: {error}")
+    turn = engine.start_turn(conversation, None, poke_tool=tool, poke_arguments=parsed)
+    return ChatMessage("user", Div(f"🏓 Poke: call {tool}", cls="user-text")), LiveAnswer(turn)
 
 
 @rt
 async def approve(cid: str, call_id: str, choice: str, request: Request):
-    return ErrorText("approvals are not wired yet", 501)
+    """A choice on a waiting tool card; once no call waits, the rally goes on in a new live answer."""
+    engine = engine_of(request)
+    conversation, refusal = find_conversation(engine, cid)
+    if refusal:
+        return refusal
+    try:
+        decision = engine.decide(conversation, choice, call_id)
+    except ValueError as error:
+        return ErrorText(str(error))
+    decided = [DecidedCard(call_id, ok, choice) for call_id, ok in decision.decided.items()]
+    if decision.ready is None:
+        return tuple(decided)
+    turn = engine.start_turn(conversation, None, decisions=decision.ready)
+    return (*decided, LiveAnswer(turn))
+
+
+def DecidedCard(call_id: str, approved: bool, choice: str):
+    """Replaces a waiting card's buttons with the choice made (out of band, by its id)."""
+    label = f"approved ({choice})" if approved else "refused"
+    return Div(Span(label, cls="decision"), id=f"card-{call_id}-decision", cls="decided", hx_swap_oob="true")
 
 
 @rt

@@ -2,24 +2,41 @@
 
 `Engine.open(settings)` starts the backend, loads the plugins, connects the
 MCP servers and yields an engine; leaving the context closes them all.
+
+The transcript is the state: before every turn the conversation's messages
+and remembered approvals are rebuilt from its markdown file (so a hand edit
+is the new truth), and every event of the turn is written back as it arrives.
 """
 
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator
 
 from loguru import logger
 
+from sidespin.approvals import Approvals
 from sidespin.config import Settings
-from sidespin.events import Event
+from sidespin.errors import TranscriptError
+from sidespin.events import ErrorNotice, Event, TurnDone
 from sidespin.live import LiveTurn
 from sidespin.llm import Backend, make_backend
-from sidespin.rally import Conversation, RallyOptions, chat_with_llm, poke
-from sidespin.tools import Tool, ToolRegistry, load_plugins, plugins_dir
+from sidespin.protocol import poke_prompt
+from sidespin.rally import Conversation, RallyOptions, chat_with_llm
+from sidespin.tools import ToolRegistry, load_plugins, plugins_dir
+from sidespin.transcript import Transcript, TranscriptRecorder, TranscriptStore
 
-__all__ = ["Engine"]
+__all__ = ["Engine", "Decision"]
+
+
+@dataclass
+class Decision:
+    """What a person's choice did: the calls it decided, and whether every call is now decided."""
+
+    decided: dict[str, bool]
+    ready: dict[str, bool] | None  # all decisions of the answer once none waits any more
 
 
 class Engine:
@@ -30,6 +47,7 @@ class Engine:
         self.backend = backend
         self.registry = registry
         self.approval = approval
+        self.store = TranscriptStore(settings.conversations_dir)
         self.mcp: Any = None
         self.conversations: dict[str, Conversation] = {}
         self.turns: dict[str, LiveTurn] = {}
@@ -49,57 +67,106 @@ class Engine:
         logger.info("PLUGINS_LOADED {} tools: {}", len(registry), ", ".join(registry.names()))
         backend = backend or make_backend(settings)
         async with contextlib.AsyncExitStack() as stack:
-            await stack.enter_async_context(backend)
             engine = cls(settings, backend, registry, approval=settings.approval or approval)
             engine.mcp = await _open_mcp(stack, settings, registry, strict_mcp)
+            await stack.enter_async_context(backend)
             logger.info("ENGINE_READY backend={} model={} tools={}", backend.name, backend.model, len(registry))
             yield engine
 
-    @property
-    def options(self) -> RallyOptions:
+    def options(self, keep_turns: int | None = None) -> RallyOptions:
         s = self.settings
-        return RallyOptions(mode=s.tool_mode, max_rounds=s.max_rounds, tool_timeout=s.tool_timeout, system_prompt=s.system_prompt)
+        return RallyOptions(
+            mode=s.tool_mode, max_rounds=s.max_rounds, tool_timeout=s.tool_timeout,
+            system_prompt=s.system_prompt, keep_turns=keep_turns,
+        )
 
-    def policy(self, conversation: Conversation):
-        """The approval policy for a conversation's calls: auto, ask or deny per tool."""
-        per_tool = {name: opts.get("approval") for name, opts in self.settings.tools.items() if opts.get("approval")}
-        default = self.approval
+    @property
+    def model_name(self) -> str:
+        return Path(self.backend.model).name if self.backend.model else self.backend.name
 
-        def decide(tool: Tool) -> str:
-            if tool.name in per_tool:
-                return per_tool[tool.name]
-            if default == "ask" and tool.read_only and not tool.destructive:
-                return "auto"
-            return default
+    def approvals(self, transcript: Transcript) -> Approvals:
+        per_tool = {name: opts["approval"] for name, opts in self.settings.tools.items() if opts.get("approval")}
+        return Approvals.from_transcript(transcript, self.approval, per_tool)
 
-        return decide
+    # ---- conversations ----
 
     def conversation(self, conversation_id: str | None = None) -> Conversation:
-        if conversation_id and conversation_id in self.conversations:
+        """A conversation by id (read from its file), or a new one when no id is given."""
+        if conversation_id is None:
+            conversation = Conversation(id=self.store.new())
+        elif conversation_id in self.conversations:
             return self.conversations[conversation_id]
-        conversation = Conversation(id=conversation_id) if conversation_id else Conversation()
+        else:
+            transcript = self.store.load(conversation_id)  # TranscriptError when missing or broken
+            conversation = Conversation(id=conversation_id, messages=transcript.to_messages())
         self.conversations[conversation.id] = conversation
         return conversation
 
-    def events(
+    def conversation_at(self, path: Path) -> Conversation:
+        """The terminal's `--transcript FILE`: resume it if it exists, else start it there."""
+        path = Path(path).expanduser().resolve()
+        self.store = TranscriptStore(path.parent)
+        if not path.exists():
+            path.write_text("", encoding="utf-8")
+        return self.conversation(path.stem)
+
+    def listing(self) -> list[tuple[str, str, float]]:
+        return self.store.list()
+
+    def transcript_path(self, conversation: Conversation) -> Path:
+        return self.store.path(conversation.id)
+
+    # ---- turns ----
+
+    async def events(
         self,
         conversation: Conversation,
         user_text: str | None,
         *,
         poke_tool: str | None = None,
+        poke_arguments: dict[str, Any] | None = None,
         decisions: dict[str, bool] | None = None,
+        keep_turns: int | None = None,
     ) -> AsyncIterator[Event]:
+        """Play one turn and record each of its events in the transcript as it arrives."""
+        try:
+            recorder = TranscriptRecorder(self.store, conversation.id, self.model_name)
+        except TranscriptError as error:
+            logger.error("TRANSCRIPT_UNREADABLE conv={} {}", conversation.id, error)
+            yield ErrorNotice(f"{error} — fix or move the file; it was not changed")
+            yield TurnDone(reason="error")
+            return
+        transcript = recorder.transcript
+        conversation.messages = transcript.to_messages()
+        approvals = self.approvals(transcript)
+        display = None
         if poke_tool:
-            return poke(conversation, backend=self.backend, registry=self.registry, options=self.options, tool_name=poke_tool)
-        return chat_with_llm(
-            conversation,
-            user_text,
-            backend=self.backend,
-            registry=self.registry,
-            options=self.options,
-            policy=self.policy(conversation),
-            decisions=decisions,
-        )
+            user_text = poke_prompt(list(self.registry), tool_name=poke_tool, arguments=poke_arguments)
+            display = f"🏓 Poke: call {poke_tool}"
+        if user_text is not None:
+            recorder.user(user_text)
+        try:
+            async for event in chat_with_llm(
+                conversation,
+                user_text,
+                backend=self.backend,
+                registry=self.registry,
+                options=self.options(keep_turns),
+                policy=approvals.policy_for,
+                decisions=decisions,
+                force_tool=poke_tool,
+                display=display,
+            ):
+                try:
+                    recorder.apply(event)
+                except TranscriptError as error:  # the file broke under us: keep playing, say so once
+                    logger.error("TRANSCRIPT_WRITE_REFUSED conv={} {}", conversation.id, error)
+                    yield ErrorNotice(f"{error} — this turn is not being saved")
+                    recorder = _NullRecorder()
+                yield event
+        finally:
+            with contextlib.suppress(TranscriptError):
+                recorder.flush()
 
     def start_turn(
         self,
@@ -107,6 +174,7 @@ class Engine:
         user_text: str | None,
         *,
         poke_tool: str | None = None,
+        poke_arguments: dict[str, Any] | None = None,
         decisions: dict[str, bool] | None = None,
     ) -> LiveTurn:
         """Play a turn in the background; turns of one conversation queue up, never interleave."""
@@ -114,11 +182,32 @@ class Engine:
 
         async def serialized() -> AsyncIterator[Event]:
             async with conversation.lock:
-                async for event in self.events(conversation, user_text, poke_tool=poke_tool, decisions=decisions):
+                async for event in self.events(
+                    conversation, user_text, poke_tool=poke_tool, poke_arguments=poke_arguments, decisions=decisions
+                ):
                     yield event
 
         self.turns[live.id] = live
         return live.start(serialized())
+
+    def decide(self, conversation: Conversation, choice: str, call_id: str | None) -> Decision:
+        """Record a person's choice (ya, yA, yo, yO, n) after the ❓: lines it decides.
+
+        Raises ValueError for an unknown choice or a call that is not waiting.
+        """
+        recorder = TranscriptRecorder(self.store, conversation.id, self.model_name)
+        waiting = recorder.transcript.pending_calls()
+        approvals = self.approvals(recorder.transcript)
+        decided = approvals.apply_choice(choice, waiting, target=call_id)
+        for call in waiting:  # a tool just remembered (yO, yA) needs no more asking in this answer
+            if call.id not in decided and call.name in approvals.remembered:
+                decided[call.id] = True
+        for decided_id in decided:
+            recorder.record_decision(decided_id, choice)
+        logger.info("TOOL_CALL_DECIDED conv={} choice={} calls={}", conversation.id, choice, ",".join(decided))
+        if recorder.transcript.pending_calls():
+            return Decision(decided, None)
+        return Decision(decided, _unrun_decisions(recorder.transcript))
 
     def health(self) -> dict[str, Any]:
         return {
@@ -127,6 +216,25 @@ class Engine:
             "tools": len(self.registry),
             "mcp_servers": self.mcp.state() if self.mcp is not None else {},
         }
+
+
+def _unrun_decisions(transcript: Transcript) -> dict[str, bool]:
+    """Decided calls of the last answer that have no result yet: {call id: approved}."""
+    if not transcript.turns:
+        return {}
+    turn = transcript.turns[-1]
+    answered = {result.call_id for result in turn.results()}
+    return {p.call.id: p.decision != "n" for p in turn.proposals() if p.decision and p.call.id not in answered}
+
+
+class _NullRecorder:
+    """Stands in for a recorder whose file can no longer be written."""
+
+    def apply(self, event: Event) -> None:
+        pass
+
+    def flush(self) -> None:
+        pass
 
 
 async def _open_mcp(stack: contextlib.AsyncExitStack, settings: Settings, registry: ToolRegistry, strict: bool) -> Any:
@@ -140,3 +248,4 @@ async def _open_mcp(stack: contextlib.AsyncExitStack, settings: Settings, regist
     manager = await stack.enter_async_context(MCPManager(configs, strict=strict))
     manager.register_into(registry)
     return manager
+

@@ -165,7 +165,7 @@ class _Turn:
         registry: ToolRegistry,
         options: RallyOptions,
         policy: Policy | None,
-        force_tool: bool,
+        force_tool: str | None,
     ) -> None:
         self.conversation = conversation
         self.backend = backend
@@ -195,8 +195,11 @@ class _Turn:
         messages = ([{"role": "system", "content": system}] if system else []) + _xml_history(history)
         grammar = None
         if tools and self.backend.supports_grammar:
-            forced = self.force_tool and round_number == 1
-            grammar = Grammar(grammar_for(tools), trigger=None if forced else "<" + MCP_TAG)
+            if self.force_tool and round_number == 1 and self.force_tool in self.registry:
+                # the first answer must be one block calling exactly the asked-for tool
+                grammar = Grammar(grammar_for([self.registry.get(self.force_tool)]))
+            else:
+                grammar = Grammar(grammar_for(tools), trigger="<" + MCP_TAG)
         return messages, None, grammar
 
     def dispatch(self, call: ToolCall, current: _Round) -> list[Event]:
@@ -348,7 +351,7 @@ async def chat_with_llm(
     options: RallyOptions | None = None,
     policy: Policy | None = None,
     decisions: dict[str, bool] | None = None,
-    force_tool: bool = False,
+    force_tool: str | None = None,
     display: str | None = None,
 ) -> AsyncIterator[Event]:
     """Play one turn of the rally and yield its events.
@@ -356,7 +359,7 @@ async def chat_with_llm(
     `user_text` None continues the conversation: calls that waited for approval are
     run or refused according to `decisions` ({call id: approved}) and the model goes on.
     `policy(tool)` answers auto, ask or deny for each call (default: auto).
-    `force_tool` constrains the first answer to one tool-call block (the Poke).
+    `force_tool` (a tool name) constrains the first answer to one block calling it (the Poke).
     """
     options = options or RallyOptions()
     turn = _Turn(conversation, backend, registry, options, policy, force_tool)
@@ -433,15 +436,17 @@ def poke(
     registry: ToolRegistry,
     options: RallyOptions | None = None,
     tool_name: str = "get_cat_fact",
+    arguments: dict[str, Any] | None = None,
+    policy: Policy | None = None,
 ) -> AsyncIterator[Event]:
     """The Poke button: a freshly salted one-shot prompt asking for one specific call."""
-    prompt = poke_prompt(list(registry), tool_name=tool_name)
     return chat_with_llm(
         conversation,
-        prompt,
+        poke_prompt(list(registry), tool_name=tool_name, arguments=arguments),
         backend=backend,
         registry=registry,
         options=options,
-        force_tool=True,
+        policy=policy,
+        force_tool=tool_name,
         display=f"🏓 Poke: call {tool_name}",
     )

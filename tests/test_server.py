@@ -196,3 +196,52 @@ async def test_fifty_concurrent_chats_each_get_their_own_complete_reply(scripted
             results = await asyncio.gather(*(one(n) for n in range(50)))
             for n, body in results:
                 assert f"token-{n:03d}" in body and body.count("token-") == 1 and "thanks." in body
+
+
+@pytest.fixture
+def searching():
+    def reply(messages):
+        last = messages[-1]["content"]
+        if "mcp-response" in last:
+            return ["GOOGL is $911 (offline sample data)."]
+        return [f'Let me search. <mcp-request><tool name="web_search"/><param name="query">{last}</param></mcp-request>']
+
+    return ScriptedBackend([reply] * 50)
+
+
+async def test_a_tool_needing_approval_waits_and_yO_remembers_it(searching, data_dir):
+    with serve_app(searching, data_dir) as base:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(base + "/") as response:
+                chat_url = str(response.url)
+            cid = chat_url.rsplit("/", 1)[1]
+            async with session.post(base + "/send", data={"cid": cid, "msg": "google stock price"}) as response:
+                tid = turn_id(await response.text())
+            final = (await read_stream(session, base, tid))[-2][1]
+            assert 'data-tool="web_search"' in final and 'data-status="waiting"' in final
+            call_id = re.search(r'data-call-id="(call_[0-9a-f]+)"', final).group(1)
+            assert 'value="yO"' in final
+
+            async with session.get(chat_url) as response:  # a reload still offers the choice
+                assert 'value="yO"' in await response.text()
+
+            async with session.post(base + "/approve", data={"cid": cid, "call_id": call_id, "choice": "bogus"}) as r:
+                assert r.status == 400 and "yO" in (await r.json())["error"]
+            async with session.post(base + "/approve", data={"cid": cid, "call_id": call_id, "choice": "yO"}) as r:
+                fragment = await r.text()
+            assert "approved (yO)" in fragment
+            tid = turn_id(fragment)
+            final = (await read_stream(session, base, tid))[-2][1]
+            assert 'data-status="done"' in final and "GOOGL is $911" in final
+
+            # the same tool runs without asking for the rest of this conversation
+            async with session.post(base + "/send", data={"cid": cid, "msg": "microsoft stock price"}) as response:
+                tid = turn_id(await response.text())
+            final = (await read_stream(session, base, tid))[-2][1]
+            assert 'data-status="waiting"' not in final and 'data-status="done"' in final
+
+            transcript = next((data_dir / "conversations").glob(f"{cid}.md")).read_text()
+            assert "❓:[yO]" in transcript and "🛠️: [web_search]" in transcript
+            async with session.get(chat_url) as response:
+                page = await response.text()
+            assert 'value="yO"' not in page and page.count('data-status="done"') == 2

@@ -1,0 +1,189 @@
+"""`sidespin chat`: the terminal chat at the `prompt -> ` prompt (the mcp-chat seed).
+
+Replies stream; a tool call interrupts the stream with a panel (time, tool,
+arguments, result or error, duration), then the stream resumes. `bye`,
+`quit`, Ctrl-C or Ctrl-D end the program cleanly with exit status 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from sidespin.config import Settings, load_settings
+from sidespin.errors import SidespinError
+from sidespin.events import (
+    ErrorNotice, Event, MalformedCall, TextDelta, Thought, ToolFinished, ToolStarted, TurnDone,
+)
+from sidespin.logs import setup_logging
+from sidespin.tools import ToolCall, ToolResult
+
+__all__ = ["run_chat", "PROMPT", "CHOICES"]
+
+PROMPT = "prompt -> "
+EXIT_WORDS = {"bye", "quit", "exit"}
+CHOICES = {"ya", "yA", "yo", "yO", "n"}
+
+
+class TerminalChat:
+    """Draws rally events on a terminal; holds what persists between events of one turn."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.started: dict[str, datetime] = {}
+        self.mid_line = False
+
+    def draw(self, event: Event) -> None:
+        if isinstance(event, TextDelta):
+            self.console.print(event.text, end="", markup=False, highlight=False, soft_wrap=True)
+            self.mid_line = not event.text.endswith("\n")
+        elif isinstance(event, Thought) and event.text.strip():
+            self.break_line()
+            self.console.print(Text("💭 " + event.text.strip(), style="dim italic"))
+        elif isinstance(event, ToolStarted):
+            self.started[event.call.id] = datetime.now()
+        elif isinstance(event, ToolFinished):
+            self.break_line()
+            self.console.print(self.tool_panel(event.result))
+        elif isinstance(event, MalformedCall):
+            self.break_line()
+            self.console.print(Panel(Text(event.raw), title=f"malformed tool call: {event.reason}", border_style="red"))
+        elif isinstance(event, ErrorNotice):
+            self.break_line()
+            self.console.print(Text(f"⚠ {event.message}", style="bold red"))
+        elif isinstance(event, TurnDone):
+            self.break_line()
+
+    def break_line(self) -> None:
+        if self.mid_line:
+            self.console.print()
+            self.mid_line = False
+
+    def tool_panel(self, result: ToolResult) -> Panel:
+        call = result.call
+        table = Table.grid(padding=(0, 1))
+        table.add_column(style="bold cyan", no_wrap=True)
+        table.add_column()
+        when = self.started.get(call.id, datetime.now())
+        table.add_row("time", when.strftime("%H:%M:%S"))
+        table.add_row("tool", call.name)
+        table.add_row("arguments", Text(json.dumps(call.arguments, ensure_ascii=False)))
+        if result.ok:
+            table.add_row("result", Text(_shorten(result.text())))
+        else:
+            table.add_row("error", Text(result.error or "", style="red"))
+        table.add_row("duration", f"{result.seconds:.3f} s")
+        style = "green" if result.ok else "red"
+        return Panel(table, title=f"🛠  {call.name}", border_style=style, expand=False)
+
+    def ask_choice(self, call: ToolCall) -> str:
+        self.console.print(Panel(Text(json.dumps(call.arguments, ensure_ascii=False)), title=f"❓ {call.name}", border_style="yellow", expand=False))
+        while True:
+            answer = input(">> Please choose (yA/ya/yo/yO/n): ").strip()
+            if answer in CHOICES:
+                return answer
+            self.console.print("choose one of: yA (yes to all, remember), ya (yes to all), yo (yes to this one), "
+                               "yO (yes to this one, remember), n (no)")
+
+
+def _shorten(text: str, limit: int = 1200) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {}
+    if getattr(args, "mcp_config", None):
+        overrides["mcp_config"] = Path(args.mcp_config)
+    return load_settings(getattr(args, "config", None), **overrides)
+
+
+def run_chat(args: argparse.Namespace) -> int:
+    """The whole terminal session; start-up failures are fatal and clear, the rest is reported."""
+    console = Console(highlight=False)
+    settings = _settings(args)
+    setup_logging(settings.logs_dir, console=bool(getattr(args, "verbose", False)))
+    with asyncio.Runner() as runner:
+        stack = contextlib.AsyncExitStack()
+        try:
+            engine = runner.run(_open_engine(stack, args, settings))
+        except SidespinError as error:
+            runner.run(stack.aclose())
+            console.print(f"[bold red]sidespin: cannot start:[/] {error}")
+            return 2
+        try:
+            _loop(runner, engine, args, console)
+        except (KeyboardInterrupt, EOFError):
+            console.print()
+        finally:
+            with contextlib.suppress(KeyboardInterrupt):
+                runner.run(stack.aclose())
+            console.print("bye")
+    return 0
+
+
+async def _open_engine(stack: contextlib.AsyncExitStack, args: argparse.Namespace, settings: Settings):
+    from sidespin.engine import Engine
+    from sidespin.llm import backend_from_spec
+
+    backend = backend_from_spec(args.model, settings) if args.model else None
+    approval = "ask" if args.approve else "auto"
+    engine = await stack.enter_async_context(Engine.open(settings, backend=backend, approval=approval, strict_mcp=True))
+    return engine
+
+
+def _loop(runner: asyncio.Runner, engine: Any, args: argparse.Namespace, console: Console) -> None:
+    chat = TerminalChat(console)
+    conversation = engine.conversation_at(Path(args.transcript)) if args.transcript else engine.conversation()
+    tools = ", ".join(engine.registry.names()) or "none"
+    console.print(Text(f"sidespin · {engine.model_name} · tools: {tools}", style="dim"))
+    console.print(Text(f"transcript: {engine.transcript_path(conversation)} · bye, quit or Ctrl-D to leave", style="dim"))
+    decisions: dict[str, bool] | None = None
+    while True:
+        text = None
+        if decisions is None:
+            text = input(PROMPT).strip()
+            if not text:
+                continue
+            if text.lower() in EXIT_WORDS:
+                return
+        outcome = runner.run(_play(engine, conversation, text, decisions, chat, args.turns))
+        decisions = _decide(engine, conversation, outcome.pending, chat) if outcome.reason == "approval" else None
+
+
+async def _play(
+    engine: Any, conversation: Any, text: str | None, decisions: dict[str, bool] | None, chat: TerminalChat, turns: int
+) -> TurnDone:
+    done = TurnDone(reason="error")
+    async for event in engine.events(conversation, text, decisions=decisions, keep_turns=turns):
+        chat.draw(event)
+        if isinstance(event, TurnDone):
+            done = event
+    return done
+
+
+def _decide(engine: Any, conversation: Any, pending: list[ToolCall], chat: TerminalChat) -> dict[str, bool]:
+    """Ask about each waiting call in turn (ya and yA answer for all of them) until none waits."""
+    decided: set[str] = set()
+    for call in pending:
+        if call.id in decided:
+            continue
+        while True:
+            try:
+                decision = engine.decide(conversation, chat.ask_choice(call), call.id)
+                break
+            except ValueError as error:
+                chat.console.print(Text(str(error), style="red"))
+        decided.update(decision.decided)
+        if decision.ready is not None:
+            return decision.ready
+    return {}
