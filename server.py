@@ -14,7 +14,8 @@ from typing import Any
 
 from fasthtml.common import (
     A, Button, Details, Div, EventStream, Footer, Form, H1, Header, Hidden, Img, Input, JSONResponse, Li, Link,
-    Main, Meta, NotStr, Pre, Redirect, Script, Section, Span, Summary, Textarea, Title, Ul, fast_app, serve,
+    Main, Meta, NotStr, Option, Pre, Redirect, Script, Section, Select, Span, Summary, Textarea, Title, Ul, fast_app,
+    serve,
     sse_message,
 )
 from loguru import logger
@@ -93,6 +94,7 @@ def ToolCard(card: Card, **kwargs: Any):
     call = card.call
     seconds = f"{card.seconds:.2f} s" if card.seconds is not None else ""
     label = {"proposed": "proposed", "waiting": "waiting for you", "running": "running…",
+             "approved": "approved", "refused": "refused",
              "done": f"done · {seconds}", "error": f"error · {seconds}"}[card.status]
     body = [Div(Span("arguments", cls="k"), Pre(card.arguments), cls="args")]
     if card.status in ("done", "error"):
@@ -101,7 +103,7 @@ def ToolCard(card: Card, **kwargs: Any):
         if item.get("type") == "image" and item.get("data"):
             body.append(Img(src=f"data:{item.get('mimeType', 'image/png')};base64,{item['data']}", cls="attachment"))
     if card.status == "waiting":
-        body.append(Div(ApprovalButtons(card.call), id=f"card-{call.id}-decision"))
+        body.append(ApprovalButtons(card.call))
     return Details(
         Summary(Span("🛠️", cls="icon"), Span(call.name, cls="tool-name"), Span(label, cls="tool-status")),
         *body,
@@ -209,14 +211,22 @@ def ConversationList(engine: Engine, current: str):
     )
 
 
-def Composer(cid: str):
+def PokeTool(engine: Engine):
+    """Which tool the Poke button asks the model to call (get_cat_fact, the seed's, by default)."""
+    return Select(*[Option(name, value=name, selected=name == "get_cat_fact") for name in engine.registry.names()],
+                  id="poke-tool", name="tool", title="the tool Poke asks for")
+
+
+def Composer(cid: str, engine: Engine):
     return Form(
         Hidden(name="cid", value=cid),
         Textarea(name="msg", id="msg", placeholder="Ask something… (Enter to send, Shift+Enter for a new line)",
                  rows="2", required=True, autofocus=True),
         Button("Send", type="submit", id="send"),
-        Button("🏓 Poke", type="button", id="poke", hx_post=poke.to(), hx_vals=json.dumps({"cid": cid}),
-               hx_target="#chat", hx_swap="beforeend", title="Ask the model to call get_cat_fact"),
+        Div(Button("🏓 Poke", type="button", id="poke", hx_post=poke.to(), hx_vals=json.dumps({"cid": cid}),
+                   hx_include="#poke-tool", hx_target="#chat", hx_swap="beforeend",
+                   title="Send the salted one-shot prompt asking the model to call the chosen tool"),
+            PokeTool(engine), cls="poke"),
         id="composer", hx_post=send.to(), hx_target="#chat", hx_swap="beforeend",
         **{"hx-on::after-request": "if(event.detail.successful && event.detail.elt===this) this.reset()"},
     )
@@ -257,7 +267,7 @@ async def chat(cid: str, request: Request):
         Main(
             Header(H1("sidespin"), Span(engine.backend.model or engine.backend.name, cls="model"), StatusDot()),
             Section(*HistoryMessages(conversation.messages), *[LiveAnswer(t) for t in running], id="chat"),
-            Composer(conversation.id),
+            Composer(conversation.id, engine),
             cls="main",
         ),
         cls="layout",
@@ -319,17 +329,13 @@ async def approve(cid: str, call_id: str, choice: str, request: Request):
         decision = engine.decide(conversation, choice, call_id)
     except ValueError as error:
         return ErrorText(str(error))
-    decided = [DecidedCard(call_id, ok, choice) for call_id, ok in decision.decided.items()]
+    decided = [ToolCard(Card(call, status="approved" if decision.decided[call.id] else "refused"), hx_swap_oob="true")
+               for call in decision.calls if call.id in decision.decided]
     if decision.ready is None:
         return tuple(decided)
     turn = engine.start_turn(conversation, None, decisions=decision.ready)
     return (*decided, LiveAnswer(turn))
 
-
-def DecidedCard(call_id: str, approved: bool, choice: str):
-    """Replaces a waiting card's buttons with the choice made (out of band, by its id)."""
-    label = f"approved ({choice})" if approved else "refused"
-    return Div(Span(label, cls="decision"), id=f"card-{call_id}-decision", cls="decided", hx_swap_oob="true")
 
 
 @rt

@@ -25,7 +25,7 @@ from sidespin.live import LiveTurn
 from sidespin.llm import Backend, make_backend
 from sidespin.protocol import poke_prompt
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
-from sidespin.tools import ToolRegistry, load_plugins, plugins_dir
+from sidespin.tools import ToolCall, ToolRegistry, load_plugins, plugins_dir
 from sidespin.transcript import Transcript, TranscriptRecorder, TranscriptStore
 
 __all__ = ["Engine", "Decision"]
@@ -36,6 +36,7 @@ class Decision:
     """What a person's choice did: the calls it decided, and whether every call is now decided."""
 
     decided: dict[str, bool]
+    calls: list[ToolCall]  # the calls that were waiting when the choice was made
     ready: dict[str, bool] | None  # all decisions of the answer once none waits any more
 
 
@@ -206,8 +207,8 @@ class Engine:
             recorder.record_decision(decided_id, choice)
         logger.info("TOOL_CALL_DECIDED conv={} choice={} calls={}", conversation.id, choice, ",".join(decided))
         if recorder.transcript.pending_calls():
-            return Decision(decided, None)
-        return Decision(decided, _unrun_decisions(recorder.transcript))
+            return Decision(decided, waiting, None)
+        return Decision(decided, waiting, _unrun_decisions(recorder.transcript))
 
     def health(self) -> dict[str, Any]:
         return {

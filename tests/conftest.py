@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import os
 import socket
+import subprocess
 import sys
 import threading
+import time
+import urllib.request
 from pathlib import Path
 from typing import Iterator
 
@@ -61,3 +64,45 @@ def serve_app(backend, data_dir: Path, **settings_overrides) -> Iterator[str]:
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "data"
+
+
+def wait_until_serving(process: subprocess.Popen, url: str, log: Path, deadline: float = 120.0) -> None:
+    """Poll /health until the server answers; fail with its output if it exits first."""
+    started = time.monotonic()
+    while time.monotonic() - started < deadline:
+        if process.poll() is not None:
+            raise AssertionError("the server exited:\n" + log.read_text()[-4000:])
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError("the server did not answer /health in time:\n" + log.read_text()[-4000:])
+
+
+@contextlib.contextmanager
+def server_process(data_dir: Path, port: int | None = None, **env: str) -> Iterator[tuple[str, subprocess.Popen]]:
+    """`python server.py` as a user starts it (the embedded model unless env says otherwise)."""
+    port = port or free_port()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    environment = {**os.environ, "SIDESPIN_PORT": str(port), "SIDESPIN_DATA_DIR": str(data_dir),
+                   "SIDESPIN_MCP_CONFIG": str(data_dir / "mcp.json"), **env}
+    if "SIDESPIN_BACKEND" not in env:
+        environment.pop("SIDESPIN_BACKEND", None)
+    log = data_dir / f"server-output-{port}.log"
+    with log.open("w") as output:
+        process = subprocess.Popen([sys.executable, "server.py"], cwd=ROOT, env=environment,
+                                   stdout=output, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(process, url, log)
+        yield url, process
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

@@ -8,21 +8,17 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlsplit
 
 import pytest
 
-from tests.conftest import ROOT, free_port
+from tests.conftest import server_process
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM = os.environ.get("SIDESPIN_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 
 # Flags a page's text if "<mcp-request" ever shows, even for a single frame of streaming.
@@ -35,41 +31,11 @@ new MutationObserver(() => {
 """
 
 
-def wait_until_serving(process: subprocess.Popen, url: str, log: Path, deadline: float = 120.0) -> None:
-    started = time.monotonic()
-    while time.monotonic() - started < deadline:
-        if process.poll() is not None:
-            raise AssertionError("the server exited:\n" + log.read_text()[-4000:])
-        try:
-            with urllib.request.urlopen(url + "/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.2)
-    raise AssertionError("the server did not answer /health in time:\n" + log.read_text()[-4000:])
-
-
 @pytest.fixture(scope="module")
 def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`python server.py` as a user starts it, on a free port, with the embedded default model."""
-    port = free_port()
-    data = tmp_path_factory.mktemp("data")
-    env = {**os.environ, "SIDESPIN_PORT": str(port), "SIDESPIN_DATA_DIR": str(data),
-           "SIDESPIN_MCP_CONFIG": str(data / "none.json")}
-    env.pop("SIDESPIN_BACKEND", None)
-    log = data / "server-output.log"
-    with log.open("w") as output:
-        process = subprocess.Popen([sys.executable, "server.py"], cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_serving(process, url, log)
+    with server_process(tmp_path_factory.mktemp("data")) as (url, _):
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 @pytest.fixture(scope="module")
@@ -169,3 +135,29 @@ def test_narrow_screen_screenshot(page, server_url):
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "chat-narrow-390.png"), full_page=True)
+
+
+def test_approval_buttons_yO_runs_and_remembers_and_survives_a_reload(page, server_url):
+    page.goto(server_url)
+    page.click("button.new-chat")
+    page.wait_for_selector('#status[data-state="connected"]')
+    page.select_option("#poke-tool", "web_search")
+    page.click("#poke")
+    waiting = page.wait_for_selector('.tool-call[data-tool="web_search"][data-status="waiting"]')
+    waiting.click()  # cards are collapsed; a click on the summary opens it
+    page.click('.tool-call[data-status="waiting"] button[value="yO"]')
+    page.wait_for_selector('.tool-call[data-tool="web_search"][data-status="done"]')
+    assert page.query_selector('.tool-call[data-status="waiting"]') is None
+
+    # later calls of the same tool in this conversation run without asking
+    page.click("#poke")
+    page.wait_for_function(
+        "document.querySelectorAll('.tool-call[data-tool=\"web_search\"][data-status=\"done\"]').length >= 2")
+    assert page.query_selector('.tool-call[data-status="waiting"]') is None
+    page.screenshot(path=str(ARTIFACTS / "approval.png"), full_page=True)
+
+    page.reload()
+    page.wait_for_selector('.tool-call[data-tool="web_search"][data-status="done"]')
+    assert page.query_selector('.tool-call[data-status="waiting"]') is None
+    assert len(page.query_selector_all('.tool-call[data-tool="web_search"][data-status="done"]')) >= 2
+    assert page.evaluate("window.__leaks") == []
