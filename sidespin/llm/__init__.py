@@ -6,12 +6,18 @@ each backend converts them to its own wire format.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, AsyncIterator
 
+from sidespin.errors import ConfigError
 from sidespin.tools import Tool, ToolCall
 
-__all__ = ["Delta", "Grammar", "Backend"]
+if TYPE_CHECKING:
+    from sidespin.config import Settings
+
+__all__ = ["Delta", "Grammar", "Backend", "BACKENDS", "make_backend", "backend_from_spec"]
+
+BACKENDS = ("embedded", "openai", "ollama", "anthropic", "scripted")
 
 
 @dataclass
@@ -64,3 +70,54 @@ class Backend:
 
     def describe(self) -> dict[str, Any]:
         return {"backend": self.name, "model": self.model, "native_tools": self.supports_tools}
+
+
+def make_backend(settings: "Settings") -> Backend:
+    """The backend `settings.backend` names, configured from the settings (not started yet).
+
+    `settings.model` is the model name for openai, ollama and anthropic, and a GGUF
+    path for embedded (empty: the bundled SmolLM2-135M-Instruct).
+    """
+    # Imported here: the backends import this module for Delta, Grammar and Backend.
+    kind = (settings.backend or "embedded").strip().lower()
+    if kind == "embedded":
+        from sidespin.llm.embedded import EmbeddedBackend
+
+        return EmbeddedBackend(model_path=settings.model or None)
+    if kind == "openai":
+        from sidespin.llm.openai import OpenAIBackend
+
+        return OpenAIBackend(settings.openai_base_url, settings.model, settings.openai_api_key or None)
+    if kind == "ollama":
+        from sidespin.llm.ollama import OllamaBackend
+
+        return OllamaBackend(settings.ollama_host, settings.model)
+    if kind == "anthropic":
+        from sidespin.llm.anthropic import AnthropicBackend
+
+        return AnthropicBackend(settings.anthropic_base_url, settings.model, settings.anthropic_api_key)
+    if kind == "scripted":
+        from sidespin.llm.scripted import ScriptedBackend
+
+        return ScriptedBackend([])  # an empty script: only tests build useful ones
+    raise ConfigError(f"unknown backend {settings.backend!r} (valid: {', '.join(BACKENDS)})")
+
+
+def backend_from_spec(spec: str, settings: "Settings") -> Backend:
+    """The backend a command-line MODEL names: `path/to/x.gguf`, `ollama:NAME`, `openai:NAME`,
+    `anthropic:NAME`, `embedded[:PATH]`, or "" for the bundled embedded model.
+
+    Hosts, URLs and keys still come from `settings`.
+    """
+    spec = spec.strip()
+    if not spec:
+        return make_backend(replace(settings, backend="embedded", model=""))
+    if spec.lower().endswith(".gguf"):
+        return make_backend(replace(settings, backend="embedded", model=spec))
+    kind, colon, name = spec.partition(":")
+    if colon and kind.lower() in ("embedded", "ollama", "openai", "anthropic"):
+        return make_backend(replace(settings, backend=kind.lower(), model=name))
+    raise ConfigError(
+        f"model {spec!r} is not understood: use path/to/model.gguf, ollama:NAME, openai:NAME or anthropic:NAME "
+        f"(backends: {', '.join(BACKENDS)})"
+    )

@@ -1,0 +1,26 @@
+"""Real MCP for sidespin: external servers from `mcp.json`, and our plugins served as an MCP server.
+
+configs = load_mcp_config(settings.mcp_config)
+async with MCPManager(configs) as manager:
+    manager.register_into(registry)
+
+endpoint = build_mcp_server(registry, port=settings.port)   # mount endpoint.route() at /mcp
+"""
+
+from sidespin.mcp.client import STARTUP_TIMEOUT, MCPManager, render_result
+from sidespin.mcp.config import DEFAULT_CALL_TIMEOUT, ServerConfig, load_mcp_config, parse_mcp_config
+from sidespin.mcp.server import MCPEndpoint, build_lowlevel_server, build_mcp_server, serve_stdio
+
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "STARTUP_TIMEOUT",
+    "MCPEndpoint",
+    "MCPManager",
+    "ServerConfig",
+    "build_lowlevel_server",
+    "build_mcp_server",
+    "load_mcp_config",
+    "parse_mcp_config",
+    "render_result",
+    "serve_stdio",
+]

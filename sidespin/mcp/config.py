@@ -1,0 +1,198 @@
+"""`mcp.json`: the external MCP servers sidespin connects to.
+
+Two shapes are accepted, VS Code's and Claude Desktop's:
+
+    {"servers":    {"time": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"]}}}
+    {"mcpServers": {"docs": {"url": "http://127.0.0.1:8000/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}}}
+
+A server without `type` is stdio when it has a `command` and Streamable HTTP when it has a `url`.
+Fields: `command`, `args`, `env`, `cwd` (stdio); `url`, `headers` (http, sse); `timeout` (seconds
+per tool call, default 90, extended by progress notifications) and `disabled` (any transport).
+`${VAR}` (or VS Code's `${env:VAR}`) in any string is replaced from the environment; a variable
+that is not set is an error naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from loguru import logger
+
+from sidespin.errors import ConfigError
+
+__all__ = ["ServerConfig", "load_mcp_config", "parse_mcp_config", "DEFAULT_CALL_TIMEOUT"]
+
+DEFAULT_CALL_TIMEOUT = 90.0
+
+Transport = Literal["stdio", "http", "sse"]
+
+_TRANSPORT_ALIASES: dict[str, Transport] = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamableHttp": "http",
+    "sse": "sse",
+}
+_KNOWN_KEYS = {"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "disabled"}
+_VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One external MCP server, as `mcp.json` describes it."""
+
+    name: str
+    transport: Transport
+    command: str = ""
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    timeout: float = DEFAULT_CALL_TIMEOUT
+    disabled: bool = False
+
+
+class _Where:
+    """Names the file, server and field in every error message."""
+
+    def __init__(self, source: str, server: str, strict: bool = True) -> None:
+        self.source = source
+        self.server = server
+        self.strict = strict  # a disabled server may name variables that are not set
+
+    def error(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(f"{self.source}: server {self.server!r}: {key!r} {problem}")
+
+
+def _expand(value: str, key: str, where: _Where, environ: Mapping[str, str]) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name in environ:
+            return environ[name]
+        if where.strict:
+            raise where.error(key, f"uses ${{{name}}} but the environment variable {name} is not set")
+        return match.group(0)
+
+    return _VARIABLE.sub(replace, value)
+
+
+def _string(raw: dict[str, Any], key: str, where: _Where, environ: Mapping[str, str]) -> str | None:
+    if key not in raw:
+        return None
+    value = raw[key]
+    if not isinstance(value, str) or not value:
+        raise where.error(key, "must be a non-empty string")
+    return _expand(value, key, where, environ)
+
+
+def _string_list(raw: dict[str, Any], key: str, where: _Where, environ: Mapping[str, str]) -> list[str]:
+    value = raw.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise where.error(key, "must be a list of strings")
+    return [_expand(item, key, where, environ) for item in value]
+
+
+def _string_map(raw: dict[str, Any], key: str, where: _Where, environ: Mapping[str, str]) -> dict[str, str]:
+    value = raw.get(key, {})
+    if not isinstance(value, dict) or not all(isinstance(item, str) for item in value.values()):
+        raise where.error(key, "must be an object of strings")
+    return {name: _expand(item, key, where, environ) for name, item in value.items()}
+
+
+def _server(name: str, raw: Any, source: str, environ: Mapping[str, str]) -> ServerConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: server {name!r} must be an object")
+    where = _Where(source, name, strict=raw.get("disabled") is not True)
+    for key in raw.keys() - _KNOWN_KEYS:
+        logger.warning("MCP_CONFIG_UNKNOWN_KEY {}: server {!r}: ignoring {!r}", source, name, key)
+    kind = raw.get("type")
+    if kind is None:
+        if "command" in raw:
+            kind = "stdio"
+        elif "url" in raw:
+            kind = "http"
+        else:
+            raise where.error("command", "or 'url' is needed (a stdio command or an HTTP url)")
+    if kind not in _TRANSPORT_ALIASES:
+        raise where.error("type", f"must be stdio, http or sse, not {kind!r}")
+    transport = _TRANSPORT_ALIASES[kind]
+    timeout = raw.get("timeout", DEFAULT_CALL_TIMEOUT)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise where.error("timeout", "must be a positive number of seconds")
+    disabled = raw.get("disabled", False)
+    if not isinstance(disabled, bool):
+        raise where.error("disabled", "must be true or false")
+    if transport == "stdio":
+        command = _string(raw, "command", where, environ)
+        if command is None:
+            raise where.error("command", "is required for a stdio server")
+        return ServerConfig(
+            name=name,
+            transport="stdio",
+            command=command,
+            args=_string_list(raw, "args", where, environ),
+            env=_string_map(raw, "env", where, environ),
+            cwd=_string(raw, "cwd", where, environ),
+            timeout=float(timeout),
+            disabled=disabled,
+        )
+    url = _string(raw, "url", where, environ)
+    if url is None:
+        raise where.error("url", f"is required for an {transport} server")
+    if not url.startswith(("http://", "https://")):
+        raise where.error("url", f"must start with http:// or https://, not {url!r}")
+    return ServerConfig(
+        name=name,
+        transport=transport,
+        url=url,
+        headers=_string_map(raw, "headers", where, environ),
+        timeout=float(timeout),
+        disabled=disabled,
+    )
+
+
+def parse_mcp_config(
+    data: Any, source: str = "mcp.json", environ: Mapping[str, str] | None = None
+) -> list[ServerConfig]:
+    """Turn the decoded JSON of an `mcp.json` into server configs (disabled ones included)."""
+    environ = os.environ if environ is None else environ
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: should hold a JSON object with a 'servers' or 'mcpServers' object")
+    sections = [key for key in ("servers", "mcpServers") if key in data]
+    if not sections:
+        if data:
+            raise ConfigError(f"{source}: expected a 'servers' (VS Code) or 'mcpServers' (Claude Desktop) object")
+        return []
+    configs: list[ServerConfig] = []
+    for section in sections:
+        servers = data[section]
+        if not isinstance(servers, dict):
+            raise ConfigError(f"{source}: {section!r} must be an object of servers by name")
+        for name, raw in servers.items():
+            if not name:
+                raise ConfigError(f"{source}: a server in {section!r} has an empty name")
+            if any(config.name == name for config in configs):
+                raise ConfigError(f"{source}: server {name!r} is defined twice")
+            configs.append(_server(name, raw, source, environ))
+    return configs
+
+
+def load_mcp_config(path: Path | str, environ: Mapping[str, str] | None = None) -> list[ServerConfig]:
+    """Read `mcp.json`; a missing file means no servers, a bad one a `ConfigError` naming file, server and field."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{path}: not valid JSON (line {error.lineno}: {error.msg})") from None
+    return parse_mcp_config(data, str(path), environ)

