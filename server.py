@@ -23,6 +23,7 @@ from markdown_it import MarkdownIt
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
+from starlette.routing import Route
 
 from sidespin.config import PROJECT_DIR, load_settings
 from sidespin.engine import Engine
@@ -30,7 +31,8 @@ from sidespin.errors import BadArguments, ToolNotFound, TranscriptError
 from sidespin.guard import OriginGuard
 from sidespin.live import Card, LiveTurn
 from sidespin.logs import LogHub, setup_logging
-from sidespin.tools import ToolCall, coerce_arguments
+from sidespin.mcp import build_mcp_server
+from sidespin.tools import ToolCall, ToolRegistry, coerce_arguments
 
 settings = load_settings()
 _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
@@ -48,8 +50,18 @@ async def lifespan(app: Any):
     state.log_hub = hub
     async with Engine.open(state.settings, backend=getattr(state, "backend", None), approval="ask") as engine:
         state.engine = engine
-        yield
+        plugins = ToolRegistry([t for t in engine.registry if t.source.startswith("plugin:")])
+        state.mcp_endpoint = build_mcp_server(plugins, port=state.settings.port)
+        async with state.mcp_endpoint.lifespan():
+            yield
     hub.close()
+
+
+class MCPMount:
+    """`/mcp`: the built-in plugins as a real MCP server (stateless Streamable HTTP), built in the lifespan."""
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        await scope["app"].state.mcp_endpoint(scope, receive, send)
 
 
 async def http_error(request: Request, error: HTTPException):
@@ -77,6 +89,7 @@ app, rt = fast_app(
     ),
 )
 app.state.settings = settings
+app.routes.insert(0, Route("/mcp", endpoint=MCPMount(), methods=["GET", "POST", "DELETE"]))
 
 
 def engine_of(request: Request) -> Engine:

@@ -71,7 +71,7 @@ def setup_logging(logs_dir: Path, *, console: bool = True) -> LogHub:
     level = os.environ.get("SIDESPIN_LOG_LEVEL", "INFO").upper()
     if console:
         logger.add(sys.stderr, level=level, format=LINE_FORMAT, colorize=False)
-    logger.add(logs_dir / "server.log", level="DEBUG", format=LINE_FORMAT, rotation="5 MB", retention=5, enqueue=True)
+    logger.add(logs_dir / "server.log", level="DEBUG", format=LINE_FORMAT, rotation="5 MB", retention=5)
     hub = LogHub()
     hub.sink_id = logger.add(hub.write, level="DEBUG", format=LINE_FORMAT)
     return hub

@@ -185,7 +185,8 @@ def _tool_from_function(fn: ToolFn, **options: Any) -> Tool:
         elif param.default is not None:
             schema["default"] = param.default
         properties[name] = schema
-    input_schema: dict[str, Any] = {"type": "object", "properties": properties}
+    # a plugin's signature is its whole interface: any other argument is a mistake to report
+    input_schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         input_schema["required"] = required
     return Tool(
@@ -282,7 +283,8 @@ def coerce_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[
     """Coerce argument values to the types the schema names and check required ones are there.
 
     A string stays a string ("02139" is not turned into 2139); "3" becomes 3 only where an
-    integer is expected. Unknown arguments are kept only if the schema allows them.
+    integer is expected. Unknown arguments are refused when the schema says
+    `additionalProperties: false` (every plugin's does) and passed on otherwise, as JSON Schema allows.
     """
     if not isinstance(arguments, dict):
         raise BadArguments(f"arguments should be an object, got {type(arguments).__name__}")
@@ -291,10 +293,8 @@ def coerce_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[
     for name, value in arguments.items():
         if name in properties:
             coerced[name] = _coerce_value(name, value, properties[name] or {})
-        elif properties and schema.get("additionalProperties") is False:
+        elif schema.get("additionalProperties") is False:
             raise BadArguments(f"unknown argument {name!r} (expected: {', '.join(properties) or 'none'})")
-        elif properties and schema.get("additionalProperties") is None:
-            raise BadArguments(f"unknown argument {name!r} (expected: {', '.join(properties)})")
         else:
             coerced[name] = value
     missing = [name for name in schema.get("required", []) if name not in coerced]
@@ -354,10 +354,14 @@ class ToolRegistry:
             limit = target.timeout or timeout
             logger.info("TOOL_CALL_START {} id={} source={}", call.name, call.id, target.source)
             logger.debug("TOOL_CALL_ARGS {} id={} {}", call.name, call.id, call.arguments_json())
+            deadline = asyncio.timeout(limit)
             try:
-                result.output = await asyncio.wait_for(target.invoke(arguments), timeout=limit)
-            except asyncio.TimeoutError:
-                raise ToolTimeout(call.name, limit) from None
+                async with deadline:
+                    result.output = await target.invoke(arguments)
+            except TimeoutError:
+                if deadline.expired():
+                    raise ToolTimeout(call.name, limit) from None
+                raise
             if isinstance(result.output, ToolResult):  # an MCP tool hands back a whole result
                 result.output, result.error, result.attachments = (
                     result.output.output,

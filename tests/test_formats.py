@@ -123,6 +123,7 @@ def test_a_plugin_tool_converts_like_its_mcp_description() -> None:
         "inputSchema": {
             "type": "object",
             "properties": {"location": {"type": "string", "description": "City name or zip code"}},
+            "additionalProperties": False,
             "required": ["location"],
         },
     }

@@ -245,3 +245,17 @@ async def test_a_tool_needing_approval_waits_and_yO_remembers_it(searching, data
             async with session.get(chat_url) as response:
                 page = await response.text()
             assert 'value="yO"' not in page and page.count('data-status="done"') == 2
+
+
+async def test_the_app_serves_its_plugins_at_mcp_to_a_separate_sdk_client(scripted, data_dir):
+    from mcp import Client
+
+    with serve_app(scripted, data_dir) as base:
+        async with Client(base + "/mcp") as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert {"say_hello", "get_cat_fact", "get_time", "roll_dice", "query_database"} <= names
+            hello = await client.call_tool("say_hello", {"name": "Inspector"})
+            assert not hello.is_error and hello.content[0].text == "Hello, Inspector!"
+        async with aiohttp.ClientSession() as session:  # another site's page may not drive it
+            async with session.post(base + "/mcp", json={}, headers={"Origin": "http://evil.example"}) as r:
+                assert r.status == 403

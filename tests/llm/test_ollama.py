@@ -120,6 +120,7 @@ async def test_tool_call_arrives_whole_with_a_generated_id(serve) -> None:
                 "parameters": {
                     "type": "object",
                     "properties": {"city": {"type": "string", "description": "The city to get the weather for"}},
+                    "additionalProperties": False,  # a plugin takes no argument its signature lacks
                     "required": ["city"],
                 },
             },
