@@ -32,6 +32,7 @@ from sidespin.guard import OriginGuard
 from sidespin.live import Card, LiveTurn
 from sidespin.logs import LogHub, setup_logging
 from sidespin.mcp import build_mcp_server
+from sidespin.protocol import poke_target
 from sidespin.tools import ToolCall, ToolRegistry, coerce_arguments
 
 settings = load_settings()
@@ -202,10 +203,10 @@ def HistoryMessages(messages: list[dict[str, Any]]):
 
 
 def UserMessage(message: dict[str, Any]):
-    display = message.get("_display")
     content = message.get("content", "")
-    if display:
-        return ChatMessage("user", Details(Summary(display), Pre(content), cls="prompt"))
+    tool = poke_target(content)
+    if tool:  # the salted one-shot prompt is for the model; the page shows what the person did
+        return ChatMessage("user", Div(f"🏓 Poke: call {tool}", cls="user-text"))
     if len(content) > 600:
         return ChatMessage("user", Details(Summary(content[:120] + "…"), Pre(content), cls="prompt"))
     return ChatMessage("user", Div(content, cls="user-text"))

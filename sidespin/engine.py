@@ -140,10 +140,8 @@ class Engine:
         transcript = recorder.transcript
         conversation.messages = transcript.to_messages()
         approvals = self.approvals(transcript)
-        display = None
         if poke_tool:
             user_text = poke_prompt(list(self.registry), tool_name=poke_tool, arguments=poke_arguments)
-            display = f"🏓 Poke: call {poke_tool}"
         if user_text is not None:
             recorder.user(user_text)
         try:
@@ -156,7 +154,6 @@ class Engine:
                 policy=approvals.policy_for,
                 decisions=decisions,
                 force_tool=poke_tool,
-                display=display,
             ):
                 try:
                     recorder.apply(event)
@@ -182,10 +179,11 @@ class Engine:
         live = LiveTurn(conversation.id)
 
         async def serialized() -> AsyncIterator[Event]:
-            async with conversation.lock:
-                async for event in self.events(
-                    conversation, user_text, poke_tool=poke_tool, poke_arguments=poke_arguments, decisions=decisions
-                ):
+            turn = self.events(
+                conversation, user_text, poke_tool=poke_tool, poke_arguments=poke_arguments, decisions=decisions
+            )
+            async with conversation.lock, contextlib.aclosing(turn):
+                async for event in turn:
                     yield event
 
         self.turns[live.id] = live

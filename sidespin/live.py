@@ -9,6 +9,7 @@ snapshot, so a page that connects late, or reconnects, loses nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import time
@@ -74,8 +75,9 @@ class LiveTurn:
 
     async def _consume(self, events: AsyncIterator[Event]) -> None:
         try:
-            async for event in events:
-                self.apply(event)
+            async with contextlib.aclosing(events):  # a cancelled turn still closes (and saves) at once
+                async for event in events:
+                    self.apply(event)
         except Exception as error:  # the top edge of a background turn: tell the person, keep serving
             logger.exception("TURN_CRASHED turn={} conv={}", self.id, self.conversation_id)
             self.apply(ErrorNotice(f"internal error: {type(error).__name__}: {error}"))

@@ -30,6 +30,7 @@ __all__ = [
     "poke_prompt",
     "format_block",
     "parse_request",
+    "poke_target",
     "grammar_for",
 ]
 
@@ -91,14 +92,19 @@ def poke_prompt(
         task = f"Now call the {tool_name} tool."
     else:
         task = f"Now call the {tool_name} tool. It needs no parameters."
-    return "\n".join(
-        [
-            _teach(listed, ToolCall(tool_name, arguments), salt),
-            "",
-            task,
-            "Output only the tool block, starting with <mcp-request>. Say nothing else.",
-        ]
-    )
+    return "\n".join([_teach(listed, ToolCall(tool_name, arguments), salt), "", task, _POKE_END])
+
+
+_POKE_END = "Output only the tool block, starting with <mcp-request>. Say nothing else."
+_POKE_TASK = re.compile(r"^Now call the (\S+) tool\b", re.M)
+
+
+def poke_target(text: str) -> str | None:
+    """The tool a `poke_prompt` asked for, or None for any other text (pages show a Poke as one line)."""
+    if not text.rstrip().endswith(_POKE_END):
+        return None
+    found = _POKE_TASK.findall(text)
+    return found[-1] if found else None
 
 
 def _teach(listed: list[Tool], example: ToolCall | None, salt: str | None) -> str:

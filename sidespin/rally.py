@@ -137,11 +137,6 @@ def _recent(messages: list[dict[str, Any]], keep_turns: int | None) -> list[dict
     return list(messages[starts[-keep_turns]:]) if len(starts) > keep_turns else list(messages)
 
 
-def _public(message: dict[str, Any]) -> dict[str, Any]:
-    """Drop sidespin's own keys (`_display` …) before a message goes to a model."""
-    return {key: value for key, value in message.items() if not key.startswith("_")}
-
-
 class _Round:
     """What one model answer produced: its visible text, its calls and the running tool tasks."""
 
@@ -185,7 +180,7 @@ class _Turn:
 
     def request(self, round_number: int) -> tuple[list[dict[str, Any]], list[Tool] | None, Grammar | None]:
         tools = list(self.registry)
-        history = [_public(m) for m in _recent(self.conversation.messages, self.options.keep_turns)]
+        history = _recent(self.conversation.messages, self.options.keep_turns)
         system = self.options.system_prompt.strip()
         if self.mode() == "native":
             messages = ([{"role": "system", "content": system}] if system else []) + history
@@ -352,7 +347,6 @@ async def chat_with_llm(
     policy: Policy | None = None,
     decisions: dict[str, bool] | None = None,
     force_tool: str | None = None,
-    display: str | None = None,
 ) -> AsyncIterator[Event]:
     """Play one turn of the rally and yield its events.
 
@@ -364,10 +358,7 @@ async def chat_with_llm(
     options = options or RallyOptions()
     turn = _Turn(conversation, backend, registry, options, policy, force_tool)
     if user_text is not None:
-        message: dict[str, Any] = {"role": "user", "content": user_text}
-        if display:
-            message["_display"] = display
-        conversation.messages.append(message)
+        conversation.messages.append({"role": "user", "content": user_text})
     current = _Round()
     try:
         if user_text is None:
@@ -448,5 +439,4 @@ def poke(
         options=options,
         policy=policy,
         force_tool=tool_name,
-        display=f"🏓 Poke: call {tool_name}",
     )

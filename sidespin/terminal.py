@@ -164,10 +164,12 @@ async def _play(
     engine: Any, conversation: Any, text: str | None, decisions: dict[str, bool] | None, chat: TerminalChat, turns: int
 ) -> TurnDone:
     done = TurnDone(reason="error")
-    async for event in engine.events(conversation, text, decisions=decisions, keep_turns=turns):
-        chat.draw(event)
-        if isinstance(event, TurnDone):
-            done = event
+    # aclosing: on Ctrl-C the turn's generator closes at once, so the transcript gets what streamed
+    async with contextlib.aclosing(engine.events(conversation, text, decisions=decisions, keep_turns=turns)) as events:
+        async for event in events:
+            chat.draw(event)
+            if isinstance(event, TurnDone):
+                done = event
     return done
 
 

@@ -524,3 +524,12 @@ def test_llama_cpp_rejects_a_broken_grammar(llama_url: str) -> None:
         {"messages": [{"role": "user", "content": "hi"}], "grammar": "root ::= call_x", "max_tokens": 5},
     )
     assert status == 400 and "grammar" in text
+
+
+def test_poke_target_recognises_only_poke_prompts() -> None:
+    from sidespin.protocol import poke_prompt, poke_target
+
+    assert poke_target(poke_prompt(list(registry()), tool_name="roll_dice")) == "roll_dice"
+    assert poke_target(poke_prompt(list(registry()))) == "get_cat_fact"
+    assert poke_target("Now call the get_cat_fact tool please") is None
+    assert poke_target(teaching_prompt(list(registry()))) is None

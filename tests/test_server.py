@@ -108,6 +108,10 @@ async def test_poke_shows_a_done_card_and_the_formatted_fact(scripted, data_dir)
                 assert "Cat Fact Alert" in body
                 facts.add(body)
             assert len(facts) == 3  # every Poke runs and brings a different fact
+            async with session.get(f"{base}/c/{cid}") as response:  # after a reload: the same, no XML
+                page = html.unescape(await response.text())
+            assert page.count("🏓 Poke: call get_cat_fact") == 3 and page.count("Cat Fact Alert") == 3
+            assert "<mcp-request" not in page
 
 
 async def test_tool_executor_runs_tools_and_refuses_bad_input_with_reasons(scripted, data_dir):

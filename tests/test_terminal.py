@@ -1,0 +1,182 @@
+"""`sidespin chat` driven through a pseudo-terminal, as a person types into it.
+
+The tool-call test uses a real stdio MCP server (mcp-server-time from PyPI, in its own
+venv installed by ./run test) and a model that speaks Ollama's documented /api/chat
+protocol (Ollama itself cannot be installed here), so the tool call is deterministic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Iterator
+
+import pexpect
+import pytest
+from aiohttp import web
+
+from sidespin.transcript import parse
+from tests.conftest import ROOT, free_port
+
+TIME_SERVER = ROOT / ".cache" / "mcp-server-time" / "bin" / "mcp-server-time"
+
+
+def ollama_app() -> web.Application:
+    """Answers like Ollama: first a native call of get_current_time, then a streamed sentence using its result."""
+
+    async def chat(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+        await response.prepare(request)
+        tool_results = [m for m in body["messages"] if m["role"] == "tool"]
+        if not tool_results:
+            call = {"function": {"name": "get_current_time", "arguments": {"timezone": "Europe/Paris"}}}
+            chunks = [{"message": {"role": "assistant", "content": "", "tool_calls": [call]}, "done": False}]
+        else:
+            result = json.loads(tool_results[-1]["content"])
+            words = ["The ", "time ", "in ", "Paris ", "is ", result["datetime"][11:16], "."]
+            chunks = [{"message": {"role": "assistant", "content": w}, "done": False} for w in words]
+        chunks.append({"message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"})
+        for chunk in chunks:
+            await response.write((json.dumps(chunk) + "\n").encode())
+        await response.write_eof()
+        return response
+
+    app = web.Application()
+    app.router.add_post("/api/chat", chat)
+    return app
+
+
+@pytest.fixture
+def fake_ollama() -> Iterator[str]:
+    port = free_port()
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(ollama_app())
+    loop.run_until_complete(runner.setup())
+    loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", port).start())
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{port}"
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=10)
+    loop.run_until_complete(runner.cleanup())
+    loop.close()
+
+
+def children_of(pid: int) -> set[int]:
+    """Every descendant process of `pid`, read from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                parents[int(entry.name)] = int(fields[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def spawn_chat(tmp_path: Path, *args: str, **env: str) -> pexpect.spawn:
+    environment = {**os.environ, "SIDESPIN_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "120", "TERM": "dumb", **env}
+    environment.pop("SIDESPIN_BACKEND", None)
+    return pexpect.spawn(sys.executable, ["-m", "sidespin.cli", *args], cwd=str(ROOT), env=environment,
+                         encoding="utf-8", timeout=120, dimensions=(40, 120))
+
+
+@pytest.mark.skipif(not TIME_SERVER.exists(), reason="mcp-server-time is installed by ./run test (scripts/setup-node)")
+def test_chat_calls_a_real_stdio_mcp_server_shows_the_panel_and_bye_ends_everything(tmp_path, fake_ollama):
+    mcp_json = tmp_path / "mcp.json"
+    mcp_json.write_text(json.dumps({"servers": {"time": {"type": "stdio", "command": str(TIME_SERVER)}}}))
+    transcript = tmp_path / "chat.md"
+    chat = spawn_chat(tmp_path, "--mcp-config", str(mcp_json), "chat", "ollama:llama3.2",
+                      "--transcript", str(transcript), OLLAMA_HOST=fake_ollama)
+    chat.expect_exact("prompt -> ")
+    servers = children_of(chat.pid)
+    assert servers, "the MCP server should be running as a child"
+    chat.sendline("What time is it in Paris?")
+    chat.expect("get_current_time")
+    chat.expect("arguments")
+    chat.expect_exact('"timezone": "Europe/Paris"')
+    chat.expect("result")
+    chat.expect(r"duration\s+\d+\.\d+ s")
+    chat.expect(r"The time in Paris is \d\d:\d\d\.")
+    chat.expect_exact("prompt -> ")
+    chat.sendline("bye")
+    chat.expect(pexpect.EOF)
+    chat.close()
+    assert chat.exitstatus == 0
+    assert not [pid for pid in servers if alive(pid)], "a child process outlived the chat"
+    saved = parse(transcript.read_text(encoding="utf-8"))
+    text = saved.render()
+    assert "💬: What time is it in Paris?" in text and "[get_current_time]" in text and "The time in Paris is" in text
+
+
+@pytest.mark.model
+def test_ctrl_c_in_the_middle_of_an_answer_exits_cleanly_with_the_transcript_intact(tmp_path):
+    transcript = tmp_path / "story.md"
+    chat = spawn_chat(tmp_path, "--mcp-config", str(tmp_path / "none.json"), "chat", "--transcript", str(transcript))
+    chat.expect_exact("prompt -> ")
+    chat.sendline("Tell me a long story about a table tennis ball that dreams of flying.")
+    chat.expect_exact("dreams of flying.")  # the terminal's echo of the line typed
+    chat.expect(r"\w+ \w+ \w+ \w+ \w+ \w+")  # the answer is streaming
+    chat.sendintr()
+    chat.expect(pexpect.EOF)
+    chat.close()
+    assert chat.exitstatus == 0
+    saved = parse(transcript.read_text(encoding="utf-8"))
+    assert "table tennis ball that dreams of flying" in saved.render()
+    assert saved.turns and saved.turns[0].model is not None  # the answer's 🤖: block was written
+
+
+@pytest.mark.model
+def test_quit_and_ctrl_d_end_the_chat_with_status_zero(tmp_path):
+    for ending in ("quit", None):
+        chat = spawn_chat(tmp_path, "--mcp-config", str(tmp_path / "none.json"), "chat")
+        chat.expect_exact("prompt -> ")
+        if ending:
+            chat.sendline(ending)
+        else:
+            chat.sendeof()
+        chat.expect(pexpect.EOF)
+        chat.close()
+        assert chat.exitstatus == 0
+
+
+def test_start_up_failures_are_fatal_and_clear(tmp_path):
+    mcp_json = tmp_path / "mcp.json"
+    mcp_json.write_text(json.dumps({"servers": {"broken": {"command": sys.executable, "args": ["-c", "import sys; sys.stderr.write('no database configured\\n'); sys.exit(3)"]}}}))
+    chat = spawn_chat(tmp_path, "--mcp-config", str(mcp_json), "chat", "ollama:x", OLLAMA_HOST="http://127.0.0.1:9")
+    chat.expect(pexpect.EOF)
+    chat.close()
+    assert chat.exitstatus == 2
+    assert "broken" in chat.before and "no database configured" in chat.before
+
+    chat = spawn_chat(tmp_path, "--mcp-config", str(tmp_path / "none.json"), "chat", str(tmp_path / "missing.gguf"))
+    chat.expect(pexpect.EOF)
+    chat.close()
+    assert chat.exitstatus == 2 and "model file not found" in chat.before
+
+
+def test_every_command_has_accurate_help():
+    for command in ("serve", "chat", "poke", "ask", "tools", "mcp-serve"):
+        helper = pexpect.spawn(sys.executable, ["-m", "sidespin.cli", command, "--help"], cwd=str(ROOT), encoding="utf-8")
+        helper.expect(pexpect.EOF)
+        helper.close()
+        assert helper.exitstatus == 0 and f"sidespin {command}" in helper.before
