@@ -141,7 +141,8 @@ class Engine:
         conversation.messages = transcript.to_messages()
         approvals = self.approvals(transcript)
         if poke_tool:
-            user_text = poke_prompt(list(self.registry), tool_name=poke_tool, arguments=poke_arguments)
+            # only the asked-for tool: a short prompt is a fast prefill (the grammar admits no other tool)
+            user_text = poke_prompt([self.registry.get(poke_tool)], tool_name=poke_tool, arguments=poke_arguments)
         if user_text is not None:
             recorder.user(user_text)
         try:

@@ -92,7 +92,9 @@ def poke_prompt(
         task = f"Now call the {tool_name} tool."
     else:
         task = f"Now call the {tool_name} tool. It needs no parameters."
-    return "\n".join([_teach(listed, ToolCall(tool_name, arguments), salt), "", task, _POKE_END])
+    # the first line names the Poke, so a conversation list can show it without reading the whole prompt
+    heading = f"Poke: call the {tool_name} tool."
+    return "\n".join([heading, "", _teach(listed, ToolCall(tool_name, arguments), salt), "", task, _POKE_END])
 
 
 _POKE_END = "Output only the tool block, starting with <mcp-request>. Say nothing else."

@@ -45,6 +45,8 @@ __all__ = ["Conversation", "RallyOptions", "chat_with_llm", "poke", "pending_cal
 
 MCP_TAG = "mcp-request"
 THINK_TAG = "think"
+# A small model sometimes imitates the result markup it saw in the history; that is never answer text.
+ECHO_TAG = "mcp-response"
 
 Policy = Callable[[Tool], str]
 
@@ -185,12 +187,14 @@ class _Turn:
         if self.mode() == "native":
             messages = ([{"role": "system", "content": system}] if system else []) + history
             return messages, tools or None, None
-        teaching = teaching_prompt(tools, salt=self.conversation.salt) if tools else ""
+        forced = bool(self.force_tool) and round_number == 1
+        # a Poke's own prompt teaches the one tool it asks for; a second copy would only slow the prefill
+        teaching = teaching_prompt(tools, salt=self.conversation.salt) if tools and not forced else ""
         system = "\n\n".join(part for part in (system, teaching) if part)
         messages = ([{"role": "system", "content": system}] if system else []) + _xml_history(history)
         grammar = None
         if tools and self.backend.supports_grammar:
-            if self.force_tool and round_number == 1 and self.force_tool in self.registry:
+            if forced and self.force_tool in self.registry:
                 # the first answer must be one block calling exactly the asked-for tool
                 grammar = Grammar(grammar_for([self.registry.get(self.force_tool)]))
             else:
@@ -229,6 +233,10 @@ class _Turn:
         return events
 
     def on_block(self, block: Block, current: _Round) -> list[Event]:
+        if block.tag == ECHO_TAG:
+            logger.info("MCP_RESPONSE_ECHO_HIDDEN conv={} chars={}", self.conversation.id, len(block.raw))
+            logger.debug("MCP_RESPONSE_ECHO_RAW {}", block.raw)
+            return []
         if block.tag == THINK_TAG:
             inner = block.raw[len("<think>"):]
             inner = inner[: -len("</think>")] if block.closed else inner
@@ -374,7 +382,7 @@ async def chat_with_llm(
                 "LLM_TURN conv={} round={} backend={} mode={} messages={}",
                 conversation.id, round_number, backend.name, turn.mode(), len(messages),
             )
-            interceptor = Interceptor(tags=(MCP_TAG, THINK_TAG))
+            interceptor = Interceptor(tags=(MCP_TAG, THINK_TAG, ECHO_TAG))
             try:
                 async for delta in backend.stream(messages, tools=tools, grammar=grammar):
                     for event in turn.on_delta(delta, interceptor, current) + turn.finished(current):
@@ -433,7 +441,7 @@ def poke(
     """The Poke button: a freshly salted one-shot prompt asking for one specific call."""
     return chat_with_llm(
         conversation,
-        poke_prompt(list(registry), tool_name=tool_name, arguments=arguments),
+        poke_prompt([registry.get(tool_name)], tool_name=tool_name, arguments=arguments),
         backend=backend,
         registry=registry,
         options=options,

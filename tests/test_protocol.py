@@ -348,7 +348,7 @@ def test_teaching_prompt_stays_short_with_many_tools() -> None:
 
 def test_poke_prompt_orders_exactly_one_call() -> None:
     prompt = poke_prompt(TOOLS, "roll_dice", {"sides": 20}, salt="S")
-    assert prompt.startswith("You can use tools.")
+    assert prompt.startswith("Poke: call the roll_dice tool.\n\nYou can use tools.")
     assert "Now call the roll_dice tool with sides=20." in prompt
     assert format_block(ToolCall("roll_dice", {"sides": 20})) in prompt
     assert "Output only the tool block" in prompt

@@ -238,3 +238,9 @@ async def test_poke_forces_one_call_and_is_salted_every_time():
     assert visible(first) == visible(second) == "🐱 Cats sleep a lot."
     prompts = [m["content"] for m in conversation.messages if m["role"] == "user"]
     assert len(prompts) == 2 and prompts[0] != prompts[1]
+
+
+async def test_a_model_imitating_result_markup_does_not_show_it():
+    backend = ScriptedBackend([["Here: <mcp-response>{\"fake\": 1}</mcp-resp", "onse> done."]])
+    events = await play(Conversation(), backend, "hi")
+    assert visible(events) == "Here:  done."
