@@ -110,7 +110,7 @@ async def main(calls: int, warmup: int) -> None:
     print(f"tools/call {tool!r} over stdio to {server} (protocol {protocol})")
     print(f"{calls} calls per path after {warmup} warm-up, interleaved")
     report("sidespin logging off (logger.disable('sidespin')):", quiet)
-    report("sidespin logging as the product sets it (file at DEBUG, enqueued; /logs hub; no console):", logged)
+    report("sidespin logging as the product sets it (file at DEBUG; no console; no /logs page open):", logged)
     print("target: sidespin (registry) within 1.10 x bare SDK")
 
 

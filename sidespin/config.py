@@ -17,7 +17,7 @@
 | host, port         | SIDESPIN_HOST/PORT    | 127.0.0.1, 5001              |
 | data_dir           | SIDESPIN_DATA_DIR     | data/ beside the program     |
 | mcp_config         | SIDESPIN_MCP_CONFIG   | mcp.json beside the program  |
-| online             | SIDESPIN_ONLINE       | 0 (offline datasets only)    |
+| summarize_after    | SIDESPIN_SUMMARIZE_AFTER | 0 (off); N: older turns go as their 📝: summary |
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ _ENV = {
     "port": "SIDESPIN_PORT",
     "data_dir": "SIDESPIN_DATA_DIR",
     "mcp_config": "SIDESPIN_MCP_CONFIG",
-    "online": "SIDESPIN_ONLINE",
+    "summarize_after": "SIDESPIN_SUMMARIZE_AFTER",
 }
 
 
@@ -73,7 +73,7 @@ class Settings:
     port: int = 5001
     data_dir: Path = field(default_factory=lambda: PROJECT_DIR / "data")
     mcp_config: Path = field(default_factory=lambda: PROJECT_DIR / "mcp.json")
-    online: bool = False
+    summarize_after: int = 0  # keep the last N turns whole; older ones with a 📝: summary are sent condensed
     tools: dict[str, Any] = field(default_factory=dict)  # per-tool options, e.g. {"web_search": {"approval": "ask"}}
 
     def __post_init__(self) -> None:

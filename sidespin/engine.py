@@ -138,7 +138,7 @@ class Engine:
             yield TurnDone(reason="error")
             return
         transcript = recorder.transcript
-        conversation.messages = transcript.to_messages()
+        conversation.messages = transcript.to_messages(summarize_after=self.settings.summarize_after or None)
         approvals = self.approvals(transcript)
         if poke_tool:
             # only the asked-for tool: a short prompt is a fast prefill (the grammar admits no other tool)

@@ -6,7 +6,6 @@ Every event is one line with a greppable marker: `grep TOOL_CALL_ data/logs/serv
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import os
 import sys
@@ -21,17 +20,21 @@ LINE_FORMAT = "{time:YYYY-MM-DD HH:mm:ss.SSS} | {level: <7} | {message}"
 
 
 class LogHub:
-    """Keeps the last lines and hands new ones to every subscribed page, from any thread."""
+    """Hands new log lines to every subscribed /logs page, from any thread.
 
-    def __init__(self, keep: int = 300) -> None:
-        self._recent: collections.deque[str] = collections.deque(maxlen=keep)
+    The hub's sink is attached only while a page watches, so logging costs nothing
+    extra when nobody does; the lines before a page opened come from the log file.
+    """
+
+    def __init__(self, log_file: Path, keep: int = 300) -> None:
+        self.log_file = Path(log_file)
+        self.keep = keep
         self._queues: set[asyncio.Queue[str]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self.sink_id: int | None = None
+        self._sink_id: int | None = None
 
     def write(self, message: str) -> None:
         line = message if message.endswith("\n") else message + "\n"
-        self._recent.append(line)
         loop = self._loop
         if loop is None or loop.is_closed():
             return
@@ -39,23 +42,35 @@ class LogHub:
             loop.call_soon_threadsafe(_put_nowait, queue, line)
 
     def recent(self) -> list[str]:
-        return list(self._recent)
+        """The last lines of the log file (at most `keep`)."""
+        try:
+            with self.log_file.open("rb") as handle:
+                handle.seek(0, os.SEEK_END)
+                handle.seek(max(0, handle.tell() - 200 * self.keep))
+                tail = handle.read().decode("utf-8", errors="replace").splitlines(keepends=True)
+        except FileNotFoundError:
+            return []
+        return tail[-self.keep:]
 
     @contextlib.asynccontextmanager
     async def subscribe(self) -> AsyncIterator[asyncio.Queue[str]]:
         self._loop = asyncio.get_running_loop()
         queue: asyncio.Queue[str] = asyncio.Queue(maxsize=1000)
         self._queues.add(queue)
+        if self._sink_id is None:
+            self._sink_id = logger.add(self.write, level="DEBUG", format=LINE_FORMAT)
         try:
             yield queue
         finally:
             self._queues.discard(queue)
+            if not self._queues:
+                self.close()
 
     def close(self) -> None:
-        if self.sink_id is not None:
+        if self._sink_id is not None:
             with contextlib.suppress(ValueError):
-                logger.remove(self.sink_id)
-            self.sink_id = None
+                logger.remove(self._sink_id)
+            self._sink_id = None
 
 
 def _put_nowait(queue: asyncio.Queue[str], line: str) -> None:
@@ -72,6 +87,4 @@ def setup_logging(logs_dir: Path, *, console: bool = True) -> LogHub:
     if console:
         logger.add(sys.stderr, level=level, format=LINE_FORMAT, colorize=False)
     logger.add(logs_dir / "server.log", level="DEBUG", format=LINE_FORMAT, rotation="5 MB", retention=5)
-    hub = LogHub()
-    hub.sink_id = logger.add(hub.write, level="DEBUG", format=LINE_FORMAT)
-    return hub
+    return LogHub(logs_dir / "server.log")

@@ -263,3 +263,19 @@ async def test_the_app_serves_its_plugins_at_mcp_to_a_separate_sdk_client(script
         async with aiohttp.ClientSession() as session:  # another site's page may not drive it
             async with session.post(base + "/mcp", json={}, headers={"Origin": "http://evil.example"}) as r:
                 assert r.status == 403
+
+
+async def test_the_logs_page_shows_the_log_and_streams_new_lines(scripted, data_dir):
+    with serve_app(scripted, data_dir) as base:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(base + "/logs") as r:
+                assert "ENGINE_READY" in await r.text()
+            async with session.get(base + "/logs-stream", timeout=aiohttp.ClientTimeout(total=30)) as stream:
+                async with session.post(base + "/mcp-tool-executor", json={"tool": "say_hello", "params": {"name": "Log"}}):
+                    pass
+                lines = []
+                async for raw in stream.content:
+                    lines.append(raw.decode())
+                    if "TOOL_CALL_DONE say_hello" in raw.decode():
+                        break
+            assert any("TOOL_CALL_START say_hello" in line for line in lines)
