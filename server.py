@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
 from fasthtml.common import (
-    A, Button, Details, Div, EventStream, Footer, Form, H1, Header, Hidden, Img, Input, JSONResponse, Li, Link,
+    A, Button, Details, Div, EventStream, Footer, Form, H1, Header, Hidden, Img, JSONResponse, Li, Link,
     Main, Meta, NotStr, Option, Pre, Redirect, Script, Section, Select, Span, Summary, Textarea, Title, Ul, fast_app,
     serve,
     sse_message,

@@ -15,7 +15,7 @@ from loguru import logger
 
 from sidespin.config import PROJECT_DIR, Settings, load_settings
 from sidespin.errors import SidespinError
-from sidespin.events import ErrorNotice, Event, MalformedCall, TextDelta, ToolFinished, TurnDone
+from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, TurnDone
 from sidespin.logs import LINE_FORMAT, setup_logging
 
 __all__ = ["main"]
@@ -111,20 +111,23 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 async def _list_tools(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from sidespin.engine import Engine
-    from sidespin.llm.scripted import ScriptedBackend
+    """Plugins and MCP servers' tools; no model is loaded to list them."""
+    import contextlib
+
+    from sidespin.engine import open_mcp
+    from sidespin.tools import ToolRegistry, load_plugins, plugins_dir
 
     settings = _settings(args)
     _quiet_logging(settings, args.verbose)
-    # Listing tools needs no model: a scripted backend stands in so nothing is loaded.
-    async with Engine.open(settings, backend=ScriptedBackend([]), strict_mcp=False) as engine:
-        failures = getattr(engine.mcp, "failures", {}) if engine.mcp else {}
-        for name, reason in failures.items():
+    registry = ToolRegistry(load_plugins(plugins_dir()))
+    async with contextlib.AsyncExitStack() as stack:
+        manager = await open_mcp(stack, settings, registry, strict=False)
+        for name, reason in (manager.failures if manager else {}).items():
             print(f"warning: MCP server {name!r} failed: {reason}", file=sys.stderr)
         return [
             {"name": t.name, "source": t.source, "description": t.description.split("\n")[0],
              "parameters": list(t.parameters)}
-            for t in engine.registry
+            for t in registry
         ]
 
 

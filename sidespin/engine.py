@@ -28,7 +28,7 @@ from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.tools import ToolCall, ToolRegistry, load_plugins, plugins_dir
 from sidespin.transcript import Transcript, TranscriptRecorder, TranscriptStore
 
-__all__ = ["Engine", "Decision"]
+__all__ = ["Engine", "Decision", "open_mcp"]
 
 
 @dataclass
@@ -69,7 +69,7 @@ class Engine:
         backend = backend or make_backend(settings)
         async with contextlib.AsyncExitStack() as stack:
             engine = cls(settings, backend, registry, approval=settings.approval or approval)
-            engine.mcp = await _open_mcp(stack, settings, registry, strict_mcp)
+            engine.mcp = await open_mcp(stack, settings, registry, strict_mcp)
             await stack.enter_async_context(backend)
             logger.info("ENGINE_READY backend={} model={} tools={}", backend.name, backend.model, len(registry))
             yield engine
@@ -187,8 +187,15 @@ class Engine:
                 async for event in turn:
                     yield event
 
+        self._forget_old_turns()
         self.turns[live.id] = live
         return live.start(serialized())
+
+    def _forget_old_turns(self, keep: int = 200) -> None:
+        """Finished turns stay watchable for a while (a late page), then go: their transcript has them."""
+        finished = [turn_id for turn_id, turn in self.turns.items() if turn.done]
+        for turn_id in finished[: max(0, len(finished) - keep)]:
+            del self.turns[turn_id]
 
     def decide(self, conversation: Conversation, choice: str, call_id: str | None) -> Decision:
         """Record a person's choice (ya, yA, yo, yO, n) after the ❓: lines it decides.
@@ -237,7 +244,7 @@ class _NullRecorder:
         pass
 
 
-async def _open_mcp(stack: contextlib.AsyncExitStack, settings: Settings, registry: ToolRegistry, strict: bool) -> Any:
+async def open_mcp(stack: contextlib.AsyncExitStack, settings: Settings, registry: ToolRegistry, strict: bool) -> Any:
     """Connect the servers of mcp.json, if there is one, and add their tools to the registry."""
     path = Path(settings.mcp_config)
     if not path.exists():

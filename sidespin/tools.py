@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from loguru import logger
 
-from sidespin.errors import BadArguments, ToolError, ToolFailed, ToolNotFound, ToolTimeout
+from sidespin.errors import BadArguments, ToolError, ToolNotFound, ToolTimeout
 
 __all__ = [
     "Tool",

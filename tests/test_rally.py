@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
-import pytest
 
 from sidespin.errors import BackendError
 from sidespin.events import (
-    ApprovalNeeded, ErrorNotice, MalformedCall, TextDelta, Thought, ToolFinished, ToolProposed, ToolStarted, TurnDone,
+    ApprovalNeeded, ErrorNotice, MalformedCall, TextDelta, Thought, ToolFinished, ToolStarted, TurnDone,
 )
-from sidespin.llm import Delta
 from sidespin.llm.scripted import ScriptedBackend
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm, pending_calls, poke
 from sidespin.tools import ToolCall, ToolRegistry, tool

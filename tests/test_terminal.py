@@ -21,6 +21,7 @@ from aiohttp import web
 
 from sidespin.transcript import parse
 from tests.conftest import ROOT, free_port
+from tests.mcp.mcp_harness import alive_pids, descendants
 
 TIME_SERVER = ROOT / ".cache" / "mcp-server-time" / "bin" / "mcp-server-time"
 
@@ -67,32 +68,6 @@ def fake_ollama() -> Iterator[str]:
     loop.close()
 
 
-def children_of(pid: int) -> set[int]:
-    """Every descendant process of `pid`, read from /proc."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                parents[int(entry.name)] = int(fields[1])
-            except (OSError, IndexError, ValueError):
-                continue
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 def spawn_chat(tmp_path: Path, *args: str, **env: str) -> pexpect.spawn:
     environment = {**os.environ, "SIDESPIN_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "120", "TERM": "dumb", **env}
     environment.pop("SIDESPIN_BACKEND", None)
@@ -108,7 +83,7 @@ def test_chat_calls_a_real_stdio_mcp_server_shows_the_panel_and_bye_ends_everyth
     chat = spawn_chat(tmp_path, "--mcp-config", str(mcp_json), "chat", "ollama:llama3.2",
                       "--transcript", str(transcript), OLLAMA_HOST=fake_ollama)
     chat.expect_exact("prompt -> ")
-    servers = children_of(chat.pid)
+    servers = descendants(chat.pid)
     assert servers, "the MCP server should be running as a child"
     chat.sendline("What time is it in Paris?")
     chat.expect("get_current_time")
@@ -122,7 +97,7 @@ def test_chat_calls_a_real_stdio_mcp_server_shows_the_panel_and_bye_ends_everyth
     chat.expect(pexpect.EOF)
     chat.close()
     assert chat.exitstatus == 0
-    assert not [pid for pid in servers if alive(pid)], "a child process outlived the chat"
+    assert not servers & set(alive_pids()), "a child process outlived the chat"
     saved = parse(transcript.read_text(encoding="utf-8"))
     text = saved.render()
     assert "💬: What time is it in Paris?" in text and "[get_current_time]" in text and "The time in Paris is" in text
