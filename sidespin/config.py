@@ -17,6 +17,7 @@
 | host, port         | SIDESPIN_HOST/PORT    | 127.0.0.1, 5001              |
 | data_dir           | SIDESPIN_DATA_DIR     | data/ beside the program     |
 | mcp_config         | SIDESPIN_MCP_CONFIG   | mcp.json beside the program  |
+| max_tokens         | SIDESPIN_MAX_TOKENS   | 1024 per answer (0: no limit) |
 | summarize_after    | SIDESPIN_SUMMARIZE_AFTER | 0 (off); N: older turns go as their 📝: summary |
 """
 
@@ -52,6 +53,7 @@ _ENV = {
     "data_dir": "SIDESPIN_DATA_DIR",
     "mcp_config": "SIDESPIN_MCP_CONFIG",
     "summarize_after": "SIDESPIN_SUMMARIZE_AFTER",
+    "max_tokens": "SIDESPIN_MAX_TOKENS",
 }
 
 
@@ -73,6 +75,7 @@ class Settings:
     port: int = 5001
     data_dir: Path = field(default_factory=lambda: PROJECT_DIR / "data")
     mcp_config: Path = field(default_factory=lambda: PROJECT_DIR / "mcp.json")
+    max_tokens: int = 1024  # per answer of a local model: a small model can loop for minutes otherwise
     summarize_after: int = 0  # keep the last N turns whole; older ones with a 📝: summary are sent condensed
     tools: dict[str, Any] = field(default_factory=dict)  # per-tool options, e.g. {"web_search": {"approval": "ask"}}
 

@@ -148,7 +148,6 @@ class _Round:
         self.tasks: dict[asyncio.Task[ToolResult], ToolCall] = {}
         self.results: dict[str, ToolResult] = {}
         self.pending: list[ToolCall] = []
-        self.malformed = 0
         self.repeats = 0
 
 
@@ -244,21 +243,18 @@ class _Turn:
         logger.info("MCP_BLOCK_HIDDEN conv={} chars={} closed={}", self.conversation.id, len(block.raw), block.closed)
         logger.debug("MCP_BLOCK_RAW {}", block.raw)
         if not block.closed:
-            current.malformed += 1
             reason = f"the model stopped in the middle of a tool call (no </{MCP_TAG}>)"
             logger.warning("MCP_BLOCK_MALFORMED {}", reason)
             return [MalformedCall(block.raw, reason)]
         try:
             call = parse_request(block.raw, self.registry)
         except MalformedToolCall as error:
-            current.malformed += 1
             logger.warning("MCP_BLOCK_MALFORMED {}", error.reason)
             return [MalformedCall(block.raw, error.reason)]
         return self.dispatch(call, current)
 
     def on_native(self, call: ToolCall, current: _Round) -> list[Event]:
         if "__malformed__" in call.arguments:
-            current.malformed += 1
             reason = f"the arguments of {call.name!r} are not valid JSON"
             return [MalformedCall(str(call.arguments["__malformed__"]), reason)]
         return self.dispatch(call, current)

@@ -83,11 +83,13 @@ def make_backend(settings: "Settings") -> Backend:
     if kind == "embedded":
         from sidespin.llm.embedded import EmbeddedBackend
 
-        return EmbeddedBackend(model_path=settings.model or None)
+        return EmbeddedBackend(model_path=settings.model or None, options=_limit(settings))
     if kind == "openai":
         from sidespin.llm.openai import OpenAIBackend
 
-        return OpenAIBackend(settings.openai_base_url, settings.model, settings.openai_api_key or None)
+        return OpenAIBackend(
+            settings.openai_base_url, settings.model, settings.openai_api_key or None, options=_limit(settings)
+        )
     if kind == "ollama":
         from sidespin.llm.ollama import OllamaBackend
 
@@ -101,6 +103,11 @@ def make_backend(settings: "Settings") -> Backend:
 
         return ScriptedBackend([])  # an empty script: only tests build useful ones
     raise ConfigError(f"unknown backend {settings.backend!r} (valid: {', '.join(BACKENDS)})")
+
+
+def _limit(settings: "Settings") -> dict[str, Any]:
+    """`max_tokens` for OpenAI-shaped requests (0: no limit)."""
+    return {"max_tokens": settings.max_tokens} if settings.max_tokens > 0 else {}
 
 
 def backend_from_spec(spec: str, settings: "Settings") -> Backend:
