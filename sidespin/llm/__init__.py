@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, AsyncIterator
 
-from sidespin.errors import ConfigError
+from sidespin.errors import BackendError, ConfigError
 from sidespin.tools import Tool, ToolCall
 
 if TYPE_CHECKING:
@@ -67,6 +67,10 @@ class Backend:
         grammar: Grammar | None = None,
     ) -> AsyncIterator[Delta]:
         raise NotImplementedError
+
+    def not_started(self) -> BackendError:
+        """The error for a backend used before `start()` (or after `aclose()`)."""
+        return BackendError(f"the {self.name} backend is not started: use `async with backend:` or call start()")
 
     def describe(self) -> dict[str, Any]:
         return {"backend": self.name, "model": self.model, "native_tools": self.supports_tools}

@@ -120,7 +120,7 @@ class AnthropicBackend(Backend):
         grammar: Grammar | None = None,
     ) -> AsyncIterator[Delta]:
         if self._session is None:
-            raise BackendError("the anthropic backend is not started: use `async with backend:` or call start()")
+            raise self.not_started()
         if grammar is not None:
             logger.debug("LLM_GRAMMAR_DROPPED anthropic has no grammars")
         url = f"{self.base_url}/v1/messages"

@@ -202,7 +202,7 @@ class EmbeddedBackend(Backend):
         grammar: Grammar | None = None,
     ) -> AsyncIterator[Delta]:
         if self._client is None:
-            raise BackendError("the embedded backend is not started: use `async with backend:` or call start()")
+            raise self.not_started()
         async with contextlib.aclosing(self._client.stream(messages, tools=tools, grammar=grammar)) as deltas:
             async for delta in deltas:
                 yield delta

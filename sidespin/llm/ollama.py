@@ -109,7 +109,7 @@ class OllamaBackend(Backend):
     ) -> AsyncIterator[Delta]:
         """Stream one answer; a model without tool support is asked again without tools (see the module doc)."""
         if self._session is None:
-            raise BackendError("the ollama backend is not started: use `async with backend:` or call start()")
+            raise self.not_started()
         if grammar is not None:
             logger.debug("LLM_GRAMMAR_DROPPED ollama has no GBNF grammars")
         tools = tools if self.supports_tools else None

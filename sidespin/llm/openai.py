@@ -153,7 +153,7 @@ class OpenAIBackend(Backend):
 
     def _require_session(self) -> aiohttp.ClientSession:
         if self._session is None:
-            raise BackendError(f"the {self.name} backend is not started: use `async with backend:` or call start()")
+            raise self.not_started()
         return self._session
 
     async def stream(
