@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
+import sys
 from typing import Any
 
 from fasthtml.common import (
@@ -21,20 +23,33 @@ from markdown_it import MarkdownIt
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.routing import Route
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 
 from sidespin.config import PROJECT_DIR, load_settings
 from sidespin.engine import Engine
 from sidespin.errors import BadArguments, ToolNotFound, TranscriptError
-from sidespin.guard import OriginGuard
-from sidespin.live import Card, LiveTurn
+from sidespin.guard import BodyLimit, GuardPolicy, OriginGuard, SecurityHeaders
+from sidespin.live import Card, LiveTurn, MarkdownStream
 from sidespin.logs import LogHub, setup_logging
 from sidespin.mcp import build_mcp_server
 from sidespin.protocol import poke_target
 from sidespin.tools import ToolCall, ToolRegistry, coerce_arguments
 
 settings = load_settings()
+STATIC_DIR = PROJECT_DIR / "static"
 _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
+def _image_as_link(renderer: Any, tokens: list, index: int, options: Any, env: Any) -> str:
+    """A Markdown image in model output is a link, never fetched: an image URL can carry data away."""
+    token = tokens[index]
+    src = _markdown.utils.escapeHtml(token.attrGet("src") or "")
+    alt = _markdown.utils.escapeHtml(token.content or "image")
+    return f'<a href="{src}" class="image-link" rel="noopener noreferrer nofollow">🖼 {alt}</a>'
+
+
+_markdown.add_render_rule("image", _image_as_link)
 
 
 def render_markdown(text: str) -> NotStr:
@@ -42,15 +57,38 @@ def render_markdown(text: str) -> NotStr:
     return NotStr(_markdown.render(text))
 
 
+def access_token(settings: Any) -> str | None:
+    """The token a non-loopback bind requires: configured, or made now and printed once (as Jupyter does)."""
+    if not settings.public_bind:
+        return None
+    if settings.auth_token:
+        logger.warning("PUBLIC_BIND host={} port={}: every request needs the configured token", settings.host,
+                       settings.port)
+        return settings.auth_token
+    token = secrets.token_urlsafe(24)
+    logger.warning("PUBLIC_BIND host={} port={}: every request needs the access token printed below",
+                   settings.host, settings.port)
+    shown = "127.0.0.1" if settings.host in ("0.0.0.0", "::") else settings.host
+    print(f"\n  sidespin is reachable from other machines. Open it with its access token:\n"
+          f"    http://{shown}:{settings.port}/?token={token}\n", file=sys.stderr, flush=True)
+    return token
+
+
 async def lifespan(app: Any):
     """FastHTML runs this async generator around the server's life: engine up before, closed after."""
     state = app.state
     hub: LogHub = setup_logging(state.settings.logs_dir)
     state.log_hub = hub
+    state.guard = GuardPolicy.for_settings(state.settings, access_token(state.settings))
+    logger.info("GUARD hosts={} token={}", ",".join(sorted(state.guard.allowed_hosts)),
+                "required" if state.guard.token else "not needed (loopback)")
     async with Engine.open(state.settings, backend=getattr(state, "backend", None), approval="ask") as engine:
         state.engine = engine
         plugins = ToolRegistry([t for t in engine.registry if t.source.startswith("plugin:")])
-        state.mcp_endpoint = build_mcp_server(plugins, port=state.settings.port)
+        state.mcp_endpoint = build_mcp_server(
+            plugins, port=state.settings.port, allowed_hosts=sorted(state.guard.allowed_hosts),
+            policy=engine.outside_policy,
+        )
         async with state.mcp_endpoint.lifespan():
             yield
     hub.close()
@@ -69,6 +107,18 @@ async def http_error(request: Request, error: HTTPException):
     return JSONResponse({"status": "error", "error": error.detail}, status_code=error.status_code)
 
 
+async def too_deep(request: Request, error: RecursionError):
+    """FastHTML reads a JSON body before any route: a body nested thousands deep is the sender's mistake."""
+    return await http_error(request, HTTPException(400, "the body is nested too deeply to read"))
+
+
+async def internal_error(request: Request, error: Exception):
+    """The top edge: a bug becomes a JSON 500 with a reason in the log, and the server keeps serving."""
+    logger.opt(exception=error).error("HTTP_INTERNAL_ERROR {} {}", request.method, request.url.path)
+    return JSONResponse({"status": "error", "error": f"internal error ({type(error).__name__}); see the server log"},
+                        status_code=500)
+
+
 app, rt = fast_app(
     default_hdrs=False,
     pico=False,
@@ -76,11 +126,13 @@ app, rt = fast_app(
     title="sidespin",
     canonical=False,  # FastHTML's canonical link says https, which a local server is not
     lifespan=lifespan,
-    exception_handlers={HTTPException: http_error},
-    static_path=str(PROJECT_DIR),
-    middleware=[Middleware(OriginGuard, extra_hosts=(settings.host,))],
+    exception_handlers={HTTPException: http_error, RecursionError: too_deep, Exception: internal_error},
+    middleware=[Middleware(SecurityHeaders), Middleware(OriginGuard), Middleware(BodyLimit)],
     hdrs=(
         Meta(name="viewport", content="width=device-width, initial-scale=1"),
+        # no inline styles or eval under our CSP: htmx must not inject its indicator <style> or run hx-on code
+        Meta(name="htmx-config",
+             content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}'),
         Link(rel="stylesheet", href="/static/app.css"),
         Script(src="/static/htmx.min.js"),
         Script(src="/static/htmx-ext-sse.min.js"),
@@ -88,7 +140,11 @@ app, rt = fast_app(
     ),
 )
 app.state.settings = settings
+# FastHTML's catch-all static route joins any path onto a folder without keeping it inside; only static/ is served,
+# by Starlette's StaticFiles, which refuses every path that resolves outside it.
+app.routes[:] = [r for r in app.routes if getattr(r, "path", "") != "/{fname:path}.{ext:static}"]
 app.routes.insert(0, Route("/mcp", endpoint=MCPMount(), methods=["GET", "POST", "DELETE"]))
+app.routes.insert(1, Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"))
 
 
 def engine_of(request: Request) -> Engine:
@@ -107,15 +163,20 @@ def ToolCard(card: Card, **kwargs: Any):
     seconds = f"{card.seconds:.2f} s" if card.seconds is not None else ""
     label = {"proposed": "proposed", "waiting": "waiting for you", "running": "running…",
              "approved": "approved", "refused": "refused",
-             "done": f"done · {seconds}", "error": f"error · {seconds}"}[card.status]
+             "done": f"done · {seconds}", "error": f"error · {seconds}",
+             "interrupted": "interrupted · did not complete"}[card.status]
     body = [Div(Span("arguments", cls="k"), Pre(card.arguments), cls="args")]
-    if card.status in ("done", "error"):
+    if card.status in ("done", "error", "interrupted"):
         body.append(Div(Span("error" if card.status == "error" else "result", cls="k"), Pre(card.result), cls="result"))
     for item in card.attachments:
         if item.get("type") == "image" and item.get("data"):
             body.append(Img(src=f"data:{item.get('mimeType', 'image/png')};base64,{item['data']}", cls="attachment"))
     if card.status == "waiting":
         body.append(ApprovalButtons(card.call))
+    if card.status == "interrupted":
+        body.append(Button("↻ Run again", cls="rerun", hx_post=rerun.to(), hx_include="#composer [name=cid]",
+                           hx_vals=json.dumps({"call_id": call.id}), hx_target="#chat", hx_swap="beforeend",
+                           title="sidespin stopped while this call ran; run it again (nothing runs unless you ask)"))
     return Details(
         Summary(Span("🛠️", cls="icon"), Span(call.name, cls="tool-name"), Span(label, cls="tool-status")),
         *body,
@@ -135,8 +196,9 @@ def ApprovalButtons(call: ToolCall):
     )
 
 
-def Thoughts(thoughts: list[str], **kwargs: Any):
-    return Div(*[Details(Summary("💭 thought"), Div(t, cls="thought-text"), cls="thought") for t in thoughts if t], **kwargs)
+def Thoughts(turn_id: str, thoughts: list[str], **kwargs: Any):
+    return Div(*[Details(Summary("💭 thought"), Div(t, cls="thought-text", id=f"{turn_id}-thought-{i}"), cls="thought")
+                 for i, t in enumerate(thoughts) if t], **kwargs)
 
 
 def Notices(turn: LiveTurn, **kwargs: Any):
@@ -145,16 +207,104 @@ def Notices(turn: LiveTurn, **kwargs: Any):
     return Div(*items, **kwargs)
 
 
+def AnswerBody(answer: MarkdownStream, body_id: str | None = None, *, done: bool = True, **kwargs: Any):
+    """An answer as complete Markdown blocks, each rendered once, then the block being written.
+
+    While the answer streams its last block shows as plain text (a watcher is sent only what was
+    added); once done it is rendered like the others. A reload draws the same blocks.
+    """
+    tail = "".join(answer.tail)
+    ids = (lambda part: {"id": f"{body_id}-{part}"}) if body_id else (lambda part: {})
+    return Div(
+        Div(*[render_markdown(block) for block in answer.blocks], cls="blocks", **ids("blocks")),
+        Div(render_markdown(tail) if done else tail, cls="tail" if done else "tail writing", **ids("tail")),
+        cls="body markdown", **({"id": body_id} if body_id else {}), **kwargs,
+    )
+
+
+def TurnState(turn: LiveTurn, **kwargs: Any):
+    """Whether the turn runs; while it does, its Stop button (Esc does the same)."""
+    stop_button = Button("■ Stop", cls="stop", hx_post=stop.to(), hx_vals=json.dumps({"cid": turn.conversation_id}),
+                         hx_swap="none", title="Stop this answer (Esc); what was said so far is kept")
+    return Span(() if turn.done else stop_button, cls="turn-state", id=f"{turn.id}-state",
+                data_state="done" if turn.done else "running", **kwargs)
+
+
 def TurnParts(turn: LiveTurn, oob: bool = False):
     """The live parts of an assistant turn, each with a stable id so an update replaces it in place."""
     swap = {"hx_swap_oob": "true"} if oob else {}
     return (
-        Thoughts(turn.thoughts, id=f"{turn.id}-thoughts", cls="thoughts", **swap),
+        Thoughts(turn.id, turn.thoughts, id=f"{turn.id}-thoughts", cls="thoughts", **swap),
         Div(*[ToolCard(card) for card in turn.cards.values()], id=f"{turn.id}-tools", cls="tools", **swap),
-        Div(render_markdown(turn.text), id=f"{turn.id}-body", cls="body markdown", **swap),
+        AnswerBody(turn.answer, f"{turn.id}-body", done=turn.done, **swap),
         Notices(turn, id=f"{turn.id}-notices", cls="notices", **swap),
-        Span(cls="turn-state", id=f"{turn.id}-state", data_state="done" if turn.done else "running", **swap),
+        TurnState(turn, **swap),
     )
+
+
+class TurnWatch:
+    """What one watcher of a live turn has been sent, so each update carries only what changed.
+
+    The first update is the whole turn (a reconnect redraws everything); after that: the
+    answer's new blocks and the text added to its last one, cards whose version moved, the
+    text added to the last thought, and the notices and state when they change.
+    """
+
+    def __init__(self, turn: LiveTurn) -> None:
+        self.turn = turn
+        self.first = True
+        self.blocks = 0
+        self.tail_pieces = 0
+        self.cards: dict[str, int] = {}
+        self.thoughts = (0, 0)
+        self.notices = 0
+        self.done = False
+
+    def update(self) -> list[Any]:
+        turn, tid, parts = self.turn, self.turn.id, []
+        if self.first:
+            self.first = False
+            parts.extend(TurnParts(turn, oob=True))
+        else:
+            parts.extend(self._answer_parts())
+            parts.extend(ToolCard(card, hx_swap_oob="true") for card in turn.cards.values()
+                         if self.cards.get(card.call.id) != card.version and card.call.id in self.cards)
+            new_cards = [card for card in turn.cards.values() if card.call.id not in self.cards]
+            if new_cards:
+                parts.append(Div(*[ToolCard(card) for card in new_cards], hx_swap_oob=f"beforeend:#{tid}-tools"))
+            parts.extend(self._thought_parts())
+            if len(turn.malformed) + len(turn.notices) != self.notices:
+                parts.append(Notices(turn, id=f"{tid}-notices", cls="notices", hx_swap_oob="true"))
+            if turn.done and not self.done:
+                done_tail = render_markdown("".join(turn.answer.tail))
+                parts += [Div(done_tail, id=f"{tid}-body-tail", cls="tail", hx_swap_oob="true"),
+                          TurnState(turn, hx_swap_oob="true")]
+        self.blocks, self.tail_pieces = len(turn.answer.blocks), len(turn.answer.tail)
+        self.cards = {card.call.id: card.version for card in turn.cards.values()}
+        self.thoughts = (len(turn.thoughts), len(turn.thoughts[-1]) if turn.thoughts else 0)
+        self.notices = len(turn.malformed) + len(turn.notices)
+        self.done = turn.done
+        return parts
+
+    def _answer_parts(self) -> list[Any]:
+        answer, tid = self.turn.answer, self.turn.id
+        if len(answer.blocks) > self.blocks:  # blocks completed: add them, restart the tail
+            new = [render_markdown(block) for block in answer.blocks[self.blocks:]]
+            return [Div(*new, hx_swap_oob=f"beforeend:#{tid}-body-blocks"),
+                    Div("".join(answer.tail), id=f"{tid}-body-tail", cls="tail writing", hx_swap_oob="true")]
+        if len(answer.tail) > self.tail_pieces:
+            return [Span("".join(answer.tail[self.tail_pieces:]), hx_swap_oob=f"beforeend:#{tid}-body-tail")]
+        return []
+
+    def _thought_parts(self) -> list[Any]:
+        turn, tid = self.turn, self.turn.id
+        count, length = self.thoughts
+        if len(turn.thoughts) != count:
+            return [Thoughts(tid, turn.thoughts, id=f"{tid}-thoughts", cls="thoughts", hx_swap_oob="true")]
+        if count and len(turn.thoughts[-1]) > length:
+            added = turn.thoughts[-1][length:]
+            return [Span(added, hx_swap_oob=f"beforeend:#{tid}-thought-{count - 1}")]
+        return []
 
 
 def LiveAnswer(turn: LiveTurn):
@@ -166,8 +316,13 @@ def LiveAnswer(turn: LiveTurn):
     )
 
 
-def HistoryMessages(messages: list[dict[str, Any]]):
-    """A conversation's messages as the page shows them after a reload."""
+def HistoryMessages(messages: list[dict[str, Any]], waiting: set[str] = frozenset(),
+                    interrupted: set[str] = frozenset()):
+    """A conversation's messages as the page shows them after a reload.
+
+    `waiting`: ids of the calls that wait for a person's choice (only those get its buttons);
+    `interrupted`: ids of calls a crash cut short (they offer to run again).
+    """
     shown: list[Any] = []
     cards: dict[str, Card] = {}
     for message in messages:
@@ -182,7 +337,8 @@ def HistoryMessages(messages: list[dict[str, Any]]):
                     parsed = json.loads(arguments)
                 except json.JSONDecodeError:
                     parsed = {"__malformed__": arguments}
-                card = Card(ToolCall(item["function"]["name"], parsed, item["id"]), status="waiting")
+                status = "waiting" if item["id"] in waiting else "proposed"
+                card = Card(ToolCall(item["function"]["name"], parsed, item["id"]), status=status)
                 cards[item["id"]] = card
                 parts.append(card)
             content = message.get("content") or ""
@@ -191,10 +347,12 @@ def HistoryMessages(messages: list[dict[str, Any]]):
             card = cards[message["tool_call_id"]]
             card.result = message.get("content", "")
             card.status = "error" if card.result.startswith("Error:") else "done"
+            if card.call.id in interrupted:
+                card.status = "interrupted"
     return [
         item if not isinstance(item, tuple) else ChatMessage(
             "assistant",
-            (Div(*[ToolCard(c) for c in item[0]], cls="tools"), Div(render_markdown(item[1]), cls="body markdown")),
+            (Div(*[ToolCard(c) for c in item[0]], cls="tools"), AnswerBody(MarkdownStream(item[1]))),
         )
         for item in shown
     ]
@@ -240,7 +398,6 @@ def Composer(cid: str, engine: Engine):
                    title="Send the salted one-shot prompt asking the model to call the chosen tool"),
             PokeTool(engine), cls="poke"),
         id="composer", hx_post=send.to(), hx_target="#chat", hx_swap="beforeend",
-        **{"hx-on::after-request": "if(event.detail.successful && event.detail.elt===this) this.reset()"},
     )
 
 
@@ -251,6 +408,39 @@ def StatusDot():
 
 def ErrorText(message: str, status: int = 400):
     return JSONResponse({"status": "error", "error": message}, status_code=status)
+
+
+def form_text(**fields: Any) -> list[str]:
+    """The values of form fields that must be text: a file sent in their place is a 400, not a crash."""
+    for name, value in fields.items():
+        if value is not None and not isinstance(value, str):
+            raise HTTPException(400, f"the field {name!r} must be text, not {type(value).__name__}")
+    return [value or "" for value in fields.values()]
+
+
+def json_body(raw: bytes) -> Any:
+    """A request body as JSON; anything unreadable (bad UTF-8, bad JSON, nesting too deep) is a 400."""
+    try:
+        return json.loads(raw or b"null")
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise HTTPException(400, f"the body is not valid JSON: {error}") from None
+    except RecursionError:
+        raise HTTPException(400, "the JSON is nested too deeply") from None
+
+
+def json_object(text: str, what: str) -> dict[str, Any] | None:
+    """A form field holding a JSON object (or nothing)."""
+    if not text.strip():
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise HTTPException(400, f"{what} are not valid JSON: {error}") from None
+    except RecursionError:
+        raise HTTPException(400, f"{what} are nested too deeply") from None
+    if not isinstance(value, dict):
+        raise HTTPException(400, f"{what} must be a JSON object like {{\"name\": \"World\"}}, not {type(value).__name__}")
+    return value
 
 
 # ---------------------------------------------------------------- pages
@@ -269,8 +459,9 @@ async def chat(cid: str, request: Request):
     try:
         conversation = engine.conversation(cid)
         running = [t for t in engine.turns.values() if t.conversation_id == conversation.id and not t.done]
+        transcript = engine.store.load(cid)
         if not running:  # the file is the truth: re-read it, a hand edit included
-            conversation.messages = engine.store.load(cid).to_messages()
+            conversation.messages = transcript.to_messages()
     except TranscriptError as error:
         return Title("sidespin"), Main(H1("This conversation cannot be shown"), Pre(str(error)),
                                        A("← back to the chat", href="/"), cls="logs-page")
@@ -278,7 +469,8 @@ async def chat(cid: str, request: Request):
         ConversationList(engine, conversation.id),
         Main(
             Header(H1("sidespin"), Span(engine.backend.model or engine.backend.name, cls="model"), StatusDot()),
-            Section(*HistoryMessages(conversation.messages), *[LiveAnswer(t) for t in running], id="chat"),
+            Section(*HistoryMessages(conversation.messages, {c.id for c in transcript.pending_calls()},
+                                     transcript.interrupted_ids()), *[LiveAnswer(t) for t in running], id="chat"),
             Composer(conversation.id, engine),
             cls="main",
         ),
@@ -303,9 +495,13 @@ def find_conversation(engine: Engine, cid: str):
 @rt
 async def send(cid: str, msg: str, request: Request):
     engine = engine_of(request)
-    text = (msg or "").strip()
+    cid, msg = form_text(cid=cid, msg=msg)
+    text = msg.strip()
     if not text:
         return ErrorText("the message is empty")
+    if len(text) > engine.settings.max_message_chars:
+        return ErrorText(f"the message has {len(text)} characters; the limit is {engine.settings.max_message_chars} "
+                         "(max_message_chars)", 413)
     conversation, refusal = find_conversation(engine, cid)
     if refusal:
         return refusal
@@ -317,15 +513,13 @@ async def send(cid: str, msg: str, request: Request):
 async def poke(cid: str, request: Request, tool: str = "get_cat_fact", arguments: str = ""):
     """Send the salted one-shot prompt asking for one call of `tool` (get_cat_fact by default)."""
     engine = engine_of(request)
+    cid, tool, arguments = form_text(cid=cid, tool=tool, arguments=arguments)
     conversation, refusal = find_conversation(engine, cid)
     if refusal:
         return refusal
     if tool not in engine.registry:
         return ErrorText(f"no tool named {tool!r} is loaded", 404)
-    try:
-        parsed = json.loads(arguments) if arguments else None
-    except json.JSONDecodeError as error:
-        return ErrorText(f"arguments are not valid JSON: {error}")
+    parsed = json_object(arguments, "arguments")
     turn = engine.start_turn(conversation, None, poke_tool=tool, poke_arguments=parsed)
     return ChatMessage("user", Div(f"🏓 Poke: call {tool}", cls="user-text")), LiveAnswer(turn)
 
@@ -334,6 +528,7 @@ async def poke(cid: str, request: Request, tool: str = "get_cat_fact", arguments
 async def approve(cid: str, call_id: str, choice: str, request: Request):
     """A choice on a waiting tool card; once no call waits, the rally goes on in a new live answer."""
     engine = engine_of(request)
+    cid, call_id, choice = form_text(cid=cid, call_id=call_id, choice=choice)
     conversation, refusal = find_conversation(engine, cid)
     if refusal:
         return refusal
@@ -359,14 +554,40 @@ async def stream(tid: str, request: Request):
         return ErrorText(f"no such turn {tid!r}", 404)
 
     async def updates():
+        watch = TurnWatch(turn)
         async for version in turn.changes():
             if await request.is_disconnected():
                 return
             if version >= 0:
-                yield sse_message(Div(*TurnParts(turn, oob=True)), event="update")
+                parts = watch.update()
+                if parts:
+                    yield sse_message(Div(*parts), event="update")
         yield sse_message(Div(), event="done")
 
     return EventStream(updates())
+
+
+@rt
+async def rerun(cid: str, call_id: str, request: Request):
+    """Run a call again that a crash interrupted, by a person's choice; the rally goes on after it."""
+    engine = engine_of(request)
+    cid, call_id = form_text(cid=cid, call_id=call_id)
+    conversation, refusal = find_conversation(engine, cid)
+    if refusal:
+        return refusal
+    try:
+        turn = engine.rerun(conversation, call_id)
+    except ValueError as error:
+        return ErrorText(str(error))
+    return LiveAnswer(turn)
+
+
+@rt
+async def stop(cid: str, request: Request):
+    """Stop the running answer of a conversation; the transcript keeps what was said, marked stopped."""
+    (cid,) = form_text(cid=cid)
+    stopped = engine_of(request).stop(cid)
+    return JSONResponse({"status": "success", "stopped": [turn.id for turn in stopped]})
 
 
 @rt
@@ -387,10 +608,7 @@ async def pulse(request: Request):
 async def mcp_tool_executor(request: Request):
     """Run one registered tool: {"tool": name, "params": {...}} → {"status": "success", "result": ...}."""
     engine = engine_of(request)
-    try:
-        body = json.loads(await request.body() or b"null")
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        return ErrorText(f"the body is not valid JSON: {error}")
+    body = json_body(await request.body())
     if not isinstance(body, dict) or not isinstance(body.get("tool"), str):
         return ErrorText('expected a JSON object like {"tool": "say_hello", "params": {"name": "World"}}')
     params = body.get("params", {})
@@ -403,6 +621,10 @@ async def mcp_tool_executor(request: Request):
         return ErrorText(str(error), 404)
     except BadArguments as error:
         return ErrorText(f"bad arguments for {body['tool']!r}: {error}")
+    refusal = engine.outside_policy(target)
+    if refusal is not None:
+        logger.warning("TOOL_CALL_REFUSED {} {}", target.name, refusal)
+        return ErrorText(refusal, 403)
     result = await engine.registry.execute(ToolCall(body["tool"], params), timeout=engine.settings.tool_timeout)
     if not result.ok:
         status = 504 if "did not answer within" in (result.error or "") else 200

@@ -19,6 +19,13 @@
 | mcp_config         | SIDESPIN_MCP_CONFIG   | mcp.json beside the program  |
 | max_tokens         | SIDESPIN_MAX_TOKENS   | 1024 per answer (0: no limit) |
 | summarize_after    | SIDESPIN_SUMMARIZE_AFTER | 0 (off); N: older turns go as their 📝: summary |
+| auth_token         | SIDESPIN_TOKEN        | (none; generated and printed on a non-loopback bind) |
+| allowed_hosts      | SIDESPIN_ALLOWED_HOSTS| (loopback names, the bound host; comma-separated) |
+| max_body_bytes     | SIDESPIN_MAX_BODY_BYTES | 1048576 per request body |
+| max_message_chars  | SIDESPIN_MAX_MESSAGE_CHARS | 100000 per user message |
+| max_result_chars   | SIDESPIN_MAX_RESULT_CHARS | 100000 per tool result (cut with a note) |
+| turn_seconds       | SIDESPIN_TURN_SECONDS | 300 wall-clock seconds per turn |
+| turn_tokens        | SIDESPIN_TURN_TOKENS  | 4096 streamed tokens per turn, all rounds |
 """
 
 from __future__ import annotations
@@ -31,9 +38,10 @@ from typing import Any
 
 from sidespin.errors import ConfigError
 
-__all__ = ["Settings", "PROJECT_DIR", "load_settings"]
+__all__ = ["Settings", "PROJECT_DIR", "LOOPBACK_HOSTS", "load_settings"]
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 
 _ENV = {
     "backend": "SIDESPIN_BACKEND",
@@ -54,6 +62,13 @@ _ENV = {
     "mcp_config": "SIDESPIN_MCP_CONFIG",
     "summarize_after": "SIDESPIN_SUMMARIZE_AFTER",
     "max_tokens": "SIDESPIN_MAX_TOKENS",
+    "auth_token": "SIDESPIN_TOKEN",
+    "allowed_hosts": "SIDESPIN_ALLOWED_HOSTS",
+    "max_body_bytes": "SIDESPIN_MAX_BODY_BYTES",
+    "max_message_chars": "SIDESPIN_MAX_MESSAGE_CHARS",
+    "max_result_chars": "SIDESPIN_MAX_RESULT_CHARS",
+    "turn_seconds": "SIDESPIN_TURN_SECONDS",
+    "turn_tokens": "SIDESPIN_TURN_TOKENS",
 }
 
 
@@ -78,6 +93,13 @@ class Settings:
     max_tokens: int = 1024  # per answer of a local model: a small model can loop for minutes otherwise
     summarize_after: int = 0  # keep the last N turns whole; older ones with a 📝: summary are sent condensed
     tools: dict[str, Any] = field(default_factory=dict)  # per-tool options, e.g. {"web_search": {"approval": "ask"}}
+    auth_token: str = ""  # required on a non-loopback bind; generated and printed when empty
+    allowed_hosts: list[str] = field(default_factory=list)  # Host names accepted besides loopback and the bound host
+    max_body_bytes: int = 1_048_576  # every request body; larger is refused with 413
+    max_message_chars: int = 100_000  # one user message
+    max_result_chars: int = 100_000  # one tool result as the model and the page get it; the rest is cut with a note
+    turn_seconds: float = 300.0  # wall clock of one turn, every round and tool included
+    turn_tokens: int = 4096  # streamed tokens (answer and thoughts) of one turn, every round included
 
     def __post_init__(self) -> None:
         if self.tool_mode not in ("xml", "native", "auto"):
@@ -86,6 +108,14 @@ class Settings:
             raise ConfigError(f"approval must be auto, ask or deny, not {self.approval!r}")
         if self.max_rounds < 1:
             raise ConfigError("max_rounds must be at least 1")
+        for name in ("max_body_bytes", "max_message_chars", "max_result_chars", "turn_seconds", "turn_tokens"):
+            if getattr(self, name) <= 0:
+                raise ConfigError(f"{name} must be a positive number, not {getattr(self, name)!r}")
+
+    @property
+    def public_bind(self) -> bool:
+        """Bound to an address other machines can reach: then a secret token is required."""
+        return self.host not in LOOPBACK_HOSTS
 
     @property
     def conversations_dir(self) -> Path:
@@ -108,6 +138,11 @@ def _convert(name: str, raw: Any, source: str) -> Any:
             return raw if isinstance(raw, bool) else str(raw).strip().lower() in ("1", "true", "yes", "on")
         if kind == "Path":
             return Path(raw).expanduser()
+        if kind.startswith("list"):
+            items = raw.split(",") if isinstance(raw, str) else raw
+            if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+                raise ValueError("should be a list of names")
+            return [item.strip() for item in items if item.strip()]
         if kind.startswith("dict"):
             if not isinstance(raw, dict):
                 raise ValueError("should be an object")

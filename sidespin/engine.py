@@ -11,6 +11,7 @@ is the new truth), and every event of the turn is written back as it arrives.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -20,13 +21,13 @@ from loguru import logger
 from sidespin.approvals import Approvals
 from sidespin.config import Settings
 from sidespin.errors import TranscriptError
-from sidespin.events import ErrorNotice, Event, TurnDone
+from sidespin.events import ErrorNotice, Event, ToolProposed, TurnDone
 from sidespin.live import LiveTurn
 from sidespin.llm import Backend, make_backend
 from sidespin.protocol import poke_prompt
-from sidespin.rally import Conversation, RallyOptions, chat_with_llm
-from sidespin.tools import ToolCall, ToolRegistry, load_plugins, plugins_dir
-from sidespin.transcript import Transcript, TranscriptRecorder, TranscriptStore
+from sidespin.rally import Conversation, RallyOptions, TurnControl, chat_with_llm
+from sidespin.tools import Tool, ToolCall, ToolRegistry, load_plugins, plugins_dir
+from sidespin.transcript import INTERRUPTED, Transcript, TranscriptRecorder, TranscriptStore
 
 __all__ = ["Engine", "Decision", "open_mcp"]
 
@@ -50,7 +51,8 @@ class Engine:
         self.approval = approval
         self.store = TranscriptStore(settings.conversations_dir)
         self.mcp: Any = None
-        self.conversations: dict[str, Conversation] = {}
+        # only conversations in use stay in memory: a running turn or a page request holds them
+        self.conversations: weakref.WeakValueDictionary[str, Conversation] = weakref.WeakValueDictionary()
         self.turns: dict[str, LiveTurn] = {}
 
     @classmethod
@@ -79,29 +81,81 @@ class Engine:
         return RallyOptions(
             mode=s.tool_mode, max_rounds=s.max_rounds, tool_timeout=s.tool_timeout,
             system_prompt=s.system_prompt, keep_turns=keep_turns,
+            turn_seconds=s.turn_seconds, turn_tokens=s.turn_tokens,
         )
 
     @property
     def model_name(self) -> str:
         return Path(self.backend.model).name if self.backend.model else self.backend.name
 
+    def per_tool_approval(self) -> dict[str, str]:
+        return {name: opts["approval"] for name, opts in self.settings.tools.items() if opts.get("approval")}
+
     def approvals(self, transcript: Transcript) -> Approvals:
-        per_tool = {name: opts["approval"] for name, opts in self.settings.tools.items() if opts.get("approval")}
-        return Approvals.from_transcript(transcript, self.approval, per_tool)
+        return Approvals.from_transcript(transcript, self.approval, self.per_tool_approval())
+
+    def outside_policy(self, tool: Tool) -> str | None:
+        """Why `tool` may not run for a caller outside a conversation (/mcp-tool-executor, /mcp), or None.
+
+        One approval policy for every way in: a tool that would wait for a person on the
+        chat page, or is denied there, is refused here too, unless config.json says
+        `"tools": {NAME: {"approval": "auto"}}`.
+        """
+        policy = Approvals(self.approval, self.per_tool_approval()).policy_for(tool)
+        if policy == "auto":
+            return None
+        if policy == "deny":
+            return f"the tool {tool.name!r} is not allowed (approval policy: deny)"
+        return (f"the tool {tool.name!r} needs a person's approval on the chat page, so it is not run for outside "
+                f'callers; to allow it, set "tools": {{"{tool.name}": {{"approval": "auto"}}}} in config.json')
 
     # ---- conversations ----
 
     def conversation(self, conversation_id: str | None = None) -> Conversation:
         """A conversation by id (read from its file), or a new one when no id is given."""
+        known = self.conversations.get(conversation_id) if conversation_id is not None else None
+        if known is not None:
+            return known
         if conversation_id is None:
             conversation = Conversation(id=self.store.new())
-        elif conversation_id in self.conversations:
-            return self.conversations[conversation_id]
         else:
             transcript = self.store.load(conversation_id)  # TranscriptError when missing or broken
+            self._close_interrupted(conversation_id, transcript)
             conversation = Conversation(id=conversation_id, messages=transcript.to_messages())
         self.conversations[conversation.id] = conversation
         return conversation
+
+    def _close_interrupted(self, conversation_id: str, transcript: Transcript) -> None:
+        """Calls that started and never finished (sidespin was killed) get a result saying so.
+
+        Only for a conversation no turn of ours is playing (it is not in memory): the model
+        then reads that the call did not complete, and nothing runs again unless a person asks.
+        """
+        if not transcript.turns or not transcript.turns[-1].interrupted():
+            return
+        for call in transcript.turns[-1].interrupted():
+            logger.warning("TOOL_CALL_INTERRUPTED {} id={} conv={}", call.name, call.id, conversation_id)
+            transcript.add_result(call, INTERRUPTED, is_error=True)
+            transcript.add_note({"interrupted": call.id})
+        self.store.save(conversation_id, transcript)
+
+    def rerun(self, conversation: Conversation, call_id: str) -> LiveTurn:
+        """A person's choice to run an interrupted call of the last answer again, as a new call.
+
+        Raises ValueError when `call_id` is not an interrupted call of the last answer.
+        """
+        recorder = TranscriptRecorder(self.store, conversation.id, self.model_name)
+        last = recorder.transcript.turns[-1] if recorder.transcript.turns else None
+        found = recorder.transcript.find_proposal(call_id)
+        interrupted = {n.get("interrupted") for n in last.notes()} if last is not None else set()
+        if found is None or found[0] is not last or call_id not in interrupted:
+            raise ValueError(f"{call_id!r} is not an interrupted call of the last answer; only those can be run again")
+        old = found[0].segments[found[1]].call  # type: ignore[union-attr]
+        again = ToolCall(old.name, dict(old.arguments))
+        recorder.apply(ToolProposed(again))
+        recorder.record_decision(again.id, "yo")
+        logger.info("TOOL_CALL_RERUN {} id={} was={} conv={}", again.name, again.id, call_id, conversation.id)
+        return self.start_turn(conversation, None, decisions={again.id: True})
 
     def conversation_at(self, path: Path) -> Conversation:
         """The terminal's `--transcript FILE`: resume it if it exists, else start it there."""
@@ -128,6 +182,7 @@ class Engine:
         poke_arguments: dict[str, Any] | None = None,
         decisions: dict[str, bool] | None = None,
         keep_turns: int | None = None,
+        control: TurnControl | None = None,
     ) -> AsyncIterator[Event]:
         """Play one turn and record each of its events in the transcript as it arrives."""
         try:
@@ -155,6 +210,7 @@ class Engine:
                 policy=approvals.policy_for,
                 decisions=decisions,
                 force_tool=poke_tool,
+                control=control,
             ):
                 try:
                     recorder.apply(event)
@@ -177,11 +233,13 @@ class Engine:
         decisions: dict[str, bool] | None = None,
     ) -> LiveTurn:
         """Play a turn in the background; turns of one conversation queue up, never interleave."""
-        live = LiveTurn(conversation.id)
+        control = TurnControl(self.settings.turn_seconds, self.settings.turn_tokens)
+        live = LiveTurn(conversation.id, control)
 
         async def serialized() -> AsyncIterator[Event]:
             turn = self.events(
-                conversation, user_text, poke_tool=poke_tool, poke_arguments=poke_arguments, decisions=decisions
+                conversation, user_text, poke_tool=poke_tool, poke_arguments=poke_arguments, decisions=decisions,
+                control=control,
             )
             async with conversation.lock, contextlib.aclosing(turn):
                 async for event in turn:
@@ -191,7 +249,15 @@ class Engine:
         self.turns[live.id] = live
         return live.start(serialized())
 
-    def _forget_old_turns(self, keep: int = 200) -> None:
+    def stop(self, conversation_id: str) -> list[LiveTurn]:
+        """A person's Stop: every running (or queued) turn of the conversation ends, keeping what was said."""
+        stopped = [t for t in self.turns.values() if t.conversation_id == conversation_id and not t.done]
+        for turn in stopped:
+            turn.control.stop()
+            logger.info("TURN_STOP_ASKED turn={} conv={}", turn.id, conversation_id)
+        return stopped
+
+    def _forget_old_turns(self, keep: int = 50) -> None:
         """Finished turns stay watchable for a while (a late page), then go: their transcript has them."""
         finished = [turn_id for turn_id, turn in self.turns.items() if turn.done]
         for turn_id in finished[: max(0, len(finished) - keep)]:
@@ -204,6 +270,11 @@ class Engine:
         """
         recorder = TranscriptRecorder(self.store, conversation.id, self.model_name)
         waiting = recorder.transcript.pending_calls()
+        if call_id and call_id not in {call.id for call in waiting}:
+            listed = ", ".join(call.id for call in waiting) or "none"
+            raise ValueError(f"the call {call_id!r} does not wait for a choice (waiting: {listed})")
+        if not waiting:
+            raise ValueError("no tool call waits for a choice in this conversation")
         approvals = self.approvals(recorder.transcript)
         decided = approvals.apply_choice(choice, waiting, target=call_id)
         for call in waiting:  # a tool just remembered (yO, yA) needs no more asking in this answer

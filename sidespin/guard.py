@@ -1,71 +1,270 @@
-"""Refuse requests from other sites: DNS-rebinding and cross-origin protection for a local server.
+"""The edge of the web app: who may talk to it, how much, and what a browser may do with its pages.
 
-A browser on the user's machine may visit a hostile page that posts to
-http://127.0.0.1:5001 (cross-origin) or resolves its own name to 127.0.0.1
-(DNS rebinding). Both are stopped here, before any route runs, including the
-mounted MCP endpoint:
-- the Host header must name this machine (loopback names or the bound host);
-- an Origin header, when present, must be this very app (same scheme, host and port).
+Three pure ASGI middlewares, outermost first, each before any route runs (the
+mounted MCP endpoint and the static files included):
+
+- `OriginGuard` refuses other sites and strangers:
+  - the Host header must name this server: a loopback name, the bound host, or
+    a name in `allowed_hosts` (a DNS-rebinding page has its own name in Host);
+  - an Origin header, when present, must be this very app (same scheme, host and port);
+  - on a non-loopback bind every request needs the access token: the
+    `Authorization: Bearer` header, the cookie set by the first visit, or
+    `?token=` in the URL (a page visit is redirected to the same URL without it,
+    with the cookie set). On loopback no token is needed.
+- `BodyLimit` refuses a request body over `max_body_bytes` with 413, before the
+  route reads it all.
+- `SecurityHeaders` adds a strict Content-Security-Policy (no inline script, no
+  remote images, no framing), `nosniff` and a no-referrer policy to every response.
+
+The policy is read from `app.state.guard` (a `GuardPolicy`, set when the app
+starts), so the settings of a running app decide, not those of import time.
 """
 
 from __future__ import annotations
 
+import hmac
 import json
+import socket
+from dataclasses import dataclass
+from http.cookies import SimpleCookie
 from typing import Any, Awaitable, Callable
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from loguru import logger
 
-__all__ = ["OriginGuard", "LOOPBACK_NAMES"]
+from sidespin.config import LOOPBACK_HOSTS, Settings
 
-LOOPBACK_NAMES = {"127.0.0.1", "localhost", "::1", "[::1]"}
+__all__ = ["GuardPolicy", "OriginGuard", "BodyLimit", "SecurityHeaders", "CSP", "json_refusal"]
 
-ASGIApp = Callable[[dict[str, Any], Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Awaitable[None]]
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+
+CSP = "; ".join((
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "font-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+))
+_SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cross-origin-opener-policy", b"same-origin"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+]
 
 
 def _hostname(host_header: str) -> str:
-    return urlsplit("//" + host_header).hostname or ""
+    try:
+        return (urlsplit("//" + host_header).hostname or "").lower()
+    except ValueError:  # e.g. an unbalanced "[" in a hostile Host header
+        return ""
+
+
+def _machine_names() -> set[str]:
+    """What other machines may call this one: its host name, full name and their addresses."""
+    names = {socket.gethostname(), socket.getfqdn()}
+    for name in list(names):
+        try:
+            names.update(info[4][0] for info in socket.getaddrinfo(name, None))
+        except OSError:
+            continue
+    return {name.lower() for name in names if name}
+
+
+@dataclass(frozen=True)
+class GuardPolicy:
+    """Which Host names are this server, and the token a request needs (None on loopback)."""
+
+    allowed_hosts: frozenset[str]
+    token: str | None = None
+    cookie: str = "sidespin_token"
+
+    @classmethod
+    def for_settings(cls, settings: Settings, token: str | None = None) -> GuardPolicy:
+        names = set(LOOPBACK_HOSTS) | {name.lower() for name in settings.allowed_hosts}
+        if settings.host in WILDCARD_HOSTS:
+            if not settings.allowed_hosts:  # no explicit list: the names this machine answers to
+                names |= _machine_names()
+        else:
+            names.add(settings.host.lower().strip("[]"))
+        required = token if settings.public_bind else None
+        return cls(frozenset(names), required, f"sidespin_token_{settings.port}")
+
+
+def json_refusal(status: int, reason: str, extra_headers: list[tuple[bytes, bytes]] | None = None) -> tuple[dict, dict]:
+    """The two ASGI messages of a JSON refusal: {"status": "error", "error": reason}."""
+    body = json.dumps({"status": "error", "error": reason}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    start = {"type": "http.response.start", "status": status, "headers": headers + (extra_headers or [])}
+    return start, {"type": "http.response.body", "body": body}
+
+
+async def _refuse(scope: Scope, send: Send, status: int, reason: str, headers: list | None = None) -> None:
+    logger.warning("REQUEST_REFUSED {} {} {} {}", scope.get("method", "WS"), scope.get("path"), status, reason)
+    if scope["type"] == "websocket":
+        await send({"type": "websocket.close", "code": 1008})
+        return
+    for message in json_refusal(status, reason, headers):
+        await send(message)
 
 
 class OriginGuard:
-    """Pure ASGI middleware; `extra_hosts` adds names besides loopback (e.g. the bound host)."""
+    """Host and Origin checks on every request, and the access token on a non-loopback bind."""
 
-    def __init__(self, app: ASGIApp, extra_hosts: tuple[str, ...] = ()) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.allowed_hosts = LOOPBACK_NAMES | {h for h in extra_hosts if h and h not in ("0.0.0.0", "::")}
-        # bound to every interface: any name may reach us, so only the Origin check applies
-        self.any_host = any(h in ("0.0.0.0", "::") for h in extra_hosts)
 
-    def refusal(self, headers: dict[str, str]) -> str | None:
+    @staticmethod
+    def policy(scope: Scope) -> GuardPolicy:
+        app = scope.get("app")
+        policy = getattr(getattr(app, "state", None), "guard", None)
+        return policy if isinstance(policy, GuardPolicy) else GuardPolicy(frozenset(LOOPBACK_HOSTS))
+
+    @staticmethod
+    def refusal(headers: dict[str, str], policy: GuardPolicy) -> str | None:
+        """Why the Host or Origin of a request is not this server, or None."""
         host = headers.get("host", "")
-        if not self.any_host and _hostname(host) not in self.allowed_hosts:
-            return f"Host {host!r} is not this server (allowed: {', '.join(sorted(self.allowed_hosts))})"
+        if _hostname(host) not in policy.allowed_hosts:
+            return f"Host {host!r} is not this server (allowed: {', '.join(sorted(policy.allowed_hosts))})"
         origin = headers.get("origin")
-        if origin is not None and origin != "null":
+        if origin == "null":
+            return "Origin 'null' is refused"
+        if origin is not None:
             parts = urlsplit(origin)
             if parts.netloc != host or parts.scheme not in ("http", "https"):
                 return f"Origin {origin!r} is not this app ({'http://' + host}); cross-site requests are refused"
-        elif origin == "null":
-            return "Origin 'null' is refused"
         return None
 
-    async def __call__(self, scope: dict[str, Any], receive: Callable, send: Callable) -> None:
+    @staticmethod
+    def presented_token(scope: Scope, headers: dict[str, str], policy: GuardPolicy) -> tuple[str, str]:
+        """The token a request carries and how: ("header" | "cookie" | "query" | "", token)."""
+        scheme, _, value = headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and value:
+            return "header", value.strip()
+        cookie = SimpleCookie()
+        try:
+            cookie.load(headers.get("cookie", ""))
+        except Exception:  # a malformed Cookie header carries no token
+            cookie = SimpleCookie()
+        if policy.cookie in cookie:
+            return "cookie", cookie[policy.cookie].value
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        if query.get("token"):
+            return "query", query["token"]
+        return "", ""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+        policy = self.policy(scope)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        reason = self.refusal(headers)
-        if reason is None:
+        reason = self.refusal(headers, policy)
+        if reason is not None:
+            await _refuse(scope, send, 403, reason)
+            return
+        if policy.token is not None:
+            how, token = self.presented_token(scope, headers, policy)
+            if not hmac.compare_digest(token.encode(), policy.token.encode()):
+                reason = ("this server needs its access token: open the URL printed when it started "
+                          "(…/?token=…) or send the header Authorization: Bearer <token>")
+                await _refuse(scope, send, 401, reason, [(b"www-authenticate", b"Bearer")])
+                return
+            if how == "query" and scope["type"] == "http" and scope.get("method") == "GET":
+                await self.welcome(scope, send, policy)
+                return
+        await self.app(scope, receive, send)
+
+    @staticmethod
+    async def welcome(scope: Scope, send: Send, policy: GuardPolicy) -> None:
+        """A first visit with ?token=: set the cookie and go to the same URL without the token."""
+        query = [(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1")) if k != "token"]
+        location = scope.get("path", "/") + ("?" + urlencode(query) if query else "")
+        cookie = f"{policy.cookie}={policy.token}; Path=/; HttpOnly; SameSite=Strict"
+        logger.info("AUTH_COOKIE_SET {}", scope.get("path"))
+        await send({"type": "http.response.start", "status": 303, "headers": [
+            (b"location", location.encode("latin-1")), (b"set-cookie", cookie.encode("latin-1")),
+            (b"content-length", b"0")]})
+        await send({"type": "http.response.body", "body": b""})
+
+
+class BodyLimit:
+    """413 for a request body over `max_bytes`: by Content-Length at once, or as it streams in."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    @staticmethod
+    def limit(scope: Scope) -> int:
+        settings = getattr(getattr(scope.get("app"), "state", None), "settings", None)
+        return settings.max_body_bytes if isinstance(settings, Settings) else Settings.max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        logger.warning("REQUEST_REFUSED {} {} {}", scope.get("method", "WS"), scope.get("path"), reason)
-        if scope["type"] == "websocket":
-            await send({"type": "websocket.close", "code": 1008})
+        limit = self.limit(scope)
+        reason = f"the request body is larger than {limit} bytes (max_body_bytes)"
+        length = dict(scope.get("headers", [])).get(b"content-length", b"")
+        if length.strip().isdigit() and int(length) > limit:
+            await _refuse(scope, send, 413, reason)
             return
-        body = json.dumps({"status": "error", "error": reason}).encode()
-        await send({
-            "type": "http.response.start",
-            "status": 403,
-            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
-        })
-        await send({"type": "http.response.body", "body": body})
+        received = 0
+        refused = False
+        started = False
+
+        async def counted_receive() -> dict[str, Any]:
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    refused = True
+                    if not started:
+                        await _refuse(scope, send, 413, reason)
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def guarded_send(message: dict[str, Any]) -> None:
+            nonlocal started
+            if refused:
+                return  # the 413 went out; whatever the route answers now is dropped
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        await self.app(scope, counted_receive, guarded_send)
+
+
+class SecurityHeaders:
+    """The same strict headers on every response, pages, JSON, streams and files alike."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                present = {key.lower() for key, _ in message.get("headers", [])}
+                extra = [(key, value) for key, value in _SECURITY_HEADERS if key not in present]
+                message = {**message, "headers": list(message.get("headers", [])) + extra}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)

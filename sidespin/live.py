@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -30,9 +31,64 @@ from sidespin.events import (
     ToolStarted,
     TurnDone,
 )
+from sidespin.rally import TurnControl
 from sidespin.tools import ToolCall
 
-__all__ = ["Card", "LiveTurn"]
+__all__ = ["Card", "LiveTurn", "MarkdownStream"]
+
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+
+
+class MarkdownStream:
+    """Answer text as complete Markdown blocks and the tail still being written.
+
+    A block ends at a blank line outside a fenced code block. A page renders each
+    complete block once and shows the tail as plain text until it completes, so a
+    long answer is sent about once, not once per token. Linear in the text's length.
+    """
+
+    def __init__(self, text: str = "") -> None:
+        self.blocks: list[str] = []
+        self.tail: list[str] = []  # pieces of the block being written
+        self._line: list[str] = []
+        self._has_text = False
+        self._fence: str | None = None
+        if text:
+            self.feed(text)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.blocks) + "".join(self.tail)
+
+    def feed(self, text: str) -> None:
+        start = 0
+        while start < len(text):
+            newline = text.find("\n", start)
+            end = len(text) if newline < 0 else newline + 1
+            piece = text[start:end]
+            self.tail.append(piece)
+            self._line.append(piece)
+            start = end
+            if newline >= 0:
+                line, self._line = "".join(self._line), []
+                if self._ends_block(line):
+                    self.blocks.append("".join(self.tail))
+                    self.tail = []
+
+    def _ends_block(self, line: str) -> bool:
+        stripped = line.strip()
+        if self._fence is not None:
+            if stripped.startswith(self._fence) and set(stripped) == {self._fence[0]}:
+                self._fence = None
+            return False
+        if not stripped:
+            ended, self._has_text = self._has_text, False
+            return ended
+        opener = _FENCE.match(line)
+        if opener:
+            self._fence = opener.group(1)
+        self._has_text = True
+        return False
 
 
 @dataclass
@@ -45,6 +101,7 @@ class Card:
     seconds: float | None = None
     attachments: list[dict[str, Any]] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
+    version: int = 0  # bumped on every change, so a watcher sends a card only when it changed
 
     @property
     def arguments(self) -> str:
@@ -54,10 +111,12 @@ class Card:
 class LiveTurn:
     """The visible state of one turn, updated from rally events."""
 
-    def __init__(self, conversation_id: str, on_event: Callable[[Event], None] | None = None) -> None:
+    def __init__(self, conversation_id: str, control: TurnControl | None = None,
+                 on_event: Callable[[Event], None] | None = None) -> None:
         self.id = "t" + secrets.token_hex(5)
         self.conversation_id = conversation_id
-        self.text = ""
+        self.control = control or TurnControl()
+        self.answer = MarkdownStream()
         self.thoughts: list[str] = []
         self.cards: dict[str, Card] = {}
         self.malformed: list[MalformedCall] = []
@@ -66,6 +125,8 @@ class LiveTurn:
         self.reason = ""
         self.version = 0
         self._changed = asyncio.Event()
+        self._wake: asyncio.TimerHandle | None = None
+        self.frame = 0.03  # seconds between two updates of streamed text (about 30 a second)
         self._on_event = on_event
         self.task: asyncio.Task[None] | None = None
 
@@ -83,14 +144,14 @@ class LiveTurn:
             self.apply(ErrorNotice(f"internal error: {type(error).__name__}: {error}"))
         finally:
             if not self.done:
-                self.apply(TurnDone(text=self.text, reason="error"))
+                self.apply(TurnDone(text=self.answer.text, reason="error"))
 
     def apply(self, event: Event) -> None:
         """Fold one event into the snapshot and wake every watcher."""
         if self._on_event is not None:
             self._on_event(event)
         if isinstance(event, TextDelta):
-            self.text += event.text
+            self.answer.feed(event.text)
         elif isinstance(event, Thought):
             if event.closed or not self.thoughts:
                 self.thoughts.append(event.text)
@@ -99,16 +160,13 @@ class LiveTurn:
         elif isinstance(event, ToolProposed):
             self.cards[event.call.id] = Card(event.call)
         elif isinstance(event, ApprovalNeeded):
-            self._card(event.call).status = "waiting"
+            self._card(event.call, status="waiting")
         elif isinstance(event, ToolStarted):
-            card = self._card(event.call)
-            card.status, card.started = "running", time.perf_counter()
+            self._card(event.call, status="running", started=time.perf_counter())
         elif isinstance(event, ToolFinished):
-            card = self._card(event.result.call)
-            card.status = "done" if event.result.ok else "error"
-            card.result = event.result.text()
-            card.seconds = event.result.seconds
-            card.attachments = event.result.attachments
+            result = event.result
+            self._card(result.call, status="done" if result.ok else "error", result=result.text(),
+                       seconds=result.seconds, attachments=result.attachments)
         elif isinstance(event, MalformedCall):
             self.malformed.append(event)
         elif isinstance(event, ErrorNotice):
@@ -116,13 +174,27 @@ class LiveTurn:
         elif isinstance(event, TurnDone):
             self.done, self.reason = True, event.reason
         self.version += 1
+        if isinstance(event, (TextDelta, Thought)) and not self.done:
+            # streamed pieces wake the watchers at most once per `frame`: one update carries many tokens
+            if self._wake is None:
+                self._wake = asyncio.get_running_loop().call_later(self.frame, self._notify)
+        else:
+            self._notify()
+
+    def _notify(self) -> None:
+        if self._wake is not None:
+            self._wake.cancel()
+            self._wake = None
         self._changed.set()
         self._changed = asyncio.Event()
 
-    def _card(self, call: ToolCall) -> Card:
-        if call.id not in self.cards:
-            self.cards[call.id] = Card(call)
-        return self.cards[call.id]
+    def _card(self, call: ToolCall, **changes: Any) -> Card:
+        """The call's card, with `changes` applied and its version bumped."""
+        card = self.cards.setdefault(call.id, Card(call))
+        for name, value in changes.items():
+            setattr(card, name, value)
+        card.version += 1
+        return card
 
     async def changes(self, idle_timeout: float = 15.0) -> AsyncIterator[int]:
         """Yield the version after each change (at once for the current one); None-free heartbeat on idle."""

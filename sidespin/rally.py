@@ -16,6 +16,7 @@ the only state; calls that wait for approval are the last assistant message's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 from dataclasses import dataclass, field
@@ -41,12 +42,13 @@ from sidespin.llm import Backend, Delta, Grammar
 from sidespin.protocol import format_block, grammar_for, parse_request, poke_prompt, teaching_prompt
 from sidespin.tools import DEFAULT_TIMEOUT, Tool, ToolCall, ToolRegistry, ToolResult
 
-__all__ = ["Conversation", "RallyOptions", "chat_with_llm", "poke", "pending_calls"]
+__all__ = ["Conversation", "RallyOptions", "TurnControl", "TurnCut", "chat_with_llm", "poke", "pending_calls"]
 
 MCP_TAG = "mcp-request"
 THINK_TAG = "think"
 # A small model sometimes imitates the result markup it saw in the history; that is never answer text.
 ECHO_TAG = "mcp-response"
+TAGS = (MCP_TAG, THINK_TAG, ECHO_TAG)
 
 Policy = Callable[[Tool], str]
 
@@ -68,6 +70,79 @@ class RallyOptions:
     tool_timeout: float = DEFAULT_TIMEOUT
     system_prompt: str = ""
     keep_turns: int | None = None  # send only the last N user turns (the terminal chat keeps 3)
+    turn_seconds: float = 300.0  # wall clock of a whole turn
+    turn_tokens: int = 4096  # streamed tokens of a whole turn, every round included
+
+
+class TurnCut(Exception):
+    """A turn ended early: a person stopped it (`stopped`), or it reached its `time` or `tokens` limit."""
+
+    def __init__(self, reason: str, message: str, why: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.why = why  # for the result of a call cut short: "<why> before this call finished"
+
+
+class TurnControl:
+    """A handle on one running turn: its wall clock and token budget end it, and so can a person.
+
+    Every await of the rally that may take long (the model's next piece, the tools
+    under way) runs inside `bounded()`; `stop()` ends the one under way at once (the
+    clock's timeout is simply moved to now) and every later one before it starts.
+    """
+
+    def __init__(self, seconds: float = 300.0, tokens: int = 4096) -> None:
+        self.seconds = seconds
+        self.tokens = tokens
+        self.spent = 0
+        self.reason: str | None = None
+        self._deadline: float | None = None
+        self._scope: asyncio.Timeout | None = None
+
+    def stop(self) -> None:
+        """A person's Stop: the turn ends at its next (or current) await, keeping what was said."""
+        self.reason = self.reason or "stopped"
+        if self._scope is not None and not self._scope.expired():
+            self._scope.reschedule(asyncio.get_running_loop().time())
+
+    def spend(self, text: str) -> None:
+        """Count a streamed piece: one token, or one per 4 characters of a longer piece."""
+        if not text:
+            return
+        self.spent += max(1, -(-len(text) // 4))
+        if self.spent > self.tokens:
+            self.reason = self.reason or "tokens"
+            raise self.cut()
+
+    def cut(self) -> TurnCut:
+        if self.reason == "stopped":
+            return TurnCut("stopped", "stopped by you; what was said so far is kept", "the turn was stopped")
+        if self.reason == "tokens":
+            return TurnCut("tokens", f"this turn reached its limit of {self.tokens} tokens (turn_tokens) and was "
+                           "stopped; what was said so far is kept", "the turn reached its token limit")
+        return TurnCut("time", f"this turn ran longer than {self.seconds:g} s (turn_seconds) and was stopped; "
+                       "what was said so far is kept", "the turn ran out of time")
+
+    @contextlib.asynccontextmanager
+    async def bounded(self) -> AsyncIterator[None]:
+        """Run the body within the turn's deadline; raise `TurnCut` if the turn is (or gets) cut."""
+        if self._deadline is None:
+            self._deadline = asyncio.get_running_loop().time() + self.seconds
+        if self.reason is not None:
+            raise self.cut()
+        scope = asyncio.timeout_at(self._deadline)
+        try:
+            async with scope:
+                self._scope = scope
+                yield
+        except TimeoutError:
+            if not scope.expired():
+                raise  # a timeout of the body's own, not the turn's
+            self.reason = self.reason or "time"
+            raise self.cut() from None
+        finally:
+            self._scope = None
 
 
 def pending_calls(messages: list[dict[str, Any]]) -> list[ToolCall]:
@@ -162,7 +237,9 @@ class _Turn:
         options: RallyOptions,
         policy: Policy | None,
         force_tool: str | None,
+        control: TurnControl,
     ) -> None:
+        self.control = control
         self.conversation = conversation
         self.backend = backend
         self.registry = registry
@@ -314,31 +391,77 @@ class _Turn:
 
 async def _wait_tools(turn: _Turn, current: _Round) -> AsyncIterator[Event]:
     while current.tasks:
-        await asyncio.wait(list(current.tasks), return_when=asyncio.FIRST_COMPLETED)
+        async with turn.control.bounded():
+            await asyncio.wait(list(current.tasks), return_when=asyncio.FIRST_COMPLETED)
         for event in turn.finished(current):
             yield event
 
 
-async def _run_decided(turn: _Turn, decisions: dict[str, bool]) -> AsyncIterator[Event]:
-    """Run (or refuse) the calls that waited for a person, then record their results."""
-    waiting = pending_calls(turn.conversation.messages)
+async def _abandon_tools(current: _Round, why: str) -> list[Event]:
+    """Cancel the calls still running (a sync tool is asked to stop too); each gets an error result."""
+    tasks = list(current.tasks)
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.wait(tasks, timeout=2.0)
+    events: list[Event] = []
+    for task in tasks:
+        call = current.tasks.pop(task)
+        result = ToolResult(call, error=f"{why} before this call finished; it did not complete")
+        current.results[call.id] = result
+        logger.warning("TOOL_CALL_ABANDONED {} id={}", call.name, call.id)
+        events.append(ToolFinished(result))
+    return events
+
+
+def _decided_round(turn: _Turn, decisions: dict[str, bool]) -> _Round:
+    """The calls that waited for a person, as a round whose answer is already in the history."""
     current = _Round()
-    for call in waiting:
+    current.calls = [call for call in pending_calls(turn.conversation.messages) if call.id in decisions]
+    return current
+
+
+async def _run_decided(turn: _Turn, current: _Round, decisions: dict[str, bool]) -> AsyncIterator[Event]:
+    """Run (or refuse) the calls that waited for a person."""
+    for call in current.calls:
         turn.seen.add(_call_key(call))
-        if decisions.get(call.id):
+        if decisions[call.id]:
             task = asyncio.create_task(turn.registry.execute(call, timeout=turn.options.tool_timeout))
             current.tasks[task] = call
             yield ToolStarted(call)
-        elif call.id in decisions:
+        else:
             result = ToolResult(call, error="the user refused this tool call")
             current.results[call.id] = result
             logger.info("TOOL_CALL_REFUSED {} id={}", call.name, call.id)
             yield ToolFinished(result)
     async for event in _wait_tools(turn, current):
         yield event
-    for call in waiting:
+
+
+def _record_decided(turn: _Turn, current: _Round) -> None:
+    for call in current.calls:
         if call.id in current.results:
             turn.conversation.messages.append(_tool_message(current.results[call.id]))
+
+
+async def _stream_answer(
+    turn: _Turn, current: _Round, interceptor: Interceptor, round_number: int
+) -> AsyncIterator[Event]:
+    """One answer of the model, each piece bounded by the turn's clock, its budget and a person's Stop."""
+    messages, tools, grammar = turn.request(round_number)
+    logger.info(
+        "LLM_TURN conv={} round={} backend={} mode={} messages={}",
+        turn.conversation.id, round_number, turn.backend.name, turn.mode(), len(messages),
+    )
+    async with contextlib.aclosing(turn.backend.stream(messages, tools=tools, grammar=grammar)) as stream:
+        while True:
+            async with turn.control.bounded():
+                delta = await anext(stream, None)
+            if delta is None:
+                return
+            turn.control.spend(delta.text + delta.thinking)
+            for event in turn.on_delta(delta, interceptor, current) + turn.finished(current):
+                yield event
 
 
 async def chat_with_llm(
@@ -351,6 +474,7 @@ async def chat_with_llm(
     policy: Policy | None = None,
     decisions: dict[str, bool] | None = None,
     force_tool: str | None = None,
+    control: TurnControl | None = None,
 ) -> AsyncIterator[Event]:
     """Play one turn of the rally and yield its events.
 
@@ -358,70 +482,85 @@ async def chat_with_llm(
     run or refused according to `decisions` ({call id: approved}) and the model goes on.
     `policy(tool)` answers auto, ask or deny for each call (default: auto).
     `force_tool` (a tool name) constrains the first answer to one block calling it (the Poke).
+    `control` lets a person stop the turn; it also holds the turn's wall-clock and token limits
+    (by default those of `options`). Whatever ends the turn, the last event is one `TurnDone`.
     """
     options = options or RallyOptions()
-    turn = _Turn(conversation, backend, registry, options, policy, force_tool)
+    control = control or TurnControl(options.turn_seconds, options.turn_tokens)
+    turn = _Turn(conversation, backend, registry, options, policy, force_tool, control)
     if user_text is not None:
         conversation.messages.append({"role": "user", "content": user_text})
     current = _Round()
+    interceptor = Interceptor(tags=TAGS)
+    rounds = 0
+    reason = "done"
+    decided = user_text is None  # the current round is the calls a person just decided
     try:
-        if user_text is None:
-            async for event in _run_decided(turn, decisions or {}):
+        if decided:
+            current = _decided_round(turn, decisions or {})
+            async for event in _run_decided(turn, current, decisions or {}):
                 yield event
+            _record_decided(turn, current)
+            current, decided = _Round(), False
             if pending_calls(conversation.messages):
                 yield TurnDone(reason="approval", pending=pending_calls(conversation.messages))
                 return
-        for round_number in range(1, options.max_rounds + 1):
+        for rounds in range(1, options.max_rounds + 1):
             current = _Round()
-            messages, tools, grammar = turn.request(round_number)
-            logger.info(
-                "LLM_TURN conv={} round={} backend={} mode={} messages={}",
-                conversation.id, round_number, backend.name, turn.mode(), len(messages),
-            )
-            interceptor = Interceptor(tags=(MCP_TAG, THINK_TAG, ECHO_TAG))
+            interceptor = Interceptor(tags=TAGS)
+            failure: ErrorNotice | None = None
             try:
-                async for delta in backend.stream(messages, tools=tools, grammar=grammar):
-                    for event in turn.on_delta(delta, interceptor, current) + turn.finished(current):
-                        yield event
+                async for event in _stream_answer(turn, current, interceptor, rounds):
+                    yield event
             except BackendError as error:
-                for event in turn.on_events(interceptor.close(), current):
-                    yield event
                 logger.error("LLM_ERROR conv={} {}", conversation.id, error)
-                yield ErrorNotice(str(error))
-                async for event in _wait_tools(turn, current):
-                    yield event
-                turn.close_round(current)
-                yield TurnDone(text="".join(turn.answer + current.text), rounds=round_number, reason="error")
-                return
+                failure, reason = ErrorNotice(str(error)), "error"
             for event in turn.on_events(interceptor.close(), current):
                 yield event
+            if failure is not None:
+                yield failure
             async for event in _wait_tools(turn, current):
                 yield event
             turn.answer.extend(current.text)
             turn.close_round(current)
+            if reason == "error":
+                break
             formatted = turn.formatted(current)
             if formatted is not None:
                 logger.info("TOOL_RESULT_FORMATTED conv={} chars={}", conversation.id, len(formatted))
                 conversation.messages.append({"role": "assistant", "content": formatted})
                 turn.answer.append(formatted)
                 yield TextDelta(formatted)
-                yield TurnDone(text="".join(turn.answer), rounds=round_number)
-                return
+                break
             if current.pending:
-                yield TurnDone(text="".join(turn.answer), rounds=round_number, reason="approval", pending=current.pending)
-                return
+                reason = "approval"
+                break
             if not current.calls:
-                yield TurnDone(text="".join(turn.answer), rounds=round_number)
-                return
+                break
             if current.repeats == len(current.calls):
                 yield ErrorNotice("the model repeated a call it had already made; stopping this turn")
-                yield TurnDone(text="".join(turn.answer), rounds=round_number, reason="repeat")
-                return
-        yield ErrorNotice(f"stopped after {options.max_rounds} tool rounds (the limit; see max_rounds)")
-        yield TurnDone(text="".join(turn.answer), rounds=options.max_rounds, reason="limit")
+                reason = "repeat"
+                break
+        else:
+            yield ErrorNotice(f"stopped after {options.max_rounds} tool rounds (the limit; see max_rounds)")
+            reason = "limit"
+    except TurnCut as cut:
+        for event in turn.on_events(interceptor.close(), current):
+            yield event
+        for event in await _abandon_tools(current, cut.why):
+            yield event
+        if decided:
+            _record_decided(turn, current)
+        elif current.calls or current.text:  # a round under way: keep what it said
+            turn.answer.extend(current.text)
+            turn.close_round(current)
+        logger.warning("TURN_CUT conv={} reason={} {}", conversation.id, cut.reason, cut.message)
+        yield ErrorNotice(cut.message)
+        reason = "stopped" if cut.reason == "stopped" else "limit"
     finally:
         for task in current.tasks:
             task.cancel()
+    yield TurnDone(text="".join(turn.answer), rounds=rounds, reason=reason, pending=current.pending)
 
 
 def poke(

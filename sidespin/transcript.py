@@ -26,19 +26,27 @@ One file per conversation. Lines that start with a marker open a part of it
 
     💬:                                  an empty user turn: the answer is complete
 
+    <!-- sidespin: {"started": "call_1"} -->   a note: what the page must show that Parley's
+                                         markers have no place for (a call that started, a
+                                         stopped answer); its own line inside a 🤖: block,
+                                         JSON in an HTML comment, never sent to the model
+
+In a 🛠️: header, `%`, `[`, `]`, CR and LF of a tool name or call id are written
+%-escaped (`%25 %5B %5D %0D %0A`), so a call id of any characters round-trips.
 `🛠️` is U+1F6E0 U+FE0F, exactly as in the seed. Everything that is not one of
 these structures (blank lines, free text, text before the first 💬:) is kept
 as written, so `parse(text).render() == text` for every text that parses.
 When sidespin writes model or user text, a line that would begin with a
-structural marker (💬 🤖 ❓ 🛠, and in thoughts 🧠 📝 too) gets one leading
-space, so what a model writes can never break the file.
+structural marker (💬 🤖 ❓ 🛠, and in thoughts 🧠 📝 too) or a note gets one
+leading space, so what a model writes can never break the file or forge a note.
 
 `to_messages` rebuilds the OpenAI-shaped messages without running a tool:
 per 🤖: block, the text before a run of proposals and the proposals
 themselves become ONE assistant message with `tool_calls` (as the seed's
 example: both calls were proposed in the same answer), then one `tool`
-message per proposal in proposal order (its result, or a refusal for `[n]`);
-text after the results starts a new assistant message. Thoughts are not sent.
+message per proposal in proposal order (its result, a refusal for `[n]`, or for a
+call that started and never finished, a result saying it was interrupted);
+text after the results starts a new assistant message. Thoughts and notes are not sent.
 """
 
 from __future__ import annotations
@@ -62,6 +70,7 @@ from sidespin.events import (
     Thought as ThoughtEvent,
     ToolFinished,
     ToolProposed,
+    ToolStarted,
     TurnDone,
 )
 from sidespin.tools import ToolCall
@@ -82,6 +91,7 @@ __all__ = [
     "Summary",
     "Proposal",
     "Result",
+    "Note",
     "Segment",
     "Turn",
     "Transcript",
@@ -101,6 +111,9 @@ DECISIONS = ("ya", "yA", "yo", "yO", "n")
 
 REFUSED = "Error: the user refused this tool call"
 NOT_RUN = "Error: this tool call was not run (no result was recorded)"
+INTERRUPTED = ("Error: this tool call was interrupted (sidespin stopped while it ran) and did not complete; "
+               "its effects, if any, are unknown")
+NOTE_PREFIX = "<!-- sidespin: "
 CONDENSED = "(An earlier exchange, condensed to its summary.)"
 
 # First characters that get one leading space at the start of a written line.
@@ -112,6 +125,8 @@ _HEADER = re.compile(r"🤖:[ \t]*(?:\[([^\]\n]*)\])?")
 _PROPOSAL = re.compile(r"❓:(?:\[([^\]\n]*)\])?[ \t]*`(.*)`[ \t\r]*")
 _DECISION = re.compile(r"❓:(?:\[[^\]\n]*\])?")
 _RESULT = re.compile("\U0001f6e0\ufe0f:" + r"[ \t]*\[([^\]\n]*)\]\[(.*?)\](\[error\])?[ \t\r]*")
+_NOTE = re.compile(r"<!-- sidespin: (\{.*\}) -->[ \t\r]*")
+_FIELD_ESCAPES = {"%": "%25", "[": "%5B", "]": "%5D", "\r": "%0D", "\n": "%0A"}
 _TITLE_CHARS = 60
 
 
@@ -119,7 +134,31 @@ def _marker(line: str) -> str | None:
     for marker in MARKERS:
         if line.startswith(marker):
             return marker
+    if line.startswith(NOTE_PREFIX) and _note_data(line) is not None:
+        return NOTE_PREFIX
     return None
+
+
+def _note_data(line: str) -> dict[str, Any] | None:
+    match = _NOTE.fullmatch(line.rstrip("\n"))
+    if match is None:
+        return None
+    try:
+        data = json.loads(match.group(1))
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _guard_notes(text: str, start: int = 0) -> str:
+    """Give each line that would read as a note one leading space, from the line holding `start` on."""
+    position = text.rfind("\n", 0, start) + 1
+    while True:
+        if text.startswith(NOTE_PREFIX, position):
+            text = text[:position] + " " + text[position:]
+        position = text.find("\n", position) + 1
+        if position == 0:
+            return text
 
 
 def _split_lines(text: str) -> list[str]:
@@ -142,6 +181,15 @@ def _clean_name(name: str) -> str:
     return name.replace("]", ")").replace("\n", " ").replace("\r", " ")
 
 
+def _quote_field(value: str) -> str:
+    """A tool name or call id as a 🛠️: header holds it: the characters that would break it %-escaped."""
+    return "".join(_FIELD_ESCAPES.get(char, char) for char in value)
+
+
+def _unquote_field(value: str) -> str:
+    return re.sub("%(25|5B|5D|0D|0A)", lambda m: {v: k for k, v in _FIELD_ESCAPES.items()}[m.group(0)], value)
+
+
 def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -152,7 +200,7 @@ def _paragraph(marker: str, text: str) -> str:
     if not lines:
         return marker + " \n"
     rest = "".join(_escape(line, _PARAGRAPH_BREAKS, at_line_start=True) + "\n" for line in lines[1:])
-    return f"{marker} {lines[0].strip()}\n{rest}"
+    return f"{marker} {lines[0].strip()}\n{_guard_notes(rest)}"
 
 
 def _result_body(text: str) -> str:
@@ -249,11 +297,27 @@ class Result:
     def __post_init__(self) -> None:
         if not self.raw:
             flag = "[error]" if self.is_error else ""
-            header = f"{RESULT} [{_clean_name(self.tool)}][{_clean_name(self.call_id)}]{flag}"
+            header = f"{RESULT} [{_quote_field(self.tool)}][{_quote_field(self.call_id)}]{flag}"
             self.raw = f"{header}\n\n{_result_body(self.text)}"
 
 
-Segment = Union[Text, Thought, Summary, Proposal, Result]
+@dataclass
+class Note:
+    """A sidespin note: `<!-- sidespin: {json} -->` on its own line; Parley reads it as a comment."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    raw: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.raw:
+            text = json.dumps(self.data, ensure_ascii=False, separators=(",", ":"))
+            text = text.replace("<", "\\u003c").replace(">", "\\u003e")  # never closes the comment early
+            self.raw = f"{NOTE_PREFIX}{text} -->\n"
+        else:
+            self.data = _note_data(self.raw) or {}
+
+
+Segment = Union[Text, Thought, Summary, Proposal, Result, Note]
 
 
 def _append(segments: list[Segment], segment: Segment) -> None:
@@ -297,6 +361,23 @@ class Turn:
     def results(self) -> list[Result]:
         return [segment for segment in self.segments if isinstance(segment, Result)]
 
+    def notes(self) -> list[dict[str, Any]]:
+        return [segment.data for segment in self.segments if isinstance(segment, Note)]
+
+    def started(self) -> set[str]:
+        """Ids of the calls a note says were started."""
+        return {note["started"] for note in self.notes() if isinstance(note.get("started"), str)}
+
+    def interrupted(self) -> list[ToolCall]:
+        """Calls that started and have no result: sidespin stopped while they ran."""
+        answered = {result.call_id for result in self.results()}
+        started = self.started()
+        return [p.call for p in self.proposals() if p.call.id in started and p.call.id not in answered]
+
+    @property
+    def stopped(self) -> bool:
+        return any(note.get("stopped") for note in self.notes())
+
     def summary(self) -> str | None:
         found = [segment.text for segment in self.segments if isinstance(segment, Summary) and segment.text]
         return found[-1] if found else None
@@ -307,6 +388,7 @@ class Turn:
         content: list[str] = []
         calls: list[Proposal] = []
         results: dict[str, Result] = {}
+        started = self.started()
 
         def flush(final: bool) -> None:
             text = "".join(content).strip()
@@ -322,6 +404,8 @@ class Turn:
                         reply = result.text
                     elif proposal.decision == "n":
                         reply = REFUSED
+                    elif proposal.call.id in started:
+                        reply = INTERRUPTED
                     elif not final:
                         reply = NOT_RUN
                     else:
@@ -341,7 +425,7 @@ class Turn:
                 calls.append(segment)
             elif isinstance(segment, Result):
                 results[segment.call_id] = segment
-            elif isinstance(segment, Thought):
+            elif isinstance(segment, (Thought, Note)):
                 continue
             elif segment.raw.strip():
                 if calls or results:
@@ -378,7 +462,7 @@ class Transcript:
         if not self.turns:
             return []
         turn = self.turns[-1]
-        answered = {result.call_id for result in turn.results()}
+        answered = {result.call_id for result in turn.results()} | turn.started()
         return [p.call for p in turn.proposals() if p.decision is None and p.call.id not in answered]
 
     def find_proposal(self, call_id: str) -> tuple[Turn, int] | None:
@@ -466,6 +550,11 @@ class Transcript:
         self.final_newline = True
         at_line_start = self._tail().endswith("\n")
         _append(turn.segments, Text(_escape(delta, _TEXT_BREAKS, at_line_start=at_line_start)))
+        # a note-like line may arrive over several pieces: look again at the lines this piece touched
+        last = turn.segments[-1]
+        window = max(0, len(last.raw) - len(delta) - len(NOTE_PREFIX) - 1)
+        if NOTE_PREFIX[:2] in last.raw[window:]:
+            turn.segments[-1] = Text(_guard_notes(last.raw, window))
 
     def put_thought(self, text: str, at: int | None) -> int:
         """Write the thought `text` from segment `at` on (None: a new thought); return `at`."""
@@ -508,14 +597,49 @@ class Transcript:
             found = self.find_proposal(call.id)
             assert found is not None
         turn, index = found
+        # once the result is there, the note that the call started has done its job
+        turn.segments[:] = [s for s in turn.segments if not (isinstance(s, Note) and s.data.get("started") == call.id)]
         position = index + 1
-        while position < len(turn.segments) and isinstance(turn.segments[position], Result):
+        while position < len(turn.segments) and isinstance(turn.segments[position], (Result, Note)):
             position += 1
         result = Result(call.id, call.name, text, is_error)
         after = turn.segments[position] if position < len(turn.segments) else None
         gap = [] if isinstance(after, Text) and after.raw.startswith("\n") else [Text("\n")]
         turn.segments[position:position] = [result, *gap]
         return result
+
+    def mark_started(self, call: ToolCall) -> None:
+        """Note, right after its proposal, that a call began to run: a crash can then never re-run it silently.
+
+        `add_result` removes the note again: a result says as much.
+        """
+        found = self.find_proposal(call.id)
+        if found is None:
+            self.add_proposal(call)
+            found = self.find_proposal(call.id)
+            assert found is not None
+        turn, index = found
+        if call.id in turn.started():
+            return
+        position = index + 1
+        while position < len(turn.segments) and isinstance(turn.segments[position], Note):
+            position += 1
+        turn.segments.insert(position, Note({"started": call.id}))
+
+    def add_note(self, data: dict[str, Any]) -> None:
+        """A note at the end of the open answer (see `Note`)."""
+        if not self.turns or self.turns[-1].model is None:
+            return
+        self._pad(blank=False)
+        self.turns[-1].segments.append(Note(data))
+
+    def mark_stopped(self) -> None:
+        """Note at the end of the answer that it was stopped before it was complete."""
+        self.add_note({"stopped": True})
+
+    def interrupted_ids(self) -> set[str]:
+        """Calls a note says were interrupted by a crash (their result says so too)."""
+        return {n["interrupted"] for turn in self.turns for n in turn.notes() if isinstance(n.get("interrupted"), str)}
 
     def end_turn(self) -> None:
         """The answer is complete: write the empty 💬: that waits for the next question."""
@@ -587,6 +711,9 @@ class _Parser:
                 segment = self.result()
             elif marker in (THOUGHT, SUMMARY):
                 segment = self.paragraph(marker)
+            elif marker == NOTE_PREFIX:
+                segment = Note(raw=self.lines[self.i])
+                self.i += 1
             else:
                 segment = self.text()
             _append(segments, segment)
@@ -649,6 +776,7 @@ class _Parser:
         if header is None:
             raise self.error(f"a {RESULT} line reads {RESULT} [tool][call-id]")
         tool, call_id, failed = header.groups()
+        tool, call_id = _unquote_field(tool), _unquote_field(call_id)
         self.i += 1
         while self.i < len(self.lines) and not self.lines[self.i].strip():
             self.i += 1
@@ -792,7 +920,9 @@ class TranscriptRecorder:
     A file that does not parse is never written over: the constructor raises
     `TranscriptError`, and so does any event that finds the file broken on disk
     in the meantime. A file rewritten by someone else is reloaded as the truth
-    before the next event is recorded (text held back in memory is dropped).
+    before the next event is recorded; streamed text not yet written is then
+    appended to the reloaded version. Held-back text is kept as pieces and joined
+    once per write, so recording a long answer stays linear in its length.
     """
 
     def __init__(
@@ -816,6 +946,7 @@ class TranscriptRecorder:
         self._dirty = False
         self._thought: str | None = None
         self._thought_at: int | None = None
+        self._text: list[str] = []
 
     def user(self, text: str) -> None:
         """A new user turn."""
@@ -833,14 +964,16 @@ class TranscriptRecorder:
 
     def apply(self, event: Event) -> None:
         """Record one rally event."""
-        self._sync()
-        transcript = self.transcript
         if isinstance(event, TextDelta):
+            # held in memory until the next write: one join per write keeps a long answer linear
+            self._sync()
             self._thought = None
-            transcript.start_answer(self.model_name)
-            transcript.append_text(event.text)
+            self._text.append(event.text)
             self._save(streaming=True)
             return
+        self._write_text()
+        self._sync()
+        transcript = self.transcript
         if isinstance(event, ThoughtEvent):
             transcript.start_answer(self.model_name)
             if event.closed or self._thought is None:
@@ -852,15 +985,19 @@ class TranscriptRecorder:
             self._save(streaming=True)
             return
         self._thought = None
-        if not isinstance(event, (ToolProposed, ToolFinished, TurnDone)):
-            self.flush()  # approval needed, tool started, notices: nothing new to write
+        if not isinstance(event, (ToolProposed, ToolStarted, ToolFinished, TurnDone)):
+            self.flush()  # approval needed, notices: nothing new to write
             return
         if isinstance(event, ToolProposed):
             transcript.start_answer(self.model_name)
             transcript.add_proposal(event.call)
+        elif isinstance(event, ToolStarted):
+            transcript.mark_started(event.call)
         elif isinstance(event, ToolFinished):
             transcript.add_result(event.result.call, event.result.text(), is_error=not event.result.ok)
         elif isinstance(event, TurnDone):
+            if event.reason == "stopped":
+                transcript.mark_stopped()
             if event.reason != "approval":
                 transcript.end_turn()
             self.transcript = parse(transcript.render(), path=str(self.store.path(self.conversation_id)))
@@ -886,11 +1023,21 @@ class TranscriptRecorder:
         self._dirty = False
         self._thought = None
 
+    def _write_text(self) -> None:
+        """Put the answer text held in memory into the transcript."""
+        if not self._text:
+            return
+        self._sync()
+        text, self._text = "".join(self._text), []
+        self.transcript.start_answer(self.model_name)
+        self.transcript.append_text(text)
+
     def _save(self, *, streaming: bool = False) -> None:
         now = self.clock()
         if streaming and now - self._last_write < self.min_interval:
             self._dirty = True
             return
+        self._write_text()
         self.store.save(self.conversation_id, self.transcript)
         logger.debug("TRANSCRIPT_SAVED conv={} writes={}", self.conversation_id, self.writes + 1)
         self._stamp = self.store.stamp(self.conversation_id)

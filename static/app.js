@@ -36,6 +36,19 @@
   document.addEventListener("htmx:sseMessage", follow);
   document.addEventListener("DOMContentLoaded", function () { stick = true; follow(); });
 
+  // An accepted message clears the composer (kept out of the markup: the CSP allows no inline script).
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var form = event.detail.elt;
+    if (form && form.id === "composer" && event.detail.successful) form.reset();
+  });
+
+  // Esc stops the running answer (its Stop button), wherever the focus is.
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "Escape") return;
+    var buttons = document.querySelectorAll(".turn-state[data-state='running'] .stop");
+    if (buttons.length) buttons[buttons.length - 1].click();
+  });
+
   document.addEventListener("keydown", function (event) {
     var box = event.target;
     if (box.id !== "msg" || event.key !== "Enter" || event.shiftKey || event.isComposing) return;

@@ -11,6 +11,7 @@ import pytest
 
 from sidespin.transcript import parse
 from tests.conftest import free_port, server_process
+from tests.live_page import LivePage
 from tests.test_server import turn_id
 
 pytestmark = pytest.mark.model
@@ -27,6 +28,7 @@ async def stream_until_long(session: aiohttp.ClientSession, url: str, cid: str) 
     """Send the prompt and read the answer until 25 words have streamed ('' if it ended first)."""
     async with session.post(url + "/send", data={"cid": cid, "msg": PROMPT}) as response:
         tid = turn_id(await response.text())
+    page = LivePage(tid)
     async with session.get(url + "/stream", params={"tid": tid}) as response:
         event, data = "", []
         async for raw in response.content:  # one SSE event spans several `data:` lines
@@ -38,11 +40,10 @@ async def stream_until_long(session: aiohttp.ClientSession, url: str, cid: str) 
             elif not line:
                 if event == "done":
                     return ""
-                match = re.search(rf'id="{tid}-body"[^>]*>(.*?)</div>', "\n".join(data), re.S)
-                if match:
-                    shown = html.unescape(re.sub(r"<[^>]+>", " ", match.group(1)))
-                    if len(words(shown)) >= 25:
-                        return shown
+                page.apply("\n".join(data))
+                shown = html.unescape(re.sub(r"<[^>]+>", " ", page.body()))
+                if len(words(shown)) >= 25:
+                    return shown
                 event, data = "", []
     return ""
 

@@ -11,6 +11,7 @@ import pytest
 
 from sidespin.llm.scripted import ScriptedBackend
 from tests.conftest import serve_app
+from tests.live_page import page_of
 
 BLOCK = '<mcp-request>\n  <tool name="get_cat_fact" />\n</mcp-request>'
 
@@ -41,9 +42,8 @@ def turn_id(fragment: str) -> str:
 
 
 def last_body(events: list[tuple[str, str]], tid: str) -> str:
-    bodies = [data for name, data in events if name == "update"]
-    match = re.search(rf'<div[^>]*id="{tid}-body"[^>]*>(.*?)</div>\s*<div[^>]*id="{tid}-notices"', bodies[-1], re.S)
-    return match.group(1)
+    """The answer as the page shows it once every update is applied."""
+    return page_of(tid, events).body()
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ async def test_poke_shows_a_done_card_and_the_formatted_fact(scripted, data_dir)
                     assert response.status == 200
                     tid = turn_id(await response.text())
                 events = await read_stream(session, base, tid)
-                final = events[-2][1]
+                final = page_of(tid, events).html()
                 assert 'data-tool="get_cat_fact"' in final and 'data-status="done"' in final
                 assert "<mcp-request" not in html.unescape(" ".join(d for _, d in events))
                 body = last_body(events, tid)
@@ -220,7 +220,7 @@ async def test_a_tool_needing_approval_waits_and_yO_remembers_it(searching, data
             cid = chat_url.rsplit("/", 1)[1]
             async with session.post(base + "/send", data={"cid": cid, "msg": "google stock price"}) as response:
                 tid = turn_id(await response.text())
-            final = (await read_stream(session, base, tid))[-2][1]
+            final = page_of(tid, await read_stream(session, base, tid)).html()
             assert 'data-tool="web_search"' in final and 'data-status="waiting"' in final
             call_id = re.search(r'data-call-id="(call_[0-9a-f]+)"', final).group(1)
             assert 'value="yO"' in final
@@ -234,13 +234,13 @@ async def test_a_tool_needing_approval_waits_and_yO_remembers_it(searching, data
                 fragment = await r.text()
             assert 'data-status="approved"' in fragment
             tid = turn_id(fragment)
-            final = (await read_stream(session, base, tid))[-2][1]
+            final = page_of(tid, await read_stream(session, base, tid)).html()
             assert 'data-status="done"' in final and "GOOGL is $911" in final
 
             # the same tool runs without asking for the rest of this conversation
             async with session.post(base + "/send", data={"cid": cid, "msg": "microsoft stock price"}) as response:
                 tid = turn_id(await response.text())
-            final = (await read_stream(session, base, tid))[-2][1]
+            final = page_of(tid, await read_stream(session, base, tid)).html()
             assert 'data-status="waiting"' not in final and 'data-status="done"' in final
 
             transcript = next((data_dir / "conversations").glob(f"{cid}.md")).read_text()

@@ -97,11 +97,14 @@ def make_backend(settings: "Settings") -> Backend:
     if kind == "ollama":
         from sidespin.llm.ollama import OllamaBackend
 
-        return OllamaBackend(settings.ollama_host, settings.model)
+        limit = {"num_predict": settings.max_tokens} if settings.max_tokens > 0 else {}
+        return OllamaBackend(settings.ollama_host, settings.model, options=limit)
     if kind == "anthropic":
         from sidespin.llm.anthropic import AnthropicBackend
 
-        return AnthropicBackend(settings.anthropic_base_url, settings.model, settings.anthropic_api_key)
+        # Anthropic requires a max_tokens; "no limit" is its own large default
+        limit = {"max_tokens": settings.max_tokens} if settings.max_tokens > 0 else {}
+        return AnthropicBackend(settings.anthropic_base_url, settings.model, settings.anthropic_api_key, **limit)
     if kind == "scripted":
         from sidespin.llm.scripted import ScriptedBackend
 
@@ -110,7 +113,7 @@ def make_backend(settings: "Settings") -> Backend:
 
 
 def _limit(settings: "Settings") -> dict[str, Any]:
-    """`max_tokens` for OpenAI-shaped requests (0: no limit)."""
+    """`max_tokens` for OpenAI-shaped requests (0: no limit); Ollama's is `num_predict`."""
     return {"max_tokens": settings.max_tokens} if settings.max_tokens > 0 else {}
 
 

