@@ -84,13 +84,15 @@ async def lifespan(app: Any):
                 "required" if state.guard.token else "not needed (loopback)")
     async with Engine.open(state.settings, backend=getattr(state, "backend", None), approval="ask") as engine:
         state.engine = engine
-        plugins = ToolRegistry([t for t in engine.registry if t.source.startswith("plugin:")])
+        plugins = ToolRegistry([t for t in engine.registry if t.source.startswith("plugin:")],
+                               max_result_chars=state.settings.max_result_chars)
         state.mcp_endpoint = build_mcp_server(
             plugins, port=state.settings.port, allowed_hosts=sorted(state.guard.allowed_hosts),
             policy=engine.outside_policy,
         )
-        async with state.mcp_endpoint.lifespan():
-            yield
+        with plugins:
+            async with state.mcp_endpoint.lifespan():
+                yield
     hub.close()
 
 
@@ -134,6 +136,7 @@ app, rt = fast_app(
         Meta(name="htmx-config",
              content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}'),
         Link(rel="stylesheet", href="/static/app.css"),
+        Link(rel="icon", href="data:,"),  # no favicon request, no 404 in the console
         Script(src="/static/htmx.min.js"),
         Script(src="/static/htmx-ext-sse.min.js"),
         Script(src="/static/app.js", defer=True),

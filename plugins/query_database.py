@@ -2,24 +2,38 @@
 
 `data/demo.sqlite` (or `$SIDESPIN_DATA_DIR/demo.sqlite`) is created on first use with two small
 tables, `users(id, name, email, city)` and `orders(id, user_id, item, amount, ordered_at)`.
-Queries run on a read-only connection (`mode=ro`), and anything but one SELECT (or WITH … SELECT)
-is refused with a reason before it reaches SQLite.
+
+SQLite itself enforces every rule; the SQL text is never read by hand:
+- The connection is read-only (`mode=ro`).
+- An authorizer lets a statement select, read, call functions and recurse, nothing else: a
+  DELETE, PRAGMA, ATTACH, CREATE TEMP … is refused while it is prepared, with a reason naming it.
+  Table-valued functions (`json_each`, `pragma_table_info`) are refused too (SQLite asks to write
+  the schema for them); reading `sqlite_master` is allowed.
+- One statement per call: sqlite3 refuses a second one.
+- No string or blob over `MAX_VALUE_BYTES` (SQLITE_LIMIT_LENGTH); at most `MAX_ROWS` rows, and no
+  more once the rows hold `MAX_RESULT_CHARS` characters; a last item says when rows were left out.
+- A progress handler watches the call's `Cancellation`, so a runaway query stops within
+  milliseconds of its timeout (or the user stopping the turn) and frees its thread.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
 from loguru import logger
 
 from sidespin.errors import ToolFailed
-from sidespin.tools import tool
+from sidespin.tools import Cancellation, current_cancellation, tool
 
 MAX_ROWS = 200
+MAX_VALUE_BYTES = 1_000_000
+# below the registry's cut of what the model reads (100,000 characters), so rows arrive whole, with a note
+MAX_RESULT_CHARS = 50_000
+_PROGRESS_STEPS = 1_000  # SQLite VM instructions between two looks at the Cancellation
 
 _USERS = [
     (1, "Alice Martin", "alice@example.com", "Paris"),
@@ -49,8 +63,19 @@ CREATE TABLE orders (
     ordered_at TEXT NOT NULL
 );
 """
-_COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.DOTALL)
-_STRING = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
+_ALLOWED = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE})
+_REFUSED_NAMES = {
+    getattr(sqlite3, f"SQLITE_{action}"): action.replace("_", " ")
+    for action in (
+        "CREATE_INDEX", "CREATE_TABLE", "CREATE_TEMP_INDEX", "CREATE_TEMP_TABLE", "CREATE_TEMP_TRIGGER",
+        "CREATE_TEMP_VIEW", "CREATE_TRIGGER", "CREATE_VIEW", "CREATE_VTABLE", "DELETE", "DROP_INDEX",
+        "DROP_TABLE", "DROP_TEMP_INDEX", "DROP_TEMP_TABLE", "DROP_TEMP_TRIGGER", "DROP_TEMP_VIEW",
+        "DROP_TRIGGER", "DROP_VIEW", "DROP_VTABLE", "INSERT", "PRAGMA", "TRANSACTION", "UPDATE",
+        "ATTACH", "DETACH", "ALTER_TABLE", "REINDEX", "ANALYZE", "SAVEPOINT",
+    )
+}
+# CREATE, DROP … ask first to write these, and stop at the first refusal
+_SCHEMA_TABLES = frozenset({"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"})
 
 
 def database_path() -> Path:
@@ -63,7 +88,8 @@ def database_path() -> Path:
 def _create(path: Path) -> None:
     """Build the demo database in a temporary file, then move it into place in one step."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    # one name per thread: calls running side by side may each build it, and the last move wins
+    partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     partial.unlink(missing_ok=True)
     db = sqlite3.connect(partial)
     try:
@@ -77,19 +103,62 @@ def _create(path: Path) -> None:
     logger.info("DEMO_DATABASE_CREATED {}", path)
 
 
-def _refusal(sql: str) -> str | None:
-    """Why a statement may not run here, or None for a single SELECT / WITH … SELECT."""
-    bare = _COMMENT.sub(" ", _STRING.sub("''", sql)).strip().rstrip(";").strip()
-    if not bare:
-        return "the query is empty"
-    if ";" in bare:
-        return "only one statement at a time"
-    first = bare.split(None, 1)[0].upper()
-    if first not in ("SELECT", "WITH"):
-        return f"{first} is not a SELECT"
-    if first == "WITH" and not re.search(r"\)\s*SELECT\b", bare, re.IGNORECASE):
-        return "a WITH clause must end in a SELECT"
-    return None
+class _ReadOnly:
+    """SQLite's authorizer for one query: it allows reading and remembers the first thing it refused."""
+
+    def __init__(self) -> None:
+        self.refused: str | None = None
+
+    def __call__(self, action: int, arg1: str | None, arg2: str | None, database: str | None,
+                 trigger: str | None) -> int:
+        if action in _ALLOWED:
+            return sqlite3.SQLITE_OK
+        if self.refused is None and arg1 in _SCHEMA_TABLES:
+            self.refused = "changing the schema (CREATE, DROP …)"
+        elif self.refused is None:
+            self.refused = _REFUSED_NAMES.get(action, f"SQLite action {action}")
+        return sqlite3.SQLITE_DENY
+
+
+def _connect(path: Path, guard: _ReadOnly, cancellation: Cancellation) -> sqlite3.Connection:
+    """A read-only connection that refuses anything but reading, long values and cancelled calls."""
+    db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    db.set_authorizer(guard)
+    db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+    # a true answer makes SQLite interrupt the running statement
+    db.set_progress_handler(lambda: cancellation.cancelled, _PROGRESS_STEPS)
+    db.row_factory = sqlite3.Row
+    return db
+
+
+def _reason(error: sqlite3.Error, guard: _ReadOnly, cancellation: Cancellation) -> str:
+    """What the model reads when SQLite refused or stopped the query."""
+    if guard.refused is not None:
+        return f"{guard.refused} is refused: only SELECT statements are allowed"
+    # sqlite3 gives this case no error code of its own, only its message
+    if isinstance(error, sqlite3.ProgrammingError) and "one statement at a time" in str(error):
+        return "only one statement at a time is allowed: send each SELECT in its own call"
+    if cancellation.cancelled:
+        return "the query was stopped before it finished: the call timed out or was cancelled"
+    if getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_TOOBIG:
+        return f"a value grew over {MAX_VALUE_BYTES:,} bytes (SQLite: {error}); select less"
+    return f"SQLite refused the query: {error}"
+
+
+def _rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
+    """The rows, cut at MAX_ROWS or once they hold MAX_RESULT_CHARS characters; a last item says so."""
+    rows: list[dict[str, Any]] = []
+    chars = 0
+    for row in cursor:
+        if len(rows) == MAX_ROWS:
+            why = f"more than {MAX_ROWS} rows; only the first {MAX_ROWS} are shown, narrow the query"
+            return rows + [{"truncated": why}]
+        if chars >= MAX_RESULT_CHARS:
+            why = f"over {MAX_RESULT_CHARS:,} characters; only the first {len(rows)} rows are shown, narrow the query"
+            return rows + [{"truncated": why}]
+        rows.append(dict(row))
+        chars += sum(len(value) if isinstance(value, (str, bytes)) else 8 for value in row)
+    return rows
 
 
 @tool(read_only=True)
@@ -97,29 +166,22 @@ def query_database(sql: str) -> list[dict[str, Any]]:
     """Run a read-only SQL SELECT on the demo SQLite database and return the rows.
 
     Tables: users(id, name, email, city) and orders(id, user_id, item, amount, ordered_at).
-    At most 200 rows come back; a last item says so when there were more.
+    At most 200 rows come back, fewer when their values are long; a last item says so when rows were left out.
 
     Args:
         sql: one SELECT statement (or WITH ... SELECT), e.g. "SELECT name, city FROM users"
     """
-    reason = _refusal(sql)
-    if reason is not None:
-        raise ToolFailed(f"only SELECT statements are allowed: {reason}")
     path = database_path()
     if not path.exists():
         _create(path)
-    db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    guard, cancellation = _ReadOnly(), current_cancellation()
+    db = _connect(path, guard, cancellation)
     try:
-        db.row_factory = sqlite3.Row
         cursor = db.execute(sql)
-        rows = cursor.fetchmany(MAX_ROWS + 1)
+        if cursor.description is None:  # nothing but comments or blanks, or a statement with no rows
+            raise ToolFailed("the query has no SELECT in it: send one SELECT statement")
+        return _rows(cursor)
     except sqlite3.Error as error:
-        raise ToolFailed(f"SQLite refused the query: {error}") from None
+        raise ToolFailed(_reason(error, guard, cancellation)) from None
     finally:
         db.close()
-    result: list[dict[str, Any]] = [dict(row) for row in rows[:MAX_ROWS]]
-    if len(rows) > MAX_ROWS:
-        result.append(
-            {"truncated": f"more than {MAX_ROWS} rows; only the first {MAX_ROWS} are shown, narrow the query"}
-        )
-    return result

@@ -66,10 +66,11 @@ class Engine:
         plugins: Path | None = None,
         strict_mcp: bool = False,
     ) -> AsyncIterator["Engine"]:
-        registry = ToolRegistry(load_plugins(plugins or plugins_dir()))
+        registry = ToolRegistry(load_plugins(plugins or plugins_dir()), max_result_chars=settings.max_result_chars)
         logger.info("PLUGINS_LOADED {} tools: {}", len(registry), ", ".join(registry.names()))
         backend = backend or make_backend(settings)
         async with contextlib.AsyncExitStack() as stack:
+            stack.enter_context(registry)  # its worker threads end with the engine
             engine = cls(settings, backend, registry, approval=settings.approval or approval)
             engine.mcp = await open_mcp(stack, settings, registry, strict_mcp)
             await stack.enter_async_context(backend)
@@ -247,7 +248,9 @@ class Engine:
 
         self._forget_old_turns()
         self.turns[live.id] = live
-        return live.start(serialized())
+        live.start(serialized())
+        live.task.add_done_callback(lambda _: self._forget_old_turns())
+        return live
 
     def stop(self, conversation_id: str) -> list[LiveTurn]:
         """A person's Stop: every running (or queued) turn of the conversation ends, keeping what was said."""

@@ -2,22 +2,36 @@
 
 A tool is built from a plain function's signature and docstring; Python
 plugins in `plugins/` and tools of external MCP servers share one registry.
+
+What the registry promises, whatever a tool does:
+- A synchronous tool runs on the registry's own few threads (`DEFAULT_TOOL_WORKERS`), never
+  on the event loop's default executor, so stuck tools cannot starve the rest of the server.
+  Waiting for a free thread counts against the call's timeout.
+- Python cannot kill a thread. When a call times out or its task is cancelled (the user stops
+  the turn), its `Cancellation` is cancelled; a tool that reads `current_cancellation()` stops
+  then and frees its thread. One that ignores it keeps its thread until it returns.
+- Every result the model reads is at most `max_result_chars` characters (errors too), and an
+  attachment over `MAX_ATTACHMENT_CHARS` of base64 is dropped; a note says what was left out.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import importlib.util
 import inspect
 import json
 import secrets
 import sys
+import threading
 import time
 import types
 import typing
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from loguru import logger
 
@@ -28,14 +42,72 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "ToolRegistry",
+    "Cancellation",
+    "current_cancellation",
     "tool",
     "coerce_arguments",
     "new_call_id",
     "load_plugins",
     "DEFAULT_TIMEOUT",
+    "DEFAULT_TOOL_WORKERS",
+    "DEFAULT_MAX_RESULT_CHARS",
+    "MAX_ATTACHMENT_CHARS",
 ]
 
 DEFAULT_TIMEOUT = 90.0
+DEFAULT_TOOL_WORKERS = 8
+DEFAULT_MAX_RESULT_CHARS = 100_000
+MAX_ATTACHMENT_CHARS = 8 * 1024 * 1024  # base64 text of one image or sound
+
+
+class Cancellation:
+    """The stop signal of one tool call, which a synchronous tool reads to stop itself.
+
+    A tool polls `cancelled`, blocks with `wait()`, or registers `on_cancel(callback)`.
+    Callbacks run once, on the thread that cancels (the event loop), so they must be quick.
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], None]] = []
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the call is cancelled or `timeout` seconds pass; True if it was cancelled."""
+        return self._event.wait(timeout)
+
+    def on_cancel(self, callback: Callable[[], None]) -> None:
+        """Run `callback` when the call is cancelled, or now if it already is."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
+
+    def cancel(self) -> None:
+        """Tell the tool to stop and run its callbacks; a second call does nothing."""
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:  # a tool's own code, run on the loop: one failure must not stop the others
+                logger.exception("TOOL_CANCEL_CALLBACK_FAILED {!r}", callback)
+
+
+_CANCELLATION: contextvars.ContextVar[Cancellation] = contextvars.ContextVar("sidespin_tool_cancellation")
+
+
+def current_cancellation() -> Cancellation:
+    """The stop signal of the tool call running here; outside a call, a fresh one never cancelled."""
+    return _CANCELLATION.get(None) or Cancellation()
 
 
 def new_call_id() -> str:
@@ -102,11 +174,13 @@ class Tool:
     def required(self) -> list[str]:
         return list(self.input_schema.get("required", []))
 
-    async def invoke(self, arguments: dict[str, Any]) -> Any:
-        """Run the function; a synchronous one runs in a worker thread so the loop keeps serving."""
+    async def invoke(self, arguments: dict[str, Any], *, executor: Executor | None = None) -> Any:
+        """Run the function; a synchronous one runs on `executor` (the loop's default if None) so the
+        loop keeps serving, in a copy of this context so that it sees `current_cancellation()`."""
         if inspect.iscoroutinefunction(self.fn):
             return await self.fn(**arguments)
-        result = await asyncio.to_thread(self.fn, **arguments)
+        run = functools.partial(contextvars.copy_context().run, self.fn, **arguments)
+        result = await asyncio.get_running_loop().run_in_executor(executor, run)
         if inspect.isawaitable(result):
             result = await result
         return result
@@ -304,12 +378,42 @@ def coerce_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[
 
 
 class ToolRegistry:
-    """Every tool the model may use, by name. Clashing names are qualified as `server__tool`."""
+    """Every tool the model may use, by name. Clashing names are qualified as `server__tool`.
 
-    def __init__(self, tools: list[Tool] | None = None) -> None:
+    It owns the threads its synchronous tools run on; `close()` (or leaving `with`) lets them go.
+    """
+
+    def __init__(
+        self,
+        tools: list[Tool] | None = None,
+        *,
+        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+        max_workers: int = DEFAULT_TOOL_WORKERS,
+    ) -> None:
         self._tools: dict[str, Tool] = {}
+        self.max_result_chars = max_result_chars
+        self.max_workers = max_workers
+        self._pool: ThreadPoolExecutor | None = None
         for item in tools or []:
             self.add(item)
+
+    def __enter__(self) -> ToolRegistry:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Let the worker threads go once their tools return; calls still waiting for one are dropped."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def _workers(self) -> ThreadPoolExecutor:
+        # made on first use: a registry that only holds async (MCP) tools never starts a thread
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self.max_workers, thread_name_prefix="sidespin-tool")
+        return self._pool
 
     def add(self, item: Tool, *, server: str | None = None) -> Tool:
         """Register a tool; a name already taken is qualified with its server, never shadowed."""
@@ -335,7 +439,7 @@ class ToolRegistry:
     def __contains__(self, name: object) -> bool:
         return name in self._tools
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tool]:
         return iter(list(self._tools.values()))
 
     def __len__(self) -> int:
@@ -351,17 +455,9 @@ class ToolRegistry:
         try:
             target = self.get(call.name)
             arguments = coerce_arguments(target.input_schema, call.arguments)
-            limit = target.timeout or timeout
             logger.info("TOOL_CALL_START {} id={} source={}", call.name, call.id, target.source)
             logger.debug("TOOL_CALL_ARGS {} id={} {}", call.name, call.id, call.arguments_json())
-            deadline = asyncio.timeout(limit)
-            try:
-                async with deadline:
-                    result.output = await target.invoke(arguments)
-            except TimeoutError:
-                if deadline.expired():
-                    raise ToolTimeout(call.name, limit) from None
-                raise
+            result.output = await self._run(call, target, arguments, target.timeout or timeout)
             if isinstance(result.output, ToolResult):  # an MCP tool hands back a whole result
                 result.output, result.error, result.attachments = (
                     result.output.output,
@@ -372,12 +468,71 @@ class ToolRegistry:
             result.error = str(error)
         except Exception as error:  # the top edge of a tool: any failure becomes a readable result
             result.error = f"{type(error).__name__}: {error}"
+        self._cut_long_text(result)
+        _drop_large_attachments(result)
         result.seconds = time.perf_counter() - started
         if result.ok:
             logger.info("TOOL_CALL_DONE {} id={} {:.3f}s", call.name, call.id, result.seconds)
         else:
             logger.warning("TOOL_CALL_ERROR {} id={} {:.3f}s {}", call.name, call.id, result.seconds, result.error)
         return result
+
+    async def _run(self, call: ToolCall, target: Tool, arguments: dict[str, Any], limit: float) -> Any:
+        """Run the tool within `limit` seconds, waiting for a thread included; if that ends first, tell it to stop."""
+        cancellation = Cancellation()
+        token = _CANCELLATION.set(cancellation)
+        deadline = asyncio.timeout(limit)
+        try:
+            async with deadline:
+                return await target.invoke(arguments, executor=self._workers())
+        except TimeoutError:
+            if not deadline.expired():
+                raise  # the tool itself raised it
+            _cancel(call, cancellation, f"no answer within {limit:g} s")
+            raise ToolTimeout(call.name, limit) from None
+        except asyncio.CancelledError:
+            _cancel(call, cancellation, "its task was cancelled")
+            raise
+        finally:
+            _CANCELLATION.reset(token)
+
+    def _cut_long_text(self, result: ToolResult) -> None:
+        """Cut what the model reads (the error, or the output as text) to `max_result_chars`, with a note."""
+        text = result.error if result.error is not None else result.text()
+        limit = self.max_result_chars
+        if len(text) <= limit:
+            return
+        logger.warning("TOOL_RESULT_CUT {} id={} {} chars to {}", result.call.name, result.call.id, len(text), limit)
+        cut = text[:limit] + (
+            f"\n… [cut: {len(text) - limit:,} more characters not shown; the result was {len(text):,} characters]"
+        )
+        if result.error is not None:
+            result.error = cut
+        else:
+            result.output = cut
+
+
+def _drop_large_attachments(result: ToolResult) -> None:
+    """Leave out attachments over MAX_ATTACHMENT_CHARS of base64; the text says which."""
+    kept: list[dict[str, Any]] = []
+    for attachment in result.attachments:
+        size = len(attachment.get("data") or "")
+        if size <= MAX_ATTACHMENT_CHARS:
+            kept.append(attachment)
+            continue
+        kind = attachment.get("mimeType") or attachment.get("type") or "attachment"
+        logger.warning("TOOL_ATTACHMENT_DROPPED {} id={} {} {} chars", result.call.name, result.call.id, kind, size)
+        note = f"\n[{kind} left out: {size:,} characters of base64, over the limit of {MAX_ATTACHMENT_CHARS:,}]"
+        if result.error is not None:
+            result.error += note
+        else:
+            result.output = result.text() + note
+    result.attachments = kept
+
+
+def _cancel(call: ToolCall, cancellation: Cancellation, why: str) -> None:
+    logger.info("TOOL_CALL_CANCELLED {} id={} {}", call.name, call.id, why)
+    cancellation.cancel()  # a thread cannot be killed: the tool is asked to stop and free it
 
 
 def load_plugins(directory: Path) -> list[Tool]:

@@ -1,4 +1,4 @@
-"""The demo database tool: created on first use, read-only, SELECT only, capped at 200 rows."""
+"""The demo database tool: created on first use, read-only, SELECT only, capped at 200 rows and 50,000 characters."""
 
 from __future__ import annotations
 
@@ -54,17 +54,22 @@ async def test_joins_and_with_queries_work(registry: ToolRegistry) -> None:
     assert rows == [{"name": "Bob Chen", "total": 574.0}]
 
 
+ONLY_SELECT = "only SELECT statements are allowed"
+
+
 @pytest.mark.parametrize(
     ("sql", "reason"),
     [
-        ("DELETE FROM users", "DELETE is not a SELECT"),
-        ("drop table orders", "DROP is not a SELECT"),
-        ("SELECT 1; DELETE FROM users", "only one statement at a time"),
-        ("INSERT INTO users VALUES (9, 'x', 'y', 'z')", "INSERT is not a SELECT"),
-        ("PRAGMA writable_schema = 1", "PRAGMA is not a SELECT"),
-        ("ATTACH DATABASE '/tmp/x.db' AS x", "ATTACH is not a SELECT"),
-        ("WITH t AS (SELECT 1) DELETE FROM users", "a WITH clause must end in a SELECT"),
-        ("   -- nothing\n", "the query is empty"),
+        ("DELETE FROM users", f"DELETE is refused: {ONLY_SELECT}"),
+        ("drop table orders", f"changing the schema (CREATE, DROP …) is refused: {ONLY_SELECT}"),
+        ("SELECT 1; DELETE FROM users", "only one statement at a time is allowed: send each SELECT in its own call"),
+        ("INSERT INTO users VALUES (9, 'x', 'y', 'z')", f"INSERT is refused: {ONLY_SELECT}"),
+        ("PRAGMA writable_schema = 1", f"PRAGMA is refused: {ONLY_SELECT}"),
+        ("ATTACH DATABASE '/tmp/x.db' AS x", f"ATTACH is refused: {ONLY_SELECT}"),
+        ("WITH t AS (SELECT 1) DELETE FROM users", f"DELETE is refused: {ONLY_SELECT}"),
+        ("CREATE TEMP TABLE t (x)", f"changing the schema (CREATE, DROP …) is refused: {ONLY_SELECT}"),
+        ("UPDATE users SET city = 'Rome'", f"UPDATE is refused: {ONLY_SELECT}"),
+        ("   -- nothing\n", "the query has no SELECT in it: send one SELECT statement"),
     ],
 )
 async def test_anything_but_select_is_refused_with_a_reason(
@@ -73,7 +78,7 @@ async def test_anything_but_select_is_refused_with_a_reason(
     await query(registry, "SELECT 1")  # create the database
     output, error = await query(registry, sql)
     assert output is None
-    assert error == f"only SELECT statements are allowed: {reason}"
+    assert error == reason
     with sqlite3.connect(tmp_path / "demo.sqlite") as db:
         assert db.execute("SELECT count(*) FROM users").fetchone() == (6,)
 
@@ -83,10 +88,20 @@ async def test_a_semicolon_inside_a_string_is_not_a_second_statement(registry: T
     assert error is None and rows == [{"text": "a;b"}]
 
 
+async def test_a_statement_inside_a_comment_is_not_a_second_statement(registry: ToolRegistry) -> None:
+    rows, error = await query(registry, "SELECT 1 AS one /* ; DELETE FROM users */; -- DROP TABLE orders")
+    assert error is None and rows == [{"one": 1}]
+
+
+async def test_reading_the_schema_is_allowed(registry: ToolRegistry) -> None:
+    rows, error = await query(registry, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+    assert error is None and rows == [{"name": "orders"}, {"name": "users"}]
+
+
 async def test_the_connection_itself_is_read_only(registry: ToolRegistry, monkeypatch: pytest.MonkeyPatch) -> None:
-    # Even if a write slipped past the statement check, the mode=ro connection would refuse it.
+    # Even if a write slipped past the authorizer, the mode=ro connection would refuse it.
     module = sys.modules["sidespin_plugins.query_database"]
-    monkeypatch.setattr(module, "_refusal", lambda sql: None)
+    monkeypatch.setattr(module, "_ALLOWED", module._ALLOWED | set(module._REFUSED_NAMES))
     await query(registry, "SELECT 1")
     _, error = await query(registry, "DELETE FROM users")
     assert error == "SQLite refused the query: attempt to write a readonly database"
@@ -109,3 +124,15 @@ async def test_results_are_capped_at_200_rows_and_say_so(registry: ToolRegistry)
         registry, "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT 200) SELECT i FROM n"
     )
     assert len(exactly) == 200 and "truncated" not in exactly[-1]
+
+
+async def test_long_values_stop_the_rows_before_200_and_say_so(registry: ToolRegistry) -> None:
+    rows, error = await query(
+        registry,
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n LIMIT 200)"
+        " SELECT hex(zeroblob(20000)) AS x FROM n",
+    )
+    assert error is None
+    assert len(rows) == 3  # two rows of 40,000 characters pass 50,000, then the note
+    assert rows[0] == {"x": "0" * 40_000}
+    assert "over 50,000 characters; only the first 2 rows are shown, narrow the query" in rows[-1]["truncated"]
