@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlsplit
@@ -28,7 +29,20 @@ new MutationObserver(() => {
   const chat = document.getElementById('chat');
   if (chat && chat.innerText.includes('<mcp-request')) window.__leaks.push(chat.innerText);
 }).observe(document, {subtree: true, childList: true, characterData: true});
+window.__csp = [];
+document.addEventListener('securitypolicyviolation',
+  (e) => window.__csp.push(e.violatedDirective + ' ' + (e.blockedURI || e.sourceFile || '')));
 """
+
+
+def wait_for(page, expression: str, timeout: float = 60.0) -> None:
+    """Wait until `expression` is true in the page. (Playwright's wait_for_function evaluates its
+    predicate with eval, which the page's own CSP forbids; page.evaluate goes through DevTools.)"""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for: {expression}")
+        page.wait_for_timeout(50)
 
 
 @pytest.fixture(scope="module")
@@ -69,9 +83,14 @@ def page(browser, server_url):
     page = context.new_page()
     page.add_init_script(LEAK_WATCH)
     page.set_default_timeout(60_000)
+    console_csp: list[str] = []
+    page.on("console", lambda message: console_csp.append(message.text)
+            if "Content Security Policy" in message.text else None)
     yield page
+    violations = page.evaluate("window.__csp || []") if not page.is_closed() else []
     context.close()
     assert outside == [], f"the page tried to leave the machine: {outside}"
+    assert violations == [] and console_csp == [], f"the page broke its own CSP: {violations} {console_csp}"
 
 
 def test_poke_shows_a_done_card_and_a_cat_fact_with_no_xml(page, server_url):
@@ -80,7 +99,7 @@ def test_poke_shows_a_done_card_and_a_cat_fact_with_no_xml(page, server_url):
     page.click("#poke")
     card = page.wait_for_selector('.tool-call[data-tool="get_cat_fact"][data-status="done"]')
     assert card is not None
-    page.wait_for_function("document.querySelector('#chat').innerText.includes('Cat Fact Alert')")
+    wait_for(page, "document.querySelector('#chat').innerText.includes('Cat Fact Alert')")
     text = page.inner_text("#chat")
     assert "<mcp-request" not in text
     assert page.evaluate("window.__leaks") == []
@@ -90,9 +109,9 @@ def test_poke_shows_a_done_card_and_a_cat_fact_with_no_xml(page, server_url):
     # pressing Poke twice quickly runs both presses, each with its own fact
     page.click("#poke")
     page.click("#poke")
-    page.wait_for_function(
+    wait_for(page, 
         "document.querySelectorAll('.tool-call[data-tool=\"get_cat_fact\"][data-status=\"done\"]').length >= 3")
-    page.wait_for_function("document.querySelector('#chat').innerText.split('Cat Fact Alert').length - 1 >= 3")
+    wait_for(page, "document.querySelector('#chat').innerText.split('Cat Fact Alert').length - 1 >= 3")
     facts = page.eval_on_selector_all(".msg.assistant .body", "els => els.map(e => e.innerText.trim())")
     facts = [f for f in facts if "Cat Fact Alert" in f]
     assert len(facts) == 3 and len(set(facts)) == 3
@@ -113,7 +132,7 @@ def test_a_typed_message_streams_and_a_reload_keeps_the_conversation(page, serve
     page.fill("#msg", "Write two sentences about table tennis.")
     page.press("#msg", "Enter")
     page.wait_for_selector(".msg.user >> text=Write two sentences about table tennis.")
-    page.wait_for_function(
+    wait_for(page, 
         "(() => { const b = document.querySelectorAll('.msg.assistant .body'); return b.length && b[b.length-1].innerText.trim().length > 0; })()")
     page.wait_for_selector('.msg.assistant .turn-state[data-state="done"]', state="attached")
     assert page.evaluate("window.__lengths.size") >= 3  # the reply grew in several steps: it streamed
@@ -151,7 +170,7 @@ def test_approval_buttons_yO_runs_and_remembers_and_survives_a_reload(page, serv
 
     # later calls of the same tool in this conversation run without asking
     page.click("#poke")
-    page.wait_for_function(
+    wait_for(page, 
         "document.querySelectorAll('.tool-call[data-tool=\"web_search\"][data-status=\"done\"]').length >= 2")
     assert page.query_selector('.tool-call[data-status="waiting"]') is None
     page.screenshot(path=str(ARTIFACTS / "approval.png"), full_page=True)
@@ -161,3 +180,31 @@ def test_approval_buttons_yO_runs_and_remembers_and_survives_a_reload(page, serv
     assert page.query_selector('.tool-call[data-status="waiting"]') is None
     assert len(page.query_selector_all('.tool-call[data-tool="web_search"][data-status="done"]')) >= 2
     assert page.evaluate("window.__leaks") == []
+
+
+def test_esc_stops_a_long_answer_and_a_reload_keeps_what_was_said(page, server_url):
+    page.goto(server_url)
+    page.click("button.new-chat")
+    page.wait_for_selector('#status[data-state="connected"]')
+    page.fill("#msg", "Tell me a very long story about a ping pong ball, in ten paragraphs.")
+    page.press("#msg", "Enter")
+    page.wait_for_selector('.msg.assistant .turn-state[data-state="running"] .stop')
+    wait_for(page, 
+        "(() => { const b = document.querySelectorAll('.msg.assistant .body');"
+        " return b.length && b[b.length-1].innerText.trim().split(/\\s+/).length >= 12; })()")
+    page.keyboard.press("Escape")
+    page.wait_for_selector('.msg.assistant .turn-state[data-state="done"]', state="attached")
+    assert page.query_selector(".turn-state .stop") is None
+    page.wait_for_selector(".notice >> text=stopped by you")
+    said = page.eval_on_selector_all(".msg.assistant .body", "els => els[els.length-1].innerText.trim()")
+    assert len(said.split()) >= 12
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "stopped.png"), full_page=True)
+    page.reload()
+    page.wait_for_selector(".msg.user >> text=Tell me a very long story")
+    bodies = page.eval_on_selector_all(".msg.assistant .body", "els => els.map(e => e.innerText.trim())")
+    assert bodies and bodies[-1].split()[:12] == said.split()[:12]
+    page.fill("#msg", "Thanks, that is enough.")  # the conversation is not blocked
+    page.press("#msg", "Enter")
+    wait_for(page, "document.querySelectorAll('.msg.assistant .turn-state[data-state=\\'done\\']').length >= 1"
+                           " && document.querySelectorAll('.msg.user').length >= 2")

@@ -28,7 +28,7 @@ def test_every_response_carries_the_strict_headers(echo_model, data_dir):
             assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
             assert headers["x-frame-options"] == "DENY"
             assert headers["x-content-type-options"] == "nosniff"
-            assert headers["referrer-policy"] == "no-referrer"
+            assert headers["referrer-policy"] == "same-origin"
 
 
 def test_the_page_has_no_inline_script_and_no_inline_handler(echo_model, data_dir):

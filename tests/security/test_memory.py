@@ -1,0 +1,26 @@
+"""10. Conversations not in use leave memory; finished turns are kept only for a while."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+
+from sidespin.config import load_settings
+from sidespin.engine import Engine
+from sidespin.llm.scripted import ScriptedBackend
+
+
+async def test_conversations_not_in_use_leave_memory_and_a_running_one_stays(tmp_path):
+    settings = load_settings(data_dir=tmp_path, mcp_config=tmp_path / "none.json")
+    backend = ScriptedBackend([lambda messages: ["ok"]] * 400)
+    async with Engine.open(settings, backend=backend, approval="auto") as engine:
+        ids = [engine.conversation().id for _ in range(300)]
+        for cid in ids:  # each page view opens one
+            engine.conversation(cid)
+        held = engine.conversation(ids[0])
+        turns = [engine.start_turn(engine.conversation(cid), "hi") for cid in ids[:120]]
+        await asyncio.gather(*(turn.wait(timeout=30) for turn in turns))
+        gc.collect()
+        assert set(engine.conversations) == {held.id}  # only the one still referenced
+        assert len(engine.turns) <= 51  # finished turns are forgotten (their transcript has them)
+        assert engine.conversation(ids[5]).messages[-1] == {"role": "assistant", "content": "ok"}  # read back
