@@ -10,7 +10,7 @@
 | anthropic_base_url | ANTHROPIC_BASE_URL    | https://api.anthropic.com    |
 | anthropic_api_key  | ANTHROPIC_API_KEY     | (none)                       |
 | system_prompt      | SIDESPIN_SYSTEM_PROMPT| (none)                       |
-| tool_mode          | SIDESPIN_TOOL_MODE    | auto  (xml, native, auto)    |
+| tool_mode          | SIDESPIN_TOOL_MODE    | auto  (native, route, xml)   |
 | max_rounds         | SIDESPIN_MAX_ROUNDS   | 8                            |
 | tool_timeout       | SIDESPIN_TOOL_TIMEOUT | 90                           |
 | approval           | SIDESPIN_APPROVAL     | ask (web) / auto (terminal)  |
@@ -102,8 +102,8 @@ class Settings:
     turn_tokens: int = 4096  # streamed tokens (answer and thoughts) of one turn, every round included
 
     def __post_init__(self) -> None:
-        if self.tool_mode not in ("xml", "native", "auto"):
-            raise ConfigError(f"tool_mode must be xml, native or auto, not {self.tool_mode!r}")
+        if self.tool_mode not in ("xml", "native", "route", "auto"):
+            raise ConfigError(f"tool_mode must be auto, native, route or xml, not {self.tool_mode!r}")
         if self.approval not in ("", "auto", "ask", "deny"):
             raise ConfigError(f"approval must be auto, ask or deny, not {self.approval!r}")
         if self.max_rounds < 1:

@@ -10,6 +10,7 @@ is the new truth), and every event of the turn is written back as it arrives.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import weakref
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from sidespin.approvals import Approvals
 from sidespin.config import Settings
 from sidespin.errors import TranscriptError
 from sidespin.events import ErrorNotice, Event, ToolProposed, TurnDone
+from sidespin.ladder import Rung, choose_rung
 from sidespin.live import LiveTurn
 from sidespin.llm import Backend, make_backend
 from sidespin.protocol import poke_prompt
@@ -51,6 +53,7 @@ class Engine:
         self.approval = approval
         self.store = TranscriptStore(settings.conversations_dir)
         self.mcp: Any = None
+        self.rung = Rung(settings.tool_mode if settings.tool_mode != "auto" else "xml", "config")
         # only conversations in use stay in memory: a running turn or a page request holds them
         self.conversations: weakref.WeakValueDictionary[str, Conversation] = weakref.WeakValueDictionary()
         self.turns: dict[str, LiveTurn] = {}
@@ -74,13 +77,18 @@ class Engine:
             engine = cls(settings, backend, registry, approval=settings.approval or approval)
             engine.mcp = await open_mcp(stack, settings, registry, strict_mcp)
             await stack.enter_async_context(backend)
+            engine.rung = await choose_rung(backend, registry, settings.tool_mode, settings.data_dir / "ladder.json")
+            logger.info("TOOL_RUNG {} ({})", engine.rung.name, engine.rung.source)
+            if engine.rung.name == "route":  # evaluate (or restore) the route's prompt before the first message
+                warming = asyncio.create_task(backend.router(list(registry)), name="route-warm")
+                stack.callback(warming.cancel)
             logger.info("ENGINE_READY backend={} model={} tools={}", backend.name, backend.model, len(registry))
             yield engine
 
     def options(self, keep_turns: int | None = None) -> RallyOptions:
         s = self.settings
         return RallyOptions(
-            mode=s.tool_mode, max_rounds=s.max_rounds, tool_timeout=s.tool_timeout,
+            mode=self.rung.name, max_rounds=s.max_rounds, tool_timeout=s.tool_timeout,
             system_prompt=s.system_prompt, keep_turns=keep_turns,
             turn_seconds=s.turn_seconds, turn_tokens=s.turn_tokens,
         )
@@ -294,6 +302,7 @@ class Engine:
         return {
             "status": "ok",
             **self.backend.describe(),
+            **self.rung.describe(),
             "tools": len(self.registry),
             "mcp_servers": self.mcp.state() if self.mcp is not None else {},
         }

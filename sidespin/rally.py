@@ -65,7 +65,7 @@ class Conversation:
 
 @dataclass
 class RallyOptions:
-    mode: str = "auto"  # xml, native or auto
+    mode: str = "auto"  # native, route, xml, or auto (native where the backend has it, else route, else xml)
     max_rounds: int = 8
     tool_timeout: float = DEFAULT_TIMEOUT
     system_prompt: str = ""
@@ -207,6 +207,40 @@ def _xml_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return merged
 
 
+def _narrated_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history for a model that only answers (the route called the tools): results told in words.
+
+    Calls and results of earlier turns become a line of the assistant's answer; those of the
+    turn being answered go with the question, so that the last message asks for the answer.
+    """
+    last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
+    told: list[dict[str, Any]] = []
+    for index, message in enumerate(messages):
+        if message["role"] == "tool":
+            line = f"(the tool {message.get('name', '')} answered: {message.get('content', '')})"
+            if index > last_user:
+                told[last_user_index(told)]["content"] += "\n\n" + line
+            else:
+                told.append({"role": "assistant", "content": line})
+        elif message["role"] == "assistant" and not (message.get("content") or "").strip():
+            continue  # only calls: their results say what happened
+        else:
+            told.append({"role": message["role"], "content": message.get("content") or ""})
+    if last_user >= 0 and any(m["role"] == "tool" for m in messages[last_user:]):
+        told[last_user_index(told)]["content"] += "\n\nAnswer my message above using these tool results."
+    merged: list[dict[str, Any]] = []
+    for message in told:  # chat templates want roles to alternate
+        if merged and merged[-1]["role"] == message["role"]:
+            merged[-1] = {**merged[-1], "content": merged[-1]["content"] + "\n\n" + message["content"]}
+        else:
+            merged.append(dict(message))
+    return merged
+
+
+def last_user_index(messages: list[dict[str, Any]]) -> int:
+    return max(i for i, m in enumerate(messages) if m["role"] == "user")
+
+
 def _recent(messages: list[dict[str, Any]], keep_turns: int | None) -> list[dict[str, Any]]:
     if not keep_turns:
         return list(messages)
@@ -250,11 +284,27 @@ class _Turn:
         self.answer: list[str] = []
 
     def mode(self) -> str:
+        """The rung of the ladder this turn stands on: native, route or xml (a Poke forces its xml block)."""
         if self.force_tool:
             return "xml"
         if self.options.mode == "auto":
-            return "native" if self.backend.supports_tools else "xml"
+            if self.backend.supports_tools:
+                return "native"
+            return "route" if self.backend.supports_routing else "xml"
         return self.options.mode
+
+    async def route(self, text: str, current: _Round) -> list[Event]:
+        """The constrained route: the model decides whether and which tool, then fills its arguments."""
+        router = await self.backend.router(list(self.registry))
+        try:
+            call = await router.route(text, self.conversation.messages[:-1])
+        except MalformedToolCall as error:
+            logger.warning("ROUTE_MALFORMED {}", error.reason)
+            return [MalformedCall(error.raw, error.reason)]
+        if call is None:
+            return []
+        logger.info("ROUTE_CALL conv={} {}", self.conversation.id, call.name)
+        return self.dispatch(call, current)
 
     def request(self, round_number: int) -> tuple[list[dict[str, Any]], list[Tool] | None, Grammar | None]:
         tools = list(self.registry)
@@ -263,6 +313,9 @@ class _Turn:
         if self.mode() == "native":
             messages = ([{"role": "system", "content": system}] if system else []) + history
             return messages, tools or None, None
+        if self.mode() == "route":  # the route chose the tools already: the model only answers
+            system_message = [{"role": "system", "content": system}] if system else []
+            return system_message + _narrated_history(history), None, None
         forced = bool(self.force_tool) and round_number == 1
         # a Poke's own prompt teaches the one tool it asks for; a second copy would only slow the prefill
         teaching = teaching_prompt(tools, salt=self.conversation.salt) if tools and not forced else ""
@@ -510,8 +563,14 @@ async def chat_with_llm(
             interceptor = Interceptor(tags=TAGS)
             failure: ErrorNotice | None = None
             try:
-                async for event in _stream_answer(turn, current, interceptor, rounds):
-                    yield event
+                if rounds == 1 and user_text is not None and turn.mode() == "route":
+                    async with turn.control.bounded():
+                        routed = await turn.route(user_text, current)
+                    for event in routed:
+                        yield event
+                if not current.calls:  # no call routed: the model answers in words
+                    async for event in _stream_answer(turn, current, interceptor, rounds):
+                        yield event
             except BackendError as error:
                 logger.error("LLM_ERROR conv={} {}", conversation.id, error)
                 failure, reason = ErrorNotice(str(error)), "error"

@@ -45,6 +45,7 @@ class Backend:
     model: str = ""
     supports_tools: bool = False
     supports_grammar: bool = False
+    supports_routing: bool = False  # llama.cpp's own /completion: the constrained route (see `router`)
 
     async def start(self) -> None:
         """Open connections or load the model; raise `BackendError` with a readable reason."""
@@ -68,6 +69,10 @@ class Backend:
     ) -> AsyncIterator[Delta]:
         raise NotImplementedError
 
+    async def router(self, tools: list[Tool]) -> Any:
+        """A `sidespin.route.Router` over this model, for backends with `supports_routing`."""
+        raise BackendError(f"the {self.name} backend has no constrained route; use tool_mode native or xml")
+
     def not_started(self) -> BackendError:
         """The error for a backend used before `start()` (or after `aclose()`)."""
         return BackendError(f"the {self.name} backend is not started: use `async with backend:` or call start()")
@@ -80,7 +85,7 @@ def make_backend(settings: "Settings") -> Backend:
     """The backend `settings.backend` names, configured from the settings (not started yet).
 
     `settings.model` is the model name for openai, ollama and anthropic, and a GGUF
-    path for embedded (empty: the bundled SmolLM2-135M-Instruct).
+    path for embedded (empty: the default Qwen2.5-Coder-0.5B-Instruct, see `sidespin.models`).
     """
     # Imported here: the backends import this module for Delta, Grammar and Backend.
     kind = (settings.backend or "embedded").strip().lower()

@@ -20,8 +20,9 @@ import sys
 from typing import Any
 
 
-def server_params(model_path: str, n_ctx: int, threads: int, api_key: str) -> Any:
-    """llama-server parameters: loopback only, a port the OS picks, quiet, `threads` threads, a required key."""
+def server_params(model_path: str, n_ctx: int, threads: int, api_key: str, slot_dir: str = "") -> Any:
+    """llama-server parameters: loopback only, a port the OS picks, quiet, `threads` threads, a required key;
+    `slot_dir` is where a slot's evaluated prompt may be saved and restored (`/slots/0?action=save`)."""
     import xllamacpp
 
     params = xllamacpp.CommonParams()
@@ -33,9 +34,11 @@ def server_params(model_path: str, n_ctx: int, threads: int, api_key: str) -> An
     params.ui = False
     params.verbosity = -1  # llama.cpp's own log lines would flood the console
     params.cpuparams.n_threads = threads
-    params.cpuparams_batch.n_threads = threads
+    params.cpuparams_batch.n_threads = max(threads, os.cpu_count() or 1)  # prompt evaluation: every core
     if api_key:
         params.api_keys = [api_key]
+    if slot_dir:
+        params.slot_save_path = slot_dir
     return params
 
 

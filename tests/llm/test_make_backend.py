@@ -53,7 +53,7 @@ def test_unknown_backend_lists_the_valid_ones() -> None:
 @pytest.mark.parametrize(
     ("spec", "kind", "model"),
     [
-        ("", EmbeddedBackend, "SmolLM2-135M-Instruct.Q4_1"),
+        ("", EmbeddedBackend, "qwen2.5-coder-0.5b-instruct-q4_k_m"),
         ("models/tiny.gguf", EmbeddedBackend, "tiny"),
         ("ollama:llama3.2:3b", OllamaBackend, "llama3.2:3b"),
         ("openai:gpt-4o-mini", OpenAIBackend, "gpt-4o-mini"),
