@@ -40,6 +40,7 @@ from sidespin.events import (
 from sidespin.intercept import Block, Interceptor, Text
 from sidespin.llm import Backend, Delta, Grammar
 from sidespin.protocol import format_block, grammar_for, parse_request, poke_prompt, teaching_prompt
+from sidespin.route import find_loose_call
 from sidespin.tools import DEFAULT_TIMEOUT, Tool, ToolCall, ToolRegistry, ToolResult
 
 __all__ = ["Conversation", "RallyOptions", "TurnControl", "TurnCut", "chat_with_llm", "poke", "pending_calls"]
@@ -258,6 +259,46 @@ class _Round:
         self.results: dict[str, ToolResult] = {}
         self.pending: list[ToolCall] = []
         self.repeats = 0
+        self.held = _Held()
+
+
+class _Held:
+    """An answer that opens like a call written without the block (`{`, a ``` fence, `<tool`) is held back.
+
+    Small models often answer with nothing but `{"name": …, "arguments": …}`: shown as it
+    streams, the page would flash raw JSON. Such an opening is kept from the page until
+    the round ends (or `LIMIT` characters prove it is prose), then read as a call or let go.
+    """
+
+    OPENINGS = ("{", "```", "<tool")
+    LIMIT = 4000
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.decided = False  # once decided, text flows (or is held) without looking again
+        self.holding = False
+
+    def take(self, text: str) -> str:
+        """What of `text` may be shown now."""
+        if self.decided and not self.holding:
+            return text
+        self.pieces.append(text)
+        so_far = "".join(self.pieces)
+        start = so_far.lstrip()
+        if not self.decided:
+            if len(start) < 5 and any(opening.startswith(start) for opening in self.OPENINGS):
+                return ""  # too short to tell yet
+            self.decided = True
+            self.holding = start.startswith(self.OPENINGS)
+        if self.holding and len(so_far) <= self.LIMIT:
+            return ""
+        self.holding, self.pieces = False, []
+        return so_far
+
+    def release(self) -> str:
+        """The text still held, at the end of the round."""
+        held, self.pieces, self.holding, self.decided = "".join(self.pieces), [], False, True
+        return held
 
 
 class _Turn:
@@ -393,12 +434,36 @@ class _Turn:
         events: list[Event] = []
         for item in found:
             if isinstance(item, Text):
-                if item.text:
-                    current.text.append(item.text)
-                    events.append(TextDelta(item.text))
+                shown = current.held.take(item.text) if self.mode() in ("xml", "native") and not self.force_tool \
+                    else item.text
+                if shown:
+                    current.text.append(shown)
+                    events.append(TextDelta(shown))
             else:
                 events.extend(self.on_block(item, current))
         return events
+
+    def on_held(self, current: _Round) -> list[Event]:
+        """At the end of an answer: read held-back text as a call written without the block, or show it."""
+        held = current.held.release()
+        if not held:
+            return []
+        try:
+            found = find_loose_call(held, list(self.registry))
+        except MalformedToolCall as error:
+            logger.warning("MCP_LOOSE_MALFORMED {}", error.reason)
+            return [MalformedCall(held, error.reason)]
+        if found is None:
+            current.text.append(held)
+            return [TextDelta(held)]
+        logger.info("MCP_LOOSE_CALL_HIDDEN conv={} {} chars={}", self.conversation.id, found.call.name, len(held))
+        logger.debug("MCP_LOOSE_CALL_RAW {}", held[found.start:found.end])
+        events: list[Event] = []
+        for shown in (held[:found.start], held[found.end:]):
+            if shown.strip():
+                current.text.append(shown)
+                events.append(TextDelta(shown))
+        return events + self.dispatch(found.call, current)
 
     def on_delta(self, delta: Delta, interceptor: Interceptor, current: _Round) -> list[Event]:
         events: list[Event] = [Thought(delta.thinking, closed=False)] if delta.thinking else []
@@ -574,7 +639,7 @@ async def chat_with_llm(
             except BackendError as error:
                 logger.error("LLM_ERROR conv={} {}", conversation.id, error)
                 failure, reason = ErrorNotice(str(error)), "error"
-            for event in turn.on_events(interceptor.close(), current):
+            for event in turn.on_events(interceptor.close(), current) + turn.on_held(current):
                 yield event
             if failure is not None:
                 yield failure
@@ -604,7 +669,7 @@ async def chat_with_llm(
             yield ErrorNotice(f"stopped after {options.max_rounds} tool rounds (the limit; see max_rounds)")
             reason = "limit"
     except TurnCut as cut:
-        for event in turn.on_events(interceptor.close(), current):
+        for event in turn.on_events(interceptor.close(), current) + turn.on_held(current):
             yield event
         for event in await _abandon_tools(current, cut.why):
             yield event
