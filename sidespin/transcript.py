@@ -588,15 +588,19 @@ class Transcript:
         turn, index = found
         turn.segments[index] = turn.segments[index].decided(choice)  # type: ignore[union-attr]
 
-    def add_result(self, call: ToolCall, text: str, *, is_error: bool = False) -> Result:
-        """Insert a 🛠️: block right after the call's proposal (proposing it first if it was not)."""
-        self.final_newline = True
+    def _proposal_of(self, call: ToolCall) -> tuple[Turn, int]:
+        """Where the call's ❓: line is (proposing the call first if it was not)."""
         found = self.find_proposal(call.id)
         if found is None:
             self.add_proposal(call)
             found = self.find_proposal(call.id)
             assert found is not None
-        turn, index = found
+        return found
+
+    def add_result(self, call: ToolCall, text: str, *, is_error: bool = False) -> Result:
+        """Insert a 🛠️: block right after the call's proposal (proposing it first if it was not)."""
+        self.final_newline = True
+        turn, index = self._proposal_of(call)
         # once the result is there, the note that the call started has done its job
         turn.segments[:] = [s for s in turn.segments if not (isinstance(s, Note) and s.data.get("started") == call.id)]
         position = index + 1
@@ -613,12 +617,7 @@ class Transcript:
 
         `add_result` removes the note again: a result says as much.
         """
-        found = self.find_proposal(call.id)
-        if found is None:
-            self.add_proposal(call)
-            found = self.find_proposal(call.id)
-            assert found is not None
-        turn, index = found
+        turn, index = self._proposal_of(call)
         if call.id in turn.started():
             return
         position = index + 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import socket
@@ -11,9 +12,10 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
-from typing import Iterator
+from typing import AsyncIterator, Iterator
 
 import pytest
+from aiohttp import web
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -59,6 +61,39 @@ def serve_app(backend, data_dir: Path, **settings_overrides) -> Iterator[str]:
         instance.should_exit = True
         thread.join(timeout=30)
         server.app.state.backend = None
+
+
+@contextlib.asynccontextmanager
+async def serving(app: "web.Application") -> AsyncIterator[str]:
+    """Run an aiohttp app on a free loopback port of this event loop; yield its base URL."""
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    host, port = runner.addresses[0][:2]
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        await runner.cleanup()
+
+
+@contextlib.contextmanager
+def serving_in_thread(app: "web.Application") -> Iterator[str]:
+    """Run an aiohttp app on a free loopback port in a thread of its own (for code that blocks); yield its URL."""
+    port = free_port()
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(app)
+    loop.run_until_complete(runner.setup())
+    loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", port).start())
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=10)
+        loop.run_until_complete(runner.cleanup())
+        loop.close()
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from typing import Any
 
 import aiohttp
 
-from sidespin.events import TextDelta, ToolFinished, ToolProposed, TurnDone
+from sidespin.events import TextDelta, ToolFinished, ToolProposed
 from sidespin.ladder import choose_rung
 from sidespin.llm.scripted import ScriptedBackend
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm

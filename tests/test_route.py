@@ -22,6 +22,7 @@ from sidespin.route import (
     parse_loose_call,
 )
 from sidespin.tools import tool
+from tests.conftest import serving
 
 
 @tool
@@ -260,15 +261,8 @@ async def fake_llama(answers: list[str]) -> AsyncIterator[tuple[str, list[tuple[
     app = web.Application()
     app.router.add_post("/apply-template", apply_template)
     app.router.add_post("/completion", completion)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    try:
-        yield f"http://{host}:{port}", received
-    finally:
-        await runner.cleanup()
+    async with serving(app) as url:
+        yield url, received
 
 
 async def test_the_llama_server_client_sends_grammar_schema_and_cache_prompt_and_renders_with_the_template() -> None:

@@ -7,11 +7,9 @@ protocol (Ollama itself cannot be installed here), so the tool call is determini
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
-import threading
 from pathlib import Path
 from typing import Iterator
 
@@ -20,7 +18,7 @@ import pytest
 from aiohttp import web
 
 from sidespin.transcript import parse
-from tests.conftest import ROOT, free_port
+from tests.conftest import ROOT, serving_in_thread
 from tests.mcp.mcp_harness import alive_pids, descendants
 
 TIME_SERVER = ROOT / ".cache" / "mcp-server-time" / "bin" / "mcp-server-time"
@@ -54,18 +52,8 @@ def ollama_app() -> web.Application:
 
 @pytest.fixture
 def fake_ollama() -> Iterator[str]:
-    port = free_port()
-    loop = asyncio.new_event_loop()
-    runner = web.AppRunner(ollama_app())
-    loop.run_until_complete(runner.setup())
-    loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", port).start())
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{port}"
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(timeout=10)
-    loop.run_until_complete(runner.cleanup())
-    loop.close()
+    with serving_in_thread(ollama_app()) as url:
+        yield url
 
 
 def spawn_chat(tmp_path: Path, *args: str, **env: str) -> pexpect.spawn:

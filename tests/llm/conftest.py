@@ -11,28 +11,16 @@ import pytest_asyncio
 from aiohttp import web
 
 from sidespin.llm.embedded import EmbeddedBackend
+from tests.conftest import serving
 
 # Same answer every time: the real-model tests compare answers with and without a grammar.
 DETERMINISTIC = {"seed": 42, "temperature": 0, "max_tokens": 48}
 
 
-@contextlib.asynccontextmanager
-async def _serve(app: web.Application) -> AsyncIterator[str]:
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        await runner.cleanup()
-
-
 @pytest.fixture
 def serve() -> Callable[[web.Application], contextlib.AbstractAsyncContextManager[str]]:
     """`async with serve(app) as url:` runs an aiohttp app on a free loopback port."""
-    return _serve
+    return serving
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 
 from mcp.client import Client
 

@@ -6,7 +6,6 @@ import asyncio
 import json
 import re
 import signal
-import threading
 import time
 from pathlib import Path
 from typing import Iterator
@@ -21,7 +20,7 @@ from sidespin.events import TextDelta, ToolProposed, ToolStarted
 from sidespin.llm.scripted import ScriptedBackend
 from sidespin.tools import ToolCall, ToolResult
 from sidespin.transcript import INTERRUPTED, TranscriptRecorder, TranscriptStore, parse
-from tests.conftest import free_port, server_process
+from tests.conftest import free_port, server_process, serving_in_thread
 from tests.live_page import page_of
 from tests.test_server import read_stream, turn_id
 
@@ -55,18 +54,8 @@ def ollama_app(calls: list[dict]) -> web.Application:
 @pytest.fixture
 def slow_tool_model() -> Iterator[tuple[str, list[dict]]]:
     calls: list[dict] = []
-    port = free_port()
-    loop = asyncio.new_event_loop()
-    runner = web.AppRunner(ollama_app(calls))
-    loop.run_until_complete(runner.setup())
-    loop.run_until_complete(web.TCPSite(runner, "127.0.0.1", port).start())
-    thread = threading.Thread(target=loop.run_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{port}", calls
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(timeout=10)
-    loop.run_until_complete(runner.cleanup())
-    loop.close()
+    with serving_in_thread(ollama_app(calls)) as url:
+        yield url, calls
 
 
 def starts_in(log: Path) -> int:
