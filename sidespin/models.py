@@ -14,6 +14,7 @@ The default is Qwen2.5-Coder-0.5B-Instruct (Q4_K_M, Apache-2.0), chosen by measu
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from loguru import logger
 from sidespin.config import PROJECT_DIR
 from sidespin.errors import BackendError
 
-__all__ = ["Model", "MODELS", "DEFAULT_MODEL", "MODELS_DIR", "sha256_of", "verified"]
+__all__ = ["Model", "MODELS", "DEFAULT_MODEL", "MODELS_DIR", "sha256_of", "verified", "from_hub"]
 
 MODELS_DIR = PROJECT_DIR / ".cache" / "models"
 _READ = 1 << 20
@@ -92,3 +93,28 @@ def verified(name: str = DEFAULT_MODEL, directory: Path = MODELS_DIR) -> Path:
         raise BackendError(f"{path} has sha256 {digest}, not the pinned {model.sha256}: {rebuild}")
     logger.info("MODEL_VERIFIED {} sha256={}", name, digest[:16])
     return path
+
+
+def from_hub(spec: str, directory: Path = MODELS_DIR / "hub") -> Path:
+    """`hf:owner/repo/path/file.gguf[@revision]`: the file from the Hugging Face Hub, downloaded once.
+
+    Only where a network exists (nothing else in sidespin downloads anything): the download
+    shows a progress bar in the terminal, lands in `.cache/models/hub/`, and later starts use
+    the copy there. `HF_ENDPOINT` points at another hub (a mirror, or a test's stand-in).
+    """
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    where, _, revision = spec.removeprefix("hf:").partition("@")
+    parts = where.strip("/").split("/")
+    if len(parts) < 3 or not parts[-1].endswith(".gguf"):
+        raise BackendError(f"{spec!r} is not hf:owner/repo/file.gguf (optionally @revision)")
+    repo, filename = "/".join(parts[:2]), "/".join(parts[2:])
+    logger.info("MODEL_DOWNLOAD {} {} from {}", repo, filename, os.environ.get("HF_ENDPOINT") or "huggingface.co")
+    try:
+        path = hf_hub_download(repo, filename, revision=revision or None, cache_dir=directory,
+                               endpoint=os.environ.get("HF_ENDPOINT") or None)
+    except (HfHubHTTPError, LocalEntryNotFoundError, OSError) as error:
+        raise BackendError(f"could not download {filename} from {repo}: {error}") from None
+    logger.info("MODEL_DOWNLOADED {}", path)
+    return Path(path)

@@ -123,7 +123,7 @@ def _limit(settings: "Settings") -> dict[str, Any]:
 
 
 def backend_from_spec(spec: str, settings: "Settings") -> Backend:
-    """The backend a command-line MODEL names: `path/to/x.gguf`, `ollama:NAME`, `openai:NAME`,
+    """The backend a command-line MODEL names: `path/to/x.gguf`, `hf:owner/repo/x.gguf`, `ollama:NAME`, `openai:NAME`,
     `anthropic:NAME`, `embedded[:PATH]`, or "" for the bundled embedded model.
 
     Hosts, URLs and keys still come from `settings`.
@@ -131,7 +131,7 @@ def backend_from_spec(spec: str, settings: "Settings") -> Backend:
     spec = spec.strip()
     if not spec:
         return make_backend(replace(settings, backend="embedded", model=""))
-    if spec.lower().endswith(".gguf"):
+    if spec.lower().endswith(".gguf") or spec.startswith("hf:"):
         return make_backend(replace(settings, backend="embedded", model=spec))
     kind, colon, name = spec.partition(":")
     if colon and kind.lower() in ("embedded", "ollama", "openai", "anthropic"):

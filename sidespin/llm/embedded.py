@@ -31,7 +31,7 @@ from loguru import logger
 from sidespin.errors import BackendError
 from sidespin.llm import Backend, Delta, Grammar
 from sidespin.llm.openai import OpenAIBackend
-from sidespin.models import DEFAULT_MODEL, MODELS, MODELS_DIR, verified
+from sidespin.models import DEFAULT_MODEL, MODELS, MODELS_DIR, from_hub, verified
 from sidespin.route import LlamaServer, Router
 from sidespin.tools import Tool
 
@@ -79,8 +79,10 @@ class EmbeddedBackend(Backend):
         options: dict[str, Any] | None = None,
         start_timeout: float = 120.0,
     ) -> None:
-        self.model_path = Path(model_path).expanduser() if model_path else None
-        self.model = self.model_path.stem if self.model_path else Path(DEFAULT_MODEL_FILE).stem
+        self.hub_spec = str(model_path) if str(model_path or "").startswith("hf:") else None
+        self.model_path = Path(model_path).expanduser() if model_path and not self.hub_spec else None
+        self.model = (self.hub_spec.rsplit("/", 1)[-1].removesuffix(".gguf") if self.hub_spec
+                      else self.model_path.stem if self.model_path else Path(DEFAULT_MODEL_FILE).stem)
         self.n_ctx = n_ctx
         self.threads = threads or default_threads()
         self.options = dict(options or {})
@@ -110,6 +112,8 @@ class EmbeddedBackend(Backend):
         """Launch the server, wait for its address and its health; every failure stops the child."""
         if self._client is not None:
             return
+        if self.hub_spec and self.model_path is None:  # downloaded once, then found in the cache
+            self.model_path = await asyncio.to_thread(from_hub, self.hub_spec)
         path = self.model_path or default_model_path()
         if not path.is_file():
             raise BackendError(f"model file not found: {path}")
