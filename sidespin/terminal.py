@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -115,7 +116,12 @@ def run_chat(args: argparse.Namespace) -> int:
     with asyncio.Runner() as runner:
         stack = contextlib.AsyncExitStack()
         try:
-            engine = runner.run(_open_engine(stack, args, settings))
+            # llama.cpp reports no load progress of its own: the elapsed time shows that it is under way
+            with console.status("loading the model and the tools (the first start also picks the tool rung)…"):
+                started = time.monotonic()
+                engine = runner.run(_open_engine(stack, args, settings))
+            console.print(Text(f"ready in {time.monotonic() - started:.1f} s · tool rung: {engine.rung.name} "
+                               f"({engine.rung.source})", style="dim"))
         except SidespinError as error:
             runner.run(stack.aclose())
             console.print(f"[bold red]sidespin: cannot start:[/] {error}")
