@@ -199,8 +199,13 @@ def _xml_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             converted.append({"role": "user", "content": content})
         else:
             converted.append({"role": message["role"], "content": message.get("content") or ""})
+    return _alternating(converted)
+
+
+def _alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Neighbours of the same role merged into one message: chat templates want roles to alternate."""
     merged: list[dict[str, Any]] = []
-    for message in converted:  # chat templates want roles to alternate
+    for message in messages:
         if merged and merged[-1]["role"] == message["role"] and message["role"] != "system":
             merged[-1] = {**merged[-1], "content": merged[-1]["content"] + "\n\n" + message["content"]}
         else:
@@ -220,7 +225,7 @@ def _narrated_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if message["role"] == "tool":
             line = f"(the tool {message.get('name', '')} answered: {message.get('content', '')})"
             if index > last_user:
-                told[last_user_index(told)]["content"] += "\n\n" + line
+                told[_last_user_index(told)]["content"] += "\n\n" + line
             else:
                 told.append({"role": "assistant", "content": line})
         elif message["role"] == "assistant" and not (message.get("content") or "").strip():
@@ -228,17 +233,11 @@ def _narrated_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         else:
             told.append({"role": message["role"], "content": message.get("content") or ""})
     if last_user >= 0 and any(m["role"] == "tool" for m in messages[last_user:]):
-        told[last_user_index(told)]["content"] += "\n\nAnswer my message above using these tool results."
-    merged: list[dict[str, Any]] = []
-    for message in told:  # chat templates want roles to alternate
-        if merged and merged[-1]["role"] == message["role"]:
-            merged[-1] = {**merged[-1], "content": merged[-1]["content"] + "\n\n" + message["content"]}
-        else:
-            merged.append(dict(message))
-    return merged
+        told[_last_user_index(told)]["content"] += "\n\nAnswer my message above using these tool results."
+    return _alternating(told)
 
 
-def last_user_index(messages: list[dict[str, Any]]) -> int:
+def _last_user_index(messages: list[dict[str, Any]]) -> int:
     return max(i for i, m in enumerate(messages) if m["role"] == "user")
 
 
