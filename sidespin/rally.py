@@ -579,6 +579,9 @@ async def _stream_answer(
             turn.control.spend(delta.text + delta.thinking)
             for event in turn.on_delta(delta, interceptor, current) + turn.finished(current):
                 yield event
+            if delta.finish_reason == "length":  # the backend's max_tokens: say so, the answer looks finished
+                logger.warning("LLM_ANSWER_CUT conv={} round={}", turn.conversation.id, round_number)
+                yield ErrorNotice("the answer reached its length limit (max_tokens) and was cut")
 
 
 async def chat_with_llm(

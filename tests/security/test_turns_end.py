@@ -127,3 +127,11 @@ async def test_the_stop_button_ends_a_running_answer_and_the_conversation_goes_o
     first = transcript.turns[0]
     assert first.stopped and "la la la" in "".join(s.raw for s in first.segments)
     assert transcript.turns[1].user == "and now?"
+
+
+async def test_an_answer_cut_at_max_tokens_says_so():
+    from sidespin.llm import Delta as Piece
+
+    backend = ScriptedBackend([["la " * 3, Piece(finish_reason="length")]])
+    events = [e async for e in chat_with_llm(Conversation(), "sing", backend=backend, registry=ToolRegistry([hang]))]
+    assert any(isinstance(e, ErrorNotice) and "max_tokens" in e.message for e in events)
