@@ -200,8 +200,9 @@ def ApprovalButtons(call: ToolCall):
 
 
 def Thoughts(turn_id: str, thoughts: list[str], **kwargs: Any):
+    """Each thought collapsed; an empty one is drawn too (hidden by CSS), so streamed text has a place to go."""
     return Div(*[Details(Summary("💭 thought"), Div(t, cls="thought-text", id=f"{turn_id}-thought-{i}"), cls="thought")
-                 for i, t in enumerate(thoughts) if t], **kwargs)
+                 for i, t in enumerate(thoughts)], **kwargs)
 
 
 def Notices(turn: LiveTurn, **kwargs: Any):

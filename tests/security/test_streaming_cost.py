@@ -79,3 +79,21 @@ async def test_updates_after_the_first_do_not_repeat_the_answer(data_dir):
     for n in range(400):  # each piece streamed once, then once more when the finished paragraph is rendered
         assert everything.count(f"sentence {n}. ") + everything.count(f"sentence {n}.<") <= 2, n
     assert all(len(update) < 4000 for update in updates[:-1])
+
+
+async def test_a_streamed_thought_arrives_whole_and_each_piece_once(data_dir):
+    from sidespin.llm import Delta as Piece
+
+    pieces = [Piece(thinking=f"step {n}; ") for n in range(300)] + ["The answer is 42."]
+    with serve_app(ScriptedBackend([pieces], delay=0.002), data_dir) as base:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(base + "/") as response:
+                cid = str(response.url).rsplit("/", 1)[1]
+            async with session.post(base + "/send", data={"cid": cid, "msg": "think"}) as response:
+                tid = turn_id(await response.text())
+            events = await read_stream(session, base, tid)
+    page = page_of(tid, events)
+    thought = page.find(f"{tid}-thought-0").get_text()
+    assert thought == "".join(f"step {n}; " for n in range(300)) and "The answer is 42." in page.body()
+    everything = " ".join(data for name, data in events if name == "update")
+    assert len([e for e in events if e[0] == "update"]) > 3 and everything.count("step 150;") == 1
