@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -12,7 +13,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
-from typing import AsyncIterator, Iterator
+from typing import Any, AsyncIterator, Callable, Iterator
 
 import pytest
 from aiohttp import web
@@ -94,6 +95,26 @@ def serving_in_thread(app: "web.Application") -> Iterator[str]:
         thread.join(timeout=10)
         loop.run_until_complete(runner.cleanup())
         loop.close()
+
+
+def ollama_stub(reply: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> "web.Application":
+    """A server speaking Ollama's documented /api/chat (NDJSON): `reply(body)` gives the assistant
+    messages to stream (`{"content": …}` or `{"content": "", "tool_calls": […]}`), then it says done."""
+
+    async def chat(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+        await response.prepare(request)
+        chunks = [{"message": {"role": "assistant", **message}, "done": False} for message in reply(body)]
+        chunks.append({"message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"})
+        for chunk in chunks:
+            await response.write((json.dumps(chunk) + "\n").encode())
+        await response.write_eof()
+        return response
+
+    app = web.Application()
+    app.router.add_post("/api/chat", chat)
+    return app
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 from aiohttp import web
 
 from sidespin.transcript import parse
-from tests.conftest import ROOT, serving_in_thread
+from tests.conftest import ROOT, ollama_stub, serving_in_thread
 from tests.mcp.mcp_harness import alive_pids, descendants
 
 TIME_SERVER = ROOT / ".cache" / "mcp-server-time" / "bin" / "mcp-server-time"
@@ -27,27 +27,15 @@ TIME_SERVER = ROOT / ".cache" / "mcp-server-time" / "bin" / "mcp-server-time"
 def ollama_app() -> web.Application:
     """Answers like Ollama: first a native call of get_current_time, then a streamed sentence using its result."""
 
-    async def chat(request: web.Request) -> web.StreamResponse:
-        body = await request.json()
-        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
-        await response.prepare(request)
+    def reply(body: dict) -> list[dict]:
         tool_results = [m for m in body["messages"] if m["role"] == "tool"]
         if not tool_results:
             call = {"function": {"name": "get_current_time", "arguments": {"timezone": "Europe/Paris"}}}
-            chunks = [{"message": {"role": "assistant", "content": "", "tool_calls": [call]}, "done": False}]
-        else:
-            result = json.loads(tool_results[-1]["content"])
-            words = ["The ", "time ", "in ", "Paris ", "is ", result["datetime"][11:16], "."]
-            chunks = [{"message": {"role": "assistant", "content": w}, "done": False} for w in words]
-        chunks.append({"message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"})
-        for chunk in chunks:
-            await response.write((json.dumps(chunk) + "\n").encode())
-        await response.write_eof()
-        return response
+            return [{"content": "", "tool_calls": [call]}]
+        result = json.loads(tool_results[-1]["content"])
+        return [{"content": w} for w in ["The ", "time ", "in ", "Paris ", "is ", result["datetime"][11:16], "."]]
 
-    app = web.Application()
-    app.router.add_post("/api/chat", chat)
-    return app
+    return ollama_stub(reply)
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import signal
 import time
@@ -20,7 +19,7 @@ from sidespin.events import TextDelta, ToolProposed, ToolStarted
 from sidespin.llm.scripted import ScriptedBackend
 from sidespin.tools import ToolCall, ToolResult
 from sidespin.transcript import INTERRUPTED, TranscriptRecorder, TranscriptStore, parse
-from tests.conftest import free_port, server_process, serving_in_thread
+from tests.conftest import free_port, ollama_stub, server_process, serving_in_thread
 from tests.live_page import page_of
 from tests.test_server import read_stream, turn_id
 
@@ -30,25 +29,13 @@ SLOW_SQL = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE
 def ollama_app(calls: list[dict]) -> web.Application:
     """Speaks Ollama's /api/chat: a native call of query_database (slow), then a sentence once a result is back."""
 
-    async def chat(request: web.Request) -> web.StreamResponse:
-        body = await request.json()
+    def reply(body: dict) -> list[dict]:
         calls.append(body)
-        response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
-        await response.prepare(request)
         if body["messages"][-1]["role"] == "tool":
-            chunks = [{"message": {"role": "assistant", "content": "The call came back."}, "done": False}]
-        else:
-            call = {"function": {"name": "query_database", "arguments": {"sql": SLOW_SQL}}}
-            chunks = [{"message": {"role": "assistant", "content": "", "tool_calls": [call]}, "done": False}]
-        chunks.append({"message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"})
-        for chunk in chunks:
-            await response.write((json.dumps(chunk) + "\n").encode())
-        await response.write_eof()
-        return response
+            return [{"content": "The call came back."}]
+        return [{"content": "", "tool_calls": [{"function": {"name": "query_database", "arguments": {"sql": SLOW_SQL}}}]}]
 
-    app = web.Application()
-    app.router.add_post("/api/chat", chat)
-    return app
+    return ollama_stub(reply)
 
 
 @pytest.fixture
