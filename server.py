@@ -378,7 +378,8 @@ def ConversationList(engine: Engine, current: str):
         for cid, title, _ in engine.listing()
     ]
     return Div(
-        Form(Button("＋ New chat", cls="new-chat"), method="post", action=new.to()),
+        # an ASCII plus: Debian's fonts have no fullwidth ＋ (U+FF0B), which drew as an empty box
+        Form(Button("+ New chat", cls="new-chat"), method="post", action=new.to()),
         Ul(*items, id="conversations"),
         Footer(A("tools", href="/tools"), " · ", A("health", href="/health"), " · ", A("logs", href=logs.to())),
         cls="sidebar",
