@@ -442,11 +442,17 @@ class _Turn:
                 events.extend(self.on_block(item, current))
         return events
 
-    def on_held(self, current: _Round) -> list[Event]:
-        """At the end of an answer: read held-back text as a call written without the block, or show it."""
+    def on_held(self, current: _Round, *, calls: bool = True) -> list[Event]:
+        """At the end of an answer: read held-back text as a call written without the block, or show it.
+
+        With `calls` False (the turn was cut) nothing new may start: the text is kept as it was written.
+        """
         held = current.held.release()
         if not held:
             return []
+        if not calls:
+            current.text.append(held)
+            return [TextDelta(held)]
         try:
             found = find_loose_call(held, list(self.registry))
         except MalformedToolCall as error:
@@ -671,7 +677,7 @@ async def chat_with_llm(
             yield ErrorNotice(f"stopped after {options.max_rounds} tool rounds (the limit; see max_rounds)")
             reason = "limit"
     except TurnCut as cut:
-        for event in turn.on_events(interceptor.close(), current) + turn.on_held(current):
+        for event in turn.on_events(interceptor.close(), current) + turn.on_held(current, calls=False):
             yield event
         for event in await _abandon_tools(current, cut.why):
             yield event

@@ -136,3 +136,14 @@ async def test_a_loose_call_on_the_native_rung_is_run_too():
     events, shown = await play_xml(['{"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}'], mode="native")
     assert [e.call.arguments for e in events if isinstance(e, ToolProposed)] == [{"timezone": "Asia/Tokyo"}]
     assert shown == "Done."
+
+
+async def test_a_held_call_is_not_started_when_the_turn_is_cut():
+    from sidespin.rally import TurnControl
+
+    control = TurnControl(seconds=60, tokens=20)  # a whole call is held back, then the budget runs out
+    model = ScriptedBackend([['{"name": "roll_dice", "arguments": {"sides": 20}}', "x" * 100]])
+    events = [e async for e in chat_with_llm(Conversation(), "go", backend=model,
+                                             registry=ToolRegistry([roll_dice]), control=control)]
+    assert events[-1].reason == "limit" and not [e for e in events if isinstance(e, ToolProposed)]
+    assert '{"name": "roll_dice"' in "".join(e.text for e in events if isinstance(e, TextDelta))
