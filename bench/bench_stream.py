@@ -19,9 +19,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fasthtml.common import Div, to_xml  # noqa: E402
 
-import server  # noqa: E402
 from sidespin.events import TextDelta  # noqa: E402
-from sidespin.live import LiveTurn  # noqa: E402
+from sidespin.web.live import LiveTurn  # noqa: E402
+from sidespin.web.page import TurnParts, TurnWatch  # noqa: E402
 
 PARAGRAPH = "The ball crossed the net, spun, and came back faster than anyone expected. " * 6
 
@@ -39,7 +39,7 @@ def answer(kib: int) -> str:
 def play(text: str, chunk: int, frame: int) -> tuple[int, int, float, float]:
     """Bytes sent by the watcher and by a full redraw, and the seconds each spent rendering."""
     turn = LiveTurn("bench")
-    watch = server.TurnWatch(turn)
+    watch = TurnWatch(turn)
     diff_bytes = full_bytes = 0
     diff_seconds = full_seconds = 0.0
     pieces = [text[i:i + chunk] for i in range(0, len(text), chunk)]
@@ -51,7 +51,7 @@ def play(text: str, chunk: int, frame: int) -> tuple[int, int, float, float]:
         diff_bytes += len(to_xml(Div(*watch.update())).encode())
         diff_seconds += time.perf_counter() - started
         started = time.perf_counter()
-        full_bytes += len(to_xml(Div(*server.TurnParts(turn, oob=True))).encode())
+        full_bytes += len(to_xml(Div(*TurnParts(turn.record, turn.id, oob=True))).encode())
         full_seconds += time.perf_counter() - started
     return diff_bytes, full_bytes, diff_seconds, full_seconds
 

@@ -17,23 +17,29 @@ the call's `❓:` marker, so reopening a conversation restores what was remember
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable, Literal, get_args
 
 from sidespin.tools import Tool, ToolCall
-from sidespin.transcript import DECISIONS, Transcript
 
-__all__ = ["POLICIES", "CHOICES", "Approvals"]
+if TYPE_CHECKING:  # not at run time: the transcript reads the choices from here
+    from sidespin.transcript import Transcript
+
+__all__ = ["POLICIES", "Choice", "CHOICES", "MEANINGS", "Approvals"]
 
 POLICIES = ("auto", "ask", "deny")
 
-CHOICES: dict[str, str] = {
+# A person's answer to a proposed call; every other module takes the keys from here.
+Choice = Literal["ya", "yA", "yo", "yO", "n"]
+CHOICES: tuple[Choice, ...] = get_args(Choice)
+
+MEANINGS: dict[Choice, str] = {
     "ya": "yes to all the proposals",
     "yA": "yes to all, and remember each one's tool for this conversation",
     "yo": "yes to this one",
     "yO": "yes to this one, and remember its tool for this conversation",
     "n": "no (the model is told the call was refused)",
 }
-assert tuple(CHOICES) == DECISIONS
+assert tuple(MEANINGS) == CHOICES
 
 
 def _check_policy(policy: str, where: str) -> str:
@@ -88,7 +94,7 @@ class Approvals:
         target, or every call when `target` is None. Calls not in the answer stay pending.
         """
         if choice not in CHOICES:
-            keys = ", ".join(f"{key} ({meaning})" for key, meaning in CHOICES.items())
+            keys = ", ".join(f"{key} ({meaning})" for key, meaning in MEANINGS.items())
             raise ValueError(f"unknown choice {choice!r}; the choices are {keys}")
         if choice in ("ya", "yA"):
             if choice == "yA":

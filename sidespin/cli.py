@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 from loguru import logger
 
+from sidespin.approvals import CHOICES
 from sidespin.config import PROJECT_DIR, Settings, load_settings
 from sidespin.errors import SidespinError
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, TurnDone
@@ -205,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="a GGUF path, ollama:NAME, openai:NAME, anthropic:NAME; omitted: the embedded model")
     chat.add_argument("--turns", type=int, default=3, help="turns kept in memory and sent to the model (default 3)")
     chat.add_argument("--transcript", help="markdown transcript to write, or to resume if it exists")
-    chat.add_argument("--approve", action="store_true", help="ask before each tool call (ya, yA, yo, yO, n)")
+    chat.add_argument("--approve", action="store_true", help=f"ask before each tool call ({', '.join(CHOICES)})")
     chat.set_defaults(func=cmd_chat)
 
     poke = sub.add_parser("poke", help="one Poke: the salted one-shot prompt asking for get_cat_fact")

@@ -24,7 +24,6 @@ from sidespin.config import Settings
 from sidespin.errors import TranscriptError
 from sidespin.events import ErrorNotice, Event, ToolProposed, TurnDone
 from sidespin.ladder import Rung, choose_rung
-from sidespin.live import LiveTurn
 from sidespin.llm import Backend, make_backend
 from sidespin.protocol import poke_prompt
 from sidespin.rally import Conversation, RallyOptions, TurnControl, chat_with_llm
@@ -56,7 +55,6 @@ class Engine:
         self.rung = Rung(settings.tool_mode if settings.tool_mode != "auto" else "xml", "config")
         # only conversations in use stay in memory: a running turn or a page request holds them
         self.conversations: weakref.WeakValueDictionary[str, Conversation] = weakref.WeakValueDictionary()
-        self.turns: dict[str, LiveTurn] = {}
 
     @classmethod
     @contextlib.asynccontextmanager
@@ -148,9 +146,10 @@ class Engine:
             transcript.add_note({"interrupted": call.id})
         self.store.save(conversation_id, transcript)
 
-    def rerun(self, conversation: Conversation, call_id: str) -> LiveTurn:
+    def rerun(self, conversation: Conversation, call_id: str) -> dict[str, bool]:
         """A person's choice to run an interrupted call of the last answer again, as a new call.
 
+        Records the new call, approved; returns the decisions to play the turn on with.
         Raises ValueError when `call_id` is not an interrupted call of the last answer.
         """
         recorder = TranscriptRecorder(self.store, conversation.id, self.model_name)
@@ -164,7 +163,7 @@ class Engine:
         recorder.apply(ToolProposed(again))
         recorder.record_decision(again.id, "yo")
         logger.info("TOOL_CALL_RERUN {} id={} was={} conv={}", again.name, again.id, call_id, conversation.id)
-        return self.start_turn(conversation, None, decisions={again.id: True})
+        return {again.id: True}
 
     def conversation_at(self, path: Path) -> Conversation:
         """The terminal's `--transcript FILE`: resume it if it exists, else start it there."""
@@ -232,48 +231,6 @@ class Engine:
             with contextlib.suppress(TranscriptError):
                 recorder.flush()
 
-    def start_turn(
-        self,
-        conversation: Conversation,
-        user_text: str | None,
-        *,
-        poke_tool: str | None = None,
-        poke_arguments: dict[str, Any] | None = None,
-        decisions: dict[str, bool] | None = None,
-    ) -> LiveTurn:
-        """Play a turn in the background; turns of one conversation queue up, never interleave."""
-        control = TurnControl(self.settings.turn_seconds, self.settings.turn_tokens)
-        live = LiveTurn(conversation.id, control)
-
-        async def serialized() -> AsyncIterator[Event]:
-            turn = self.events(
-                conversation, user_text, poke_tool=poke_tool, poke_arguments=poke_arguments, decisions=decisions,
-                control=control,
-            )
-            async with conversation.lock, contextlib.aclosing(turn):
-                async for event in turn:
-                    yield event
-
-        self._forget_old_turns()
-        self.turns[live.id] = live
-        live.start(serialized())
-        live.task.add_done_callback(lambda _: self._forget_old_turns())
-        return live
-
-    def stop(self, conversation_id: str) -> list[LiveTurn]:
-        """A person's Stop: every running (or queued) turn of the conversation ends, keeping what was said."""
-        stopped = [t for t in self.turns.values() if t.conversation_id == conversation_id and not t.done]
-        for turn in stopped:
-            turn.control.stop()
-            logger.info("TURN_STOP_ASKED turn={} conv={}", turn.id, conversation_id)
-        return stopped
-
-    def _forget_old_turns(self, keep: int = 50) -> None:
-        """Finished turns stay watchable for a while (a late page), then go: their transcript has them."""
-        finished = [turn_id for turn_id, turn in self.turns.items() if turn.done]
-        for turn_id in finished[: max(0, len(finished) - keep)]:
-            del self.turns[turn_id]
-
     def decide(self, conversation: Conversation, choice: str, call_id: str | None) -> Decision:
         """Record a person's choice (ya, yA, yo, yO, n) after the ❓: lines it decides.
 
@@ -296,7 +253,7 @@ class Engine:
         logger.info("TOOL_CALL_DECIDED conv={} choice={} calls={}", conversation.id, choice, ",".join(decided))
         if recorder.transcript.pending_calls():
             return Decision(decided, waiting, None)
-        return Decision(decided, waiting, _unrun_decisions(recorder.transcript))
+        return Decision(decided, waiting, recorder.transcript.decided_unrun())
 
     def health(self) -> dict[str, Any]:
         return {
@@ -306,15 +263,6 @@ class Engine:
             "tools": len(self.registry),
             "mcp_servers": self.mcp.state() if self.mcp is not None else {},
         }
-
-
-def _unrun_decisions(transcript: Transcript) -> dict[str, bool]:
-    """Decided calls of the last answer that have no result yet: {call id: approved}."""
-    if not transcript.turns:
-        return {}
-    turn = transcript.turns[-1]
-    answered = {result.call_id for result in turn.results()}
-    return {p.call.id: p.decision != "n" for p in turn.proposals() if p.decision and p.call.id not in answered}
 
 
 class _NullRecorder:

@@ -12,7 +12,6 @@ response, SSE event, CLI) turns it into a message with `str(error)`.
     │   ├── ToolFailed              the tool itself raised or reported an error
     │   └── ToolTimeout             the tool did not answer in time
     ├── BackendError                the language model could not be reached or answered badly
-    │   └── ToolsUnsupported        the model refuses native tool definitions
     ├── MCPServerError              an MCP server failed to start, died or misbehaved
     └── TranscriptError             a conversation file that cannot be read
 """
@@ -29,7 +28,6 @@ __all__ = [
     "ToolFailed",
     "ToolTimeout",
     "BackendError",
-    "ToolsUnsupported",
     "MCPServerError",
     "TranscriptError",
 ]
@@ -80,10 +78,6 @@ class ToolTimeout(ToolError):
 
 class BackendError(SidespinError):
     """The language model backend failed."""
-
-
-class ToolsUnsupported(BackendError):
-    """The model does not accept native tool definitions."""
 
 
 class MCPServerError(SidespinError):

@@ -1,6 +1,6 @@
 """Provider formats in one place: pure conversions between MCP, OpenAI, Anthropic and Ollama.
 
-Tools (all converted from and back to the MCP shape `{name, description, inputSchema}`):
+Tools (each provider's shape is made from the MCP shape `{name, description, inputSchema}`):
 
 | provider  | shape                                                        |
 |-----------|--------------------------------------------------------------|
@@ -8,6 +8,12 @@ Tools (all converted from and back to the MCP shape `{name, description, inputSc
 | OpenAI    | `{"type": "function", "function": {"name", "description", "parameters"}}` |
 | Anthropic | `{"name", "description", "input_schema"}`                    |
 | Ollama    | the OpenAI shape                                             |
+
+Tool calls: this module is the one place where a `ToolCall` becomes a provider's
+shape or is read back from one (`call_to_openai` / `call_from_openai`, the same
+for Ollama and Anthropic) and where a result becomes a tool message
+(`tool_message`). Arguments that are not a JSON object are kept as
+`{MALFORMED: raw}` so the model can be told what it wrote.
 
 Messages: sidespin keeps OpenAI-shaped messages (`tool_calls` with JSON-string
 arguments, `role="tool"` results with `tool_call_id`). Anthropic puts calls and
@@ -21,24 +27,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sidespin.tools import Tool, ToolCall, new_call_id
+from sidespin.tools import Tool, ToolCall, ToolResult, new_call_id
 
 __all__ = [
     "MALFORMED",
     "mcp_tool",
     "to_openai_tool",
-    "from_openai_tool",
     "to_anthropic_tool",
-    "from_anthropic_tool",
     "to_ollama_tool",
-    "from_ollama_tool",
     "parse_arguments",
-    "tool_call_to_openai",
-    "tool_call_from_openai",
+    "call_to_openai",
+    "call_from_openai",
+    "call_to_ollama",
+    "call_from_ollama",
+    "call_to_anthropic",
+    "call_from_anthropic",
+    "tool_message",
     "to_anthropic_messages",
-    "from_anthropic_messages",
     "to_ollama_messages",
-    "from_ollama_messages",
 ]
 
 MALFORMED = "__malformed__"  # key of the arguments dict of a call whose JSON could not be read
@@ -63,14 +69,6 @@ def mcp_tool(tool: Tool | dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def _from_parts(name: str, description: str | None, schema: dict[str, Any] | None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"name": name}
-    if description:
-        spec["description"] = description
-    spec["inputSchema"] = schema or dict(_EMPTY_SCHEMA)
-    return spec
-
-
 def to_openai_tool(tool: Tool | dict[str, Any]) -> dict[str, Any]:
     """An OpenAI function tool (`parameters` is the input schema)."""
     spec = mcp_tool(tool)
@@ -79,12 +77,6 @@ def to_openai_tool(tool: Tool | dict[str, Any]) -> dict[str, Any]:
         function["description"] = spec["description"]
     function["parameters"] = spec["inputSchema"]
     return {"type": "function", "function": function}
-
-
-def from_openai_tool(spec: dict[str, Any]) -> dict[str, Any]:
-    """The MCP shape of an OpenAI function tool."""
-    function = spec.get("function", spec)
-    return _from_parts(function["name"], function.get("description"), function.get("parameters"))
 
 
 def to_anthropic_tool(tool: Tool | dict[str, Any]) -> dict[str, Any]:
@@ -97,30 +89,20 @@ def to_anthropic_tool(tool: Tool | dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def from_anthropic_tool(spec: dict[str, Any]) -> dict[str, Any]:
-    """The MCP shape of an Anthropic tool."""
-    return _from_parts(spec["name"], spec.get("description"), spec.get("input_schema"))
-
-
 def to_ollama_tool(tool: Tool | dict[str, Any]) -> dict[str, Any]:
     """An Ollama tool: Ollama's `/api/chat` takes the OpenAI function shape."""
     return to_openai_tool(tool)
-
-
-def from_ollama_tool(spec: dict[str, Any]) -> dict[str, Any]:
-    """The MCP shape of an Ollama tool."""
-    return from_openai_tool(spec)
 
 
 # ---------------------------------------------------------------- tool calls
 
 
 def parse_arguments(raw: str | dict[str, Any] | None) -> dict[str, Any]:
-    """Arguments as a dict; JSON that cannot be read becomes `{"__malformed__": raw}` so it can be reported."""
+    """Arguments as a dict (a copy); JSON that is not an object becomes `{MALFORMED: raw}` so it can be reported."""
     if raw is None or raw == "":
         return {}
     if isinstance(raw, dict):
-        return raw
+        return dict(raw)
     try:
         value = json.loads(raw)
     except (json.JSONDecodeError, TypeError):
@@ -134,19 +116,48 @@ def _arguments_json(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, ensure_ascii=False)
 
 
-def tool_call_to_openai(call: ToolCall) -> dict[str, Any]:
-    """An OpenAI `tool_calls` item for a call."""
+def call_to_openai(call: ToolCall) -> dict[str, Any]:
+    """An OpenAI `tool_calls` item for a call (unreadable arguments go back exactly as the model wrote them)."""
     return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": _arguments_json(call.arguments)}}
 
 
-def tool_call_from_openai(item: dict[str, Any]) -> ToolCall:
+def call_from_openai(item: dict[str, Any]) -> ToolCall:
     """A `ToolCall` from an OpenAI `tool_calls` item (a missing id is generated)."""
-    function = item.get("function", {})
+    function = item.get("function") or {}
     return ToolCall(
         name=function.get("name", ""),
         arguments=parse_arguments(function.get("arguments")),
         id=item.get("id") or new_call_id(),
     )
+
+
+def call_to_ollama(call: ToolCall) -> dict[str, Any]:
+    """An Ollama `tool_calls` item: the OpenAI function with its arguments as an object, and no id."""
+    return {"function": {"name": call.name, "arguments": call.arguments}}
+
+
+def call_from_ollama(item: dict[str, Any]) -> ToolCall:
+    """A `ToolCall` from an Ollama `tool_calls` item: arguments already an object, and no id (one is generated)."""
+    return call_from_openai(item)
+
+
+def call_to_anthropic(call: ToolCall) -> dict[str, Any]:
+    """An Anthropic `tool_use` content block for a call."""
+    return {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
+
+
+def call_from_anthropic(block: dict[str, Any]) -> ToolCall:
+    """A `ToolCall` from an Anthropic `tool_use` block; its `input` may be the object or the JSON text streamed for it."""
+    return ToolCall(
+        name=block.get("name") or "",
+        arguments=parse_arguments(block.get("input")),
+        id=block.get("id") or new_call_id(),
+    )
+
+
+def tool_message(result: ToolResult) -> dict[str, Any]:
+    """The OpenAI-shaped `role="tool"` message that gives a call's result (or error) back to the model."""
+    return {"role": "tool", "tool_call_id": result.call.id, "name": result.call.name, "content": result.text()}
 
 
 # ---------------------------------------------------------------- messages
@@ -198,9 +209,7 @@ def to_anthropic_messages(messages: list[dict[str, Any]]) -> tuple[str, list[dic
                     out.append({"role": "assistant", "content": text})
                 continue
             blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-            for item in calls:
-                call = tool_call_from_openai(item)
-                blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments})
+            blocks += [call_to_anthropic(call_from_openai(item)) for item in calls]
             out.append({"role": "assistant", "content": blocks})
         else:
             turn = results_turn()
@@ -209,36 +218,6 @@ def to_anthropic_messages(messages: list[dict[str, Any]]) -> tuple[str, list[dic
             elif text:
                 turn.append({"type": "text", "text": text})
     return "\n\n".join(part for part in system if part), out
-
-
-def from_anthropic_messages(messages: list[dict[str, Any]], system: str | list[dict[str, Any]] = "") -> list[dict[str, Any]]:
-    """OpenAI-shaped messages from Anthropic's `system` and `messages` (thinking blocks are dropped)."""
-    out: list[dict[str, Any]] = []
-    if _text(system):
-        out.append({"role": "system", "content": _text(system)})
-    for message in messages:
-        role, content = message["role"], message.get("content")
-        if isinstance(content, str):
-            out.append({"role": role, "content": content})
-            continue
-        blocks = content or []
-        if role == "assistant":
-            converted: dict[str, Any] = {"role": "assistant", "content": _text(blocks)}
-            calls = [
-                tool_call_to_openai(ToolCall(name=b["name"], arguments=b.get("input") or {}, id=b["id"]))
-                for b in blocks
-                if b.get("type") == "tool_use"
-            ]
-            if calls:
-                converted["tool_calls"] = calls
-            out.append(converted)
-            continue
-        for block in blocks:
-            if block.get("type") == "tool_result":
-                out.append({"role": "tool", "tool_call_id": block["tool_use_id"], "content": _text(block.get("content"))})
-        if any(block.get("type") == "text" for block in blocks):
-            out.append({"role": role, "content": _text(blocks)})
-    return out
 
 
 def to_ollama_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -251,42 +230,13 @@ def to_ollama_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if role == "assistant" and message.get("tool_calls"):
             calls = []
             for item in message["tool_calls"]:
-                call = tool_call_from_openai(item)
+                call = call_from_openai(item)
                 names[call.id] = call.name
-                calls.append({"function": {"name": call.name, "arguments": call.arguments}})
+                calls.append(call_to_ollama(call))
             converted["tool_calls"] = calls
         elif role == "tool":
             converted["tool_name"] = message.get("name") or names.get(message.get("tool_call_id", ""), "")
         if message.get("images"):
             converted["images"] = message["images"]
         out.append(converted)
-    return out
-
-
-def from_ollama_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """OpenAI-shaped messages from Ollama's; each result is matched to the oldest open call of its tool."""
-    open_calls: list[tuple[str, str]] = []  # (tool name, call id) still waiting for a result
-    out: list[dict[str, Any]] = []
-    for message in messages:
-        role, text = message["role"], message.get("content") or ""
-        if role == "assistant" and message.get("tool_calls"):
-            calls = []
-            for item in message["tool_calls"]:
-                function = item.get("function", {})
-                call = ToolCall(
-                    name=function.get("name", ""),
-                    arguments=parse_arguments(function.get("arguments")),
-                    id=item.get("id") or new_call_id(),
-                )
-                open_calls.append((call.name, call.id))
-                calls.append(tool_call_to_openai(call))
-            out.append({"role": "assistant", "content": text, "tool_calls": calls})
-        elif role == "tool":
-            name = message.get("tool_name", "")
-            match = next((pair for pair in open_calls if pair[0] == name), None)
-            if match:
-                open_calls.remove(match)
-            out.append({"role": "tool", "tool_call_id": match[1] if match else new_call_id(), "content": text})
-        else:
-            out.append({"role": role, "content": text})
     return out

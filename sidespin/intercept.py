@@ -51,6 +51,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from sidespin.protocol import MCP_TAG
+
 __all__ = ["Interceptor", "Text", "Block", "Event"]
 
 
@@ -90,7 +92,7 @@ _SMALL = 256  # chunks up to this size are searched for a closing tag together w
 class Interceptor:
     """Splits a stream of model text into visible `Text` and intercepted `Block` events."""
 
-    def __init__(self, tags: tuple[str, ...] = ("mcp-request",)) -> None:
+    def __init__(self, tags: tuple[str, ...] = (MCP_TAG,)) -> None:
         if isinstance(tags, str):
             tags = (tags,)
         if not tags:

@@ -37,15 +37,16 @@ from sidespin.events import (
     ToolStarted,
     TurnDone,
 )
+from sidespin.formats import MALFORMED, call_from_openai, call_to_openai, tool_message
 from sidespin.intercept import Block, Interceptor, Text
-from sidespin.llm import Backend, Delta, Grammar
-from sidespin.protocol import format_block, grammar_for, parse_request, poke_prompt, teaching_prompt
+from sidespin.llm.base import Backend, Delta, Grammar
+from sidespin.protocol import MCP_TAG, format_block, grammar_for, parse_request, poke_prompt, teaching_prompt
+from sidespin.record import CallRecord, waiting
 from sidespin.route import find_loose_call
 from sidespin.tools import DEFAULT_TIMEOUT, Tool, ToolCall, ToolRegistry, ToolResult
 
 __all__ = ["Conversation", "RallyOptions", "TurnControl", "TurnCut", "chat_with_llm", "poke", "pending_calls"]
 
-MCP_TAG = "mcp-request"
 THINK_TAG = "think"
 # A small model sometimes imitates the result markup it saw in the history; that is never answer text.
 ECHO_TAG = "mcp-response"
@@ -147,36 +148,17 @@ class TurnControl:
 
 
 def pending_calls(messages: list[dict[str, Any]]) -> list[ToolCall]:
-    """Calls of the last assistant message that have no result yet: they wait for a person."""
-    answered = set()
+    """Calls of the last assistant message that have no result yet: they wait for a person (`record.waiting`)."""
+    answered: set[str] = set()
     for message in reversed(messages):
         if message["role"] == "tool":
             answered.add(message.get("tool_call_id"))
         elif message["role"] == "assistant" and message.get("tool_calls"):
-            return [
-                _call_from_openai(item) for item in message["tool_calls"] if item["id"] not in answered
-            ]
+            calls = [call_from_openai(item) for item in message["tool_calls"]]
+            return waiting(CallRecord(call, "done" if call.id in answered else "waiting") for call in calls)
         elif message["role"] in ("assistant", "user"):
             return []
     return []
-
-
-def _call_from_openai(item: dict[str, Any]) -> ToolCall:
-    function = item["function"]
-    arguments = function.get("arguments") or "{}"
-    try:
-        parsed = json.loads(arguments) if isinstance(arguments, str) else dict(arguments)
-    except json.JSONDecodeError:
-        parsed = {"__malformed__": arguments}
-    return ToolCall(name=function["name"], arguments=parsed, id=item["id"])
-
-
-def _openai_call(call: ToolCall) -> dict[str, Any]:
-    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments_json()}}
-
-
-def _tool_message(result: ToolResult) -> dict[str, Any]:
-    return {"role": "tool", "tool_call_id": result.call.id, "name": result.call.name, "content": result.text()}
 
 
 def _call_key(call: ToolCall) -> str:
@@ -188,7 +170,7 @@ def _xml_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     converted: list[dict[str, Any]] = []
     for message in messages:
         if message["role"] == "assistant" and message.get("tool_calls"):
-            blocks = "\n".join(format_block(_call_from_openai(item)) for item in message["tool_calls"])
+            blocks = "\n".join(format_block(call_from_openai(item)) for item in message["tool_calls"])
             content = ((message.get("content") or "") + "\n" + blocks).strip()
             converted.append({"role": "assistant", "content": content})
         elif message["role"] == "tool":
@@ -378,7 +360,7 @@ class _Turn:
         if key in self.seen:
             current.repeats += 1
             current.results[call.id] = ToolResult(
-                call, error="this exact call was already made in this turn; use its result above"
+                call, error="this exact call was already made in this turn; use its result above", kind="repeat"
             )
             logger.warning("TOOL_CALL_REPEAT {} id={}", call.name, call.id)
             events.append(ToolFinished(current.results[call.id]))
@@ -388,7 +370,8 @@ class _Turn:
         if self.policy is not None and call.name in self.registry:
             decision = self.policy(self.registry.get(call.name))
         if decision == "deny":
-            result = ToolResult(call, error=f"the tool {call.name!r} is not allowed here (approval policy: deny)")
+            result = ToolResult(call, error=f"the tool {call.name!r} is not allowed here (approval policy: deny)",
+                                kind="denied")
             current.results[call.id] = result
             events.append(ToolFinished(result))
         elif decision == "ask":
@@ -424,9 +407,9 @@ class _Turn:
         return self.dispatch(call, current)
 
     def on_native(self, call: ToolCall, current: _Round) -> list[Event]:
-        if "__malformed__" in call.arguments:
+        if MALFORMED in call.arguments:
             reason = f"the arguments of {call.name!r} are not valid JSON"
-            return [MalformedCall(str(call.arguments["__malformed__"]), reason)]
+            return [MalformedCall(str(call.arguments[MALFORMED]), reason)]
         return self.dispatch(call, current)
 
     def on_events(self, found: list[Text | Block], current: _Round) -> list[Event]:
@@ -492,11 +475,11 @@ class _Turn:
     def close_round(self, current: _Round) -> None:
         message: dict[str, Any] = {"role": "assistant", "content": "".join(current.text)}
         if current.calls:
-            message["tool_calls"] = [_openai_call(call) for call in current.calls]
+            message["tool_calls"] = [call_to_openai(call) for call in current.calls]
         self.conversation.messages.append(message)
         for call in current.calls:
             if call.id in current.results:
-                self.conversation.messages.append(_tool_message(current.results[call.id]))
+                self.conversation.messages.append(tool_message(current.results[call.id]))
 
     def formatted(self, current: _Round) -> str | None:
         """The server-side answer when every result of the round has a formatter (the seed's Poke)."""
@@ -530,7 +513,7 @@ async def _abandon_tools(current: _Round, why: str) -> list[Event]:
     events: list[Event] = []
     for task in tasks:
         call = current.tasks.pop(task)
-        result = ToolResult(call, error=f"{why} before this call finished; it did not complete")
+        result = ToolResult(call, error=f"{why} before this call finished; it did not complete", kind="cut")
         current.results[call.id] = result
         logger.warning("TOOL_CALL_ABANDONED {} id={}", call.name, call.id)
         events.append(ToolFinished(result))
@@ -553,7 +536,7 @@ async def _run_decided(turn: _Turn, current: _Round, decisions: dict[str, bool])
             current.tasks[task] = call
             yield ToolStarted(call)
         else:
-            result = ToolResult(call, error="the user refused this tool call")
+            result = ToolResult(call, error="the user refused this tool call", kind="refused")
             current.results[call.id] = result
             logger.info("TOOL_CALL_REFUSED {} id={}", call.name, call.id)
             yield ToolFinished(result)
@@ -564,7 +547,7 @@ async def _run_decided(turn: _Turn, current: _Round, decisions: dict[str, bool])
 def _record_decided(turn: _Turn, current: _Round) -> None:
     for call in current.calls:
         if call.id in current.results:
-            turn.conversation.messages.append(_tool_message(current.results[call.id]))
+            turn.conversation.messages.append(tool_message(current.results[call.id]))
 
 
 async def _stream_answer(

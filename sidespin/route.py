@@ -45,7 +45,7 @@ import aiohttp
 from loguru import logger
 
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
-from sidespin.protocol import parse_request
+from sidespin.protocol import MCP_TAG, parse_request
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 
 __all__ = [
@@ -600,7 +600,7 @@ def _first_tool_element(text: str, known: dict[str, Tool]) -> LooseCall | None:
         raw = text[element.start() : end]
         body = _VALUE_PARAM.sub(lambda m: f'<param name="{m.group(2)}">{m.group(4)}</param>', raw)
         try:
-            call = parse_request(f"<mcp-request>{body}</mcp-request>", known.values())
+            call = parse_request(f"<{MCP_TAG}>{body}</{MCP_TAG}>", known.values())
         except MalformedToolCall as error:
             if any(f'"{name}"' in raw or f"'{name}'" in raw for name in known):
                 raise MalformedToolCall(error.reason, raw) from None

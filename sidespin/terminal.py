@@ -21,6 +21,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from sidespin.approvals import CHOICES, MEANINGS
 from sidespin.config import Settings, load_settings
 from sidespin.errors import SidespinError
 from sidespin.events import (
@@ -29,11 +30,10 @@ from sidespin.events import (
 from sidespin.logs import setup_logging
 from sidespin.tools import ToolCall, ToolResult
 
-__all__ = ["run_chat", "PROMPT", "CHOICES"]
+__all__ = ["run_chat", "PROMPT"]
 
 PROMPT = "prompt -> "
 EXIT_WORDS = {"bye", "quit", "exit"}
-CHOICES = {"ya", "yA", "yo", "yO", "n"}
 
 
 class TerminalChat:
@@ -90,11 +90,11 @@ class TerminalChat:
     def ask_choice(self, call: ToolCall) -> str:
         self.console.print(Panel(Text(json.dumps(call.arguments, ensure_ascii=False)), title=f"❓ {call.name}", border_style="yellow", expand=False))
         while True:
-            answer = input(">> Please choose (yA/ya/yo/yO/n): ").strip()
+            answer = input(f">> Please choose ({'/'.join(CHOICES)}): ").strip()
             if answer in CHOICES:
                 return answer
-            self.console.print("choose one of: yA (yes to all, remember), ya (yes to all), yo (yes to this one), "
-                               "yO (yes to this one, remember), n (no)")
+            self.console.print("\n".join(["choose one of:", *(f"  {key:<3} {meaning}" for key, meaning in MEANINGS.items())]),
+                               markup=False)
 
 
 def _shorten(text: str, limit: int = 1200) -> str:

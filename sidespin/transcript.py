@@ -27,9 +27,20 @@ One file per conversation. Lines that start with a marker open a part of it
     💬:                                  an empty user turn: the answer is complete
 
     <!-- sidespin: {"started": "call_1"} -->   a note: what the page must show that Parley's
-                                         markers have no place for (a call that started, a
-                                         stopped answer); its own line inside a 🤖: block,
-                                         JSON in an HTML comment, never sent to the model
+                                         markers have no place for; its own line inside a
+                                         🤖: block, JSON in an HTML comment (Parley and any
+                                         Markdown viewer skip it), never sent to the model
+
+The notes, so that a reloaded page draws exactly what was seen live (`sidespin.record`):
+
+    {"started": id}                      the call began to run (removed once its result is in)
+    {"result": id, "seconds": 0.52, "kind": "timeout", "attachments": [...]}
+                                         right after a 🛠️: block: its duration, its error's
+                                         kind, the images (or other attachments) it returned
+    {"interrupted": id}                  sidespin stopped while the call ran
+    {"malformed": raw, "reason": why}    a tool call the model wrote and we could not read
+    {"notice": message}                  a notice the person saw (a stop, a limit, an error)
+    {"stopped": true}                    the answer was stopped before it was complete
 
 In a 🛠️: header, `%`, `[`, `]`, CR and LF of a tool name or call id are written
 %-escaped (`%25 %5B %5D %0D %0A`), so a call id of any characters round-trips.
@@ -63,9 +74,13 @@ from typing import Any, Callable, Union
 
 from loguru import logger
 
+from sidespin.approvals import CHOICES
 from sidespin.errors import TranscriptError
 from sidespin.events import (
+    ApprovalNeeded,
+    ErrorNotice,
     Event,
+    MalformedCall,
     TextDelta,
     Thought as ThoughtEvent,
     ToolFinished,
@@ -73,7 +88,8 @@ from sidespin.events import (
     ToolStarted,
     TurnDone,
 )
-from sidespin.tools import ToolCall
+from sidespin.record import TurnRecord, replay
+from sidespin.tools import ToolCall, ToolResult
 
 __all__ = [
     "USER",
@@ -107,7 +123,7 @@ SUMMARY = "📝:"
 PROPOSAL = "❓:"
 RESULT = "\U0001f6e0\ufe0f:"
 MARKERS = (USER, ASSISTANT, THOUGHT, SUMMARY, PROPOSAL, RESULT)
-DECISIONS = ("ya", "yA", "yo", "yO", "n")
+DECISIONS = CHOICES  # a person's choices, written after ❓: (see sidespin.approvals)
 
 REFUSED = "Error: the user refused this tool call"
 NOT_RUN = "Error: this tool call was not run (no result was recorded)"
@@ -458,12 +474,19 @@ class Transcript:
         return "(new conversation)"
 
     def pending_calls(self) -> list[ToolCall]:
-        """Proposals of the last turn with no choice recorded and no result: they wait for a person."""
+        """Proposals of the last turn with no choice recorded, not started, no result: they wait for a person."""
+        return self.record().waiting() if self.turns else []
+
+    def record(self, index: int = -1, *, ended: bool = True) -> TurnRecord:
+        """What the page shows of the turn at `index` (see `sidespin.record`)."""
+        return replay(self.turns[index], last=index in (-1, len(self.turns) - 1), ended=ended)
+
+    def decided_unrun(self) -> dict[str, bool]:
+        """Calls of the last answer a person decided that have no result yet: {call id: approved}."""
         if not self.turns:
-            return []
-        turn = self.turns[-1]
-        answered = {result.call_id for result in turn.results()} | turn.started()
-        return [p.call for p in turn.proposals() if p.decision is None and p.call.id not in answered]
+            return {}
+        calls = self.record().calls.values()
+        return {c.call.id: c.status == "approved" for c in calls if c.status in ("approved", "refused")}
 
     def find_proposal(self, call_id: str) -> tuple[Turn, int] | None:
         for turn in reversed(self.turns):
@@ -517,10 +540,17 @@ class Transcript:
         else:
             _append(self.turns[-1].segments, Text(pad))
 
+    def _fills_placeholder(self) -> bool:
+        return bool(self.turns) and self.turns[-1].is_placeholder and self.turns[-1].user_raw.strip() == USER
+
+    def next_user_index(self) -> int:
+        """The index the turn `add_user` makes next will have."""
+        return len(self.turns) - 1 if self._fills_placeholder() else len(self.turns)
+
     def add_user(self, text: str) -> Turn:
         """A new 💬: turn; an empty placeholder 💬: at the end is filled instead."""
         turn = Turn(text)
-        if self.turns and self.turns[-1].is_placeholder and self.turns[-1].user_raw.strip() == USER:
+        if self._fills_placeholder():
             self.final_newline = True
             self.turns[-1] = turn
         else:
@@ -597,8 +627,12 @@ class Transcript:
             assert found is not None
         return found
 
-    def add_result(self, call: ToolCall, text: str, *, is_error: bool = False) -> Result:
-        """Insert a 🛠️: block right after the call's proposal (proposing it first if it was not)."""
+    def add_result(self, call: ToolCall, text: str, *, is_error: bool = False,
+                   details: dict[str, Any] | None = None) -> Result:
+        """Insert a 🛠️: block right after the call's proposal (proposing it first if it was not).
+
+        `details` (duration, error kind, attachments) go in a note right after the block.
+        """
         self.final_newline = True
         turn, index = self._proposal_of(call)
         # once the result is there, the note that the call started has done its job
@@ -609,7 +643,8 @@ class Transcript:
         result = Result(call.id, call.name, text, is_error)
         after = turn.segments[position] if position < len(turn.segments) else None
         gap = [] if isinstance(after, Text) and after.raw.startswith("\n") else [Text("\n")]
-        turn.segments[position:position] = [result, *gap]
+        note = [Note({"result": call.id, **details})] if details else []
+        turn.segments[position:position] = [result, *note, *gap]
         return result
 
     def mark_started(self, call: ToolCall) -> None:
@@ -646,6 +681,16 @@ class Transcript:
             return  # no answer to complete (an empty or unanswered turn)
         self._pad(blank=True)
         self.turns.append(Turn(""))
+
+
+def _details(result: ToolResult) -> dict[str, Any]:
+    """What the page shows of a result beyond its text: duration, error kind, attachments."""
+    details: dict[str, Any] = {"seconds": result.seconds}
+    if getattr(result, "kind", None) and not result.ok:
+        details["kind"] = result.kind
+    if result.attachments:
+        details["attachments"] = result.attachments
+    return details
 
 
 def _shorten(text: str) -> str:
@@ -984,16 +1029,23 @@ class TranscriptRecorder:
             self._save(streaming=True)
             return
         self._thought = None
-        if not isinstance(event, (ToolProposed, ToolStarted, ToolFinished, TurnDone)):
-            self.flush()  # approval needed, notices: nothing new to write
+        if isinstance(event, ApprovalNeeded):
+            self.flush()  # what waits is read from the ❓: lines: nothing new to write
             return
-        if isinstance(event, ToolProposed):
+        if isinstance(event, MalformedCall):
+            transcript.start_answer(self.model_name)
+            transcript.add_note({"malformed": event.raw, "reason": event.reason})
+        elif isinstance(event, ErrorNotice):
+            transcript.start_answer(self.model_name)
+            transcript.add_note({"notice": event.message})
+        elif isinstance(event, ToolProposed):
             transcript.start_answer(self.model_name)
             transcript.add_proposal(event.call)
         elif isinstance(event, ToolStarted):
             transcript.mark_started(event.call)
         elif isinstance(event, ToolFinished):
-            transcript.add_result(event.result.call, event.result.text(), is_error=not event.result.ok)
+            transcript.add_result(event.result.call, event.result.text(), is_error=not event.result.ok,
+                                  details=_details(event.result))
         elif isinstance(event, TurnDone):
             if event.reason == "stopped":
                 transcript.mark_stopped()

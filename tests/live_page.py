@@ -10,12 +10,15 @@ from bs4 import BeautifulSoup, Tag
 
 
 class LivePage:
-    """The live answer `tid` as a page holding it would draw it after the updates applied so far."""
+    """A live answer as a page holding it would draw it after the updates applied so far.
 
-    def __init__(self, tid: str) -> None:
-        self.tid = tid
-        self.soup = BeautifulSoup(f'<div id="{tid}"></div>', "html.parser")
-        self.root = self.soup.find(id=tid)
+    `tid` is the id of the answer's message on the page (`turn-N`), read from the first update.
+    """
+
+    def __init__(self) -> None:
+        self.tid = ""
+        self.soup = BeautifulSoup('<div id="live-answer"></div>', "html.parser")
+        self.root = self.soup.find(id="live-answer")
         self.bytes = 0
 
     def apply(self, fragment: str) -> None:
@@ -24,6 +27,8 @@ class LivePage:
         wrapper = updates.find("div")
         for element in [child for child in (wrapper.children if wrapper else []) if isinstance(child, Tag)]:
             swap = element.attrs.pop("hx-swap-oob", None)
+            if not self.tid and str(element.get("id", "")).endswith("-thoughts"):
+                self.tid = element["id"][: -len("-thoughts")]
             if swap == "true":
                 current = self.soup.find(id=element.get("id"))
                 if current is not None:
@@ -48,8 +53,8 @@ class LivePage:
         return "".join(str(child) for child in body.children) if body is not None else ""
 
 
-def page_of(tid: str, events: list[tuple[str, str]]) -> LivePage:
-    page = LivePage(tid)
+def page_of(events: list[tuple[str, str]]) -> LivePage:
+    page = LivePage()
     for name, data in events:
         if name == "update":
             page.apply(data)

@@ -29,7 +29,7 @@ async def stream_until_long(session: aiohttp.ClientSession, url: str, cid: str) 
     """Send the prompt and read the answer until 25 words have streamed ('' if it ended first)."""
     async with session.post(url + "/send", data={"cid": cid, "msg": PROMPT}) as response:
         tid = turn_id(await response.text())
-    page = LivePage(tid)
+    page = LivePage()
     async with session.get(url + "/stream", params={"tid": tid}) as response:
         event, data = "", []
         async for raw in response.content:  # one SSE event spans several `data:` lines

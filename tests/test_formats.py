@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 from sidespin.formats import (
     MALFORMED,
-    from_anthropic_messages,
-    from_anthropic_tool,
-    from_ollama_messages,
-    from_ollama_tool,
-    from_openai_tool,
+    call_from_anthropic,
+    call_from_ollama,
+    call_from_openai,
+    call_to_anthropic,
+    call_to_ollama,
+    call_to_openai,
     mcp_tool,
     parse_arguments,
     to_anthropic_messages,
@@ -20,10 +20,9 @@ from sidespin.formats import (
     to_ollama_messages,
     to_ollama_tool,
     to_openai_tool,
-    tool_call_from_openai,
-    tool_call_to_openai,
+    tool_message,
 )
-from sidespin.tools import ToolCall, tool
+from sidespin.tools import ToolCall, ToolResult, tool
 
 # MCP specification, "Listing Tools" response.
 MCP_WEATHER = {
@@ -89,16 +88,25 @@ def mcp_core(spec: dict[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------- tools
 
 
-def test_mcp_tool_round_trips_through_every_provider() -> None:
-    assert from_openai_tool(to_openai_tool(MCP_WEATHER)) == mcp_core(MCP_WEATHER)
-    assert from_anthropic_tool(to_anthropic_tool(MCP_WEATHER)) == mcp_core(MCP_WEATHER)
-    assert from_ollama_tool(to_ollama_tool(MCP_WEATHER)) == mcp_core(MCP_WEATHER)
+def test_an_mcp_tool_keeps_its_name_description_and_schema_for_every_provider() -> None:
+    core = mcp_core(MCP_WEATHER)
+    function = {"name": core["name"], "description": core["description"], "parameters": core["inputSchema"]}
+    assert mcp_tool(MCP_WEATHER) == core
+    assert to_openai_tool(MCP_WEATHER) == {"type": "function", "function": function}
+    assert to_anthropic_tool(MCP_WEATHER) == {"name": core["name"], "description": core["description"], "input_schema": core["inputSchema"]}
+    assert to_ollama_tool(MCP_WEATHER) == {"type": "function", "function": function}
 
 
-def test_provider_tools_round_trip_through_mcp() -> None:
-    assert to_openai_tool(from_openai_tool(OPENAI_WEATHER)) == OPENAI_WEATHER
-    assert to_anthropic_tool(from_anthropic_tool(ANTHROPIC_WEATHER)) == ANTHROPIC_WEATHER
-    assert to_ollama_tool(from_ollama_tool(OLLAMA_WEATHER)) == OLLAMA_WEATHER
+def test_the_documented_provider_tools_come_out_exactly() -> None:
+    def mcp_of(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
+        return {"name": name, "description": description, "inputSchema": schema}
+
+    for spec, convert in ((OPENAI_WEATHER, to_openai_tool), (OLLAMA_WEATHER, to_ollama_tool)):
+        function = spec["function"]
+        assert convert(mcp_of(function["name"], function["description"], function["parameters"])) == spec
+    anthropic = ANTHROPIC_WEATHER
+    assert to_anthropic_tool(mcp_of(anthropic["name"], anthropic["description"], anthropic["input_schema"])) == anthropic
+    assert to_anthropic_tool(ANTHROPIC_WEATHER) == ANTHROPIC_WEATHER  # an Anthropic-shaped dict is read too
 
 
 def test_each_provider_names_the_schema_its_own_way() -> None:
@@ -139,19 +147,56 @@ def test_a_tool_without_parameters_still_has_an_object_schema() -> None:
 
 def test_openai_tool_call_round_trips() -> None:
     item = {"id": "call_12345xyz", "type": "function", "function": {"name": "get_weather", "arguments": '{"location":"Paris, France"}'}}
-    call = tool_call_from_openai(item)
+    call = call_from_openai(item)
     assert call == ToolCall("get_weather", {"location": "Paris, France"}, id="call_12345xyz")
-    back = tool_call_to_openai(call)
-    assert back["id"] == item["id"] and back["function"]["name"] == "get_weather"
+    back = call_to_openai(call)
+    assert back["id"] == item["id"] and back["type"] == "function" and back["function"]["name"] == "get_weather"
     assert json.loads(back["function"]["arguments"]) == {"location": "Paris, France"}
+    assert call_from_openai(back) == call
+
+
+def test_an_openai_call_without_arguments_or_id_still_reads() -> None:
+    for arguments in (None, "", {}):
+        call = call_from_openai({"function": {"name": "get_cat_fact", "arguments": arguments}})
+        assert call.name == "get_cat_fact" and call.arguments == {} and call.id.startswith("call_")
+    already = {"location": "Paris"}
+    call = call_from_openai({"id": "c1", "function": {"name": "get_weather", "arguments": already}})
+    assert call.arguments == already and call.arguments is not already
 
 
 def test_unreadable_arguments_are_kept_for_the_report() -> None:
     assert parse_arguments('{"location": "Par') == {MALFORMED: '{"location": "Par'}
     assert parse_arguments("[1, 2]") == {MALFORMED: "[1, 2]"}
     assert parse_arguments("") == {}
-    call = ToolCall("get_weather", {MALFORMED: '{"location": "Par'}, id="call_1")
-    assert tool_call_to_openai(call)["function"]["arguments"] == '{"location": "Par'
+    item = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"location": "Par'}}
+    call = call_from_openai(item)
+    assert call == ToolCall("get_weather", {MALFORMED: '{"location": "Par'}, id="call_1")
+    assert call_to_openai(call) == item  # given back exactly as the model wrote it
+    assert call_from_openai({"id": "c", "function": {"name": "x", "arguments": "[1, 2]"}}).arguments == {MALFORMED: "[1, 2]"}
+
+
+def test_ollama_tool_calls_read_and_write() -> None:
+    item = OLLAMA_CONVERSATION[1]["tool_calls"][0]
+    call = call_from_ollama(item)
+    assert call.name == "get_temperature" and call.arguments == {"city": "Toronto"} and call.id.startswith("call_")
+    assert call_to_ollama(call) == item
+
+
+def test_anthropic_tool_use_blocks_read_and_write() -> None:
+    block = ANTHROPIC_CONVERSATION[1]["content"][1]
+    call = call_from_anthropic(block)
+    assert call == ToolCall("get_weather", {"location": "San Francisco, CA", "unit": "celsius"}, id="toolu_01A09q90qw90lq917835lq9")
+    assert call_to_anthropic(call) == block
+    streamed = call_from_anthropic({"id": "toolu_1", "name": "get_weather", "input": '{"location": "Paris"}'})
+    assert streamed == ToolCall("get_weather", {"location": "Paris"}, id="toolu_1")
+    assert call_from_anthropic({"id": "toolu_2", "name": "x", "input": '{"loc'}).arguments == {MALFORMED: '{"loc'}
+
+
+def test_a_result_goes_back_as_a_tool_message() -> None:
+    call = ToolCall("get_weather", {"location": "Paris"}, id="call_1")
+    assert tool_message(ToolResult(call, output="14")) == {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": "14"}
+    failed = tool_message(ToolResult(call, error="no such city"))
+    assert failed["tool_call_id"] == "call_1" and failed["content"] == ToolResult(call, error="no such city").text()
 
 
 # ---------------------------------------------------------------- messages
@@ -192,32 +237,50 @@ OLLAMA_CONVERSATION = [
 ]
 
 
-def normalized(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Messages compared by meaning: null content is empty text, arguments are compared parsed."""
-    out = copy.deepcopy(messages)
-    for message in out:
-        message["content"] = message.get("content") or ""
-        for call in message.get("tool_calls", []):
-            call["function"]["arguments"] = json.loads(call["function"]["arguments"])
-    return out
+# The OpenAI-shaped history sidespin keeps for ANTHROPIC_CONVERSATION and OLLAMA_CONVERSATION.
+OPENAI_OF_ANTHROPIC = [
+    {"role": "user", "content": "What's the weather like in San Francisco?"},
+    {
+        "role": "assistant",
+        "content": "I need to use get_weather, and the user wants SF, which is likely San Francisco, CA.",
+        "tool_calls": [
+            {
+                "id": "toolu_01A09q90qw90lq917835lq9",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": '{"location": "San Francisco, CA", "unit": "celsius"}'},
+            }
+        ],
+    },
+    {"role": "tool", "tool_call_id": "toolu_01A09q90qw90lq917835lq9", "name": "get_weather", "content": "15 degrees"},
+]
+
+OPENAI_OF_OLLAMA = [
+    {"role": "user", "content": "what is the weather in Toronto?"},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_temperature", "arguments": '{"city": "Toronto"}'}}],
+    },
+    {"role": "tool", "tool_call_id": "call_1", "content": "11 degrees celsius"},
+]
 
 
-def test_openai_messages_round_trip_through_anthropic() -> None:
+def test_openai_messages_become_anthropic_ones() -> None:
     system, anthropic = to_anthropic_messages(OPENAI_CONVERSATION)
     assert system == "You are a helpful assistant."
-    assert anthropic[1] == {
-        "role": "assistant",
-        "content": [{"type": "tool_use", "id": "call_12345xyz", "name": "get_weather", "input": {"location": "Paris, France"}}],
-    }
-    assert anthropic[2] == {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_12345xyz", "content": "14"}]}
-    assert normalized(from_anthropic_messages(anthropic, system)) == normalized(OPENAI_CONVERSATION)
+    assert anthropic == [
+        {"role": "user", "content": "What's the weather like in Paris today?"},
+        {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "call_12345xyz", "name": "get_weather", "input": {"location": "Paris, France"}}],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_12345xyz", "content": "14"}]},
+        {"role": "assistant", "content": "The current temperature in Paris is 14°C (57.2°F)."},
+    ]
 
 
-def test_anthropic_messages_round_trip_through_openai() -> None:
-    openai = from_anthropic_messages(ANTHROPIC_CONVERSATION)
-    assert openai[1]["tool_calls"][0]["id"] == "toolu_01A09q90qw90lq917835lq9"
-    assert openai[2] == {"role": "tool", "tool_call_id": "toolu_01A09q90qw90lq917835lq9", "content": "15 degrees"}
-    assert to_anthropic_messages(openai) == ("", ANTHROPIC_CONVERSATION)
+def test_text_and_a_call_in_one_turn_give_the_documented_anthropic_turns() -> None:
+    assert to_anthropic_messages(OPENAI_OF_ANTHROPIC) == ("", ANTHROPIC_CONVERSATION)
 
 
 def test_several_results_and_the_next_question_share_one_user_turn() -> None:
@@ -236,55 +299,60 @@ def test_several_results_and_the_next_question_share_one_user_turn() -> None:
         {"role": "user", "content": "And tomorrow?"},
     ]
     _, anthropic = to_anthropic_messages(messages)
-    assert anthropic[2] == {
-        "role": "user",
-        "content": [
-            {"type": "tool_result", "tool_use_id": "call_a", "content": "14"},
-            {"type": "tool_result", "tool_use_id": "call_b", "content": "21"},
-            {"type": "text", "text": "And tomorrow?"},
-        ],
-    }
-    assert normalized(from_anthropic_messages(anthropic)) == normalized(messages)
+    assert anthropic == [
+        {"role": "user", "content": "Weather in Paris and Tokyo?"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "call_a", "name": "get_weather", "input": {"location": "Paris"}},
+                {"type": "tool_use", "id": "call_b", "name": "get_weather", "input": {"location": "Tokyo"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "call_a", "content": "14"},
+                {"type": "tool_result", "tool_use_id": "call_b", "content": "21"},
+                {"type": "text", "text": "And tomorrow?"},
+            ],
+        },
+    ]
 
 
-def test_openai_messages_round_trip_through_ollama() -> None:
+def test_openai_messages_become_ollama_ones() -> None:
     ollama = to_ollama_messages(OPENAI_CONVERSATION)
-    assert ollama[2] == {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "get_weather", "arguments": {"location": "Paris, France"}}}]}
-    assert ollama[3] == {"role": "tool", "content": "14", "tool_name": "get_weather"}
-    back = from_ollama_messages(ollama)
-    # Ollama carries no call ids: new ones are made, and each result still points at its call.
-    assert back[3]["tool_call_id"] == back[2]["tool_calls"][0]["id"]
-    expected = normalized(OPENAI_CONVERSATION)
-    got = normalized(back)
-    expected[2]["tool_calls"][0]["id"] = got[2]["tool_calls"][0]["id"]
-    expected[3]["tool_call_id"] = got[3]["tool_call_id"]
-    assert got == expected
+    assert ollama == [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "What's the weather like in Paris today?"},
+        {"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "get_weather", "arguments": {"location": "Paris, France"}}}]},
+        {"role": "tool", "content": "14", "tool_name": "get_weather"},
+        {"role": "assistant", "content": "The current temperature in Paris is 14°C (57.2°F)."},
+    ]
 
 
-def test_ollama_messages_round_trip_through_openai() -> None:
-    openai = from_ollama_messages(OLLAMA_CONVERSATION)
-    assert openai[1]["tool_calls"][0]["function"]["name"] == "get_temperature"
-    assert json.loads(openai[1]["tool_calls"][0]["function"]["arguments"]) == {"city": "Toronto"}
-    assert openai[2]["tool_call_id"] == openai[1]["tool_calls"][0]["id"]
-    assert to_ollama_messages(openai) == OLLAMA_CONVERSATION
+def test_a_history_gives_the_documented_ollama_messages() -> None:
+    assert to_ollama_messages(OPENAI_OF_OLLAMA) == OLLAMA_CONVERSATION
 
 
-def test_ollama_results_find_their_calls_by_tool_name_in_order() -> None:
-    ollama = [
+def test_each_ollama_result_is_named_by_the_tool_of_its_call() -> None:
+    def item(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+    messages = [
         {"role": "user", "content": "two dice and the time"},
         {
             "role": "assistant",
             "content": "",
-            "tool_calls": [
-                {"function": {"name": "roll_dice", "arguments": {"sides": 6}}},
-                {"function": {"name": "get_time", "arguments": {"timezone": "UTC"}}},
-                {"function": {"name": "roll_dice", "arguments": {"sides": 20}}},
-            ],
+            "tool_calls": [item("a", "roll_dice", {"sides": 6}), item("b", "get_time", {"timezone": "UTC"}), item("c", "roll_dice", {"sides": 20})],
         },
-        {"role": "tool", "content": "4", "tool_name": "roll_dice"},
-        {"role": "tool", "content": "12:00", "tool_name": "get_time"},
-        {"role": "tool", "content": "17", "tool_name": "roll_dice"},
+        {"role": "tool", "tool_call_id": "b", "content": "12:00"},
+        {"role": "tool", "tool_call_id": "a", "content": "4"},
+        {"role": "tool", "tool_call_id": "c", "content": "17"},
     ]
-    openai = from_ollama_messages(ollama)
-    ids = [call["id"] for call in openai[1]["tool_calls"]]
-    assert [m["tool_call_id"] for m in openai[2:]] == [ids[0], ids[1], ids[2]]
+    ollama = to_ollama_messages(messages)
+    assert [call["function"] for call in ollama[1]["tool_calls"]] == [
+        {"name": "roll_dice", "arguments": {"sides": 6}},
+        {"name": "get_time", "arguments": {"timezone": "UTC"}},
+        {"name": "roll_dice", "arguments": {"sides": 20}},
+    ]
+    assert [(m["tool_name"], m["content"]) for m in ollama[2:]] == [("get_time", "12:00"), ("roll_dice", "4"), ("roll_dice", "17")]

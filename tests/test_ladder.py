@@ -9,7 +9,7 @@ import aiohttp
 
 from sidespin.events import TextDelta, ToolFinished, ToolProposed
 from sidespin.ladder import choose_rung
-from sidespin.llm.scripted import ScriptedBackend
+from sidespin.testing.scripted import ScriptedBackend
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.route import NONE, Router
 from sidespin.tools import ToolRegistry, tool

@@ -9,7 +9,7 @@ from sidespin.errors import BackendError
 from sidespin.events import (
     ApprovalNeeded, ErrorNotice, MalformedCall, TextDelta, Thought, ToolFinished, ToolStarted, TurnDone,
 )
-from sidespin.llm.scripted import ScriptedBackend
+from sidespin.testing.scripted import ScriptedBackend
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm, pending_calls, poke
 from sidespin.tools import ToolCall, ToolRegistry, tool
 

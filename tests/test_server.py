@@ -9,7 +9,7 @@ import re
 import aiohttp
 import pytest
 
-from sidespin.llm.scripted import ScriptedBackend
+from sidespin.testing.scripted import ScriptedBackend
 from tests.conftest import serve_app
 from tests.live_page import page_of
 
@@ -41,9 +41,9 @@ def turn_id(fragment: str) -> str:
     return re.search(r'sse-connect="/stream\?tid=(t[0-9a-f]+)"', fragment).group(1)
 
 
-def last_body(events: list[tuple[str, str]], tid: str) -> str:
+def last_body(events: list[tuple[str, str]]) -> str:
     """The answer as the page shows it once every update is applied."""
-    return page_of(tid, events).body()
+    return page_of(events).body()
 
 
 @pytest.fixture
@@ -83,7 +83,7 @@ async def test_a_message_streams_a_reply_and_stays_after_reload(scripted, data_d
             tid = turn_id(fragment)
             events = await read_stream(session, base, tid)
             assert len([e for e in events if e[0] == "update"]) >= 1
-            assert "You said: hello &lt;b&gt;world&lt;/b&gt; — thanks." in last_body(events, tid)
+            assert "You said: hello &lt;b&gt;world&lt;/b&gt; — thanks." in last_body(events)
             async with session.get(chat_url) as response:
                 page = await response.text()
             assert "You said: hello" in page and "thanks." in page
@@ -100,10 +100,10 @@ async def test_poke_shows_a_done_card_and_the_formatted_fact(scripted, data_dir)
                     assert response.status == 200
                     tid = turn_id(await response.text())
                 events = await read_stream(session, base, tid)
-                final = page_of(tid, events).html()
+                final = page_of(events).html()
                 assert 'data-tool="get_cat_fact"' in final and 'data-status="done"' in final
                 assert "<mcp-request" not in html.unescape(" ".join(d for _, d in events))
-                body = last_body(events, tid)
+                body = last_body(events)
                 assert "Cat Fact Alert" in body
                 facts.add(body)
             assert len(facts) == 3  # every Poke runs and brings a different fact
@@ -194,7 +194,7 @@ async def test_fifty_concurrent_chats_each_get_their_own_complete_reply(scripted
                 async with session.post(base + "/send", data={"cid": cid, "msg": f"token-{n:03d}"}) as response:
                     tid = turn_id(await response.text())
                 events = await read_stream(session, base, tid)
-                return n, last_body(events, tid)
+                return n, last_body(events)
 
             results = await asyncio.gather(*(one(n) for n in range(50)))
             for n, body in results:
@@ -220,7 +220,7 @@ async def test_a_tool_needing_approval_waits_and_yO_remembers_it(searching, data
             cid = chat_url.rsplit("/", 1)[1]
             async with session.post(base + "/send", data={"cid": cid, "msg": "google stock price"}) as response:
                 tid = turn_id(await response.text())
-            final = page_of(tid, await read_stream(session, base, tid)).html()
+            final = page_of(await read_stream(session, base, tid)).html()
             assert 'data-tool="web_search"' in final and 'data-status="waiting"' in final
             call_id = re.search(r'data-call-id="(call_[0-9a-f]+)"', final).group(1)
             assert 'value="yO"' in final
@@ -234,13 +234,13 @@ async def test_a_tool_needing_approval_waits_and_yO_remembers_it(searching, data
                 fragment = await r.text()
             assert 'data-status="approved"' in fragment
             tid = turn_id(fragment)
-            final = page_of(tid, await read_stream(session, base, tid)).html()
+            final = page_of(await read_stream(session, base, tid)).html()
             assert 'data-status="done"' in final and "GOOGL is $911" in final
 
             # the same tool runs without asking for the rest of this conversation
             async with session.post(base + "/send", data={"cid": cid, "msg": "microsoft stock price"}) as response:
                 tid = turn_id(await response.text())
-            final = page_of(tid, await read_stream(session, base, tid)).html()
+            final = page_of(await read_stream(session, base, tid)).html()
             assert 'data-status="waiting"' not in final and 'data-status="done"' in final
 
             transcript = next((data_dir / "conversations").glob(f"{cid}.md")).read_text()

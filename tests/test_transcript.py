@@ -291,7 +291,12 @@ def test_recorder_writes_the_seed_exchange_across_an_approval(tmp_path: Path) ->
         TurnDone(),
     ]:
         later.apply(event)
-    assert store.read(conversation) == RECORDED_SEED
+    written = store.read(conversation)
+    notes = [line for line in written.splitlines(keepends=True) if line.startswith("<!-- sidespin: ")]
+    # the seed's exchange, plus one note per result with what the page shows of it (its duration)
+    assert "".join(line for line in written.splitlines(keepends=True) if line not in notes) == RECORDED_SEED
+    assert notes == ['<!-- sidespin: {"result":"call_1","seconds":0.0} -->\n',
+                     '<!-- sidespin: {"result":"call_2","seconds":0.0} -->\n']
     messages = store.load(conversation).to_messages()
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool", "assistant"]
     assert messages[2] == {"role": "tool", "tool_call_id": "call_1", "name": "web_search", "content": "GOOGL $911"}

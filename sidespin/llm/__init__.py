@@ -1,16 +1,17 @@
-"""Language model backends: each streams `Delta`s from a list of chat messages.
+"""Language model backends: the factory that builds the one the settings name.
 
-Messages are OpenAI-shaped dicts (`role`, `content`, `tool_calls`, `tool_call_id`);
-each backend converts them to its own wire format.
+The base types (`Backend`, `Delta`, `Grammar`) live in `sidespin.llm.base` and are
+re-exported here; backends import them from `sidespin.llm.base`, so this module can
+import the backends (lazily, each only when chosen) without a cycle.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, AsyncIterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
-from sidespin.errors import BackendError, ConfigError
-from sidespin.tools import Tool, ToolCall
+from sidespin.errors import ConfigError
+from sidespin.llm.base import Backend, Delta, Grammar
 
 if TYPE_CHECKING:
     from sidespin.config import Settings
@@ -20,74 +21,13 @@ __all__ = ["Delta", "Grammar", "Backend", "BACKENDS", "make_backend", "backend_f
 BACKENDS = ("embedded", "openai", "ollama", "anthropic", "scripted")
 
 
-@dataclass
-class Delta:
-    """A piece of a streamed answer: text, and native tool calls once each is complete."""
-
-    text: str = ""
-    tool_calls: list[ToolCall] = field(default_factory=list)
-    thinking: str = ""
-    finish_reason: str | None = None
-
-
-@dataclass
-class Grammar:
-    """A GBNF grammar; with `trigger` set it applies only once the model writes that text."""
-
-    text: str
-    trigger: str | None = None
-
-
-class Backend:
-    """Base of all backends. Subclasses implement `stream`; `start`/`aclose` manage resources."""
-
-    name: str = "base"
-    model: str = ""
-    supports_tools: bool = False
-    supports_grammar: bool = False
-    supports_routing: bool = False  # llama.cpp's own /completion: the constrained route (see `router`)
-
-    async def start(self) -> None:
-        """Open connections or load the model; raise `BackendError` with a readable reason."""
-
-    async def aclose(self) -> None:
-        """Release everything `start` opened."""
-
-    async def __aenter__(self) -> "Backend":
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: Any) -> None:
-        await self.aclose()
-
-    def stream(
-        self,
-        messages: list[dict[str, Any]],
-        *,
-        tools: list[Tool] | None = None,
-        grammar: Grammar | None = None,
-    ) -> AsyncIterator[Delta]:
-        raise NotImplementedError
-
-    async def router(self, tools: list[Tool]) -> Any:
-        """A `sidespin.route.Router` over this model, for backends with `supports_routing`."""
-        raise BackendError(f"the {self.name} backend has no constrained route; use tool_mode native or xml")
-
-    def not_started(self) -> BackendError:
-        """The error for a backend used before `start()` (or after `aclose()`)."""
-        return BackendError(f"the {self.name} backend is not started: use `async with backend:` or call start()")
-
-    def describe(self) -> dict[str, Any]:
-        return {"backend": self.name, "model": self.model, "native_tools": self.supports_tools}
-
-
 def make_backend(settings: "Settings") -> Backend:
     """The backend `settings.backend` names, configured from the settings (not started yet).
 
     `settings.model` is the model name for openai, ollama and anthropic, and a GGUF
     path for embedded (empty: the default Qwen2.5-Coder-0.5B-Instruct, see `sidespin.models`).
     """
-    # Imported here: the backends import this module for Delta, Grammar and Backend.
+    # Imported here: each backend loads only when chosen (embedded pulls in llama.cpp's server).
     kind = (settings.backend or "embedded").strip().lower()
     if kind == "embedded":
         from sidespin.llm.embedded import EmbeddedBackend
@@ -111,9 +51,9 @@ def make_backend(settings: "Settings") -> Backend:
         limit = {"max_tokens": settings.max_tokens} if settings.max_tokens > 0 else {}
         return AnthropicBackend(settings.anthropic_base_url, settings.model, settings.anthropic_api_key, **limit)
     if kind == "scripted":
-        from sidespin.llm.scripted import ScriptedBackend
+        from sidespin.testing.scripted import ScriptedBackend
 
-        return ScriptedBackend([])  # an empty script: only tests build useful ones
+        return ScriptedBackend([])  # test support: an empty script, only tests build useful ones
     raise ConfigError(f"unknown backend {settings.backend!r} (valid: {', '.join(BACKENDS)})")
 
 

@@ -1,4 +1,5 @@
-"""What the HTTP backends share: one timeout policy, line and SSE readers, readable errors.
+"""What the HTTP backends share: one session set-up (`HTTPBackend`), one timeout policy,
+line and SSE readers, readable errors.
 
 Streams are long, so no backend sets a total timeout: `sock_connect` bounds the
 connection and `sock_read` bounds every silence between two bytes.
@@ -15,8 +16,10 @@ import aiohttp
 from loguru import logger
 
 from sidespin.errors import BackendError
+from sidespin.llm.base import Backend
 
 __all__ = [
+    "HTTPBackend",
     "CONNECT_TIMEOUT",
     "READ_TIMEOUT",
     "client_timeout",
@@ -36,6 +39,43 @@ _EXCERPT = 300
 def client_timeout(connect: float = CONNECT_TIMEOUT, read: float = READ_TIMEOUT) -> aiohttp.ClientTimeout:
     """A timeout for streaming requests: bounded connect and read, no total."""
     return aiohttp.ClientTimeout(total=None, sock_connect=connect, sock_read=read)
+
+
+class HTTPBackend(Backend):
+    """A backend that talks HTTP through one aiohttp session: `start` opens it, `aclose` closes it.
+
+    Subclasses call `super().__init__(connect_timeout=..., read_timeout=...)` and say what the
+    session sends with `session_headers()` (and, if they must, `session_connector()`).
+    """
+
+    def __init__(self, *, connect_timeout: float = CONNECT_TIMEOUT, read_timeout: float = READ_TIMEOUT) -> None:
+        self._timeout = client_timeout(connect_timeout, read_timeout)
+        self._session: aiohttp.ClientSession | None = None
+
+    def session_headers(self) -> dict[str, str]:
+        """Headers sent with every request (authentication, API version)."""
+        return {}
+
+    def session_connector(self) -> aiohttp.BaseConnector | None:
+        """The session's connector; None for aiohttp's default pool. Called inside the running loop."""
+        return None
+
+    async def start(self) -> None:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                headers=self.session_headers(), timeout=self._timeout, connector=self.session_connector()
+            )
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+    def _require_session(self) -> aiohttp.ClientSession:
+        """The open session, or the "not started" error."""
+        if self._session is None:
+            raise self.not_started()
+        return self._session
 
 
 async def post(session: aiohttp.ClientSession, url: str, body: dict[str, Any], **kwargs: Any) -> aiohttp.ClientResponse:

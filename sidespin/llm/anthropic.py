@@ -26,19 +26,19 @@ import aiohttp
 from loguru import logger
 
 from sidespin.errors import BackendError
-from sidespin.formats import parse_arguments, to_anthropic_messages, to_anthropic_tool
-from sidespin.llm import Backend, Delta, Grammar
+from sidespin.formats import call_from_anthropic, to_anthropic_messages, to_anthropic_tool
 from sidespin.llm._http import (
     CONNECT_TIMEOUT,
     READ_TIMEOUT,
-    client_timeout,
+    HTTPBackend,
     error_excerpt,
     http_error,
     iter_sse,
     post,
     transport_error,
 )
-from sidespin.tools import Tool, ToolCall, new_call_id
+from sidespin.llm.base import Delta, Grammar
+from sidespin.tools import Tool, ToolCall
 
 __all__ = ["AnthropicBackend", "API_VERSION", "DEFAULT_MODEL"]
 
@@ -58,11 +58,11 @@ class _Block:
         self.json = ""
 
     def tool_call(self) -> ToolCall:
-        arguments = parse_arguments(self.json) if self.json.strip() else dict(self.initial_input)
-        return ToolCall(name=self.name, arguments=arguments, id=self.id or new_call_id())
+        streamed = self.json if self.json.strip() else self.initial_input
+        return call_from_anthropic({"id": self.id, "name": self.name, "input": streamed})
 
 
-class AnthropicBackend(Backend):
+class AnthropicBackend(HTTPBackend):
     """Claude through the Messages API; `options` (temperature, top_p, …) go into every request body."""
 
     name = "anthropic"
@@ -85,20 +85,15 @@ class AnthropicBackend(Backend):
         self.api_key = api_key
         self.max_tokens = max_tokens
         self.options = dict(options or {})
-        self._timeout = client_timeout(connect_timeout, read_timeout)
-        self._session: aiohttp.ClientSession | None = None
+        super().__init__(connect_timeout=connect_timeout, read_timeout=read_timeout)
 
     async def start(self) -> None:
         if not self.api_key:
             raise BackendError("no Anthropic API key: set ANTHROPIC_API_KEY (or anthropic_api_key in config.json)")
-        if self._session is None:
-            headers = {"x-api-key": self.api_key, "anthropic-version": API_VERSION}
-            self._session = aiohttp.ClientSession(headers=headers, timeout=self._timeout)
+        await super().start()
 
-    async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
+    def session_headers(self) -> dict[str, str]:
+        return {"x-api-key": self.api_key, "anthropic-version": API_VERSION}
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "base_url": self.base_url}

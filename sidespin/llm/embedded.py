@@ -29,7 +29,7 @@ from typing import Any, AsyncIterator
 from loguru import logger
 
 from sidespin.errors import BackendError
-from sidespin.llm import Backend, Delta, Grammar
+from sidespin.llm.base import Backend, Delta, Grammar
 from sidespin.llm.openai import OpenAIBackend
 from sidespin.models import DEFAULT_MODEL, MODELS, MODELS_DIR, from_hub, verified
 from sidespin.route import LlamaServer, Router

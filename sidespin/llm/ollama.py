@@ -22,18 +22,18 @@ import aiohttp
 from loguru import logger
 
 from sidespin.errors import BackendError
-from sidespin.formats import parse_arguments, to_ollama_messages, to_ollama_tool
-from sidespin.llm import Backend, Delta, Grammar
+from sidespin.formats import call_from_ollama, to_ollama_messages, to_ollama_tool
 from sidespin.llm._http import (
     CONNECT_TIMEOUT,
     READ_TIMEOUT,
-    client_timeout,
+    HTTPBackend,
     error_excerpt,
     iter_lines,
     post,
     transport_error,
 )
-from sidespin.tools import Tool, ToolCall, new_call_id
+from sidespin.llm.base import Delta, Grammar
+from sidespin.tools import Tool
 
 __all__ = ["OllamaBackend", "normalize_host"]
 
@@ -49,7 +49,7 @@ def normalize_host(host: str) -> str:
     return host.replace("://0.0.0.0", "://127.0.0.1")
 
 
-class OllamaBackend(Backend):
+class OllamaBackend(HTTPBackend):
     """A model served by Ollama; `options` go into the request's `options` (temperature, seed, num_ctx…)."""
 
     name = "ollama"
@@ -73,17 +73,7 @@ class OllamaBackend(Backend):
         self.think = think
         self.keep_alive = keep_alive
         self.supports_tools = True
-        self._timeout = client_timeout(connect_timeout, read_timeout)
-        self._session: aiohttp.ClientSession | None = None
-
-    async def start(self) -> None:
-        if self._session is None:
-            self._session = aiohttp.ClientSession(timeout=self._timeout)
-
-    async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
+        super().__init__(connect_timeout=connect_timeout, read_timeout=read_timeout)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "host": self.host}
@@ -150,7 +140,7 @@ class OllamaBackend(Backend):
             if "error" in chunk:
                 raise BackendError(f"Ollama at {self.host} failed mid-answer: {chunk['error']}")
             message = chunk.get("message") or {}
-            calls = [self._call(item) for item in message.get("tool_calls") or []]
+            calls = [call_from_ollama(item) for item in message.get("tool_calls") or []]
             saw_calls = saw_calls or bool(calls)
             text, thinking = message.get("content") or "", message.get("thinking") or ""
             if text or thinking or calls:
@@ -161,12 +151,3 @@ class OllamaBackend(Backend):
                 return
         logger.warning("LLM_STREAM_TRUNCATED ollama {} ended without done", self.model)
         yield Delta(finish_reason="tool_calls" if saw_calls else "stop")
-
-    @staticmethod
-    def _call(item: dict[str, Any]) -> ToolCall:
-        function = item.get("function") or {}
-        return ToolCall(
-            name=function.get("name", ""),
-            arguments=parse_arguments(function.get("arguments")),
-            id=item.get("id") or new_call_id(),
-        )

@@ -30,17 +30,17 @@ from loguru import logger
 
 from sidespin.errors import BackendError
 from sidespin.formats import parse_arguments, to_openai_tool
-from sidespin.llm import Backend, Delta, Grammar
 from sidespin.llm._http import (
     CONNECT_TIMEOUT,
     READ_TIMEOUT,
-    client_timeout,
+    HTTPBackend,
     error_excerpt,
     http_error,
     iter_sse,
     post,
     transport_error,
 )
+from sidespin.llm.base import Delta, Grammar
 from sidespin.tools import Tool, ToolCall, new_call_id
 
 __all__ = ["OpenAIBackend", "WORD_TRIGGER"]
@@ -84,7 +84,7 @@ class _ToolCallParts:
         return calls
 
 
-class OpenAIBackend(Backend):
+class OpenAIBackend(HTTPBackend):
     """A server speaking OpenAI's `/chat/completions`, streamed; `options` go into every request body."""
 
     name = "openai"
@@ -103,6 +103,7 @@ class OpenAIBackend(Backend):
         label: str = "the OpenAI-compatible server",
         keep_alive: bool = True,
     ) -> None:
+        super().__init__(connect_timeout=connect_timeout, read_timeout=read_timeout)
         self.base_url = base_url.rstrip("/")
         self.model = model
         self.api_key = api_key or None
@@ -111,24 +112,17 @@ class OpenAIBackend(Backend):
         self.options = dict(options or {})
         self.label = label
         self.keep_alive = keep_alive
-        self._timeout = client_timeout(connect_timeout, read_timeout)
-        self._session: aiohttp.ClientSession | None = None
 
     @property
     def root_url(self) -> str:
         """The server's root, where llama.cpp keeps its own endpoints (`/apply-template`, `/health`)."""
         return self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
 
-    async def start(self) -> None:
-        if self._session is None:
-            headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-            connector = aiohttp.TCPConnector(force_close=not self.keep_alive)
-            self._session = aiohttp.ClientSession(headers=headers, timeout=self._timeout, connector=connector)
+    def session_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
-    async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
+    def session_connector(self) -> aiohttp.BaseConnector:
+        return aiohttp.TCPConnector(force_close=not self.keep_alive)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "base_url": self.base_url, "grammar": self.supports_grammar}
@@ -150,11 +144,6 @@ class OpenAIBackend(Backend):
                 last = str(transport_error(error, self.label, url))
             await asyncio.sleep(0.05)  # polling a local server that is still loading
         raise BackendError(f"{self.label} at {url} was not healthy within {timeout:g} s ({last})")
-
-    def _require_session(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            raise self.not_started()
-        return self._session
 
     async def stream(
         self,

@@ -32,7 +32,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 
 from sidespin import __version__
 from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult, load_plugins, plugins_dir
@@ -76,10 +76,6 @@ class MCPEndpoint:
         self._security = security
         self._json_response = json_response
         self._manager: StreamableHTTPSessionManager | None = None
-
-    @property
-    def app(self) -> ASGIApp:
-        return self
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:

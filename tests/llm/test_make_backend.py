@@ -13,7 +13,7 @@ from sidespin.llm.anthropic import AnthropicBackend
 from sidespin.llm.embedded import EmbeddedBackend
 from sidespin.llm.ollama import OllamaBackend
 from sidespin.llm.openai import OpenAIBackend
-from sidespin.llm.scripted import ScriptedBackend
+from sidespin.testing.scripted import ScriptedBackend
 
 
 def test_default_settings_give_the_embedded_model() -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from sidespin.errors import BackendError
 from sidespin.llm import Delta, Grammar
-from sidespin.llm.scripted import ScriptedBackend
+from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall
 
 

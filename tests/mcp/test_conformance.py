@@ -1,4 +1,4 @@
-"""The official MCP conformance suite against both sides: `python -m sidespin.conformance` and our /mcp.
+"""The official MCP conformance suite against both sides: `python -m sidespin.testing.conformance` and our /mcp.
 
 Expected failures come from conformance-baseline.md (one line and a reason each); all else must pass.
 """
@@ -115,7 +115,7 @@ def our_endpoint() -> Iterator[str]:
 
 @pytest.mark.parametrize("scenario", cases("client", CLIENT_SCENARIOS))
 def test_client_scenario(scenario: str, tmp_path: Path) -> None:
-    command = f"{sys.executable} -m sidespin.conformance"
+    command = f"{sys.executable} -m sidespin.testing.conformance"
     checks = run_suite(["client", "--command", command, "--scenario", scenario], tmp_path)
     assert any(check["status"] == "SUCCESS" for check in checks)
 

@@ -200,7 +200,7 @@ def test_an_error_result_becomes_the_error_the_model_reads() -> None:
         types.CallToolResult(content=[types.TextContent(text="no such city")], is_error=True),
         ToolCall(name="t", arguments={}),
     )
-    assert not result.ok
+    assert not result.ok and result.kind == "failed"
     assert result.text() == "Error: no such city"
 
 

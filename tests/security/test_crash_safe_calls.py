@@ -16,7 +16,7 @@ from aiohttp import web
 from sidespin.config import load_settings
 from sidespin.engine import Engine
 from sidespin.events import TextDelta, ToolProposed, ToolStarted
-from sidespin.llm.scripted import ScriptedBackend
+from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall, ToolResult
 from sidespin.transcript import INTERRUPTED, TranscriptRecorder, TranscriptStore, parse
 from tests.conftest import free_port, ollama_stub, server_process, serving_in_thread
@@ -98,8 +98,8 @@ async def test_a_kill_during_a_tool_call_shows_it_interrupted_after_restart_and_
             assert starts_in(log) == 1
             async with session.post(url + "/stop", data={"cid": cid}) as response:
                 assert response.status == 200
-            shown = page_of(tid, await read_stream(session, url, tid))
-            assert shown.find(f"{tid}-state")["data-state"] == "done"
+            shown = page_of(await read_stream(session, url, tid))
+            assert shown.find(f"{shown.tid}-state")["data-state"] == "done"
 
 
 def test_a_started_call_without_result_becomes_interrupted_when_the_conversation_is_opened(tmp_path):

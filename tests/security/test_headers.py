@@ -7,8 +7,8 @@ import re
 import aiohttp
 from bs4 import BeautifulSoup
 
-from server import render_markdown
-from sidespin.llm.scripted import ScriptedBackend
+from sidespin.web.page import render_markdown
+from sidespin.testing.scripted import ScriptedBackend
 from tests.conftest import serve_app
 from tests.live_page import page_of
 from tests.security.conftest import raw_request
@@ -59,7 +59,7 @@ async def test_a_model_answer_with_a_remote_image_reaches_the_page_as_a_link(dat
                 cid = str(response.url).rsplit("/", 1)[1]
             async with session.post(base + "/send", data={"cid": cid, "msg": "show me"}) as response:
                 tid = turn_id(await response.text())
-            shown = page_of(tid, await read_stream(session, base, tid)).html()
+            shown = page_of(await read_stream(session, base, tid)).html()
             async with session.get(f"{base}/c/{cid}") as response:
                 reloaded = await response.text()
     for html in (shown, reloaded):

@@ -7,7 +7,8 @@ import gc
 
 from sidespin.config import load_settings
 from sidespin.engine import Engine
-from sidespin.llm.scripted import ScriptedBackend
+from sidespin.testing.scripted import ScriptedBackend
+from sidespin.web.live import TurnBoard
 
 
 async def test_conversations_not_in_use_leave_memory_and_a_running_one_stays(tmp_path):
@@ -18,9 +19,10 @@ async def test_conversations_not_in_use_leave_memory_and_a_running_one_stays(tmp
         for cid in ids:  # each page view opens one
             engine.conversation(cid)
         held = engine.conversation(ids[0])
-        turns = [engine.start_turn(engine.conversation(cid), "hi") for cid in ids[:120]]
+        board = TurnBoard(engine)
+        turns = [board.start(engine.conversation(cid), "hi") for cid in ids[:120]]
         await asyncio.gather(*(turn.wait(timeout=30) for turn in turns))
         gc.collect()
         assert set(engine.conversations) == {held.id}  # only the one still referenced
-        assert len(engine.turns) <= 51  # finished turns are forgotten (their transcript has them)
+        assert len(board.turns) <= 51  # finished turns are forgotten (their transcript has them)
         assert engine.conversation(ids[5]).messages[-1] == {"role": "assistant", "content": "ok"}  # read back

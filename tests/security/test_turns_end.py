@@ -9,7 +9,7 @@ import aiohttp
 
 from sidespin.events import ErrorNotice, TextDelta, ToolFinished, ToolStarted, TurnDone
 from sidespin.llm import Backend, Delta
-from sidespin.llm.scripted import ScriptedBackend
+from sidespin.testing.scripted import ScriptedBackend
 from sidespin.rally import Conversation, RallyOptions, TurnControl, chat_with_llm
 from sidespin.tools import ToolCall, ToolRegistry, tool
 from sidespin.transcript import parse
@@ -118,11 +118,11 @@ async def test_the_stop_button_ends_a_running_answer_and_the_conversation_goes_o
             await asyncio.sleep(0.5)
             async with session.post(base + "/stop", data={"cid": cid}) as response:
                 assert response.status == 200 and (await response.json())["stopped"] == [tid]
-            page = page_of(tid, await asyncio.wait_for(reading, 20))
-            assert page.find(f"{tid}-state")["data-state"] == "done" and "stopped by you" in page.html()
+            page = page_of(await asyncio.wait_for(reading, 20))
+            assert page.find(f"{page.tid}-state")["data-state"] == "done" and "stopped by you" in page.html()
             async with session.post(base + "/send", data={"cid": cid, "msg": "and now?"}) as response:
                 tid2 = turn_id(await response.text())
-            assert "Fine, stopping." in page_of(tid2, await read_stream(session, base, tid2)).body()
+            assert "Fine, stopping." in page_of(await read_stream(session, base, tid2)).body()
     transcript = parse((data_dir / "conversations" / f"{cid}.md").read_text())
     first = transcript.turns[0]
     assert first.stopped and "la la la" in "".join(s.raw for s in first.segments)

@@ -1,5 +1,7 @@
 """A fake model that replays scripted turns: makes the rally testable offline and deterministic.
 
+Test support, not product code: shipped in the package for the test suite (and backend "scripted").
+
     backend = ScriptedBackend([
         ["Let me look. ", ToolCall("get_time", {"timezone": "UTC"})],   # first call to stream()
         ["It is noon."],                                                 # second call
@@ -17,7 +19,7 @@ import copy
 from typing import Any, AsyncIterator, Callable, Union
 
 from sidespin.errors import BackendError
-from sidespin.llm import Backend, Delta, Grammar
+from sidespin.llm.base import Backend, Delta, Grammar
 from sidespin.tools import Tool, ToolCall
 
 __all__ = ["ScriptedBackend", "Item", "Turn"]

@@ -1,6 +1,9 @@
-"""`python -m sidespin.conformance URL`: sidespin as the client under test of the MCP conformance suite.
+"""`python -m sidespin.testing.conformance URL`: sidespin as the client under test of the MCP conformance suite.
 
-The suite (`conformance client --command "python -m sidespin.conformance" --scenario NAME`) starts
+Test support, not product code: shipped in the package for the conformance runner and the test suite
+(`tests/mcp/test_conformance.py`).
+
+The suite (`conformance client --command "python -m sidespin.testing.conformance" --scenario NAME`) starts
 a scenario server, runs this with the server's URL as the last argument, names the scenario in
 `MCP_CONFORMANCE_SCENARIO` and may pass data in `MCP_CONFORMANCE_CONTEXT` (JSON). Everything goes
 through the chat's own path: `MCPManager` connects, tools join a `ToolRegistry`, and
@@ -20,8 +23,7 @@ from loguru import logger
 from mcp.client.session import ClientRequestContext
 
 from sidespin.errors import SidespinError
-from sidespin.mcp.client import MCPManager
-from sidespin.mcp.config import ServerConfig
+from sidespin.mcp import MCPManager, ServerConfig
 from sidespin.tools import ToolCall, ToolRegistry
 
 __all__ = ["main", "run", "example_arguments"]
@@ -114,7 +116,8 @@ async def run(url: str, scenario: str, context: dict[str, Any]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
-        print("usage: python -m sidespin.conformance URL  (scenario in MCP_CONFORMANCE_SCENARIO)", file=sys.stderr)
+        usage = "usage: python -m sidespin.testing.conformance URL  (scenario in MCP_CONFORMANCE_SCENARIO)"
+        print(usage, file=sys.stderr)
         return 2
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "initialize")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")

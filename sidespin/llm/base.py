@@ -1,0 +1,77 @@
+"""What every language model backend is: the `Backend` base class, the `Delta`s it streams, and `Grammar`.
+
+Messages are OpenAI-shaped dicts (`role`, `content`, `tool_calls`, `tool_call_id`);
+each backend converts them to its own wire format. Backends import from here, never
+from `sidespin.llm` (the factory, which imports them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
+
+from sidespin.errors import BackendError
+from sidespin.tools import Tool, ToolCall
+
+__all__ = ["Delta", "Grammar", "Backend"]
+
+
+@dataclass
+class Delta:
+    """A piece of a streamed answer: text, and native tool calls once each is complete."""
+
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    thinking: str = ""
+    finish_reason: str | None = None
+
+
+@dataclass
+class Grammar:
+    """A GBNF grammar; with `trigger` set it applies only once the model writes that text."""
+
+    text: str
+    trigger: str | None = None
+
+
+class Backend:
+    """Base of all backends. Subclasses implement `stream`; `start`/`aclose` manage resources."""
+
+    name: str = "base"
+    model: str = ""
+    supports_tools: bool = False
+    supports_grammar: bool = False
+    supports_routing: bool = False  # llama.cpp's own /completion: the constrained route (see `router`)
+
+    async def start(self) -> None:
+        """Open connections or load the model; raise `BackendError` with a readable reason."""
+
+    async def aclose(self) -> None:
+        """Release everything `start` opened."""
+
+    async def __aenter__(self) -> "Backend":
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+    def stream(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[Tool] | None = None,
+        grammar: Grammar | None = None,
+    ) -> AsyncIterator[Delta]:
+        raise NotImplementedError
+
+    async def router(self, tools: list[Tool]) -> Any:
+        """A `sidespin.route.Router` over this model, for backends with `supports_routing`."""
+        raise BackendError(f"the {self.name} backend has no constrained route; use tool_mode native or xml")
+
+    def not_started(self) -> BackendError:
+        """The error for a backend used before `start()` (or after `aclose()`)."""
+        return BackendError(f"the {self.name} backend is not started: use `async with backend:` or call start()")
+
+    def describe(self) -> dict[str, Any]:
+        return {"backend": self.name, "model": self.model, "native_tools": self.supports_tools}

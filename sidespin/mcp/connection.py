@@ -1,0 +1,274 @@
+"""One external MCP server's connection: its session over the SDK, started, restarted, stopped, called.
+
+Every byte of the protocol goes through the official SDK (`mcp.Client` over its stdio,
+Streamable HTTP and SSE transports); `mode="auto"` speaks the 2026-07-28 stateless revision
+when the server offers it and falls back to the initialize handshake otherwise.
+
+Each server's session lives in a task of its own (SDK transports must be entered and left by
+the same task); calls run in the caller's task against that session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from contextlib import AsyncExitStack
+from typing import IO, Any
+
+import anyio
+import httpx2
+import mcp_types as types
+from loguru import logger
+from mcp import Client, StdioServerParameters
+from mcp.client.session import ElicitationFnT
+from mcp.client.sse import sse_client
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
+
+from sidespin import __version__
+from sidespin.errors import MCPServerError, ToolFailed, ToolTimeout
+from sidespin.mcp.config import ServerConfig
+
+__all__ = ["Connection", "STARTUP_TIMEOUT"]
+
+STARTUP_TIMEOUT = 10.0
+"""Seconds a server gets to connect, negotiate and list its tools."""
+
+_STOP_TIMEOUT = 10.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM the group, 2 s, SIGKILL
+_STDERR_TAIL = 1500
+_HTTP_TIMEOUT = 30.0  # connect, write, pool (the SDK's defaults)
+_SSE_READ_TIMEOUT = 300.0
+_LIST_PAGE_CAP = 100
+_CLIENT_INFO = types.Implementation(name="sidespin", version=__version__)
+_TRANSPORT_ERRORS = (MCPError, OSError, httpx2.TransportError, anyio.ClosedResourceError, anyio.BrokenResourceError)
+
+
+def _describe(error: BaseException) -> str:
+    """A one-line reason, looking inside the exception groups anyio task groups raise."""
+    if isinstance(error, BaseExceptionGroup):
+        return "; ".join(_describe(inner) for inner in error.exceptions)
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+# What the SDK's HTTP transport says when an HTTP error carries no JSON-RPC body: a 404 for our
+# session id ("Session terminated"), or any other status, e.g. a 400 from a server restarted without it.
+_HTTP_TRANSPORT_ERRORS = {"Session terminated", "Server returned an error response"}
+
+
+def _connection_lost(error: BaseException) -> bool:
+    """Whether a failed call means the session is gone (so a reconnect may help)."""
+    if isinstance(error, MCPError):
+        return error.code == types.CONNECTION_CLOSED or error.message in _HTTP_TRANSPORT_ERRORS
+    return True
+
+
+def _tail(file: IO[str] | None) -> str:
+    if file is None:
+        return ""
+    file.flush()
+    file.seek(0)
+    text = file.read().strip()
+    return text[-_STDERR_TAIL:]
+
+
+async def _list_all_tools(client: Client) -> list[types.Tool]:
+    tools: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(_LIST_PAGE_CAP):
+        page = await client.list_tools(cursor=cursor)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return tools
+
+
+class Connection:
+    """One configured server: the task that holds its session open, and how to restart it."""
+
+    def __init__(self, config: ServerConfig, elicitation: ElicitationFnT | None, startup_timeout: float) -> None:
+        self.config = config
+        self.client: Client | None = None
+        self.tools: list[types.Tool] = []
+        self.status = "starting"
+        self.error: str | None = None
+        self.generation = 0
+        self._elicitation = elicitation
+        self._startup_timeout = startup_timeout
+        self._task: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
+        self._scope = anyio.CancelScope()
+        self._stderr: IO[str] | None = None
+        self._restart_lock = asyncio.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    async def _open(self, stack: AsyncExitStack) -> Client:
+        """Enter this server's transport and SDK client on `stack` (the holding task's); return the client."""
+        config = self.config
+        if config.transport == "stdio":
+            params = StdioServerParameters(
+                command=config.command, args=config.args, env=config.env or None, cwd=config.cwd
+            )
+            assert self._stderr is not None
+            transport = stdio_client(params, errlog=self._stderr)
+        elif config.transport == "sse":
+            transport = sse_client(config.url, headers=config.headers, timeout=_HTTP_TIMEOUT)
+        else:
+            # A JSON answer to a long call arrives in one piece: read for as long as the call may take.
+            timeout = httpx2.Timeout(_HTTP_TIMEOUT, read=max(_SSE_READ_TIMEOUT, config.timeout + _HTTP_TIMEOUT))
+            http = await stack.enter_async_context(httpx2.AsyncClient(headers=config.headers, timeout=timeout))
+            transport = streamable_http_client(config.url, http_client=http)
+        client = Client(
+            transport,
+            mode="auto",
+            client_info=_CLIENT_INFO,
+            elicitation_callback=self._elicitation,
+            logging_callback=self._server_log,
+        )
+        return await stack.enter_async_context(client)
+
+    async def _server_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        logger.debug("MCP_SERVER_LOG {} {} {}", self.name, params.level, params.data)
+
+    async def _hold(self, ready: asyncio.Future[str | None], stop: asyncio.Event, scope: anyio.CancelScope) -> None:
+        """Open the session, list the tools, then keep the session until asked to stop."""
+        # Stopping goes through this anyio scope, never task.cancel(): the SDK shields its stdio
+        # shutdown (close stdin, SIGTERM, SIGKILL) from anyio cancellation only.
+        with scope:
+            try:
+                async with AsyncExitStack() as stack:
+                    client = await self._open(stack)
+                    tools = await _list_all_tools(client)
+                    self.client, self.tools = client, tools
+                    ready.set_result(None)
+                    await stop.wait()
+            except Exception as error:  # the top edge of a connection: any failure becomes the server's reported error
+                reason = _describe(error)
+                if not ready.done():
+                    ready.set_result(reason)
+                else:
+                    self.status, self.error = "failed", self._with_stderr(f"connection lost: {reason}")
+                    logger.warning("MCP_SERVER_FAILED {}: {}", self.name, self.error)
+            finally:
+                self.client = None
+
+    async def start(self) -> None:
+        """Connect, negotiate and list tools within the startup timeout; a failure is recorded, not raised."""
+        self.generation += 1
+        self.status, self.error = ("restarting" if self.generation > 1 else "starting"), None
+        logger.info(
+            "MCP_SERVER_START {} transport={} timeout={:g}s", self.name, self.config.transport, self._startup_timeout
+        )
+        started = time.perf_counter()
+        if self.config.transport == "stdio":
+            self._close_stderr()
+            self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
+        self._stop, self._scope = asyncio.Event(), anyio.CancelScope()
+        ready: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.create_task(self._hold(ready, self._stop, self._scope), name=f"mcp-server-{self.name}")
+        try:
+            reason = await asyncio.wait_for(asyncio.shield(ready), self._startup_timeout)
+        except TimeoutError:
+            reason = f"did not become ready within {self._startup_timeout:g} s"
+        if reason is None:
+            self.status = "ready"
+            protocol = self.client.protocol_version if self.client else "?"
+            logger.info(
+                "MCP_SERVER_READY {} tools={} protocol={} {:.2f}s",
+                self.name,
+                len(self.tools),
+                protocol,
+                time.perf_counter() - started,
+            )
+            return
+        await self.stop()
+        self.status, self.error = "failed", self._with_stderr(reason)
+        logger.error("MCP_SERVER_FAILED {}: {}", self.name, self.error)
+
+    def _with_stderr(self, reason: str) -> str:
+        tail = _tail(self._stderr)
+        return reason + (f"\nstderr:\n{tail}" if tail else "")
+
+    def _close_stderr(self) -> None:
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+
+    async def close(self) -> None:
+        """Stop for good: the session, the child process, the captured stderr."""
+        await self.stop()
+        self._close_stderr()
+
+    async def stop(self) -> None:
+        """Close the session and end the child process, waiting for both."""
+        task, self._task = self._task, None
+        if task is None:
+            return
+        if self.client is None:
+            self._scope.cancel()  # still connecting: nothing to close politely
+        self._stop.set()
+        done, _ = await asyncio.wait({task}, timeout=_STOP_TIMEOUT)
+        if not done:
+            self._scope.cancel()
+            await asyncio.wait({task}, timeout=_STOP_TIMEOUT)
+        logger.info("MCP_SERVER_STOP {}", self.name)
+
+    async def restart(self, seen_generation: int, reason: str) -> None:
+        """Stop and start again, unless another call already did since `seen_generation`."""
+        async with self._restart_lock:
+            if self.generation != seen_generation and self.client is not None:
+                return
+            logger.warning("MCP_SERVER_RESTART {} after: {}", self.name, reason)
+            self.status = "restarting"
+            await self.stop()
+            await self.start()
+
+    async def _call_once(
+        self, client: Client, tool: str, arguments: dict[str, Any], timeout: float
+    ) -> types.CallToolResult:
+        """One `tools/call` whose deadline every progress notification moves `timeout` seconds ahead."""
+        scope = anyio.CancelScope(deadline=anyio.current_time() + timeout)
+
+        async def extend_deadline(progress: float, total: float | None, message: str | None) -> None:
+            scope.deadline = anyio.current_time() + timeout
+
+        # Leaving the scope on its deadline cancels the request, so the SDK tells the server (notifications/cancelled).
+        with scope:
+            return await client.call_tool(tool, arguments, progress_callback=extend_deadline)
+        logger.warning("MCP_CALL_TIMEOUT {} {} after {:g}s without an answer or progress", self.name, tool, timeout)
+        raise ToolTimeout(tool, timeout)
+
+    async def call(self, tool: str, arguments: dict[str, Any], timeout: float) -> types.CallToolResult:
+        """Call a tool; a lost session is restarted once and the call retried."""
+        restarted = False
+        while True:
+            generation, client = self.generation, self.client
+            if client is None:
+                if restarted:
+                    raise MCPServerError(f"MCP server {self.name!r} is not available: {self.error}")
+                await self.restart(generation, self.error or "not connected")
+                restarted = True
+                continue
+            try:
+                return await self._call_once(client, tool, arguments, timeout)
+            except ValidationError as error:
+                problem = error.errors()[0]["msg"] if error.errors() else str(error)
+                raise ToolFailed(
+                    f"{self.name}: {tool} answered with a result the protocol does not allow ({problem})"
+                ) from None
+            except _TRANSPORT_ERRORS as error:
+                if not _connection_lost(error):
+                    raise ToolFailed(f"{self.name}: {error}") from None
+                if restarted:
+                    raise MCPServerError(
+                        f"MCP server {self.name!r} failed again after a restart: {_describe(error)}"
+                    ) from None
+                await self.restart(generation, _describe(error))
+                restarted = True

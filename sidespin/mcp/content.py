@@ -1,0 +1,80 @@
+"""What an external MCP server says, as sidespin reads it: results as text and attachments, tools as `Tool`s.
+
+    render_result(call_tool_result, call)      # -> ToolResult: text, placeholders, JSON; images attached
+    tool_from_mcp(listed, fn, source=..., timeout=...)   # a listed MCP tool -> a registry Tool
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mcp_types as types
+
+from sidespin.tools import Tool, ToolCall, ToolFn, ToolResult
+
+__all__ = ["render_result", "tool_from_mcp"]
+
+
+def _placeholder(kind: str, mime_type: str, data: str) -> str:
+    return f"[{kind}: {mime_type}, {len(data) * 3 // 4} bytes]"
+
+
+def _resource_text(block: types.EmbeddedResource) -> str:
+    resource = block.resource
+    if isinstance(resource, types.TextResourceContents):
+        return resource.text
+    return _placeholder(
+        "resource " + str(resource.uri), resource.mime_type or "application/octet-stream", resource.blob
+    )
+
+
+def render_result(result: types.CallToolResult, call: ToolCall) -> ToolResult:
+    """Turn an MCP tool result into what the model reads: text, placeholders, JSON; images as attachments."""
+    texts: list[str] = []
+    attachments: list[dict[str, Any]] = []
+    for block in result.content:
+        if isinstance(block, types.TextContent):
+            texts.append(block.text)
+        elif isinstance(block, (types.ImageContent, types.AudioContent)):
+            attachments.append({"type": block.type, "mimeType": block.mime_type, "data": block.data})
+            texts.append(_placeholder(block.type, block.mime_type, block.data))
+        elif isinstance(block, types.ResourceLink):
+            texts.append(f"[resource: {block.name}]({block.uri})")
+        elif isinstance(block, types.EmbeddedResource):
+            texts.append(_resource_text(block))
+    structured = result.structured_content
+    if structured is not None and not any(_same_json(text, structured) for text in texts):
+        texts.append(json.dumps(structured, ensure_ascii=False))
+    text = "\n".join(texts)
+    if result.is_error:
+        return ToolResult(call=call, error=text or "the tool reported an error", attachments=attachments, kind="failed")
+    return ToolResult(call=call, output=text, attachments=attachments)
+
+
+def _same_json(text: str, value: Any) -> bool:
+    """Whether a text block already says what the structured content says (SDKs mirror it, or wrap a scalar)."""
+    try:
+        parsed: Any = json.loads(text)
+    except ValueError:
+        parsed = text
+    if parsed == value:
+        return True
+    # Python SDK servers wrap a plain return value as {"result": value} beside its text.
+    return isinstance(value, dict) and len(value) == 1 and next(iter(value.values())) in (parsed, text)
+
+
+
+def tool_from_mcp(listed: types.Tool, fn: ToolFn, *, source: str, timeout: float) -> Tool:
+    """A tool an MCP server listed, as a registry `Tool` that runs `fn`; its annotations become its hints."""
+    annotations = listed.annotations
+    return Tool(
+        name=listed.name,
+        description=listed.description or listed.title or "",
+        input_schema=listed.input_schema,
+        fn=fn,
+        source=source,
+        read_only=bool(annotations and annotations.read_only_hint),
+        destructive=bool(annotations and annotations.destructive_hint),
+        timeout=timeout,
+    )

@@ -1,0 +1,151 @@
+"""The manager of every external MCP server: starts, calls, restarts and stops their connections.
+
+    async with MCPManager(load_mcp_config("mcp.json")) as manager:
+        manager.register_into(registry)     # tools join the registry as `mcp:<server>`
+        ...                                 # registry.execute(...) reaches the servers
+
+One server's session, transport and restarts are a `Connection` (`sidespin.mcp.connection`);
+its results are rendered for the model by `sidespin.mcp.content`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from typing import Any
+
+import mcp_types as types
+from mcp import Client
+from mcp.client.session import ElicitationFnT
+
+from sidespin.errors import MCPServerError, ToolFailed
+from sidespin.mcp.config import ServerConfig
+from sidespin.mcp.connection import STARTUP_TIMEOUT, Connection
+from sidespin.mcp.content import render_result, tool_from_mcp
+from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult
+
+__all__ = ["MCPManager"]
+
+_HARD_CAP = 3600.0  # the registry's own limit for MCP tools; progress may extend a call up to this
+
+
+class MCPManager:
+    """Every external MCP server of `mcp.json`: started in parallel, called, restarted, stopped.
+
+    `async with MCPManager(configs) as manager:` starts each enabled server (10 s each to become
+    ready); one that fails is listed in `manager.failures` with its stderr tail while the others
+    work, unless `strict=True`, which raises `MCPServerError` instead. Leaving the block closes
+    every session and ends every child process.
+    """
+
+    def __init__(
+        self,
+        configs: Iterable[ServerConfig],
+        *,
+        strict: bool = False,
+        elicitation: ElicitationFnT | None = None,
+        startup_timeout: float = STARTUP_TIMEOUT,
+    ) -> None:
+        self._connections = {
+            config.name: Connection(config, elicitation, startup_timeout) for config in configs if not config.disabled
+        }
+        self._strict = strict
+
+    async def __aenter__(self) -> MCPManager:
+        try:
+            await asyncio.gather(*(connection.start() for connection in self._connections.values()))
+        except BaseException:
+            await self.aclose()
+            raise
+        if self._strict and self.failures:
+            await self.aclose()
+            reasons = "; ".join(f"{name}: {reason}" for name, reason in self.failures.items())
+            raise MCPServerError(f"MCP server failed to start: {reasons}")
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close every session and end every child process (shielded, so Ctrl-C cannot leave orphans)."""
+        closing = asyncio.gather(*(connection.close() for connection in self._connections.values()))
+        try:
+            await asyncio.shield(closing)
+        except asyncio.CancelledError:
+            await closing
+            raise
+
+    @property
+    def failures(self) -> dict[str, str]:
+        """Servers that are not usable now, with the reason (and stderr tail) for each."""
+        return {name: c.error or "failed" for name, c in self._connections.items() if c.status == "failed"}
+
+    def state(self) -> dict[str, dict[str, Any]]:
+        """For /health: each server's status (starting, ready, restarting, failed), tool count, error, protocol."""
+        return {
+            name: {
+                "status": c.status,
+                "tools": len(c.tools),
+                "error": c.error,
+                "transport": c.config.transport,
+                "protocol": c.client.protocol_version if c.client is not None else None,
+            }
+            for name, c in self._connections.items()
+        }
+
+    def _connection(self, server: str) -> Connection:
+        try:
+            return self._connections[server]
+        except KeyError:
+            raise MCPServerError(
+                f"no MCP server named {server!r} (known: {', '.join(self._connections) or 'none'})"
+            ) from None
+
+    def tools(self, server: str) -> list[types.Tool]:
+        """The tools a server listed when it became ready."""
+        return list(self._connection(server).tools)
+
+    def client(self, server: str) -> Client:
+        """The live SDK client of a ready server, for what the manager does not wrap (resources, prompts)."""
+        client = self._connection(server).client
+        if client is None:
+            raise MCPServerError(f"MCP server {server!r} is not connected")
+        return client
+
+    async def call_tool(
+        self, server: str, tool: str, arguments: dict[str, Any], *, timeout: float | None = None
+    ) -> types.CallToolResult:
+        """Call a tool on a server: `timeout` (default: the server's) is extended by progress notifications."""
+        connection = self._connection(server)
+        return await connection.call(tool, arguments, timeout or connection.config.timeout)
+
+    async def call(
+        self, server: str, tool: str, arguments: dict[str, Any], *, timeout: float | None = None
+    ) -> ToolResult:
+        """Call a tool and render its result for the model; a server that is gone becomes a `ToolFailed`."""
+        try:
+            result = await self.call_tool(server, tool, arguments, timeout=timeout)
+        except MCPServerError as error:
+            raise ToolFailed(str(error)) from None
+        return render_result(result, ToolCall(name=tool, arguments=arguments))
+
+    def _tool_fn(self, server: str, tool: str) -> Any:
+        async def call_mcp_tool(**arguments: Any) -> ToolResult:
+            return await self.call(server, tool, arguments)
+
+        call_mcp_tool.__name__ = tool
+        return call_mcp_tool
+
+    def register_into(self, registry: ToolRegistry) -> list[Tool]:
+        """Add every ready server's tools to `registry` as `mcp:<server>`; clashing names become `server__tool`."""
+        added: list[Tool] = []
+        for name, connection in self._connections.items():
+            for listed in connection.tools:
+                item = tool_from_mcp(
+                    listed,
+                    self._tool_fn(name, listed.name),
+                    source=f"mcp:{name}",
+                    timeout=max(_HARD_CAP, connection.config.timeout),
+                )
+                added.append(registry.add(item, server=name))
+        return added

@@ -1,0 +1,35 @@
+"""The micro-MCP protocol: how any model asks for a tool in plain text.
+
+A salted one-shot prompt teaches the block below; `parse_request` reads a block
+back into a `ToolCall`, tolerating what small models really write (unescaped
+`&` and `<` in values, single quotes, missing `/`, JSON in `<params>`);
+`grammar_for` builds a llama.cpp GBNF grammar that only admits well-formed
+blocks naming registered tools.
+
+    <mcp-request>
+      <tool name="say_hello" />
+      <param name="name">World</param>
+    </mcp-request>
+
+One job per module:
+
+- `prompt`: the salted teaching prompt and the Poke prompt (`teaching_prompt`,
+  `poke_prompt`, `poke_target`);
+- `block`: the block itself, written (`format_block`) and read back into a
+  `ToolCall` (`parse_request`), and its tag name `MCP_TAG`;
+- `grammar`: the GBNF grammar of the blocks a set of tools admits (`grammar_for`).
+"""
+
+from sidespin.protocol.block import MCP_TAG, format_block, parse_request
+from sidespin.protocol.grammar import grammar_for
+from sidespin.protocol.prompt import poke_prompt, poke_target, teaching_prompt
+
+__all__ = [
+    "MCP_TAG",
+    "teaching_prompt",
+    "poke_prompt",
+    "format_block",
+    "parse_request",
+    "poke_target",
+    "grammar_for",
+]

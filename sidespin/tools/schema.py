@@ -1,0 +1,174 @@
+"""A function's signature and docstring read as a JSON schema, and arguments coerced to a schema.
+
+`function_schema` is how a plugin's parameters become the schema the model is shown;
+`coerce_arguments` is how the model's arguments are checked against a schema (any tool's,
+an MCP server's included) before the tool runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import types
+import typing
+from typing import Any, Callable
+
+from sidespin.errors import BadArguments
+
+__all__ = ["function_schema", "coerce_arguments"]
+
+_JSON_TYPES: dict[Any, str] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    tuple: "array",
+    dict: "object",
+}
+
+
+def _schema_for(annotation: Any) -> dict[str, Any]:
+    if annotation is inspect.Parameter.empty or annotation is Any:
+        return {}
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _schema_for(members[0]) if len(members) == 1 else {}
+    if origin is typing.Literal:
+        values = list(typing.get_args(annotation))
+        return {"type": _JSON_TYPES.get(type(values[0]), "string"), "enum": values}
+    if origin in (list, tuple):
+        args = typing.get_args(annotation)
+        schema: dict[str, Any] = {"type": "array"}
+        if args:
+            schema["items"] = _schema_for(args[0])
+        return schema
+    if origin is dict:
+        return {"type": "object"}
+    return {"type": _JSON_TYPES[annotation]} if annotation in _JSON_TYPES else {}
+
+
+def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a docstring into its description and the `Args:` lines (Google style)."""
+    description: list[str] = []
+    params: dict[str, str] = {}
+    in_args = False
+    for line in inspect.cleandoc(doc).splitlines():
+        stripped = line.strip()
+        if stripped.lower() in ("args:", "arguments:", "parameters:"):
+            in_args = True
+            continue
+        if in_args:
+            if not stripped:
+                continue
+            if ":" in stripped and not line.startswith(" " * 8):
+                name, _, text = stripped.partition(":")
+                params[name.split("(")[0].strip()] = text.strip()
+                continue
+            if stripped.endswith(":"):
+                in_args = False
+                continue
+        if not in_args:
+            description.append(line)
+    return "\n".join(description).strip(), params
+
+
+def function_schema(fn: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
+    """A function's description (its docstring without the `Args:` section) and the JSON schema of its parameters."""
+    description, param_docs = _docstring_parts(fn.__doc__ or "")
+    hints = typing.get_type_hints(fn)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for name, param in inspect.signature(fn).parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        schema = _schema_for(hints.get(name, param.annotation))
+        if name in param_docs:
+            schema["description"] = param_docs[name]
+        if param.default is inspect.Parameter.empty:
+            required.append(name)
+        elif param.default is not None:
+            schema["default"] = param.default
+        properties[name] = schema
+    # a plugin's signature is its whole interface: any other argument is a mistake to report
+    input_schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        input_schema["required"] = required
+    return description, input_schema
+
+
+def _coerce_value(name: str, value: Any, schema: dict[str, Any]) -> Any:
+    expected = schema.get("type")
+    if isinstance(expected, list):
+        expected = next((t for t in expected if t != "null"), None)
+    if value is None or expected is None:
+        return value
+    if expected == "string":
+        return value if isinstance(value, str) else json.dumps(value) if isinstance(value, (dict, list)) else str(value)
+    if expected == "boolean":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "yes", "1", "false", "no", "0"):
+            return value.strip().lower() in ("true", "yes", "1")
+        if isinstance(value, int):
+            return bool(value)
+        raise BadArguments(f"argument {name!r} should be true or false, got {value!r}")
+    if expected == "integer":
+        if isinstance(value, bool):
+            raise BadArguments(f"argument {name!r} should be a whole number, got {value!r}")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str):
+            try:
+                return int(value.strip())
+            except ValueError:
+                pass
+        raise BadArguments(f"argument {name!r} should be a whole number, got {value!r}")
+    if expected == "number":
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            try:
+                number = float(value.strip())
+                return int(number) if number.is_integer() and "." not in value else number
+            except ValueError:
+                pass
+        raise BadArguments(f"argument {name!r} should be a number, got {value!r}")
+    if expected in ("array", "object"):
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as error:
+                raise BadArguments(f"argument {name!r} should be JSON {expected}: {error.msg}") from None
+        wanted = list if expected == "array" else dict
+        if not isinstance(value, wanted):
+            raise BadArguments(f"argument {name!r} should be an {expected}, got {type(value).__name__}")
+        return value
+    return value
+
+
+def coerce_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """Coerce argument values to the types the schema names and check required ones are there.
+
+    A string stays a string ("02139" is not turned into 2139); "3" becomes 3 only where an
+    integer is expected. Unknown arguments are refused when the schema says
+    `additionalProperties: false` (every plugin's does) and passed on otherwise, as JSON Schema allows.
+    """
+    if not isinstance(arguments, dict):
+        raise BadArguments(f"arguments should be an object, got {type(arguments).__name__}")
+    properties = schema.get("properties", {}) or {}
+    coerced: dict[str, Any] = {}
+    for name, value in arguments.items():
+        if name in properties:
+            coerced[name] = _coerce_value(name, value, properties[name] or {})
+        elif schema.get("additionalProperties") is False:
+            raise BadArguments(f"unknown argument {name!r} (expected: {', '.join(properties) or 'none'})")
+        else:
+            coerced[name] = value
+    missing = [name for name in schema.get("required", []) if name not in coerced]
+    if missing:
+        raise BadArguments(f"missing required argument{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
+    return coerced

@@ -1,0 +1,124 @@
+"""The values a tool call is made of: `Tool`, `ToolCall`, `ToolResult`, the kinds of error, and the limits."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import inspect
+import json
+import secrets
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
+
+__all__ = [
+    "Tool",
+    "ToolCall",
+    "ToolResult",
+    "ToolFn",
+    "ErrorKind",
+    "new_call_id",
+    "DEFAULT_TIMEOUT",
+    "DEFAULT_TOOL_WORKERS",
+    "DEFAULT_MAX_RESULT_CHARS",
+    "MAX_ATTACHMENT_CHARS",
+]
+
+DEFAULT_TIMEOUT = 90.0
+DEFAULT_TOOL_WORKERS = 8
+DEFAULT_MAX_RESULT_CHARS = 100_000
+MAX_ATTACHMENT_CHARS = 8 * 1024 * 1024  # base64 text of one image or sound
+
+ErrorKind = Literal[
+    "malformed",  # the model wrote a call that cannot be read
+    "not_found",  # the call names a tool nobody registered
+    "bad_arguments",  # arguments that do not fit the tool's schema
+    "failed",  # the tool ran and raised, or reported an error
+    "timeout",  # the tool did not answer in time
+    "refused",  # the user refused the call
+    "denied",  # the approval policy does not allow the tool
+    "repeat",  # the same call again in one turn, not run a second time
+    "cut",  # the turn hit a limit before the call finished
+    "interrupted",  # the turn was stopped before the call finished
+]
+
+
+def new_call_id() -> str:
+    return "call_" + secrets.token_hex(6)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One request by the model to run one tool."""
+
+    name: str
+    arguments: dict[str, Any]
+    id: str = field(default_factory=new_call_id)
+
+    def arguments_json(self) -> str:
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+
+@dataclass
+class ToolResult:
+    """What came back from running a `ToolCall`: an output or an error, and how long it took.
+
+    `kind` says what sort of error it is (None when the call succeeded).
+    """
+
+    call: ToolCall
+    output: Any = None
+    error: str | None = None
+    seconds: float = 0.0
+    attachments: list[dict[str, Any]] = field(default_factory=list)
+    kind: ErrorKind | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def text(self) -> str:
+        """The result as the model reads it in a tool message."""
+        if self.error is not None:
+            return f"Error: {self.error}"
+        if isinstance(self.output, str):
+            return self.output
+        return json.dumps(self.output, ensure_ascii=False, default=str)
+
+
+ToolFn = Callable[..., Any]
+
+
+@dataclass
+class Tool:
+    """A callable the model may use, described by a JSON schema."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    fn: ToolFn
+    source: str = "plugin"
+    formatter: Callable[[Any], str] | None = None
+    read_only: bool = False
+    destructive: bool = False
+    timeout: float | None = None
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return self.input_schema.get("properties", {})
+
+    @property
+    def required(self) -> list[str]:
+        return list(self.input_schema.get("required", []))
+
+    async def invoke(self, arguments: dict[str, Any], *, executor: Executor | None = None) -> Any:
+        """Run the function; a synchronous one runs on `executor` (the loop's default if None) so the
+        loop keeps serving, in a copy of this context so that it sees `current_cancellation()`."""
+        if inspect.iscoroutinefunction(self.fn):
+            return await self.fn(**arguments)
+        run = functools.partial(contextvars.copy_context().run, self.fn, **arguments)
+        result = await asyncio.get_running_loop().run_in_executor(executor, run)
+        if inspect.isawaitable(result):
+            result = await result
+        return result

@@ -1,0 +1,281 @@
+"""The components the chat page is drawn with: one renderer for a turn, live or reloaded.
+
+Every assistant message is drawn from a `TurnRecord` by `AssistantMessage`:
+while a turn plays, from its `LiveTurn`'s record; after a reload, from the
+record the transcript replays. `TurnWatch` sends a watching page only what
+changed since its last update. Paths are the routes of `server.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fasthtml.common import (
+    A, Button, Details, Div, Footer, Form, Hidden, Img, NotStr, Option, Pre, Select, Span, Summary, Textarea, Ul, Li,
+)
+from markdown_it import MarkdownIt
+
+from sidespin.approvals import CHOICES
+from sidespin.protocol import poke_target
+from sidespin.record import CallRecord, MarkdownStream, TurnRecord
+from sidespin.web.live import LiveTurn, dom_id
+
+__all__ = [
+    "render_markdown", "ChatMessage", "UserMessage", "AssistantMessage", "LiveAnswer", "ToolCard", "TurnWatch",
+    "ConversationList", "Composer", "StatusDot", "ChatHistory",
+]
+
+_markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
+def _image_as_link(renderer: Any, tokens: list, index: int, options: Any, env: Any) -> str:
+    """A Markdown image in model output is a link, never fetched: an image URL can carry data away."""
+    token = tokens[index]
+    src = _markdown.utils.escapeHtml(token.attrGet("src") or "")
+    alt = _markdown.utils.escapeHtml(token.content or "image")
+    return f'<a href="{src}" class="image-link" rel="noopener noreferrer nofollow">🖼 {alt}</a>'
+
+
+_markdown.add_render_rule("image", _image_as_link)
+
+
+def render_markdown(text: str) -> NotStr:
+    """Model output as HTML: Markdown with raw HTML disabled, so it is never trusted as markup."""
+    return NotStr(_markdown.render(text))
+
+
+def ChatMessage(role: str, content: Any, **kwargs: Any):
+    return Div(Div(content, cls="bubble"), cls=f"msg {role}", data_role=role, **kwargs)
+
+
+def UserMessage(text: str):
+    tool = poke_target(text)
+    if tool:  # the salted one-shot prompt is for the model; the page shows what the person did
+        return ChatMessage("user", Div(f"🏓 Poke: call {tool}", cls="user-text"))
+    if len(text) > 600:
+        return ChatMessage("user", Details(Summary(text[:120] + "…"), Pre(text), cls="prompt"))
+    return ChatMessage("user", Div(text, cls="user-text"))
+
+
+_STATUS_LABELS = {"proposed": "proposed", "waiting": "waiting for you", "running": "running…",
+                  "approved": "approved", "refused": "refused", "interrupted": "interrupted · did not complete"}
+_CHOICE_LABELS = {"yo": "Yes, this one", "yO": "Yes, and always for this tool", "ya": "Yes to all",
+                  "yA": "Yes to all, always", "n": "No"}
+
+
+def ToolCard(card: CallRecord, **kwargs: Any):
+    """One tool call: name and arguments, then result or error and duration; collapsed by default."""
+    call = card.call
+    seconds = f" · {card.seconds:.2f} s" if card.seconds is not None else ""
+    label = _STATUS_LABELS.get(card.status) or f"{card.status}{seconds}"
+    body = [Div(Span("arguments", cls="k"), Pre(card.arguments), cls="args")]
+    if card.status in ("done", "error", "interrupted"):
+        body.append(Div(Span("error" if card.status == "error" else "result", cls="k"), Pre(card.result), cls="result"))
+    for item in card.attachments:
+        if item.get("type") == "image" and item.get("data"):
+            body.append(Img(src=f"data:{item.get('mimeType', 'image/png')};base64,{item['data']}", cls="attachment"))
+    if card.status == "waiting":
+        body.append(ApprovalButtons(card))
+    if card.status == "interrupted":
+        body.append(Button("↻ Run again", cls="rerun", hx_post="/rerun", hx_include="#composer [name=cid]",
+                           hx_vals=json.dumps({"call_id": call.id}), hx_target="#chat", hx_swap="beforeend",
+                           title="sidespin stopped while this call ran; run it again (nothing runs unless you ask)"))
+    return Details(
+        Summary(Span("🛠️", cls="icon"), Span(call.name, cls="tool-name"), Span(label, cls="tool-status")),
+        *body,
+        cls=f"tool-call {card.status}", id=f"card-{call.id}", data_tool=call.name, data_status=card.status,
+        data_call_id=call.id, **kwargs,
+    )
+
+
+def ApprovalButtons(card: CallRecord):
+    return Div(
+        *[Button(_CHOICE_LABELS[key], name="choice", value=key, title=key, cls=f"approve {key}",
+                 hx_post="/approve", hx_include="#composer [name=cid]", hx_vals=json.dumps({"call_id": card.call.id}),
+                 hx_target="#chat", hx_swap="beforeend") for key in CHOICES],
+        cls="approvals",
+    )
+
+
+def Thoughts(turn_id: str, thoughts: list[str], **kwargs: Any):
+    """Each thought collapsed; an empty one is drawn too (hidden by CSS), so streamed text has a place to go."""
+    return Div(*[Details(Summary("💭 thought"), Div(t, cls="thought-text", id=f"{turn_id}-thought-{i}"), cls="thought")
+                 for i, t in enumerate(thoughts)], **kwargs)
+
+
+def Notices(record: TurnRecord, **kwargs: Any):
+    items = [Div(f"⚠️ could not read a tool call: {m.reason}", Pre(m.raw), cls="notice malformed")
+             for m in record.malformed]
+    items += [Div(f"⚠️ {message}", cls="notice") for message in record.notices]
+    return Div(*items, **kwargs)
+
+
+def AnswerBody(answer: MarkdownStream, body_id: str, *, done: bool = True, **kwargs: Any):
+    """An answer as complete Markdown blocks, each rendered once, then the block being written.
+
+    While the answer streams its last block shows as plain text (a watcher is sent only what was
+    added); once done it is rendered like the others.
+    """
+    tail = "".join(answer.tail)
+    return Div(
+        Div(*[render_markdown(block) for block in answer.blocks], cls="blocks", id=f"{body_id}-blocks"),
+        Div(render_markdown(tail) if done else tail, cls="tail" if done else "tail writing", id=f"{body_id}-tail"),
+        cls="body markdown", id=body_id, **kwargs,
+    )
+
+
+def TurnState(record: TurnRecord, turn_id: str, **kwargs: Any):
+    """Whether the turn runs; while it does, its Stop button (Esc does the same)."""
+    stop_button = Button("■ Stop", cls="stop", hx_post="/stop", hx_include="#composer [name=cid]", hx_swap="none",
+                         title="Stop this answer (Esc); what was said so far is kept")
+    return Span(() if record.done else stop_button, cls="turn-state", id=f"{turn_id}-state",
+                data_state="done" if record.done else "running", **kwargs)
+
+
+def TurnParts(record: TurnRecord, turn_id: str, oob: bool = False):
+    """The parts of an assistant turn, each with a stable id so an update replaces it in place."""
+    swap = {"hx_swap_oob": "true"} if oob else {}
+    return (
+        Thoughts(turn_id, record.thoughts, id=f"{turn_id}-thoughts", cls="thoughts", **swap),
+        Div(*[ToolCard(card) for card in record.calls.values()], id=f"{turn_id}-tools", cls="tools", **swap),
+        AnswerBody(record.answer, f"{turn_id}-body", done=record.done, **swap),
+        Notices(record, id=f"{turn_id}-notices", cls="notices", **swap),
+        TurnState(record, turn_id, **swap),
+    )
+
+
+def AssistantMessage(record: TurnRecord, turn_id: str, *, cls: str = "msg assistant", **kwargs: Any):
+    """A turn's answer, tool cards, thoughts and notices: the one way a turn is drawn, live or reloaded."""
+    return Div(Div(*TurnParts(record, turn_id), cls="bubble"), cls=cls, id=turn_id, data_role="assistant", **kwargs)
+
+
+def LiveAnswer(turn: LiveTurn, *, replace: bool = False):
+    """A turn that plays: the SSE extension applies each update out of band. `replace`: it takes the
+    place of the turn's message already on the page (a continuation after an approval)."""
+    return AssistantMessage(
+        turn.record, turn.id, cls="msg assistant live",
+        hx_ext="sse", sse_connect=f"/stream?tid={turn.key}", sse_swap="update", hx_swap="none", sse_close="done",
+        **({"hx_swap_oob": "true"} if replace else {}),
+    )
+
+
+def ChatHistory(transcript: Any, running: list[LiveTurn]):
+    """A conversation's messages: each turn drawn from its record, a turn that plays from its live turn."""
+    live = {turn.index: turn for turn in running}
+    shown: list[Any] = []
+    for index, turn in enumerate(transcript.turns):
+        if turn.is_placeholder:
+            continue
+        if turn.user:
+            shown.append(UserMessage(turn.user))
+        if index in live:
+            shown.append(LiveAnswer(live.pop(index)))
+        elif turn.model is not None:
+            shown.append(AssistantMessage(transcript.record(index), dom_id(index)))
+    shown.extend(LiveAnswer(turn) for turn in live.values())  # started, not yet written
+    return shown
+
+
+class TurnWatch:
+    """What one watcher of a live turn has been sent, so each update carries only what changed.
+
+    The first update is the whole turn (a reconnect redraws everything); after that: the
+    answer's new blocks and the text added to its last one, cards whose version moved, the
+    text added to the last thought, and the notices and state when they change.
+    """
+
+    def __init__(self, turn: LiveTurn) -> None:
+        self.turn = turn
+        self.first = True
+        self.blocks = 0
+        self.tail_pieces = 0
+        self.cards: dict[str, int] = {}
+        self.thoughts = (0, 0)
+        self.notices = 0
+        self.done = False
+
+    def update(self) -> list[Any]:
+        record, tid, parts = self.turn.record, self.turn.id, []
+        if self.first:
+            self.first = False
+            parts.extend(TurnParts(record, tid, oob=True))
+        else:
+            parts.extend(self._answer_parts())
+            parts.extend(ToolCard(card, hx_swap_oob="true") for card in record.calls.values()
+                         if self.cards.get(card.call.id) != card.version and card.call.id in self.cards)
+            new_cards = [card for card in record.calls.values() if card.call.id not in self.cards]
+            if new_cards:
+                parts.append(Div(*[ToolCard(card) for card in new_cards], hx_swap_oob=f"beforeend:#{tid}-tools"))
+            if record.done and not self.done and record.thoughts_tidied:  # the thoughts as kept: tidied once
+                parts.append(Thoughts(tid, record.thoughts, id=f"{tid}-thoughts", cls="thoughts", hx_swap_oob="true"))
+            else:
+                parts.extend(self._thought_parts())
+            if len(record.malformed) + len(record.notices) != self.notices:
+                parts.append(Notices(record, id=f"{tid}-notices", cls="notices", hx_swap_oob="true"))
+            if record.done and not self.done:
+                done_tail = render_markdown("".join(record.answer.tail))
+                parts += [Div(done_tail, id=f"{tid}-body-tail", cls="tail", hx_swap_oob="true"),
+                          TurnState(record, tid, hx_swap_oob="true")]
+        self.blocks, self.tail_pieces = len(record.answer.blocks), len(record.answer.tail)
+        self.cards = {card.call.id: card.version for card in record.calls.values()}
+        self.thoughts = (len(record.thoughts), len(record.thoughts[-1]) if record.thoughts else 0)
+        self.notices = len(record.malformed) + len(record.notices)
+        self.done = record.done
+        return parts
+
+    def _answer_parts(self) -> list[Any]:
+        answer, tid = self.turn.record.answer, self.turn.id
+        if len(answer.blocks) > self.blocks:  # blocks completed: add them, restart the tail
+            new = [render_markdown(block) for block in answer.blocks[self.blocks:]]
+            return [Div(*new, hx_swap_oob=f"beforeend:#{tid}-body-blocks"),
+                    Div("".join(answer.tail), id=f"{tid}-body-tail", cls="tail writing", hx_swap_oob="true")]
+        if len(answer.tail) > self.tail_pieces:
+            return [Span("".join(answer.tail[self.tail_pieces:]), hx_swap_oob=f"beforeend:#{tid}-body-tail")]
+        return []
+
+    def _thought_parts(self) -> list[Any]:
+        record, tid = self.turn.record, self.turn.id
+        count, length = self.thoughts
+        if len(record.thoughts) != count:
+            return [Thoughts(tid, record.thoughts, id=f"{tid}-thoughts", cls="thoughts", hx_swap_oob="true")]
+        if count and len(record.thoughts[-1]) > length:
+            added = record.thoughts[-1][length:]
+            return [Span(added, hx_swap_oob=f"beforeend:#{tid}-thought-{count - 1}")]
+        return []
+
+
+def ConversationList(listing: list[tuple[str, str, float]], current: str):
+    items = [Li(A(title, href=f"/c/{cid}"), cls="current" if cid == current else "") for cid, title, _ in listing]
+    return Div(
+        # an ASCII plus: Debian's fonts have no fullwidth ＋ (U+FF0B), which drew as an empty box
+        Form(Button("+ New chat", cls="new-chat"), method="post", action="/new"),
+        Ul(*items, id="conversations"),
+        Footer(A("tools", href="/tools"), " · ", A("health", href="/health"), " · ", A("logs", href="/logs")),
+        cls="sidebar",
+    )
+
+
+def PokeTool(tool_names: list[str]):
+    """Which tool the Poke button asks the model to call (get_cat_fact, the seed's, by default)."""
+    return Select(*[Option(name, value=name, selected=name == "get_cat_fact") for name in tool_names],
+                  id="poke-tool", name="tool", title="the tool Poke asks for")
+
+
+def Composer(cid: str, tool_names: list[str]):
+    return Form(
+        Hidden(name="cid", value=cid),
+        Textarea(name="msg", id="msg", placeholder="Ask something… (Enter to send, Shift+Enter for a new line)",
+                 rows="2", required=True, autofocus=True),
+        Button("Send", type="submit", id="send"),
+        Div(Button("🏓 Poke", type="button", id="poke", hx_post="/poke", hx_vals=json.dumps({"cid": cid}),
+                   hx_include="#poke-tool", hx_target="#chat", hx_swap="beforeend",
+                   title="Send the salted one-shot prompt asking the model to call the chosen tool"),
+            PokeTool(tool_names), cls="poke"),
+        id="composer", hx_post="/send", hx_target="#chat", hx_swap="beforeend",
+    )
+
+
+def StatusDot():
+    return Span(Span(cls="dot"), Span("connecting", cls="label"), id="status", data_state="connecting",
+                hx_ext="sse", sse_connect="/pulse", title="connection to the server")
