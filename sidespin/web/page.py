@@ -85,7 +85,8 @@ def ToolCard(card: CallRecord, **kwargs: Any):
         Summary(Span("🛠️", cls="icon"), Span(call.name, cls="tool-name"), Span(label, cls="tool-status")),
         *body,
         cls=f"tool-call {card.status}", id=f"card-{call.id}", data_tool=call.name, data_status=card.status,
-        data_call_id=call.id, **kwargs,
+        data_call_id=call.id, **({"open": True} if card.status == "waiting" else {}),  # its buttons in sight
+        **kwargs,
     )
 
 
