@@ -12,6 +12,7 @@ __all__ = [
     "Thought",
     "ToolProposed",
     "ApprovalNeeded",
+    "CallDecided",
     "ToolStarted",
     "ToolFinished",
     "MalformedCall",
@@ -52,6 +53,14 @@ class ApprovalNeeded(Event):
     """A proposed call waits for a person's choice (ya, yA, yo, yO, n)."""
 
     call: ToolCall
+
+
+@dataclass
+class CallDecided(Event):
+    """A person chose: the waiting call runs (`approved`) or is refused."""
+
+    call: ToolCall
+    approved: bool
 
 
 @dataclass

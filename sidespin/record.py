@@ -9,8 +9,9 @@ seen live.
     CallRecord     one tool call and its outcome: status, result, error kind,
                    duration, attachments
     TurnRecord     the answer (as Markdown blocks), thoughts, calls, unreadable
-                   calls, notices and whether the turn is over
-    replay(turn)   the events a transcript turn stands for, folded
+                   calls, notices and whether the turn is over;
+                   `TurnRecord.replay(events)` folds a whole list at once
+                   (the transcript's `Turn.events()` gives them)
     waiting(...)   the calls that wait for a person's choice: the one answer
                    to "what waits", wherever the calls come from
 """
@@ -20,10 +21,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Literal
+from typing import Any, Iterable, Literal
 
 from sidespin.events import (
     ApprovalNeeded,
+    CallDecided,
     ErrorNotice,
     Event,
     MalformedCall,
@@ -36,11 +38,7 @@ from sidespin.events import (
 )
 from sidespin.tools import ToolCall, ToolResult
 
-if TYPE_CHECKING:
-    from sidespin.transcript import Turn
-
-__all__ = ["CallStatus", "EndReason", "CallRecord", "TurnRecord", "MarkdownStream", "replay", "waiting",
-           "tidy_thought"]
+__all__ = ["CallStatus", "EndReason", "CallRecord", "TurnRecord", "MarkdownStream", "waiting", "tidy_thought"]
 
 CallStatus = Literal["proposed", "waiting", "approved", "refused", "running", "done", "error", "interrupted"]
 EndReason = Literal["done", "approval", "limit", "repeat", "error", "stopped"]
@@ -137,7 +135,7 @@ class CallRecord:
     def finish(self, result: ToolResult) -> None:
         self.status = "done" if result.ok else "error"
         self.result, self.seconds, self.attachments = result.text(), result.seconds, result.attachments
-        self.kind = getattr(result, "kind", None) if not result.ok else None
+        self.kind = result.kind if not result.ok else None
         if self.kind == "interrupted":
             self.status = "interrupted"
 
@@ -159,6 +157,14 @@ class TurnRecord:
         self._thinking = False  # the last event was a thought: a thought that follows continues it
         self._thought_closed = False
         self.thoughts_tidied = False  # the turn is over and its thoughts changed when tidied as the transcript keeps them
+
+    @classmethod
+    def replay(cls, events: Iterable[Event]) -> "TurnRecord":
+        """The record of a turn whose events are known (a transcript's `Turn.events()`)."""
+        record = cls()
+        for event in events:
+            record.apply(event)
+        return record
 
     def apply(self, event: Event) -> None:
         """Fold one event in."""
@@ -182,6 +188,8 @@ class TurnRecord:
             self.calls[event.call.id] = CallRecord(event.call)
         elif isinstance(event, ApprovalNeeded):
             self.call(event.call).status = "waiting"
+        elif isinstance(event, CallDecided):
+            self.call(event.call).status = "approved" if event.approved else "refused"
         elif isinstance(event, ToolStarted):
             self.call(event.call).status = "running"
         elif isinstance(event, ToolFinished):
@@ -213,68 +221,3 @@ class TurnRecord:
 def waiting(calls: Iterable[CallRecord]) -> list[ToolCall]:
     """The calls that wait for a person's choice."""
     return [record.call for record in calls if record.status == "waiting"]
-
-
-def replay(turn: Turn, *, last: bool, ended: bool = True) -> TurnRecord:
-    """The record of a transcript turn: its events, folded as they were live.
-
-    `last`: the turn is the conversation's last (its undecided calls wait for a person);
-    `ended`: no turn of ours plays it now (a call that started without a result was
-    interrupted, and the record is over).
-    """
-    from sidespin.transcript import Note, Proposal, Result, Text, Thought as ThoughtSegment
-
-    record = TurnRecord()
-    answered = {result.call_id for result in turn.results()}
-    started = turn.started()
-    details = {n["result"]: n for n in turn.notes() if isinstance(n.get("result"), str)}
-    interrupted = {n["interrupted"] for n in turn.notes() if isinstance(n.get("interrupted"), str)}
-    for segment in turn.segments:
-        if isinstance(segment, Text):
-            if segment.raw.strip():
-                record.apply(TextDelta(segment.raw))
-        elif isinstance(segment, ThoughtSegment):
-            record.apply(Thought(segment.text))
-        elif isinstance(segment, Proposal):
-            record.apply(ToolProposed(segment.call))
-            call = segment.call
-            if segment.decision is not None and call.id not in answered:
-                record.call(call).status = "refused" if segment.decision == "n" else "approved"
-            if call.id in started and call.id not in answered:
-                record.apply(ToolStarted(call))
-                if ended:
-                    record.call(call).status = "interrupted"
-            elif segment.decision is None and call.id not in answered and last:
-                record.apply(ApprovalNeeded(call))
-        elif isinstance(segment, Result):
-            record.apply(ToolFinished(_result_of(segment, record, details.get(segment.call_id, {}))))
-            if segment.call_id in interrupted:
-                record.call(record.calls[segment.call_id].call).status = "interrupted"
-        elif isinstance(segment, Note):
-            note = segment.data
-            if isinstance(note.get("malformed"), str):
-                record.apply(MalformedCall(note["malformed"], str(note.get("reason", ""))))
-            elif isinstance(note.get("notice"), str):
-                record.apply(ErrorNotice(note["notice"]))
-    if ended:
-        reason = "stopped" if turn.stopped else ("approval" if record.waiting() else "done")
-        record.apply(TurnDone(reason=reason))
-    return record
-
-
-def _result_of(segment: Any, record: TurnRecord, details: dict[str, Any]) -> ToolResult:
-    """A 🛠️: block and its note as the `ToolResult` it was written from."""
-    known = record.calls.get(segment.call_id)
-    call = known.call if known is not None else ToolCall(segment.tool, {}, segment.call_id)
-    text = segment.text
-    result = ToolResult(call, output=None if segment.is_error else text,
-                        seconds=float(details.get("seconds") or 0.0),
-                        attachments=[a for a in details.get("attachments") or [] if isinstance(a, dict)])
-    if segment.is_error:
-        result.error = text[len("Error: "):] if text.startswith("Error: ") else text
-        kind = details.get("kind")
-        if isinstance(kind, str) and hasattr(result, "kind"):
-            result.kind = kind  # type: ignore[assignment]
-    if "seconds" not in details:
-        result.seconds = None  # type: ignore[assignment]
-    return result

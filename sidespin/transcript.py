@@ -78,6 +78,7 @@ from sidespin.approvals import CHOICES
 from sidespin.errors import TranscriptError
 from sidespin.events import (
     ApprovalNeeded,
+    CallDecided,
     ErrorNotice,
     Event,
     MalformedCall,
@@ -88,7 +89,7 @@ from sidespin.events import (
     ToolStarted,
     TurnDone,
 )
-from sidespin.record import TurnRecord, replay
+from sidespin.record import TurnRecord
 from sidespin.tools import ToolCall, ToolResult
 
 __all__ = [
@@ -310,6 +311,17 @@ class Result:
     is_error: bool = False
     raw: str = ""
 
+    def as_result(self, call: ToolCall, seconds: Any = None, kind: Any = None,
+                  attachments: list[Any] | None = None) -> ToolResult:
+        """The `ToolResult` this block was written from (with what its note adds)."""
+        error = None
+        if self.is_error:
+            error = self.text[len("Error: "):] if self.text.startswith("Error: ") else self.text
+        return ToolResult(call, output=None if self.is_error else self.text, error=error,
+                          seconds=float(seconds) if isinstance(seconds, (int, float)) else None,
+                          attachments=[a for a in attachments or [] if isinstance(a, dict)],
+                          kind=kind if self.is_error and isinstance(kind, str) else None)
+
     def __post_init__(self) -> None:
         if not self.raw:
             flag = "[error]" if self.is_error else ""
@@ -393,6 +405,56 @@ class Turn:
     @property
     def stopped(self) -> bool:
         return any(note.get("stopped") for note in self.notes())
+
+    def events(self, *, last: bool, ended: bool = True) -> list[Event]:
+        """The events this turn stands for, in order, as they were when it was played live.
+
+        `last`: the conversation's last turn (its undecided calls wait for a person); `ended`:
+        no turn plays it now (a call started without a result was interrupted; the turn is over).
+        Fold them with `TurnRecord.replay` to draw the turn exactly as it was seen.
+        """
+        events: list[Event] = []
+        answered = {result.call_id for result in self.results()}
+        started = self.started()
+        notes = self.notes()
+        details = {n["result"]: n for n in notes if isinstance(n.get("result"), str)}
+        interrupted = {n["interrupted"] for n in notes if isinstance(n.get("interrupted"), str)}
+        calls: dict[str, ToolCall] = {}
+        for segment in self.segments:
+            if isinstance(segment, Text):
+                if segment.raw.strip():
+                    events.append(TextDelta(segment.raw))
+            elif isinstance(segment, Thought):
+                events.append(ThoughtEvent(segment.text))
+            elif isinstance(segment, Proposal):
+                call = calls[segment.call.id] = segment.call
+                events.append(ToolProposed(call))
+                if call.id in answered:
+                    continue
+                if segment.decision is not None:
+                    events.append(CallDecided(call, segment.decision != "n"))
+                if call.id in started:
+                    events.append(ToolStarted(call))
+                    if ended:
+                        events.append(ToolFinished(ToolResult(call, error=INTERRUPTED[len("Error: "):],
+                                                              kind="interrupted")))
+                elif segment.decision is None and last:
+                    events.append(ApprovalNeeded(call))
+            elif isinstance(segment, Result):
+                call = calls.get(segment.call_id) or ToolCall(segment.tool, {}, segment.call_id)
+                note = details.get(segment.call_id, {})
+                kind = "interrupted" if segment.call_id in interrupted else note.get("kind")
+                events.append(ToolFinished(segment.as_result(call, note.get("seconds"), kind,
+                                                             note.get("attachments") or [])))
+            elif isinstance(segment, Note):
+                if isinstance(segment.data.get("malformed"), str):
+                    events.append(MalformedCall(segment.data["malformed"], str(segment.data.get("reason", ""))))
+                elif isinstance(segment.data.get("notice"), str):
+                    events.append(ErrorNotice(segment.data["notice"]))
+        if ended:
+            waits = any(isinstance(event, ApprovalNeeded) for event in events)
+            events.append(TurnDone(reason="stopped" if self.stopped else "approval" if waits else "done"))
+        return events
 
     def summary(self) -> str | None:
         found = [segment.text for segment in self.segments if isinstance(segment, Summary) and segment.text]
@@ -479,7 +541,8 @@ class Transcript:
 
     def record(self, index: int = -1, *, ended: bool = True) -> TurnRecord:
         """What the page shows of the turn at `index` (see `sidespin.record`)."""
-        return replay(self.turns[index], last=index in (-1, len(self.turns) - 1), ended=ended)
+        last = index in (-1, len(self.turns) - 1)
+        return TurnRecord.replay(self.turns[index].events(last=last, ended=ended))
 
     def decided_unrun(self) -> dict[str, bool]:
         """Calls of the last answer a person decided that have no result yet: {call id: approved}."""

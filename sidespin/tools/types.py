@@ -70,7 +70,7 @@ class ToolResult:
     call: ToolCall
     output: Any = None
     error: str | None = None
-    seconds: float = 0.0
+    seconds: float | None = 0.0  # None: not known (a result read back from an older transcript)
     attachments: list[dict[str, Any]] = field(default_factory=list)
     kind: ErrorKind | None = None
 
