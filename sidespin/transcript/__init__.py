@@ -1,0 +1,94 @@
+"""Conversations as markdown files: the transcript is the state.
+
+One file per conversation. Lines that start with a marker open a part of it
+(Parley's format, from the seed `002`):
+
+    💬: the user's text (it may go on over the following lines)
+
+    🤖:[model name]
+
+    🧠: a thought (a paragraph: it ends at a blank line or at a marker line)
+
+    The answer, free text, kept byte for byte.
+
+    ❓: `{"id":"call_1","type":"function","function":{"name":"web_search","arguments":"{\\"query\\":\\"x\\"}"}}`
+    ❓:[yA] `{...}`                      the same proposal once a person chose (ya, yA, yo, yO or n)
+    🛠️: [web_search][call_1]            the result of call_1, right after its proposal;
+                                         `[error]` after the id marks a failed call
+    <blank line>
+    `the result on one line`             or, when it holds a newline, a backtick or a CR,
+                                         a fenced block whose fence (3 or more backticks)
+                                         is longer than any run of backticks inside it
+
+    The model's continuation after the results, in the same 🤖: block.
+
+    📝: a summary of the exchange (a paragraph, like a thought)
+
+    💬:                                  an empty user turn: the answer is complete
+
+    <!-- sidespin: {"started": "call_1"} -->   a note: what the page must show that Parley's
+                                         markers have no place for; its own line inside a
+                                         🤖: block, JSON in an HTML comment (Parley and any
+                                         Markdown viewer skip it), never sent to the model
+
+The notes, so that a reloaded page draws exactly what was seen live (`sidespin.record`):
+
+    {"started": id}                      the call began to run (removed once its result is in)
+    {"result": id, "seconds": 0.52, "kind": "timeout", "attachments": [...]}
+                                         right after a 🛠️: block: its duration, its error's
+                                         kind, the images (or other attachments) it returned
+    {"interrupted": id}                  sidespin stopped while the call ran
+    {"malformed": raw, "reason": why}    a tool call the model wrote and we could not read
+    {"notice": message}                  a notice the person saw (a stop, a limit, an error)
+    {"stopped": true}                    the answer was stopped before it was complete
+
+In a 🛠️: header, `%`, `[`, `]`, CR and LF of a tool name or call id are written
+%-escaped (`%25 %5B %5D %0D %0A`), so a call id of any characters round-trips.
+`🛠️` is U+1F6E0 U+FE0F, exactly as in the seed. Everything that is not one of
+these structures (blank lines, free text, text before the first 💬:) is kept
+as written, so `parse(text).render() == text` for every text that parses.
+When sidespin writes model or user text, a line that would begin with a
+structural marker (💬 🤖 ❓ 🛠, and in thoughts 🧠 📝 too) or a note gets one
+leading space, so what a model writes can never break the file or forge a note.
+
+`to_messages` rebuilds the OpenAI-shaped messages without running a tool:
+per 🤖: block, the text before a run of proposals and the proposals
+themselves become ONE assistant message with `tool_calls` (as the seed's
+example: both calls were proposed in the same answer), then one `tool`
+message per proposal in proposal order (its result, a refusal for `[n]`, or for a
+call that started and never finished, a result saying it was interrupted);
+text after the results starts a new assistant message. Thoughts and notes are not sent.
+"""
+
+from sidespin.transcript.model import (
+    ASSISTANT,
+    CONDENSED,
+    DECISIONS,
+    INTERRUPTED,
+    NOT_RUN,
+    NOTE_PREFIX,
+    PROPOSAL,
+    REFUSED,
+    RESULT,
+    SUMMARY,
+    THOUGHT,
+    USER,
+    Note,
+    Proposal,
+    Result,
+    Segment,
+    Summary,
+    Text,
+    Thought,
+    Transcript,
+    Turn,
+)
+from sidespin.transcript.parse import parse
+from sidespin.transcript.recorder import TranscriptRecorder
+from sidespin.transcript.store import TranscriptStore
+
+__all__ = [
+    "USER", "ASSISTANT", "THOUGHT", "SUMMARY", "PROPOSAL", "RESULT", "DECISIONS", "REFUSED", "NOT_RUN",
+    "INTERRUPTED", "NOTE_PREFIX", "CONDENSED", "Text", "Thought", "Summary", "Proposal", "Result", "Note",
+    "Segment", "Turn", "Transcript", "parse", "TranscriptStore", "TranscriptRecorder",
+]
