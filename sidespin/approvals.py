@@ -24,13 +24,14 @@ from sidespin.tools import Tool, ToolCall
 if TYPE_CHECKING:  # not at run time: the transcript reads the choices from here
     from sidespin.transcript import Transcript
 
-__all__ = ["POLICIES", "Choice", "CHOICES", "MEANINGS", "Approvals"]
+__all__ = ["POLICIES", "Policy", "Choice", "CHOICES", "MEANINGS", "Approvals"]
 
-POLICIES = ("auto", "ask", "deny")
 
 # A person's answer to a proposed call; every other module takes the keys from here.
 Choice = Literal["ya", "yA", "yo", "yO", "n"]
 CHOICES: tuple[Choice, ...] = get_args(Choice)
+Policy = Literal["auto", "ask", "deny"]  # what happens to a call of a tool: run it, ask a person, refuse it
+POLICIES: tuple[Policy, ...] = get_args(Policy)
 
 MEANINGS: dict[Choice, str] = {
     "ya": "yes to all the proposals",
@@ -53,7 +54,7 @@ class Approvals:
 
     def __init__(
         self,
-        default: str = "ask",
+        default: Policy = "ask",
         per_tool: dict[str, str] | None = None,
         remembered: Iterable[str] | None = None,
     ) -> None:
@@ -63,7 +64,7 @@ class Approvals:
 
     @classmethod
     def from_transcript(
-        cls, transcript: Transcript, default: str = "ask", per_tool: dict[str, str] | None = None
+        cls, transcript: Transcript, default: Policy = "ask", per_tool: dict[str, Policy] | None = None
     ) -> Approvals:
         """Restore the remembered tools: every tool with a `❓:[yA]` or `❓:[yO]` in the file."""
         remembered = {
@@ -74,7 +75,7 @@ class Approvals:
         }
         return cls(default, per_tool, remembered)
 
-    def policy_for(self, tool: Tool) -> str:
+    def policy_for(self, tool: Tool) -> Policy:
         """auto, ask or deny for a call of `tool` (the rules are in the module docstring)."""
         if tool.name in self.per_tool:
             return self.per_tool[tool.name]

@@ -34,11 +34,14 @@ import json
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from sidespin.errors import ConfigError
 
-__all__ = ["Settings", "PROJECT_DIR", "LOOPBACK_HOSTS", "load_settings"]
+__all__ = ["Settings", "ToolMode", "PROJECT_DIR", "LOOPBACK_HOSTS", "load_settings"]
+
+# how a model is asked for tool calls: native calls, the constrained route, the <mcp-request> block, or found by a probe
+ToolMode = Literal["auto", "native", "route", "xml"]
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
@@ -82,7 +85,7 @@ class Settings:
     anthropic_base_url: str = "https://api.anthropic.com"
     anthropic_api_key: str = ""
     system_prompt: str = ""
-    tool_mode: str = "auto"
+    tool_mode: ToolMode = "auto"
     max_rounds: int = 8
     tool_timeout: float = 90.0
     approval: str = ""
@@ -102,7 +105,7 @@ class Settings:
     turn_tokens: int = 4096  # streamed tokens (answer and thoughts) of one turn, every round included
 
     def __post_init__(self) -> None:
-        if self.tool_mode not in ("xml", "native", "route", "auto"):
+        if self.tool_mode not in get_args(ToolMode):
             raise ConfigError(f"tool_mode must be auto, native, route or xml, not {self.tool_mode!r}")
         if self.approval not in ("", "auto", "ask", "deny"):
             raise ConfigError(f"approval must be auto, ask or deny, not {self.approval!r}")

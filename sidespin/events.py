@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from sidespin.tools import ToolCall, ToolResult
 
 __all__ = [
+    "EndReason",
     "Event",
     "TextDelta",
     "Thought",
@@ -19,6 +21,9 @@ __all__ = [
     "ErrorNotice",
     "TurnDone",
 ]
+
+
+EndReason = Literal["done", "approval", "limit", "repeat", "error", "stopped"]
 
 
 @dataclass
@@ -92,9 +97,9 @@ class ErrorNotice(Event):
 
 @dataclass
 class TurnDone(Event):
-    """The rally is over for now. `reason` is `done`, `approval` (waiting), `limit`, `repeat` or `error`."""
+    """The rally is over for now: `done`, `approval` (a call waits), `limit`, `repeat`, `error` or `stopped`."""
 
     text: str = ""
     rounds: int = 0
-    reason: str = "done"
+    reason: EndReason = "done"
     pending: list[ToolCall] = field(default_factory=list)

@@ -24,6 +24,8 @@ from typing import Any, AsyncIterator, Callable
 
 from loguru import logger
 
+from sidespin.approvals import Policy
+from sidespin.config import ToolMode
 from sidespin.errors import BackendError, MalformedToolCall
 from sidespin.events import (
     ApprovalNeeded,
@@ -52,7 +54,7 @@ THINK_TAG = "think"
 ECHO_TAG = "mcp-response"
 TAGS = (MCP_TAG, THINK_TAG, ECHO_TAG)
 
-Policy = Callable[[Tool], str]
+PolicyFor = Callable[[Tool], Policy]  # the approval policy of a tool: auto, ask or deny
 
 
 @dataclass
@@ -67,7 +69,7 @@ class Conversation:
 
 @dataclass
 class RallyOptions:
-    mode: str = "auto"  # native, route, xml, or auto (native where the backend has it, else route, else xml)
+    mode: ToolMode = "auto"  # native, route, xml, or auto (native where the backend has it, else route, else xml)
     max_rounds: int = 8
     tool_timeout: float = DEFAULT_TIMEOUT
     system_prompt: str = ""
@@ -291,7 +293,7 @@ class _Turn:
         backend: Backend,
         registry: ToolRegistry,
         options: RallyOptions,
-        policy: Policy | None,
+        policy: PolicyFor | None,
         force_tool: str | None,
         control: TurnControl,
     ) -> None:
@@ -580,7 +582,7 @@ async def chat_with_llm(
     backend: Backend,
     registry: ToolRegistry,
     options: RallyOptions | None = None,
-    policy: Policy | None = None,
+    policy: PolicyFor | None = None,
     decisions: dict[str, bool] | None = None,
     force_tool: str | None = None,
     control: TurnControl | None = None,
@@ -686,7 +688,7 @@ def poke(
     options: RallyOptions | None = None,
     tool_name: str = "get_cat_fact",
     arguments: dict[str, Any] | None = None,
-    policy: Policy | None = None,
+    policy: PolicyFor | None = None,
 ) -> AsyncIterator[Event]:
     """The Poke button: a freshly salted one-shot prompt asking for one specific call."""
     return chat_with_llm(

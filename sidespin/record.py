@@ -26,6 +26,7 @@ from typing import Any, Iterable, Literal
 from sidespin.events import (
     ApprovalNeeded,
     CallDecided,
+    EndReason,
     ErrorNotice,
     Event,
     MalformedCall,
@@ -41,7 +42,6 @@ from sidespin.tools import ToolCall, ToolResult
 __all__ = ["CallStatus", "EndReason", "CallRecord", "TurnRecord", "MarkdownStream", "waiting", "tidy_thought"]
 
 CallStatus = Literal["proposed", "waiting", "approved", "refused", "running", "done", "error", "interrupted"]
-EndReason = Literal["done", "approval", "limit", "repeat", "error", "stopped"]
 ENDED: tuple[CallStatus, ...] = ("done", "error", "interrupted")
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
@@ -150,7 +150,7 @@ class TurnRecord:
         self.malformed: list[MalformedCall] = []
         self.notices: list[str] = []
         self.done = False
-        self.reason: EndReason | str = ""
+        self.reason: EndReason | None = None
         self.version = 0
         self._answered = False  # some answer text that is not blank arrived
         self._gap = False  # something was written after the text: text that follows starts a new paragraph
