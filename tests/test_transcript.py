@@ -500,3 +500,17 @@ def test_a_kill_mid_stream_leaves_a_file_that_parses_and_holds_everything_applie
     assert count > applied  # everything applied before the last report, and maybe a little more
     assert answer == "".join(f"w{n} " for n in range(count))
     assert store.list()[0][:2] == (conversation, "count for me")  # a restart shows the conversation
+
+
+def test_conversation_metadata_lives_in_one_note_before_the_first_turn_and_round_trips() -> None:
+    transcript = parse("Notes of mine.\n💬: hi\n🤖:[m]\n\nhello\n\n💬: \n")
+    transcript.set_meta("title", "Greetings <b>--></b>")
+    transcript.set_meta("forked_from", "20260101-000000-abcdef")
+    text = transcript.render()
+    assert text.startswith('<!-- sidespin: {"title":"Greetings \\u003cb\\u003e--\\u003e')  # never closes early
+    assert text.count("<!-- sidespin:") == 1 and "Notes of mine.\n💬: hi" in text
+    again = parse(text)
+    assert again.meta == {"title": "Greetings <b>--></b>", "forked_from": "20260101-000000-abcdef"}
+    assert again.render() == text and again.turns[0].user == "hi" and again.to_messages() == transcript.to_messages()
+    again.set_meta("title", None)
+    assert parse(again.render()).meta == {"forked_from": "20260101-000000-abcdef"}

@@ -35,6 +35,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from sidespin import __version__
+from sidespin.config import LOOPBACK_HOSTS
 from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult, load_plugins, plugins_dir
 
 __all__ = [
@@ -48,7 +49,6 @@ __all__ = [
     "serve_stdio",
 ]
 
-_LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 _REQUEST: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar("sidespin_mcp_request", default=None)
 
 
@@ -191,7 +191,8 @@ def _security(
 ) -> TransportSecuritySettings:
     """DNS-rebinding protection: only this machine's own names for Host, and no Origin or our own."""
     suffix = f":{port}" if port else ":*"
-    names = [f"[{host}]" if ":" in host and not host.startswith("[") else host for host in allowed_hosts or _LOCAL_HOSTS]
+    names = sorted({f"[{host}]" if ":" in host and not host.startswith("[") else host
+                    for host in allowed_hosts or LOOPBACK_HOSTS})
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[host + suffix for host in names],

@@ -439,6 +439,28 @@ class Transcript:
         text = self.preamble + "".join(turn.render() for turn in self.turns)
         return text if self.final_newline or not text.endswith("\n") else text[:-1]
 
+    @property
+    def meta(self) -> dict[str, Any]:
+        """What is kept about the whole conversation (a title, where it was forked from, …): the notes
+        before the first 💬: turn, merged; Parley reads the lines before the first marker as free text."""
+        merged: dict[str, Any] = {}
+        for line in _split_lines(self.preamble):
+            data = _note_data(line)
+            if data is not None:
+                merged.update(data)
+        return merged
+
+    def set_meta(self, key: str, value: Any) -> None:
+        """Keep `value` under `key` in the conversation's note at the top (None removes the key)."""
+        meta = self.meta
+        if value is None:
+            meta.pop(key, None)
+        else:
+            meta[key] = value
+        kept = "".join(line for line in _split_lines(self.preamble) if _note_data(line) is None)
+        bom = "\ufeff" if kept.startswith("\ufeff") else ""
+        self.preamble = bom + (Note(meta).raw if meta else "") + kept[len(bom):]
+
     def title(self) -> str:
         for turn in self.turns:
             if turn.user:
