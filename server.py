@@ -30,9 +30,12 @@ from sidespin.guard import BodyLimit, GuardPolicy, OriginGuard, SecurityHeaders
 from sidespin.logs import LogHub, setup_logging
 from sidespin.mcp import build_mcp_server
 from sidespin.tools import ToolCall, ToolRegistry, coerce_arguments
-from sidespin.web.live import TurnBoard
+from sidespin.web import models as model_picker
+from sidespin.web import sidebar
+from sidespin.web import versions as versions_web
+from sidespin.web.live import TurnBoard, user_dom_id
 from sidespin.web.page import (
-    ChatHistory, ChatMessage, Composer, ConversationList, LiveAnswer, StatusDot, ToolCard, TurnWatch, UserMessage,
+    ChatHistory, ChatMessage, Composer, LiveAnswer, StatusDot, ToolCard, TurnWatch, UserMessage,
 )
 
 settings = load_settings()
@@ -129,6 +132,8 @@ app.state.settings = settings
 app.routes[:] = [r for r in app.routes if getattr(r, "path", "") != "/{fname:path}.{ext:static}"]
 app.routes.insert(0, Route("/mcp", endpoint=MCPMount(), methods=["GET", "POST", "DELETE"]))
 app.routes.insert(1, Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"))
+versions_web.install(rt)  # edit, regenerate, fork, export, import
+sidebar.install(rt)  # search, rename, delete, trash, restore
 
 
 def engine_of(request: Request) -> Engine:
@@ -201,10 +206,11 @@ async def chat(cid: str, request: Request):
         return Title("sidespin"), Main(H1("This conversation cannot be shown"), Pre(str(error)),
                                        A("← back to the chat", href="/"), cls="logs-page")
     return Title("sidespin"), Div(
-        ConversationList(engine.listing(), conversation.id),
+        sidebar.Sidebar(engine.listing(), conversation.id, len(engine.store.trashed())),
         Main(
-            Header(H1("sidespin"), Span(engine.backend.model or engine.backend.name, cls="model"), StatusDot()),
-            Section(*ChatHistory(transcript, running), id="chat"),
+            Header(H1("sidespin"), model_picker.ModelPicker(engine, conversation.id),
+                   versions_web.ExportLink(conversation.id), StatusDot()),
+            Section(*ChatHistory(transcript, running, conversation.id), id="chat"),
             Composer(conversation.id, engine.registry.names()),
             cls="main",
         ),
@@ -240,7 +246,7 @@ async def send(cid: str, msg: str, request: Request):
     if refusal:
         return refusal
     turn = board_of(request).start(conversation, text)
-    return UserMessage(text), LiveAnswer(turn)
+    return UserMessage(text, versions_web.UserTools(turn.index, text), id=user_dom_id(turn.index)), LiveAnswer(turn)
 
 
 @rt
@@ -412,6 +418,9 @@ async def logs_stream(request: Request):
                 yield sse_message(Span(line), event="line")
 
     return EventStream(lines())
+
+
+model_picker.install(rt)
 
 
 if __name__ == "__main__":

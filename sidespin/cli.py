@@ -1,4 +1,4 @@
-"""The `sidespin` command: serve, chat, poke, ask, tools, mcp-serve."""
+"""The `sidespin` command: serve, chat, poke, ask, search, tools, mcp-serve."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from loguru import logger
 from sidespin.approvals import CHOICES
 from sidespin.config import PROJECT_DIR, Settings, load_settings
 from sidespin.errors import SidespinError
-from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, TurnDone
+from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, TurnDone, Usage
 from sidespin.logs import LINE_FORMAT, setup_logging
 
 __all__ = ["main"]
@@ -55,7 +55,10 @@ async def _one_turn(args: argparse.Namespace, poke_tool: str | None, text: str |
         calls: list[dict[str, Any]] = []
         notices: list[str] = []
         visible: list[str] = []
+        usage: Usage | None = None
         async for event in engine.events(conversation, text, poke_tool=poke_tool):
+            if isinstance(event, Usage):
+                usage = usage.plus(event) if usage is not None else event
             if isinstance(event, TextDelta):
                 visible.append(event.text)
                 if not args.json:
@@ -81,7 +84,10 @@ async def _one_turn(args: argparse.Namespace, poke_tool: str | None, text: str |
         seconds = time.perf_counter() - started
     for notice in notices:
         print(f"warning: {notice}", file=sys.stderr)
-    return {"calls": calls, "visible_text": "".join(visible), "seconds": round(seconds, 3), "notices": notices}
+    used = None if usage is None else {"input": usage.input, "output": usage.output, "context": usage.context,
+                                       "window": usage.window, "counted": usage.counted}
+    return {"calls": calls, "visible_text": "".join(visible), "seconds": round(seconds, 3), "notices": notices,
+            "usage": used}
 
 
 def cmd_poke(args: argparse.Namespace) -> int:
@@ -107,6 +113,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
             "visible_text": outcome["visible_text"],
             "seconds": outcome["seconds"],
             "notices": outcome["notices"],
+            "usage": outcome["usage"],
         }, ensure_ascii=False, indent=2))
     return 0
 
@@ -183,6 +190,26 @@ def cmd_mcp_serve(args: argparse.Namespace) -> int:
     return serve_stdio_main() or 0
 
 
+def cmd_search(args: argparse.Namespace) -> int:
+    """Search every conversation's text (the index in the data directory; no model is loaded)."""
+    from datetime import datetime
+
+    from sidespin.search import INDEX_FILE, SearchIndex
+    from sidespin.transcript import TranscriptStore
+
+    settings = _settings(args)
+    _quiet_logging(settings, args.verbose)
+    with SearchIndex(Path(settings.data_dir) / INDEX_FILE, TranscriptStore(settings.conversations_dir)) as index:
+        hits = index.search(args.text, limit=args.limit)
+    rows = [{"id": hit.conversation, "title": hit.title, "snippet": hit.text, "turn": hit.turn, "role": hit.role,
+             "when": datetime.fromtimestamp(hit.when).astimezone().isoformat(timespec="seconds")} for hit in hits]
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+    for row in [] if args.json else rows:
+        print(f"{row['when'][:16].replace('T', ' ')}  {row['id']}  {row['title']}\n    {row['snippet']}")
+    return 0 if hits else 1
+
+
 def cmd_chat(args: argparse.Namespace) -> int:
     from sidespin.terminal import run_chat
 
@@ -217,9 +244,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     ask = sub.add_parser("ask", help="one non-interactive turn with every tool available")
     ask.add_argument("text", help="what to ask")
-    ask.add_argument("--json", action="store_true", help="print {tool_calls, visible_text, seconds}")
+    ask.add_argument("--json", action="store_true", help="print {tool_calls, visible_text, seconds, usage}")
     ask.add_argument("--model", help="model spec as for `chat` (default: the configured backend)")
     ask.set_defaults(func=cmd_ask)
+
+    search = sub.add_parser("search", help="search the text of every conversation (full text, SQLite FTS5)")
+    search.add_argument("text", help='words to find; FTS5 syntax works too: "a phrase", OR, NOT, prefix*')
+    search.add_argument("--json", action="store_true", help="print a list of {id, title, snippet, when, turn, role}")
+    search.add_argument("--limit", type=int, default=50, help="at most this many messages (default 50)")
+    search.set_defaults(func=cmd_search)
 
     tools = sub.add_parser("tools", help="list every tool (plugins and MCP servers) with its source")
     tools.add_argument("--json", action="store_true", help="print the list as JSON")

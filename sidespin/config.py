@@ -26,6 +26,7 @@
 | max_result_chars   | SIDESPIN_MAX_RESULT_CHARS | 100000 per tool result (cut with a note) |
 | turn_seconds       | SIDESPIN_TURN_SECONDS | 300 wall-clock seconds per turn |
 | turn_tokens        | SIDESPIN_TURN_TOKENS  | 4096 streamed tokens per turn, all rounds |
+| models             | —                     | the configured backend alone; or [{"name", "backend"}, …] |
 """
 
 from __future__ import annotations
@@ -103,6 +104,9 @@ class Settings:
     max_result_chars: int = 100_000  # one tool result as the model and the page get it; the rest is cut with a note
     turn_seconds: float = 300.0  # wall clock of one turn, every round and tool included
     turn_tokens: int = 4096  # streamed tokens (answer and thoughts) of one turn, every round included
+    # the models a conversation may pick, e.g. [{"name": "llama3", "backend": "ollama:llama3.2"}]; the first is
+    # the default; empty: the configured backend alone
+    models: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.tool_mode not in get_args(ToolMode):
@@ -114,6 +118,7 @@ class Settings:
         for name in ("max_body_bytes", "max_message_chars", "max_result_chars", "turn_seconds", "turn_tokens"):
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be a positive number, not {getattr(self, name)!r}")
+        _check_models(self.models)
 
     @property
     def public_bind(self) -> bool:
@@ -129,6 +134,38 @@ class Settings:
         return Path(self.data_dir) / "logs"
 
 
+def _check_models(models: Any) -> None:
+    """`models`: a list of {"name": …, "backend": …}, each name unique and each backend a spec `sidespin chat` takes."""
+    from sidespin.llm import check_spec  # here: the backends' package needs no settings to check a spec
+
+    example = '[{"name": "qwen-0.5b", "backend": "embedded"}, {"name": "llama3", "backend": "ollama:llama3.2"}]'
+    if not isinstance(models, list):
+        raise ConfigError(f"models must be a list like {example}, not {type(models).__name__}")
+    seen: set[str] = set()
+    for number, entry in enumerate(models, 1):
+        if not isinstance(entry, dict):
+            raise ConfigError(f"models: entry {number} must be an object like {{\"name\": \"llama3\", "
+                              f"\"backend\": \"ollama:llama3.2\"}}, not {entry!r}")
+        unknown = set(entry) - {"name", "backend"}
+        if unknown:
+            raise ConfigError(f"models: entry {number} has unknown keys {', '.join(sorted(unknown))} "
+                              "(known: name, backend)")
+        name, spec = entry.get("name"), entry.get("backend")
+        if not isinstance(name, str) or not name.strip() or any(c in name for c in "[]\n\r"):
+            raise ConfigError(f"models: entry {number} needs a name (text without brackets or line breaks), "
+                              f"not {name!r}")
+        if name in seen:
+            raise ConfigError(f"models: the name {name!r} is used twice; each model needs its own")
+        seen.add(name)
+        if not isinstance(spec, str):
+            raise ConfigError(f"models: {name!r} needs a backend such as \"embedded\", \"ollama:llama3.2\" or "
+                              f"\"path/to/model.gguf\", not {spec!r}")
+        try:
+            check_spec(spec)
+        except ConfigError as error:
+            raise ConfigError(f"models: {name!r}: {error}") from None
+
+
 def _convert(name: str, raw: Any, source: str) -> Any:
     kinds = {f.name: f.type for f in fields(Settings)}
     kind = kinds[name]
@@ -141,6 +178,10 @@ def _convert(name: str, raw: Any, source: str) -> Any:
             return raw if isinstance(raw, bool) else str(raw).strip().lower() in ("1", "true", "yes", "on")
         if kind == "Path":
             return Path(raw).expanduser()
+        if kind.startswith("list[dict"):
+            if not isinstance(raw, list):
+                raise ValueError("should be a list")
+            return raw
         if kind.startswith("list"):
             items = raw.split(",") if isinstance(raw, str) else raw
             if not isinstance(items, list) or not all(isinstance(item, str) for item in items):

@@ -1,7 +1,9 @@
 """The long-lived parts of sidespin, opened once and shared by the web app and the CLI.
 
 `Engine.open(settings)` starts the backend, loads the plugins, connects the
-MCP servers and yields an engine; leaving the context closes them all.
+MCP servers and yields an engine; leaving the context closes them all. Each
+conversation plays with the model it picked (`sidespin.backends`): any but the
+default starts on the first turn that needs it, the turn reporting the load.
 
 The transcript is the state: before every turn the conversation's messages
 and remembered approvals are rebuilt from its markdown file (so a hand edit
@@ -13,21 +15,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, AsyncIterator
 
 from loguru import logger
 
 from sidespin.approvals import Approvals
+from sidespin.backends import BackendPool, default_backend, display_name
 from sidespin.config import Settings
-from sidespin.errors import TranscriptError
+from sidespin.errors import BackendError, TranscriptError
 from sidespin.events import ErrorNotice, Event, ToolProposed, TurnDone
 from sidespin.ladder import Rung, choose_rung
-from sidespin.llm import Backend, make_backend
+from sidespin.llm import Backend
 from sidespin.protocol import poke_prompt
 from sidespin.rally import Conversation, RallyOptions, TurnControl, chat_with_llm
-from sidespin.tools import Tool, ToolCall, ToolRegistry, load_plugins, plugins_dir
+from sidespin.search import INDEX_FILE, SearchIndex
+from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult, load_plugins, plugins_dir
 from sidespin.transcript import INTERRUPTED, Transcript, TranscriptRecorder, TranscriptStore
 
 __all__ = ["Engine", "Decision", "open_mcp"]
@@ -51,8 +55,10 @@ class Engine:
         self.registry = registry
         self.approval = approval
         self.store = TranscriptStore(settings.conversations_dir)
+        self.search = SearchIndex(Path(settings.data_dir) / INDEX_FILE, self.store)  # kept current on every save
         self.mcp: Any = None
         self.rung = Rung(settings.tool_mode if settings.tool_mode != "auto" else "xml", "config")
+        self.pool = BackendPool(settings, registry, backend, self.rung, display_name(backend))
         # only conversations in use stay in memory: a running turn or a page request holds them
         self.conversations: weakref.WeakValueDictionary[str, Conversation] = weakref.WeakValueDictionary()
 
@@ -69,31 +75,37 @@ class Engine:
     ) -> AsyncIterator["Engine"]:
         registry = ToolRegistry(load_plugins(plugins or plugins_dir()), max_result_chars=settings.max_result_chars)
         logger.info("PLUGINS_LOADED {} tools: {}", len(registry), ", ".join(registry.names()))
-        backend = backend or make_backend(settings)
+        # a backend given here (`sidespin chat MODEL`, tests) is the default under its own name
+        default_name = settings.models[0]["name"] if settings.models and backend is None else None
+        backend = backend or default_backend(settings)
         async with contextlib.AsyncExitStack() as stack:
             stack.enter_context(registry)  # its worker threads end with the engine
             engine = cls(settings, backend, registry, approval=settings.approval or approval)
+            stack.callback(engine.search.close)
             engine.mcp = await open_mcp(stack, settings, registry, strict_mcp)
             await stack.enter_async_context(backend)
             engine.rung = await choose_rung(backend, registry, settings.tool_mode, settings.data_dir / "ladder.json")
             logger.info("TOOL_RUNG {} ({})", engine.rung.name, engine.rung.source)
+            engine.pool = BackendPool(settings, registry, backend, engine.rung, default_name or display_name(backend))
+            stack.push_async_callback(engine.pool.aclose)
             if engine.rung.name == "route":  # evaluate (or restore) the route's prompt before the first message
                 warming = asyncio.create_task(backend.router(list(registry)), name="route-warm")
                 stack.callback(warming.cancel)
             logger.info("ENGINE_READY backend={} model={} tools={}", backend.name, backend.model, len(registry))
             yield engine
 
-    def options(self, keep_turns: int | None = None) -> RallyOptions:
+    def options(self, keep_turns: int | None = None, reuse: list[ToolResult] | None = None) -> RallyOptions:
         s = self.settings
         return RallyOptions(
             mode=self.rung.name, max_rounds=s.max_rounds, tool_timeout=s.tool_timeout,
             system_prompt=s.system_prompt, keep_turns=keep_turns,
-            turn_seconds=s.turn_seconds, turn_tokens=s.turn_tokens,
+            turn_seconds=s.turn_seconds, turn_tokens=s.turn_tokens, reuse=list(reuse or []),
         )
 
     @property
     def model_name(self) -> str:
-        return Path(self.backend.model).name if self.backend.model else self.backend.name
+        """The default model's name, as the transcript's 🤖:[…] writes it."""
+        return self.pool.default
 
     def per_tool_approval(self) -> dict[str, str]:
         return {name: opts["approval"] for name, opts in self.settings.tools.items() if opts.get("approval")}
@@ -191,8 +203,12 @@ class Engine:
         decisions: dict[str, bool] | None = None,
         keep_turns: int | None = None,
         control: TurnControl | None = None,
+        reuse: list[ToolResult] | None = None,
     ) -> AsyncIterator[Event]:
-        """Play one turn and record each of its events in the transcript as it arrives."""
+        """Play one turn and record each of its events in the transcript as it arrives.
+
+        `reuse`: results recorded in the version of the turn an edit replaced (`sidespin.versions`).
+        """
         try:
             recorder = TranscriptRecorder(self.store, conversation.id, self.model_name)
         except TranscriptError as error:
@@ -201,6 +217,7 @@ class Engine:
             yield TurnDone(reason="error")
             return
         transcript = recorder.transcript
+        recorder.model_name = model = self.pool.choose(transcript.meta.get("model"))
         conversation.messages = transcript.to_messages(summarize_after=self.settings.summarize_after or None)
         approvals = self.approvals(transcript)
         if poke_tool:
@@ -209,12 +226,16 @@ class Engine:
         if user_text is not None:
             recorder.user(user_text)
         try:
+            async for event in self._load(model, recorder, control):
+                yield event
+            if not self.pool.ready(model):
+                return
             async for event in chat_with_llm(
                 conversation,
                 user_text,
-                backend=self.backend,
+                backend=self.pool.backend(model),
                 registry=self.registry,
-                options=self.options(keep_turns),
+                options=replace(self.options(keep_turns, reuse), mode=self.pool.rung(model).name),
                 policy=approvals.policy_for,
                 decisions=decisions,
                 force_tool=poke_tool,
@@ -230,6 +251,23 @@ class Engine:
         finally:
             with contextlib.suppress(TranscriptError):
                 recorder.flush()
+
+    async def _load(self, model: str, recorder: TranscriptRecorder, control: TurnControl | None) -> AsyncIterator[Event]:
+        """Start the conversation's model if it is not started, reporting the load; a failure or a Stop ends the turn."""
+        ending: list[Event] = []
+        try:
+            async for loading in self.pool.load(model, stop=lambda: control is not None and control.reason is not None):
+                recorder.apply(loading)
+                yield loading
+        except BackendError as error:
+            logger.error("MODEL_LOAD_FAILED {} {}", model, error)
+            ending = [ErrorNotice(f"the model {model!r} could not start: {error}"), TurnDone(reason="error")]
+        if not ending and not self.pool.ready(model):  # stopped while it loads: it goes on loading for the next turn
+            ending = [ErrorNotice(f"stopped by you while {model!r} was loading; it goes on loading for the next "
+                                  "message"), TurnDone(reason="stopped")]
+        for event in ending:
+            recorder.apply(event)
+            yield event
 
     def decide(self, conversation: Conversation, choice: str, call_id: str | None) -> Decision:
         """Record a person's choice (ya, yA, yo, yO, n) after the ❓: lines it decides.
@@ -259,6 +297,7 @@ class Engine:
         return {
             "status": "ok",
             **self.backend.describe(),
+            "models": {name: "ready" if self.pool.ready(name) else "not started" for name in self.pool.names()},
             **self.rung.describe(),
             "tools": len(self.registry),
             "mcp_servers": self.mcp.state() if self.mcp is not None else {},

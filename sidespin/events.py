@@ -19,6 +19,8 @@ __all__ = [
     "ToolFinished",
     "MalformedCall",
     "ErrorNotice",
+    "Usage",
+    "ModelLoading",
     "TurnDone",
 ]
 
@@ -93,6 +95,45 @@ class ErrorNotice(Event):
     """Something went wrong that the person should know about; the conversation is intact."""
 
     message: str
+
+
+@dataclass
+class Usage(Event):
+    """Tokens an answer (or several, once folded) cost: `input` and `output` add up over the rounds of a
+    turn; `context` is how many tokens the last one filled of the model's `window` (None: not known);
+    `counted`: by the model's tokenizer, the backend did not say."""
+
+    input: int = 0
+    output: int = 0
+    context: int = 0
+    window: int | None = None
+    counted: bool = False
+
+    def plus(self, later: "Usage") -> "Usage":
+        """This usage and a later one of the same turn: the tokens add up, the context is the later one's."""
+        return Usage(self.input + later.input, self.output + later.output, later.context,
+                     later.window or self.window, self.counted or later.counted)
+
+    def line(self) -> str:
+        """The usage as a person reads it: `812 tokens in · 64 out · context 876 / 8,192 (11%)`."""
+        parts = [f"{self.input:,} tokens in", f"{self.output:,} out"]
+        if self.window:
+            parts.append(f"context {self.context:,} / {self.window:,} ({self.context / self.window:.0%})")
+        else:
+            parts.append(f"context {self.context:,}")
+        return " · ".join(parts) + (" · counted by the model's tokenizer" if self.counted else "")
+
+
+@dataclass
+class ModelLoading(Event):
+    """The conversation's model is being loaded (`seconds` so far); `done` once it is ready (or failed).
+
+    No backend reports how far a load is, so this is elapsed time, never a percentage.
+    """
+
+    model: str
+    seconds: float = 0.0
+    done: bool = False
 
 
 @dataclass

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import secrets
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from sidespin.events import (
     ToolProposed,
     ToolStarted,
     TurnDone,
+    Usage,
 )
 from sidespin.formats import MALFORMED, call_from_openai, call_to_openai, tool_message
 from sidespin.intercept import Block, Interceptor, Text
@@ -76,6 +78,9 @@ class RallyOptions:
     keep_turns: int | None = None  # send only the last N user turns (the terminal chat keeps 3)
     turn_seconds: float = 300.0  # wall clock of a whole turn
     turn_tokens: int = 4096  # streamed tokens of a whole turn, every round included
+    # results recorded in the version of the turn an edit replaced: a call with the same name and
+    # arguments gets its recorded result again instead of running (sidespin.versions)
+    reuse: list[ToolResult] = field(default_factory=list)
 
 
 class TurnCut(Exception):
@@ -305,6 +310,7 @@ class _Turn:
         self.policy = policy
         self.force_tool = force_tool
         self.seen: set[str] = set()
+        self.reusable = {_call_key(result.call): result for result in options.reuse}
         self.answer: list[str] = []
 
     def mode(self) -> str:
@@ -375,6 +381,11 @@ class _Turn:
             result = ToolResult(call, error=f"the tool {call.name!r} is not allowed here (approval policy: deny)",
                                 kind="denied")
             current.results[call.id] = result
+            events.append(ToolFinished(result))
+        elif key in self.reusable:  # it ran in the version this one replaces: not again, unless a person asks
+            result = dataclasses.replace(self.reusable[key], call=call, reused=True)
+            current.results[call.id] = result
+            logger.info("TOOL_CALL_REUSED {} id={}", call.name, call.id)
             events.append(ToolFinished(result))
         elif decision == "ask":
             current.pending.append(call)
@@ -570,6 +581,9 @@ async def _stream_answer(
             turn.control.spend(delta.text + delta.thinking)
             for event in turn.on_delta(delta, interceptor, current) + turn.finished(current):
                 yield event
+            if delta.usage is not None:  # the record adds up the rounds of the turn
+                used = delta.usage
+                yield Usage(used.input, used.output, used.input + used.output, turn.backend.context_window, used.counted)
             if delta.finish_reason == "length":  # the backend's max_tokens: say so, the answer looks finished
                 logger.warning("LLM_ANSWER_CUT conv={} round={}", turn.conversation.id, round_number)
                 yield ErrorNotice("the answer reached its length limit (max_tokens) and was cut")

@@ -9,7 +9,8 @@ seen live.
     CallRecord     one tool call and its outcome: status, result, error kind,
                    duration, attachments
     TurnRecord     the answer (as Markdown blocks), thoughts, calls, unreadable
-                   calls, notices and whether the turn is over;
+                   calls, notices, the tokens it cost (summed over its rounds),
+                   the model loading for it, and whether the turn is over;
                    `TurnRecord.replay(events)` folds a whole list at once
                    (the transcript's `Turn.events()` gives them)
     waiting(...)   the calls that wait for a person's choice: the one answer
@@ -30,12 +31,14 @@ from sidespin.events import (
     ErrorNotice,
     Event,
     MalformedCall,
+    ModelLoading,
     TextDelta,
     Thought,
     ToolFinished,
     ToolProposed,
     ToolStarted,
     TurnDone,
+    Usage,
 )
 from sidespin.tools import ToolCall, ToolResult
 
@@ -126,6 +129,7 @@ class CallRecord:
     kind: str | None = None  # an error's kind (sidespin.tools.ErrorKind), None on success
     seconds: float | None = None
     attachments: list[dict[str, Any]] = field(default_factory=list)
+    reused: bool = False  # the result recorded in an earlier version of the turn, not run again
     version: int = 0  # bumped on every change, so a watcher sends a card only when it changed
 
     @property
@@ -136,6 +140,7 @@ class CallRecord:
         self.status = "done" if result.ok else "error"
         self.result, self.seconds, self.attachments = result.text(), result.seconds, result.attachments
         self.kind = result.kind if not result.ok else None
+        self.reused = result.reused
         if self.kind == "interrupted":
             self.status = "interrupted"
 
@@ -151,6 +156,8 @@ class TurnRecord:
         self.notices: list[str] = []
         self.done = False
         self.reason: EndReason | None = None
+        self.usage: Usage | None = None  # every round's tokens added up; the context of the last
+        self.loading: ModelLoading | None = None  # the model this turn waits for, while it loads
         self.version = 0
         self._answered = False  # some answer text that is not blank arrived
         self._gap = False  # something was written after the text: text that follows starts a new paragraph
@@ -168,6 +175,13 @@ class TurnRecord:
 
     def apply(self, event: Event) -> None:
         """Fold one event in."""
+        if isinstance(event, (Usage, ModelLoading)):  # beside the answer: its text, thoughts and gaps are untouched
+            if isinstance(event, Usage):
+                self.usage = self.usage.plus(event) if self.usage is not None else event
+            else:
+                self.loading = None if event.done else event
+            self.version += 1
+            return
         if isinstance(event, TextDelta):
             if event.text.strip():  # blank text changes nothing a page shows: the gap waits for real text
                 if self._gap and self._answered:
@@ -199,7 +213,7 @@ class TurnRecord:
         elif isinstance(event, ErrorNotice):
             self.notices.append(event.message)
         elif isinstance(event, TurnDone):
-            self.done, self.reason = True, event.reason
+            self.done, self.reason, self.loading = True, event.reason, None
             tidied = [tidy_thought(t) for t in self.thoughts]
             self.thoughts_tidied, self.thoughts = tidied != self.thoughts, tidied
         if isinstance(event, (ToolProposed, Thought, MalformedCall, ErrorNotice)):

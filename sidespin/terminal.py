@@ -18,6 +18,8 @@ from typing import Any
 
 from rich.console import Console
 from rich.panel import Panel
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
@@ -25,7 +27,7 @@ from sidespin.approvals import CHOICES, MEANINGS
 from sidespin.config import Settings, load_settings
 from sidespin.errors import SidespinError
 from sidespin.events import (
-    ErrorNotice, Event, MalformedCall, TextDelta, Thought, ToolFinished, ToolStarted, TurnDone,
+    ErrorNotice, Event, MalformedCall, ModelLoading, TextDelta, Thought, ToolFinished, ToolStarted, TurnDone, Usage,
 )
 from sidespin.logs import setup_logging
 from sidespin.tools import ToolCall, ToolResult
@@ -43,6 +45,8 @@ class TerminalChat:
         self.console = console
         self.started: dict[str, datetime] = {}
         self.mid_line = False
+        self.loading: Status | None = None  # the progress line of the model this turn waits for
+        self.usage: Usage | None = None  # the turn's tokens, every round added up
 
     def draw(self, event: Event) -> None:
         if isinstance(event, TextDelta):
@@ -62,8 +66,32 @@ class TerminalChat:
         elif isinstance(event, ErrorNotice):
             self.break_line()
             self.console.print(Text(f"⚠ {event.message}", style="bold red"))
+        elif isinstance(event, ModelLoading):
+            self.show_loading(event)
+        elif isinstance(event, Usage):
+            self.usage = self.usage.plus(event) if self.usage is not None else event
         elif isinstance(event, TurnDone):
             self.break_line()
+            self.show_loading(None)
+            if self.usage is not None:
+                self.console.print(Text(self.usage.line(), style="dim"))
+            self.usage = None
+
+    def show_loading(self, event: ModelLoading | None) -> None:
+        """A progress line while the conversation's model loads: elapsed seconds (no backend says how far)."""
+        if event is None or event.done:
+            if self.loading is not None:
+                self.loading.stop()
+                self.loading = None
+            if event is not None:
+                self.console.print(Text(f"model {event.model} ready in {event.seconds:.1f} s", style="dim"))
+            return
+        line = f"loading model {event.model}… {event.seconds:.0f} s"
+        if self.loading is None:
+            self.loading = self.console.status(line)
+            self.loading.start()
+        else:
+            self.loading.update(line)
 
     def break_line(self) -> None:
         if self.mid_line:
@@ -116,8 +144,8 @@ def run_chat(args: argparse.Namespace) -> int:
     with asyncio.Runner() as runner:
         stack = contextlib.AsyncExitStack()
         try:
-            # llama.cpp reports no load progress of its own: the elapsed time shows that it is under way
-            with console.status("loading the model and the tools (the first start also picks the tool rung)…"):
+            # llama.cpp reports no load progress of its own: an indeterminate bar and the elapsed time show it goes on
+            with _load_line(console, "loading the model and the tools (the first start also picks the tool rung)"):
                 started = time.monotonic()
                 engine = runner.run(_open_engine(stack, args, settings))
             console.print(Text(f"ready in {time.monotonic() - started:.1f} s · tool rung: {engine.rung.name} "
@@ -135,6 +163,14 @@ def run_chat(args: argparse.Namespace) -> int:
                 runner.run(stack.aclose())
             console.print("bye")
     return 0
+
+
+def _load_line(console: Console, what: str) -> Progress:
+    """A progress line with a bar that only moves (there is no percentage to show) and the seconds so far."""
+    line = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                    console=console, transient=True)
+    line.add_task(what, total=None)
+    return line
 
 
 async def _open_engine(stack: contextlib.AsyncExitStack, args: argparse.Namespace, settings: Settings):

@@ -34,7 +34,36 @@
   }
   document.addEventListener("htmx:afterSettle", follow);
   document.addEventListener("htmx:sseMessage", follow);
-  document.addEventListener("DOMContentLoaded", function () { stick = true; follow(); });
+  document.addEventListener("DOMContentLoaded", function () {
+    // a search hit opens the conversation at its message (/c/ID#turn-3): show that one, not the end
+    var target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (target && target.closest("#chat")) {
+      stick = false;
+      target.scrollIntoView({block: "center"});
+    } else {
+      stick = true;
+      follow();
+    }
+  });
+
+  // The sidebar's list (or its search results) is drawn again once a message is sent and once an answer ends.
+  function conversationsChanged() { document.body.dispatchEvent(new CustomEvent("conversations-changed")); }
+  document.addEventListener("htmx:afterRequest", function (event) {
+    if (event.detail.elt && event.detail.elt.id === "composer" && event.detail.successful) conversationsChanged();
+  });
+  document.addEventListener("htmx:sseClose", function (event) {
+    if (event.detail.type === "message" && event.target.closest("#chat")) conversationsChanged();
+  });
+
+  // Ctrl+K (Cmd+K) searches every conversation from the sidebar's box.
+  document.addEventListener("keydown", function (event) {
+    if (!(event.ctrlKey || event.metaKey) || event.key.toLowerCase() !== "k") return;
+    var box = document.getElementById("search");
+    if (!box) return;
+    event.preventDefault();
+    box.focus();
+    box.select();
+  });
 
   // An accepted message clears the composer (kept out of the markup: the CSP allows no inline script).
   document.addEventListener("htmx:afterRequest", function (event) {
@@ -54,5 +83,82 @@
     if (box.id !== "msg" || event.key !== "Enter" || event.shiftKey || event.isComposing) return;
     event.preventDefault();
     if (box.value.trim()) htmx.trigger(box.form, "submit");
+  });
+
+  // Versions: ↑ in an empty composer edits your last message; in an edit, Enter sends and Esc closes it.
+  document.addEventListener("keydown", function (event) {
+    var box = event.target;
+    if (box.id === "msg" && event.key === "ArrowUp" && box.value === "" && !event.isComposing) {
+      var edits = document.querySelectorAll(".msg.user details.edit");
+      if (!edits.length) return;
+      event.preventDefault();
+      var last = edits[edits.length - 1];
+      last.open = true;
+      var area = last.querySelector("textarea");
+      area.focus();
+      area.setSelectionRange(area.value.length, area.value.length);
+      area.scrollIntoView({block: "nearest"});
+    } else if (box.classList && box.classList.contains("edit-text") && !event.isComposing) {
+      if (event.key === "Escape") { box.closest("details").open = false; document.getElementById("msg").focus(); }
+      if (event.key !== "Enter" || event.shiftKey) return;
+      event.preventDefault();
+      if (box.value.trim()) htmx.trigger(box.form, "submit");
+    }
+  });
+
+  // A refused edit, regenerate or fork says why beside its buttons.
+  document.addEventListener("htmx:responseError", function (event) {
+    var tools = event.detail.elt.closest && event.detail.elt.closest(".msg-tools");
+    if (!tools) return;
+    var xhr = event.detail.xhr, shown;
+    try { shown = JSON.parse(xhr.responseText).error; } catch (e) { shown = xhr.responseText; }
+    tools.querySelector(".version-error").textContent = shown || ("error " + xhr.status);
+  });
+
+  // Import: the sidebar's form, or a file dropped anywhere on the page; a refusal names the line it cannot read.
+  function importFile(file) {
+    var status = document.getElementById("import-status");
+    var body = new FormData();
+    body.append("file", file, file.name);
+    status.dataset.state = "busy";
+    status.textContent = "importing " + file.name + "…";
+    fetch("/import", {method: "POST", body: body, headers: {"Accept": "application/json"}, credentials: "same-origin"})
+      .then(function (response) {
+        return response.json().catch(function () { return {error: "error " + response.status}; });
+      })
+      .then(function (answer) {
+        if (answer.url) { window.location.assign(answer.url); return; }
+        status.dataset.state = "error";
+        status.textContent = "Not imported: " + (answer.error || "unknown error");
+      }, function (error) {
+        status.dataset.state = "error";
+        status.textContent = "Not imported: " + error;
+      });
+  }
+  document.addEventListener("submit", function (event) {
+    if (event.target.id !== "import-form") return;
+    event.preventDefault();
+    var input = event.target.querySelector("input[type=file]");
+    if (input.files.length) importFile(input.files[0]);
+  });
+  document.addEventListener("change", function (event) {
+    if (event.target.id === "import-file" && event.target.files.length) importFile(event.target.files[0]);
+  });
+  function carriesFiles(event) {
+    return event.dataTransfer && Array.prototype.indexOf.call(event.dataTransfer.types, "Files") >= 0;
+  }
+  document.addEventListener("dragover", function (event) {
+    if (!carriesFiles(event)) return;
+    event.preventDefault();
+    document.body.classList.add("dropping");
+  });
+  document.addEventListener("dragleave", function (event) {
+    if (!event.relatedTarget) document.body.classList.remove("dropping");
+  });
+  document.addEventListener("drop", function (event) {
+    if (!carriesFiles(event)) return;
+    event.preventDefault();
+    document.body.classList.remove("dropping");
+    if (event.dataTransfer.files.length) importFile(event.dataTransfer.files[0]);
   });
 })();

@@ -11,12 +11,12 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from sidespin.errors import ConfigError
-from sidespin.llm.base import Backend, Delta, Grammar
+from sidespin.llm.base import Backend, Delta, Grammar, TokenUsage
 
 if TYPE_CHECKING:
     from sidespin.config import Settings
 
-__all__ = ["Delta", "Grammar", "Backend", "BACKENDS", "make_backend", "backend_from_spec"]
+__all__ = ["TokenUsage", "Delta", "Grammar", "Backend", "BACKENDS", "make_backend", "backend_from_spec", "check_spec"]
 
 BACKENDS = ("embedded", "openai", "ollama", "anthropic", "scripted")
 
@@ -62,21 +62,30 @@ def _limit(settings: "Settings") -> dict[str, Any]:
     return {"max_tokens": settings.max_tokens} if settings.max_tokens > 0 else {}
 
 
-def backend_from_spec(spec: str, settings: "Settings") -> Backend:
-    """The backend a command-line MODEL names: `path/to/x.gguf`, `hf:owner/repo/x.gguf`, `ollama:NAME`, `openai:NAME`,
-    `anthropic:NAME`, `embedded[:PATH]`, or "" for the bundled embedded model.
+_SPEC_KINDS = ("embedded", "ollama", "openai", "anthropic")
 
-    Hosts, URLs and keys still come from `settings`.
-    """
+
+def check_spec(spec: str) -> tuple[str, str]:
+    """The (backend, model) a MODEL spec names, without building anything; `ConfigError` if it names nothing."""
     spec = spec.strip()
     if not spec:
-        return make_backend(replace(settings, backend="embedded", model=""))
+        return "embedded", ""
     if spec.lower().endswith(".gguf") or spec.startswith("hf:"):
-        return make_backend(replace(settings, backend="embedded", model=spec))
+        return "embedded", spec
     kind, colon, name = spec.partition(":")
-    if colon and kind.lower() in ("embedded", "ollama", "openai", "anthropic"):
-        return make_backend(replace(settings, backend=kind.lower(), model=name))
+    if kind.lower() in _SPEC_KINDS:  # `ollama` alone: the backend's default model
+        return kind.lower(), name
     raise ConfigError(
         f"model {spec!r} is not understood: use path/to/model.gguf, ollama:NAME, openai:NAME or anthropic:NAME "
         f"(backends: {', '.join(BACKENDS)})"
     )
+
+
+def backend_from_spec(spec: str, settings: "Settings") -> Backend:
+    """The backend a command-line MODEL names: `path/to/x.gguf`, `hf:owner/repo/x.gguf`, `ollama[:NAME]`,
+    `openai[:NAME]`, `anthropic[:NAME]`, `embedded[:PATH]`, or "" for the bundled embedded model.
+
+    Hosts, URLs and keys still come from `settings`.
+    """
+    kind, model = check_spec(spec)
+    return make_backend(replace(settings, backend=kind, model=model))

@@ -7,7 +7,8 @@ the documented event sequence: `message_start`, then per content block
 `content_block_start` (text, tool_use or thinking), `content_block_delta`
 (`text_delta`, `input_json_delta`, `thinking_delta`) and `content_block_stop`,
 then `message_delta` with the `stop_reason` and `message_stop`; `ping` may come
-at any time and `error` ends the stream.
+at any time and `error` ends the stream. The usage: `message_start` holds the input
+tokens (the cache's reads and writes counted in), `message_delta` the output so far.
 
 Thinking blocks stream out as `Delta.thinking` but are not sent back in later
 turns (sidespin's messages do not keep their signatures), so extended thinking
@@ -37,7 +38,7 @@ from sidespin.llm._http import (
     post,
     transport_error,
 )
-from sidespin.llm.base import Delta, Grammar
+from sidespin.llm.base import Delta, Grammar, TokenUsage
 from sidespin.tools import Tool, ToolCall
 
 __all__ = ["AnthropicBackend", "API_VERSION", "DEFAULT_MODEL"]
@@ -131,6 +132,7 @@ class AnthropicBackend(HTTPBackend):
     async def _read(self, response: aiohttp.ClientResponse) -> AsyncIterator[Delta]:
         blocks: dict[int, _Block] = {}
         finish: str | None = None
+        usage: TokenUsage | None = None
         async for event_name, data in iter_sse(response):
             try:
                 event = json.loads(data)
@@ -139,7 +141,9 @@ class AnthropicBackend(HTTPBackend):
             kind = event.get("type", event_name)
             if kind == "error":
                 raise BackendError(f"Anthropic failed mid-answer: {error_excerpt(data)}")
-            if kind == "content_block_start":
+            if kind == "message_start":
+                usage = _usage((event.get("message") or {}).get("usage"), usage)
+            elif kind == "content_block_start":
                 block = blocks[event.get("index", 0)] = _Block(event.get("content_block") or {})
                 start = event.get("content_block") or {}
                 if block.type == "text" and start.get("text"):
@@ -162,6 +166,20 @@ class AnthropicBackend(HTTPBackend):
             elif kind == "message_delta":
                 reason = (event.get("delta") or {}).get("stop_reason")
                 finish = _FINISH.get(reason, reason) if reason else finish
+                usage = _usage(event.get("usage"), usage)
             elif kind == "message_stop":
                 break
-        yield Delta(finish_reason=finish or "stop")
+        yield Delta(finish_reason=finish or "stop", usage=usage)
+
+
+def _usage(reported: Any, known: TokenUsage | None) -> TokenUsage | None:
+    """`known` updated from a `usage` object of `message_start` or `message_delta` (its output is a running total)."""
+    if not isinstance(reported, dict):
+        return known
+    usage = known or TokenUsage()
+    cached = [reported.get(key) for key in ("cache_creation_input_tokens", "cache_read_input_tokens")]
+    if isinstance(reported.get("input_tokens"), int):
+        usage.input = reported["input_tokens"] + sum(n for n in cached if isinstance(n, int))
+    if isinstance(reported.get("output_tokens"), int):
+        usage.output = reported["output_tokens"]
+    return usage

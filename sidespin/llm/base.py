@@ -13,7 +13,19 @@ from typing import Any, AsyncIterator
 from sidespin.errors import BackendError
 from sidespin.tools import Tool, ToolCall
 
-__all__ = ["Delta", "Grammar", "Backend"]
+__all__ = ["TokenUsage", "Delta", "Grammar", "Backend"]
+
+
+@dataclass
+class TokenUsage:
+    """Tokens one answer cost: `input` (the prompt as the model read it) and `output` (what it wrote).
+
+    `counted`: the backend did not say, so the model's own tokenizer counted them.
+    """
+
+    input: int = 0
+    output: int = 0
+    counted: bool = False
 
 
 @dataclass
@@ -24,6 +36,7 @@ class Delta:
     tool_calls: list[ToolCall] = field(default_factory=list)
     thinking: str = ""
     finish_reason: str | None = None
+    usage: TokenUsage | None = None  # on the last delta of an answer, when known
 
 
 @dataclass
@@ -42,6 +55,7 @@ class Backend:
     supports_tools: bool = False
     supports_grammar: bool = False
     supports_routing: bool = False  # llama.cpp's own /completion: the constrained route (see `router`)
+    context_window: int | None = None  # tokens the model can hold (llama.cpp's n_ctx), None when unknown
 
     async def start(self) -> None:
         """Open connections or load the model; raise `BackendError` with a readable reason."""
@@ -74,4 +88,7 @@ class Backend:
         return BackendError(f"the {self.name} backend is not started: use `async with backend:` or call start()")
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": self.name, "model": self.model, "native_tools": self.supports_tools}
+        described: dict[str, Any] = {"backend": self.name, "model": self.model, "native_tools": self.supports_tools}
+        if self.context_window:
+            described["n_ctx"] = self.context_window
+        return described

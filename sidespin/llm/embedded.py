@@ -84,6 +84,7 @@ class EmbeddedBackend(Backend):
         self.model = (self.hub_spec.rsplit("/", 1)[-1].removesuffix(".gguf") if self.hub_spec
                       else self.model_path.stem if self.model_path else Path(DEFAULT_MODEL_FILE).stem)
         self.n_ctx = n_ctx
+        self.context_window = n_ctx
         self.threads = threads or default_threads()
         self.options = dict(options or {})
         self.start_timeout = start_timeout
@@ -140,6 +141,7 @@ class EmbeddedBackend(Backend):
                 options=self.options,
                 label="the embedded llama.cpp server",
                 keep_alive=False,  # a new loopback connection costs nothing; llama.cpp drops them after each answer
+                count_usage=True,
             )
             await client.start()
             await client.wait_healthy(max(1.0, deadline - loop.time()))

@@ -1,7 +1,7 @@
 """Ollama's `/api/chat` over aiohttp, streamed as newline-delimited JSON.
 
 Each line is `{"message": {"role", "content", "thinking"?, "tool_calls"?}, "done": bool, ...}`;
-the last one has `"done": true` and a `done_reason`. Tool calls arrive whole inside a
+the last one has `"done": true`, a `done_reason` and the usage (`prompt_eval_count`, `eval_count`). Tool calls arrive whole inside a
 chunk, their arguments already objects and without call ids (one is generated).
 When a model has no tool template Ollama answers HTTP 400 "... does not support
 tools": the request is sent again without tools and the backend reports
@@ -32,7 +32,7 @@ from sidespin.llm._http import (
     post,
     transport_error,
 )
-from sidespin.llm.base import Delta, Grammar
+from sidespin.llm.base import Delta, Grammar, TokenUsage
 from sidespin.tools import Tool
 
 __all__ = ["OllamaBackend", "normalize_host"]
@@ -147,7 +147,9 @@ class OllamaBackend(HTTPBackend):
                 yield Delta(text=text, thinking=thinking, tool_calls=calls)
             if chunk.get("done"):
                 reason = chunk.get("done_reason") or "stop"
-                yield Delta(finish_reason="tool_calls" if saw_calls and reason == "stop" else reason)
+                usage = TokenUsage(chunk["prompt_eval_count"], int(chunk.get("eval_count") or 0)) \
+                    if isinstance(chunk.get("prompt_eval_count"), int) else None
+                yield Delta(finish_reason="tool_calls" if saw_calls and reason == "stop" else reason, usage=usage)
                 return
         logger.warning("LLM_STREAM_TRUNCATED ollama {} ended without done", self.model)
         yield Delta(finish_reason="tool_calls" if saw_calls else "stop")

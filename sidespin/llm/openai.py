@@ -17,6 +17,11 @@ through `/v1/completions`. So a lazy grammar renders the prompt with llama.cpp's
 `COMMON_GRAMMAR_TRIGGER_TYPE_WORD` (the server rejects the string "word" with
 HTTP 400), and the trigger is also listed in `preserved_tokens` because llama.cpp
 refuses a trigger word that is one token unless it is preserved.
+
+Usage: every request asks for it (`"stream_options": {"include_usage": true}`); the
+server sends it in a last chunk (OpenAI: with no choices). A server that sends none
+(`count_usage`, for llama.cpp's own) has the prompt and the answer counted by its
+tokenizer (`POST /tokenize`), and the usage says it was counted.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from sidespin.llm._http import (
     post,
     transport_error,
 )
-from sidespin.llm.base import Delta, Grammar
+from sidespin.llm.base import Delta, Grammar, TokenUsage
 from sidespin.tools import Tool, ToolCall, new_call_id
 
 __all__ = ["OpenAIBackend", "WORD_TRIGGER"]
@@ -102,6 +107,7 @@ class OpenAIBackend(HTTPBackend):
         read_timeout: float = READ_TIMEOUT,
         label: str = "the OpenAI-compatible server",
         keep_alive: bool = True,
+        count_usage: bool = False,
     ) -> None:
         super().__init__(connect_timeout=connect_timeout, read_timeout=read_timeout)
         self.base_url = base_url.rstrip("/")
@@ -112,6 +118,7 @@ class OpenAIBackend(HTTPBackend):
         self.options = dict(options or {})
         self.label = label
         self.keep_alive = keep_alive
+        self.count_usage = count_usage  # a llama.cpp server: count what it did not report with its tokenizer
 
     @property
     def root_url(self) -> str:
@@ -170,13 +177,18 @@ class OpenAIBackend(HTTPBackend):
             async with await post(session, url, body) as response:
                 if response.status >= 400:
                     raise await http_error(response, self.label)
+                written: list[str] = []
                 async for delta in self._read(response, completion="prompt" in body):
+                    written.append(delta.text + delta.thinking)
+                    if delta.finish_reason is not None and delta.usage is None and self.count_usage:
+                        delta.usage = await self._counted_usage(session, body, "".join(written))
                     yield delta
         except (aiohttp.ClientError, TimeoutError) as error:
             raise transport_error(error, self.label, url, "is the server running?") from None
 
     def _chat_body(self, messages: list[dict[str, Any]], tools: list[Tool] | None, grammar: Grammar | None) -> dict[str, Any]:
-        body: dict[str, Any] = {"messages": messages, "stream": True, **self.options}
+        body: dict[str, Any] = {"messages": messages, "stream": True, "stream_options": {"include_usage": True},
+                                **self.options}
         if self.model:
             body["model"] = self.model
         if tools:
@@ -192,6 +204,7 @@ class OpenAIBackend(HTTPBackend):
         body: dict[str, Any] = {
             "prompt": await self._render_prompt(session, messages),
             "stream": True,
+            "stream_options": {"include_usage": True},
             "grammar": grammar.text,
             "grammar_lazy": True,
             "grammar_triggers": [{"type": WORD_TRIGGER, "value": grammar.trigger}],
@@ -218,10 +231,31 @@ class OpenAIBackend(HTTPBackend):
             raise BackendError(f"{self.label} at {url} answered without a prompt: {str(rendered)[:200]}")
         return rendered["prompt"]
 
+    async def _tokens(self, session: aiohttp.ClientSession, text: str) -> int:
+        """How many tokens `text` is for the server's model (llama.cpp's `POST /tokenize`)."""
+        async with await post(session, f"{self.root_url}/tokenize", {"content": text}) as response:
+            if response.status >= 400:
+                raise await http_error(response, self.label)
+            answer = await response.json(content_type=None)
+        tokens = answer.get("tokens") if isinstance(answer, dict) else None
+        if not isinstance(tokens, list):
+            raise BackendError(f"{self.label} answered /tokenize without tokens: {str(answer)[:200]}")
+        return len(tokens)
+
+    async def _counted_usage(self, session: aiohttp.ClientSession, body: dict[str, Any], written: str) -> TokenUsage | None:
+        """The usage the server did not report, counted by its own tokenizer; None if it cannot count."""
+        try:
+            prompt = body["prompt"] if "prompt" in body else await self._render_prompt(session, body["messages"])
+            return TokenUsage(await self._tokens(session, prompt), await self._tokens(session, written), counted=True)
+        except (BackendError, aiohttp.ClientError, TimeoutError) as error:
+            logger.warning("LLM_USAGE_UNCOUNTED {} {}", self.name, error)
+            return None
+
     async def _read(self, response: aiohttp.ClientResponse, *, completion: bool) -> AsyncIterator[Delta]:
         """Deltas from an SSE stream of chat chunks (or, for `completion`, raw text chunks)."""
         calls = _ToolCallParts()
         finish: str | None = None
+        usage: TokenUsage | None = None
         finished_cleanly = False
         async for event, data in iter_sse(response):
             if data.strip() == "[DONE]":
@@ -235,6 +269,7 @@ class OpenAIBackend(HTTPBackend):
                 continue
             if event == "error" or "error" in chunk:
                 raise BackendError(f"{self.label} at {response.url} failed mid-answer: {error_excerpt(data)}")
+            usage = _usage(chunk.get("usage")) or usage
             for choice in chunk.get("choices") or []:
                 if choice.get("index", 0) != 0:
                     continue
@@ -253,4 +288,11 @@ class OpenAIBackend(HTTPBackend):
                     finished_cleanly = True
         if not finished_cleanly:
             logger.warning("LLM_STREAM_TRUNCATED {} {} ended without a finish reason", self.name, response.url)
-        yield Delta(tool_calls=calls.finish(), finish_reason=finish or "stop")
+        yield Delta(tool_calls=calls.finish(), finish_reason=finish or "stop", usage=usage)
+
+
+def _usage(reported: Any) -> TokenUsage | None:
+    """OpenAI's `usage` object (`prompt_tokens`, `completion_tokens`) as a `TokenUsage`."""
+    if not isinstance(reported, dict) or not isinstance(reported.get("prompt_tokens"), int):
+        return None
+    return TokenUsage(reported["prompt_tokens"], int(reported.get("completion_tokens") or 0))

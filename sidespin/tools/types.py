@@ -73,6 +73,7 @@ class ToolResult:
     seconds: float | None = 0.0  # None: not known (a result read back from an older transcript)
     attachments: list[dict[str, Any]] = field(default_factory=list)
     kind: ErrorKind | None = None
+    reused: bool = False  # a result recorded earlier, given again instead of running the call (an edited turn)
 
     @property
     def ok(self) -> bool:

@@ -26,6 +26,11 @@ One file per conversation. Lines that start with a marker open a part of it
 
     💬:                                  an empty user turn: the answer is complete
 
+    <!-- sidespin: {"model": "llama3"} --> before the first 💬: the conversation's notes
+                                         (`Transcript.meta`): its title, the model it plays with,
+                                         its versions {"versions": {"1": [ids]}} and where it came
+                                         from {"forked_from": …} (see `sidespin.versions`)
+
     <!-- sidespin: {"started": "call_1"} -->   a note: what the page must show that Parley's
                                          markers have no place for; its own line inside a
                                          🤖: block, JSON in an HTML comment (Parley and any
@@ -36,11 +41,18 @@ The notes, so that a reloaded page draws exactly what was seen live (`sidespin.r
     {"started": id}                      the call began to run (removed once its result is in)
     {"result": id, "seconds": 0.52, "kind": "timeout", "attachments": [...]}
                                          right after a 🛠️: block: its duration, its error's
-                                         kind, the images (or other attachments) it returned
+                                         kind, the images (or other attachments) it returned;
+                                         `"reused": true`: the result recorded in the version of
+                                         the turn an edit replaced, given again, not run again
     {"interrupted": id}                  sidespin stopped while the call ran
     {"malformed": raw, "reason": why}    a tool call the model wrote and we could not read
     {"notice": message}                  a notice the person saw (a stop, a limit, an error)
     {"stopped": true}                    the answer was stopped before it was complete
+    {"usage": {"input": 812, "output": 64, "context": 876, "window": 8192, "counted": true}}
+                                         the tokens the answer cost, every round added up
+                                         (one note per 🤖: block, kept at its end); `context`:
+                                         tokens the last round filled of the model's `window`;
+                                         `counted`: by the model's tokenizer, not reported
 
 In a 🛠️: header, `%`, `[`, `]`, CR and LF of a tool name or call id are written
 %-escaped (`%25 %5B %5D %0D %0A`), so a call id of any characters round-trips.

@@ -23,7 +23,9 @@ from sidespin.events import (
     ToolProposed,
     ToolStarted,
     TurnDone,
+    Usage,
 )
+from sidespin.protocol import poke_target
 from sidespin.record import TurnRecord
 from sidespin.tools import ToolCall, ToolResult
 
@@ -42,6 +44,7 @@ INTERRUPTED = ("Error: this tool call was interrupted (sidespin stopped while it
                "its effects, if any, are unknown")
 NOTE_PREFIX = "<!-- sidespin: "
 CONDENSED = "(An earlier exchange, condensed to its summary.)"
+UNTITLED = "(new conversation)"
 
 # First characters that get one leading space at the start of a written line.
 _USER_BREAKS = "💬🤖"
@@ -222,7 +225,7 @@ class Result:
     raw: str = ""
 
     def as_result(self, call: ToolCall, seconds: Any = None, kind: Any = None,
-                  attachments: list[Any] | None = None) -> ToolResult:
+                  attachments: list[Any] | None = None, reused: bool = False) -> ToolResult:
         """The `ToolResult` this block was written from (with what its note adds)."""
         error = None
         if self.is_error:
@@ -230,7 +233,7 @@ class Result:
         return ToolResult(call, output=None if self.is_error else self.text, error=error,
                           seconds=float(seconds) if isinstance(seconds, (int, float)) else None,
                           attachments=[a for a in attachments or [] if isinstance(a, dict)],
-                          kind=kind if self.is_error and isinstance(kind, str) else None)
+                          kind=kind if self.is_error and isinstance(kind, str) else None, reused=reused)
 
     def __post_init__(self) -> None:
         if not self.raw:
@@ -355,12 +358,15 @@ class Turn:
                 note = details.get(segment.call_id, {})
                 kind = "interrupted" if segment.call_id in interrupted else note.get("kind")
                 events.append(ToolFinished(segment.as_result(call, note.get("seconds"), kind,
-                                                             note.get("attachments") or [])))
+                                                             note.get("attachments") or [],
+                                                             reused=note.get("reused") is True)))
             elif isinstance(segment, Note):
                 if isinstance(segment.data.get("malformed"), str):
                     events.append(MalformedCall(segment.data["malformed"], str(segment.data.get("reason", ""))))
                 elif isinstance(segment.data.get("notice"), str):
                     events.append(ErrorNotice(segment.data["notice"]))
+                elif isinstance(segment.data.get("usage"), dict):
+                    events.append(_usage_event(segment.data["usage"]))
         if ended:
             waits = any(isinstance(event, ApprovalNeeded) for event in events)
             events.append(TurnDone(reason="stopped" if self.stopped else "approval" if waits else "done"))
@@ -462,10 +468,18 @@ class Transcript:
         self.preamble = bom + (Note(meta).raw if meta else "") + kept[len(bom):]
 
     def title(self) -> str:
+        """The title a person gave (`set_meta("title", …)`), else one made from the first message."""
+        given = self.meta.get("title")
+        if isinstance(given, str) and given.strip():
+            return _shorten(given)
         for turn in self.turns:
             if turn.user:
-                return _shorten(turn.user)
-        return "(new conversation)"
+                return title_of(turn.user)
+        for turn in self.turns:
+            answer = "".join(s.raw for s in turn.segments if isinstance(s, Text)).strip()
+            if answer:
+                return _shorten(answer)
+        return UNTITLED
 
     def pending_calls(self) -> list[ToolCall]:
         """Proposals of the last turn with no choice recorded, not started, no result: they wait for a person."""
@@ -662,6 +676,21 @@ class Transcript:
         self._pad(blank=False)
         self.turns[-1].segments.append(Note(data))
 
+    def add_usage(self, usage: Usage) -> None:
+        """Add `usage` to the open answer's usage note (one per answer, kept at its end)."""
+        if not self.turns or self.turns[-1].model is None:
+            return
+        turn = self.turns[-1]
+        known = [s for s in turn.segments if isinstance(s, Note) and isinstance(s.data.get("usage"), dict)]
+        total = _usage_event(known[-1].data["usage"]).plus(usage) if known else usage
+        turn.segments[:] = [s for s in turn.segments if not any(s is note for note in known)]
+        data = {"input": total.input, "output": total.output, "context": total.context}
+        if total.window:
+            data["window"] = total.window
+        if total.counted:
+            data["counted"] = True
+        self.add_note({"usage": data})
+
     def mark_stopped(self) -> None:
         """Note at the end of the answer that it was stopped before it was complete."""
         self.add_note({"stopped": True})
@@ -676,6 +705,21 @@ class Transcript:
             return  # no answer to complete (an empty or unanswered turn)
         self._pad(blank=True)
         self.turns.append(Turn(""))
+
+
+def title_of(user_text: str) -> str:
+    """A conversation's title made from its first message; a Poke reads as "🏓 get_cat_fact"."""
+    tool = poke_target(user_text)
+    return f"🏓 {tool}" if tool else _shorten(user_text)
+
+
+def _usage_event(data: dict[str, Any]) -> Usage:
+    """A `{"usage": …}` note's figures as the event they were written from (what is not a number is 0)."""
+    def number(key: str) -> int:
+        value = data.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+    return Usage(number("input"), number("output"), number("context"), number("window") or None,
+                 data.get("counted") is True)
 
 
 def _shorten(text: str) -> str:

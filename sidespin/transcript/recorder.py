@@ -13,12 +13,14 @@ from sidespin.events import (
     ErrorNotice,
     Event,
     MalformedCall,
+    ModelLoading,
     TextDelta,
     Thought as ThoughtEvent,
     ToolFinished,
     ToolProposed,
     ToolStarted,
     TurnDone,
+    Usage,
 )
 from sidespin.tools import ToolResult
 from sidespin.transcript.parse import parse
@@ -34,6 +36,8 @@ def _details(result: ToolResult) -> dict[str, Any]:
         details["kind"] = result.kind
     if result.attachments:
         details["attachments"] = result.attachments
+    if result.reused:
+        details["reused"] = True
     return details
 
 
@@ -93,6 +97,8 @@ class TranscriptRecorder:
 
     def apply(self, event: Event) -> None:
         """Record one rally event."""
+        if isinstance(event, ModelLoading):
+            return  # only while it lasts: a reloaded turn shows its answer, not the wait for the model
         if isinstance(event, TextDelta):
             # held in memory until the next write: one join per write keeps a long answer linear
             self._sync()
@@ -123,6 +129,9 @@ class TranscriptRecorder:
         elif isinstance(event, ErrorNotice):
             transcript.start_answer(self.model_name)
             transcript.add_note({"notice": event.message})
+        elif isinstance(event, Usage):
+            transcript.start_answer(self.model_name)
+            transcript.add_usage(event)
         elif isinstance(event, ToolProposed):
             transcript.start_answer(self.model_name)
             transcript.add_proposal(event.call)

@@ -8,17 +8,22 @@ import secrets
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 from loguru import logger
 
 from sidespin.errors import TranscriptError
-from sidespin.transcript.model import USER, Transcript, _shorten, _split_lines
+from sidespin.transcript.model import (
+    ASSISTANT, NOTE_PREFIX, UNTITLED, USER, Transcript, _marker, _note_data, _shorten, _split_lines, title_of,
+)
 from sidespin.transcript.parse import parse
 
 __all__ = ["TranscriptStore", "Stamp"]
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,79}")
 Stamp = tuple[int, int, int]
+Watcher = Callable[[str, "Transcript | None"], None]
+_HEAD_BYTES = 64 * 1024  # what `list` reads of each file for its title
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -44,6 +49,12 @@ class TranscriptStore:
     def __init__(self, directory: Path | str) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
+        # told of every file this store writes (with its transcript) or moves to or from the trash (None)
+        self.watchers: list[Watcher] = []
+
+    @property
+    def trash_dir(self) -> Path:
+        return self.directory / ".trash"
 
     def path(self, conversation_id: str) -> Path:
         if not _ID.fullmatch(conversation_id):
@@ -67,17 +78,37 @@ class TranscriptStore:
 
     def list(self) -> list[tuple[str, str, float]]:
         """(id, title, mtime) of every conversation, the most recent first."""
-        found = []
-        for path in self.directory.glob("*.md"):
-            if path.name.startswith(".") or not _ID.fullmatch(path.stem):
-                continue
-            try:
-                stat = path.stat()
-                title = _scan_title(path.read_bytes().decode("utf-8", errors="replace"))
-            except FileNotFoundError:
-                continue  # deleted meanwhile
-            found.append((path.stem, title, stat.st_mtime))
-        return sorted(found, key=lambda item: item[2], reverse=True)
+        return _listing(self.directory)
+
+    def trashed(self) -> list[tuple[str, str, float]]:
+        """(id, title, mtime) of every conversation in the trash, the most recently changed first."""
+        return _listing(self.trash_dir)
+
+    def trash(self, conversation_id: str) -> None:
+        """Move a conversation's file into the trash folder, from which `restore` brings it back."""
+        path = self.path(conversation_id)
+        if not path.is_file():
+            raise TranscriptError(f"no conversation {conversation_id!r}", path=str(path))
+        self.trash_dir.mkdir(exist_ok=True)
+        os.replace(path, self.trash_dir / path.name)
+        logger.info("TRANSCRIPT_TRASHED {}", conversation_id)
+        self._tell(conversation_id, None)
+
+    def restore(self, conversation_id: str) -> None:
+        """Bring a conversation back from the trash; FileExistsError if one with its id is there already."""
+        path = self.path(conversation_id)
+        trashed = self.trash_dir / path.name
+        if not trashed.is_file():
+            raise TranscriptError(f"no conversation {conversation_id!r} in the trash", path=str(trashed))
+        if path.exists():
+            raise FileExistsError(f"a conversation {conversation_id!r} exists already; it was not replaced")
+        os.replace(trashed, path)
+        logger.info("TRANSCRIPT_RESTORED {}", conversation_id)
+        self._tell(conversation_id, None)
+
+    def _tell(self, conversation_id: str, transcript: Transcript | None) -> None:
+        for watcher in self.watchers:
+            watcher(conversation_id, transcript)
 
     def read(self, conversation_id: str) -> str:
         path = self.path(conversation_id)
@@ -97,6 +128,7 @@ class TranscriptStore:
 
     def save(self, conversation_id: str, transcript: Transcript) -> None:
         _write_atomic(self.path(conversation_id), transcript.render())
+        self._tell(conversation_id, transcript)
 
     def stamp(self, conversation_id: str) -> Stamp | None:
         """What changes when anyone rewrites the file: inode, size, mtime."""
@@ -107,8 +139,42 @@ class TranscriptStore:
         return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
 
-def _scan_title(text: str) -> str:
-    for line in _split_lines(text):
-        if line.startswith(USER) and line[len(USER):].strip():
-            return _shorten(line[len(USER):])
-    return "(new conversation)"
+def _listing(folder: Path) -> list[tuple[str, str, float]]:
+    found = []
+    for path in folder.glob("*.md"):
+        if path.name.startswith(".") or not _ID.fullmatch(path.stem):
+            continue
+        try:
+            stat = path.stat()
+            with path.open("rb") as stream:
+                title = _scan_title(stream.read(_HEAD_BYTES).decode("utf-8", errors="replace"))
+        except FileNotFoundError:
+            continue  # deleted meanwhile
+        found.append((path.stem, title, stat.st_mtime))
+    return sorted(found, key=lambda item: item[2], reverse=True)
+
+
+def _scan_title(head: str) -> str:
+    """`Transcript.title` read from the top of a file without parsing it: the title a person gave
+    (the note before the first 💬:), else the first message (a Poke as "🏓 tool"), else the first answer's line."""
+    where, user = "preamble", []
+    for line in _split_lines(head):
+        marker = _marker(line)
+        if where == "user" and marker is None:
+            user.append(line)
+            continue
+        if "".join(user).strip():
+            return title_of("".join(user))
+        if marker == USER:
+            where, user = "user", [line[len(USER):]]
+        elif marker == ASSISTANT:
+            where = "answer"
+        elif where == "preamble" and marker == NOTE_PREFIX:
+            given = (_note_data(line) or {}).get("title")
+            if isinstance(given, str) and given.strip():
+                return _shorten(given)
+        elif where == "answer" and marker is None and line.strip():
+            return _shorten(line)
+        elif marker is not None:
+            where = "elsewhere"  # thoughts, calls, results: not a title
+    return title_of("".join(user)) if "".join(user).strip() else UNTITLED

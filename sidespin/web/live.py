@@ -32,6 +32,11 @@ def dom_id(index: int) -> str:
     return f"turn-{index}"
 
 
+def user_dom_id(index: int) -> str:
+    """The page's id of the person's message of the conversation's turn number `index`."""
+    return f"user-{index}"
+
+
 class LiveTurn:
     """One play of a turn (a question, or a continuation after an approval), updated from its events.
 

@@ -12,18 +12,21 @@ import json
 from typing import Any
 
 from fasthtml.common import (
-    A, Button, Details, Div, Footer, Form, Hidden, Img, NotStr, Option, Pre, Select, Span, Summary, Textarea, Ul, Li,
+    Button, Details, Div, Form, Hidden, Img, NotStr, Option, Pre, Select, Span, Summary, Textarea,
 )
 from markdown_it import MarkdownIt
 
 from sidespin.approvals import CHOICES
 from sidespin.protocol import poke_target
 from sidespin.record import CallRecord, MarkdownStream, TurnRecord
-from sidespin.web.live import LiveTurn, dom_id
+from sidespin.web.models import TurnMeter, meter_state
+from sidespin.web.live import LiveTurn, dom_id, user_dom_id
+from sidespin.versions import version_group
+from sidespin.web.versions import AnswerTools, Lineage, UserTools
 
 __all__ = [
     "render_markdown", "ChatMessage", "UserMessage", "AssistantMessage", "LiveAnswer", "ToolCard", "TurnWatch",
-    "ConversationList", "Composer", "StatusDot", "ChatHistory",
+    "Composer", "StatusDot", "ChatHistory",
 ]
 
 _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
@@ -45,17 +48,18 @@ def render_markdown(text: str) -> NotStr:
     return NotStr(_markdown.render(text))
 
 
-def ChatMessage(role: str, content: Any, **kwargs: Any):
-    return Div(Div(content, cls="bubble"), cls=f"msg {role}", data_role=role, **kwargs)
+def ChatMessage(role: str, content: Any, *after: Any, **kwargs: Any):
+    """A message's bubble; `after`: what goes under it (its buttons)."""
+    return Div(Div(content, cls="bubble"), *after, cls=f"msg {role}", data_role=role, **kwargs)
 
 
-def UserMessage(text: str):
+def UserMessage(text: str, *after: Any, **kwargs: Any):
     tool = poke_target(text)
     if tool:  # the salted one-shot prompt is for the model; the page shows what the person did
-        return ChatMessage("user", Div(f"🏓 Poke: call {tool}", cls="user-text"))
+        return ChatMessage("user", Div(f"🏓 Poke: call {tool}", cls="user-text"), *after, **kwargs)
     if len(text) > 600:
-        return ChatMessage("user", Details(Summary(text[:120] + "…"), Pre(text), cls="prompt"))
-    return ChatMessage("user", Div(text, cls="user-text"))
+        return ChatMessage("user", Details(Summary(text[:120] + "…"), Pre(text), cls="prompt"), *after, **kwargs)
+    return ChatMessage("user", Div(text, cls="user-text"), *after, **kwargs)
 
 
 _STATUS_LABELS = {"proposed": "proposed", "waiting": "waiting for you", "running": "running…",
@@ -69,6 +73,8 @@ def ToolCard(card: CallRecord, **kwargs: Any):
     call = card.call
     seconds = f" · {card.seconds:.2f} s" if card.seconds is not None else ""
     label = _STATUS_LABELS.get(card.status) or f"{card.status}{seconds}"
+    if card.reused:  # an edited turn's call that already ran: its recorded result, not run again
+        label = f"{card.status} · reused, not run again"
     body = [Div(Span("arguments", cls="k"), Pre(card.arguments), cls="args")]
     if card.status in ("done", "error", "interrupted"):
         body.append(Div(Span("error" if card.status == "error" else "result", cls="k"), Pre(card.result), cls="result"))
@@ -141,39 +147,45 @@ def TurnParts(record: TurnRecord, turn_id: str, oob: bool = False):
         Thoughts(turn_id, record.thoughts, id=f"{turn_id}-thoughts", cls="thoughts", **swap),
         Div(*[ToolCard(card) for card in record.calls.values()], id=f"{turn_id}-tools", cls="tools", **swap),
         AnswerBody(record.answer, f"{turn_id}-body", done=record.done, **swap),
+        TurnMeter(record, turn_id, **swap),
         Notices(record, id=f"{turn_id}-notices", cls="notices", **swap),
         TurnState(record, turn_id, **swap),
     )
 
 
-def AssistantMessage(record: TurnRecord, turn_id: str, *, cls: str = "msg assistant", **kwargs: Any):
-    """A turn's answer, tool cards, thoughts and notices: the one way a turn is drawn, live or reloaded."""
-    return Div(Div(*TurnParts(record, turn_id), cls="bubble"), cls=cls, id=turn_id, data_role="assistant", **kwargs)
+def AssistantMessage(record: TurnRecord, turn_id: str, *, index: int | None = None, cls: str = "msg assistant",
+                     **kwargs: Any):
+    """A turn's answer, tool cards, thoughts and notices: the one way a turn is drawn, live or reloaded.
+    `index`: the turn's number, for its buttons under the bubble (regenerate, fork)."""
+    tools = (AnswerTools(index),) if index is not None else ()
+    return Div(Div(*TurnParts(record, turn_id), cls="bubble"), *tools, cls=cls, id=turn_id, data_role="assistant",
+               **kwargs)
 
 
 def LiveAnswer(turn: LiveTurn, *, replace: bool = False):
     """A turn that plays: the SSE extension applies each update out of band. `replace`: it takes the
     place of the turn's message already on the page (a continuation after an approval)."""
     return AssistantMessage(
-        turn.record, turn.id, cls="msg assistant live",
+        turn.record, turn.id, index=turn.index, cls="msg assistant live",
         hx_ext="sse", sse_connect=f"/stream?tid={turn.key}", sse_swap="update", hx_swap="none", sse_close="done",
         **({"hx_swap_oob": "true"} if replace else {}),
     )
 
 
-def ChatHistory(transcript: Any, running: list[LiveTurn]):
+def ChatHistory(transcript: Any, running: list[LiveTurn], cid: str = ""):
     """A conversation's messages: each turn drawn from its record, a turn that plays from its live turn."""
     live = {turn.index: turn for turn in running}
-    shown: list[Any] = []
+    shown: list[Any] = [*Lineage(transcript.meta)]
     for index, turn in enumerate(transcript.turns):
         if turn.is_placeholder:
             continue
         if turn.user:
-            shown.append(UserMessage(turn.user))
+            tools = UserTools(index, turn.user, version_group(transcript, index), cid)
+            shown.append(UserMessage(turn.user, tools, id=user_dom_id(index)))  # a search hit links to it
         if index in live:
             shown.append(LiveAnswer(live.pop(index)))
         elif turn.model is not None:
-            shown.append(AssistantMessage(transcript.record(index), dom_id(index)))
+            shown.append(AssistantMessage(transcript.record(index), dom_id(index), index=index))
     shown.extend(LiveAnswer(turn) for turn in live.values())  # started, not yet written
     return shown
 
@@ -194,6 +206,7 @@ class TurnWatch:
         self.cards: dict[str, int] = {}
         self.thoughts = (0, 0)
         self.notices = 0
+        self.meter: Any = None
         self.done = False
 
     def update(self) -> list[Any]:
@@ -212,6 +225,8 @@ class TurnWatch:
                 parts.append(Thoughts(tid, record.thoughts, id=f"{tid}-thoughts", cls="thoughts", hx_swap_oob="true"))
             else:
                 parts.extend(self._thought_parts())
+            if meter_state(record) != self.meter:
+                parts.append(TurnMeter(record, tid, hx_swap_oob="true"))
             if len(record.malformed) + len(record.notices) != self.notices:
                 parts.append(Notices(record, id=f"{tid}-notices", cls="notices", hx_swap_oob="true"))
             if record.done and not self.done:
@@ -222,6 +237,7 @@ class TurnWatch:
         self.cards = {card.call.id: card.version for card in record.calls.values()}
         self.thoughts = (len(record.thoughts), len(record.thoughts[-1]) if record.thoughts else 0)
         self.notices = len(record.malformed) + len(record.notices)
+        self.meter = meter_state(record)
         self.done = record.done
         return parts
 
@@ -244,17 +260,6 @@ class TurnWatch:
             added = record.thoughts[-1][length:]
             return [Span(added, hx_swap_oob=f"beforeend:#{tid}-thought-{count - 1}")]
         return []
-
-
-def ConversationList(listing: list[tuple[str, str, float]], current: str):
-    items = [Li(A(title, href=f"/c/{cid}"), cls="current" if cid == current else "") for cid, title, _ in listing]
-    return Div(
-        # an ASCII plus: Debian's fonts have no fullwidth ＋ (U+FF0B), which drew as an empty box
-        Form(Button("+ New chat", cls="new-chat"), method="post", action="/new"),
-        Ul(*items, id="conversations"),
-        Footer(A("tools", href="/tools"), " · ", A("health", href="/health"), " · ", A("logs", href="/logs")),
-        cls="sidebar",
-    )
 
 
 def PokeTool(tool_names: list[str]):

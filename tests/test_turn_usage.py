@@ -1,0 +1,91 @@
+"""The tokens an answer cost: added up over the rounds of a turn, written in its transcript, and the same after a
+reload as they were live."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sidespin.config import load_settings
+from sidespin.engine import Engine
+from sidespin.events import Usage
+from sidespin.llm import Delta, TokenUsage
+from sidespin.protocol import format_block
+from sidespin.testing.scripted import ScriptedBackend
+from sidespin.tools import ToolCall, tool
+from sidespin.transcript import parse
+from sidespin.web.live import TurnBoard
+
+
+@tool(read_only=True)
+def lookup(city: str) -> str:
+    """Looks a city up."""
+    return f"{city}: 12 °C"
+
+
+@tool
+def send_note(text: str) -> str:
+    """Sends a note (asks first)."""
+    return f"sent: {text}"
+
+
+def settings_in(tmp_path: Path):
+    return load_settings(data_dir=tmp_path, mcp_config=tmp_path / "none.json", tool_mode="xml")
+
+
+def used(tokens_in: int, tokens_out: int) -> Delta:
+    return Delta(finish_reason="stop", usage=TokenUsage(tokens_in, tokens_out))
+
+
+async def test_the_rounds_of_a_turn_add_up_and_a_reload_shows_the_same(tmp_path: Path) -> None:
+    backend = ScriptedBackend([
+        ["Let me look.", format_block(ToolCall("lookup", {"city": "Lyon"})), used(300, 20)],
+        ["Lyon has 12 °C.", used(340, 8)],
+    ])
+    backend.context_window = 4096
+    async with Engine.open(settings_in(tmp_path), backend=backend, approval="auto") as engine:
+        engine.registry.add(lookup)
+        board = TurnBoard(engine)
+        conversation = engine.conversation()
+        live = board.start(conversation, "Weather in Lyon?")
+        await live.wait(timeout=10)
+        text = engine.store.read(conversation.id)
+        reloaded = engine.store.load(conversation.id).record(0)
+    assert live.record.usage == Usage(640, 28, 348, 4096)  # in and out added up; the context of the last round
+    assert reloaded.usage == live.record.usage
+    assert text.count('"usage"') == 1  # one note per answer, at its end
+    assert live.record.usage.line() == "640 tokens in · 28 out · context 348 / 4,096 (8%)"
+
+
+async def test_an_answer_that_goes_on_after_an_approval_adds_to_its_usage(tmp_path: Path) -> None:
+    backend = ScriptedBackend([
+        ["I will send it.", format_block(ToolCall("send_note", {"text": "milk"})), used(200, 12)],
+        ["Sent.", used(230, 3)],
+    ])
+    async with Engine.open(settings_in(tmp_path), backend=backend, approval="ask") as engine:
+        engine.registry.add(send_note)
+        board = TurnBoard(engine)
+        conversation = engine.conversation()
+        first = board.start(conversation, "Send a note: milk")
+        await first.wait(timeout=10)
+        assert first.record.usage == Usage(200, 12, 212)
+        decision = engine.decide(conversation, "ya", None)
+        after = board.start(conversation, None, decisions=decision.ready)
+        await after.wait(timeout=10)
+        reloaded = engine.store.load(conversation.id).record(0)
+    assert after.record.usage == Usage(430, 15, 233)  # the continuation starts from the answer as recorded
+    assert reloaded.usage == after.record.usage
+
+
+async def test_a_backend_that_reports_no_usage_leaves_no_line(tmp_path: Path) -> None:
+    async with Engine.open(settings_in(tmp_path), backend=ScriptedBackend([["Hi."]]), approval="auto") as engine:
+        conversation = engine.conversation()
+        events = [event async for event in engine.events(conversation, "hello")]
+        text = engine.store.read(conversation.id)
+    assert not any(isinstance(event, Usage) for event in events)
+    assert "usage" not in text
+
+
+def test_a_usage_note_edited_by_hand_into_nonsense_reads_as_zero_not_a_crash() -> None:
+    text = ('💬: hi\n\n🤖:[m]\n\nHello.\n'
+            '<!-- sidespin: {"usage":{"input":"many","output":-3,"context":12,"window":true}} -->\n\n💬:\n')
+    assert parse(text).record(0).usage == Usage(0, 0, 12, None)
