@@ -72,7 +72,7 @@ async def lifespan(app: Any):
                                max_result_chars=state.settings.max_result_chars)
         state.mcp_endpoint = build_mcp_server(
             plugins, port=state.settings.port, allowed_hosts=sorted(state.guard.allowed_hosts),
-            policy=engine.outside_policy,
+            policy=engine.outside_policy, conversations=engine.store,
         )
         with plugins:
             async with state.mcp_endpoint.lifespan():

@@ -1,4 +1,4 @@
-"""The `sidespin` command: serve, chat, poke, ask, search, tools, mcp-serve."""
+"""The `sidespin` command: serve, chat, poke, ask, search, tools, resources, prompts, mcp-serve."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 from loguru import logger
 
@@ -171,6 +171,104 @@ def cmd_tools(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _with_mcp(args: argparse.Namespace, use: Callable[[Any], Awaitable[Any]]) -> Any:
+    """Connect mcp.json's servers (no model, not even its module, is loaded), run `use(manager)`, close them."""
+    from sidespin.errors import ConfigError
+    from sidespin.mcp import MCPManager, load_mcp_config
+
+    settings = _settings(args)
+    _quiet_logging(settings, args.verbose)
+    if not Path(settings.mcp_config).exists():
+        raise ConfigError(f"no MCP servers: {settings.mcp_config} does not exist")
+    async with MCPManager(load_mcp_config(settings.mcp_config)) as manager:
+        return await use(manager)
+
+
+def _pick_server(rows: list[dict[str, Any]], key: str, value: str) -> str:
+    """The one server that lists `value` (or the only server listing anything of the kind)."""
+    from sidespin.errors import MCPServerError
+
+    servers = sorted({row["server"] for row in rows if row.get(key) == value}) or sorted({r["server"] for r in rows})
+    if len(servers) != 1:
+        raise MCPServerError(f"say which server with --server (candidates: {', '.join(servers) or 'none'})")
+    return servers[0]
+
+
+async def _resources(args: argparse.Namespace) -> dict[str, Any]:
+    async def use(manager: Any) -> dict[str, Any]:
+        catalog = await manager.catalog()
+        for problem in catalog.problems:
+            print(f"warning: {problem}", file=sys.stderr)
+        if not args.read:
+            return {"rows": [*catalog.resources, *catalog.templates]}
+        server = args.server or _pick_server(catalog.resources, "uri", args.read)
+        read = await manager.read_resource(server, args.read)
+        return {"server": server, "uri": args.read, "text": read.text, "attachments": read.attachments}
+
+    return await _with_mcp(args, use)
+
+
+def cmd_resources(args: argparse.Namespace) -> int:
+    """List every MCP server's resources and resource templates, or read one resource (--read URI)."""
+    answer = asyncio.run(_resources(args))
+    if args.json:
+        print(json.dumps(answer.get("rows", answer), indent=2, ensure_ascii=False))
+    elif args.read:
+        print(answer["text"])
+    else:
+        rows = [{**row, "at": row.get("uri") or row["uriTemplate"]} for row in answer["rows"]]
+        _print_table(rows, [("server", "server"), ("at", "uri (or template)"), ("mimeType", "type"), ("name", "name")])
+    return 0
+
+
+async def _prompts(args: argparse.Namespace) -> dict[str, Any]:
+    from sidespin.errors import ConfigError
+
+    arguments: dict[str, str] = {}
+    for pair in args.arg:
+        key, equals, value = pair.partition("=")
+        if not equals or not key:
+            raise ConfigError(f"--arg wants KEY=VALUE, not {pair!r}")
+        arguments[key] = value
+
+    async def use(manager: Any) -> dict[str, Any]:
+        catalog = await manager.catalog()
+        for problem in catalog.problems:
+            print(f"warning: {problem}", file=sys.stderr)
+        if not args.get:
+            return {"rows": catalog.prompts}
+        server = args.server or _pick_server(catalog.prompts, "name", args.get)
+        messages = await manager.get_prompt(server, args.get, arguments)
+        return {"server": server, "name": args.get, "messages": [vars(message) for message in messages]}
+
+    return await _with_mcp(args, use)
+
+
+def cmd_prompts(args: argparse.Namespace) -> int:
+    """List every MCP server's prompts and their arguments, or fill one in (--get NAME --arg KEY=VALUE)."""
+    answer = asyncio.run(_prompts(args))
+    if args.json:
+        print(json.dumps(answer.get("rows", answer), indent=2, ensure_ascii=False))
+    elif args.get:
+        for message in answer["messages"]:
+            print(f"{message['role']}: {message['text']}")
+    else:
+        for row in answer["rows"]:
+            row["args"] = ", ".join(a["name"] + ("" if a["required"] else "?") for a in row["arguments"])
+        _print_table(answer["rows"], [("server", "server"), ("name", "name"), ("args", "arguments (? optional)"),
+                                      ("description", "description")])
+    return 0
+
+
+def _print_table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> None:
+    """Rows as aligned columns under a header; the last column is not padded."""
+    cells = [[str(row.get(key) or "") for key, _ in columns] for row in rows]
+    header = [title for _, title in columns]
+    widths = [max(len(line[i]) for line in [header, *cells]) for i in range(len(columns))]
+    for line in [header, *cells]:
+        print("  ".join(cell.ljust(width) for cell, width in zip(line[:-1], widths)) + "  " + line[-1])
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     if args.host:
         os.environ["SIDESPIN_HOST"] = args.host
@@ -187,7 +285,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_mcp_serve(args: argparse.Namespace) -> int:
     from sidespin.mcp.server import main as serve_stdio_main
 
-    return serve_stdio_main() or 0
+    return serve_stdio_main(_settings(args)) or 0
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -258,7 +356,24 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--json", action="store_true", help="print the list as JSON")
     tools.set_defaults(func=cmd_tools)
 
-    mcp_serve = sub.add_parser("mcp-serve", help="serve the built-in plugins as an MCP server over stdio")
+    resources = sub.add_parser("resources", help="list the MCP servers' resources and templates, or read one")
+    resources.add_argument("--json", action="store_true",
+                           help="print a list of {server, uri, name, mimeType, description} (templates: uriTemplate)")
+    resources.add_argument("--read", metavar="URI", help="print this resource's text instead of the list")
+    resources.add_argument("--server", help="the server to read from (default: the one that lists the URI)")
+    resources.set_defaults(func=cmd_resources)
+
+    prompts = sub.add_parser("prompts", help="list the MCP servers' prompts and their arguments, or fill one in")
+    prompts.add_argument("--json", action="store_true",
+                         help="print a list of {server, name, description, arguments: [{name, description, required}]}")
+    prompts.add_argument("--get", metavar="NAME", help="print this prompt's messages instead of the list")
+    prompts.add_argument("--arg", action="append", default=[], metavar="KEY=VALUE", help="a prompt argument (repeat)")
+    prompts.add_argument("--server", help="the server to ask (default: the one that lists the prompt)")
+    prompts.set_defaults(func=cmd_prompts)
+
+    mcp_serve = sub.add_parser(
+        "mcp-serve", help="serve the plugins, the conversations (read-only) and the poke prompt over MCP stdio"
+    )
     mcp_serve.set_defaults(func=cmd_mcp_serve)
     return parser
 

@@ -13,14 +13,15 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from typing import IO, Any
+from typing import IO, Any, Literal, TypeVar
 
 import anyio
 import httpx2
 import mcp_types as types
 from loguru import logger
-from mcp import Client, StdioServerParameters
+from mcp import Client, InputRequiredRoundsExceededError, StdioServerParameters
 from mcp.client.session import ElicitationFnT
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
@@ -30,6 +31,7 @@ from pydantic import ValidationError
 
 from sidespin import __version__
 from sidespin.errors import MCPServerError, ToolFailed, ToolTimeout
+from sidespin.mcp.catalog import Catalog, prompt_row, resource_row, template_row
 from sidespin.mcp.config import ServerConfig
 
 __all__ = ["Connection", "STARTUP_TIMEOUT"]
@@ -75,16 +77,45 @@ def _tail(file: IO[str] | None) -> str:
     return text[-_STDERR_TAIL:]
 
 
-async def _list_all_tools(client: Client) -> list[types.Tool]:
-    tools: list[types.Tool] = []
+_Page = TypeVar("_Page", bound=types.PaginatedResult)
+_Item = TypeVar("_Item")
+_Answer = TypeVar("_Answer")
+
+
+async def _every_page(
+    fetch: Callable[[str | None], Awaitable[_Page]], items: Callable[[_Page], list[_Item]]
+) -> list[_Item]:
+    """Follow a listing's cursors (at most `_LIST_PAGE_CAP` pages) and gather its items."""
+    gathered: list[_Item] = []
     cursor: str | None = None
     for _ in range(_LIST_PAGE_CAP):
-        page = await client.list_tools(cursor=cursor)
-        tools.extend(page.tools)
+        page = await fetch(cursor)
+        gathered.extend(items(page))
         cursor = page.next_cursor
         if not cursor:
             break
-    return tools
+    return gathered
+
+
+async def _list_all_tools(client: Client) -> list[types.Tool]:
+    return await _every_page(lambda cursor: client.list_tools(cursor=cursor), lambda page: page.tools)
+
+
+async def _list_catalog(client: Client, server: str) -> Catalog:
+    """A server's resources, templates and prompts, asking only for what its capabilities declare."""
+    catalog = Catalog()
+    capabilities = client.server_capabilities
+    if capabilities.resources is not None:
+        resources = await _every_page(lambda c: client.list_resources(cursor=c), lambda page: page.resources)
+        templates = await _every_page(
+            lambda c: client.list_resource_templates(cursor=c), lambda page: page.resource_templates
+        )
+        catalog.resources = [resource_row(server, item) for item in resources]
+        catalog.templates = [template_row(server, item) for item in templates]
+    if capabilities.prompts is not None:
+        prompts = await _every_page(lambda c: client.list_prompts(cursor=c), lambda page: page.prompts)
+        catalog.prompts = [prompt_row(server, item) for item in prompts]
+    return catalog
 
 
 class Connection:
@@ -108,6 +139,14 @@ class Connection:
     @property
     def name(self) -> str:
         return self.config.name
+
+    def offers(self, capability: Literal["resources", "prompts"]) -> bool:
+        """Whether the connected server declared this capability (a server without it is asked nothing)."""
+        client = self.client
+        if client is None:
+            return False
+        capabilities = client.server_capabilities
+        return (capabilities.resources if capability == "resources" else capabilities.prompts) is not None
 
     async def _open(self, stack: AsyncExitStack) -> Client:
         """Enter this server's transport and SDK client on `stack` (the holding task's); return the client."""
@@ -272,3 +311,45 @@ class Connection:
                     ) from None
                 await self.restart(generation, _describe(error))
                 restarted = True
+
+    async def request(self, what: str, send: Callable[[Client], Awaitable[_Answer]]) -> _Answer:
+        """One request other than a tool call (a listing, a read, a prompt) within the server's timeout.
+
+        A lost session is restarted once and the request retried; every failure becomes an
+        `MCPServerError` that names the server and what was asked.
+        """
+        restarted = False
+        while True:
+            generation, client = self.generation, self.client
+            if client is None:
+                if restarted:
+                    raise MCPServerError(f"MCP server {self.name!r} is not available: {self.error}")
+                await self.restart(generation, self.error or "not connected")
+                restarted = True
+                continue
+            try:
+                with anyio.fail_after(self.config.timeout):
+                    return await send(client)
+            except TimeoutError:
+                raise MCPServerError(
+                    f"MCP server {self.name!r} did not answer {what} within {self.config.timeout:g} s"
+                ) from None
+            except ValidationError as error:
+                problem = error.errors()[0]["msg"] if error.errors() else str(error)
+                raise MCPServerError(
+                    f"MCP server {self.name!r} answered {what} with a result the protocol does not allow ({problem})"
+                ) from None
+            except InputRequiredRoundsExceededError as error:
+                raise MCPServerError(f"MCP server {self.name!r} kept asking for input on {what}: {error}") from None
+            except _TRANSPORT_ERRORS as error:
+                reason = error.message if isinstance(error, MCPError) else _describe(error)
+                if not _connection_lost(error):
+                    raise MCPServerError(f"MCP server {self.name!r} refused {what}: {reason}") from None
+                if restarted:
+                    raise MCPServerError(f"MCP server {self.name!r} failed {what} again after a restart: {reason}") from None
+                await self.restart(generation, reason)
+                restarted = True
+
+    async def catalog(self) -> Catalog:
+        """This server's resources, templates and prompts (none asked for unless its capabilities declare them)."""
+        return await self.request("the resource and prompt listings", lambda client: _list_catalog(client, self.name))

@@ -1,7 +1,11 @@
 """What an external MCP server says, as sidespin reads it: results as text and attachments, tools as `Tool`s.
 
     render_result(call_tool_result, call)      # -> ToolResult: text, placeholders, JSON; images attached
+    render_blocks(prompt_message_contents)     # -> texts, attachments (what a tool result or a prompt says)
+    render_resource_contents(read_result.contents)   # -> texts, attachments (what a resource read gives)
     tool_from_mcp(listed, fn, source=..., timeout=...)   # a listed MCP tool -> a registry Tool
+
+An attachment is `{"type": "image"|"audio", "mimeType", "data"}` (base64), and its text a placeholder.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import mcp_types as types
 
 from sidespin.tools import Tool, ToolCall, ToolFn, ToolResult
 
-__all__ = ["render_result", "tool_from_mcp"]
+__all__ = ["render_blocks", "render_resource_contents", "render_result", "tool_from_mcp"]
 
 
 def _placeholder(kind: str, mime_type: str, data: str) -> str:
@@ -29,11 +33,11 @@ def _resource_text(block: types.EmbeddedResource) -> str:
     )
 
 
-def render_result(result: types.CallToolResult, call: ToolCall) -> ToolResult:
-    """Turn an MCP tool result into what the model reads: text, placeholders, JSON; images as attachments."""
+def render_blocks(blocks: list[types.ContentBlock]) -> tuple[list[str], list[dict[str, Any]]]:
+    """Content blocks as texts and placeholders, with images and audio as attachments."""
     texts: list[str] = []
     attachments: list[dict[str, Any]] = []
-    for block in result.content:
+    for block in blocks:
         if isinstance(block, types.TextContent):
             texts.append(block.text)
         elif isinstance(block, (types.ImageContent, types.AudioContent)):
@@ -43,6 +47,32 @@ def render_result(result: types.CallToolResult, call: ToolCall) -> ToolResult:
             texts.append(f"[resource: {block.name}]({block.uri})")
         elif isinstance(block, types.EmbeddedResource):
             texts.append(_resource_text(block))
+    return texts, attachments
+
+
+def render_resource_contents(
+    contents: list[types.TextResourceContents | types.BlobResourceContents],
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """A resource's contents as texts and placeholders; image and audio blobs also as attachments."""
+    texts: list[str] = []
+    attachments: list[dict[str, Any]] = []
+    for item in contents:
+        if isinstance(item, types.TextResourceContents):
+            texts.append(item.text)
+            continue
+        mime_type = item.mime_type or "application/octet-stream"
+        kind = mime_type.split("/")[0]
+        if kind in ("image", "audio"):
+            attachments.append({"type": kind, "mimeType": mime_type, "data": item.blob})
+            texts.append(_placeholder(kind, mime_type, item.blob))
+        else:
+            texts.append(_placeholder("resource " + str(item.uri), mime_type, item.blob))
+    return texts, attachments
+
+
+def render_result(result: types.CallToolResult, call: ToolCall) -> ToolResult:
+    """Turn an MCP tool result into what the model reads: text, placeholders, JSON; images as attachments."""
+    texts, attachments = render_blocks(result.content)
     structured = result.structured_content
     if structured is not None and not any(_same_json(text, structured) for text in texts):
         texts.append(json.dumps(structured, ensure_ascii=False))

@@ -3,6 +3,7 @@
     async with MCPManager(load_mcp_config("mcp.json")) as manager:
         manager.register_into(registry)     # tools join the registry as `mcp:<server>`
         ...                                 # registry.execute(...) reaches the servers
+        catalog = await manager.catalog()   # resources, templates and prompts (sidespin.mcp.catalog)
 
 One server's session, transport and restarts are a `Connection` (`sidespin.mcp.connection`);
 its results are rendered for the model by `sidespin.mcp.content`.
@@ -12,13 +13,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types as types
 from mcp import Client
 from mcp.client.session import ElicitationFnT
 
 from sidespin.errors import MCPServerError, ToolFailed
+from sidespin.mcp.catalog import Catalog, PromptMessage, Reading, prompt_messages, reading
 from sidespin.mcp.config import ServerConfig
 from sidespin.mcp.connection import STARTUP_TIMEOUT, Connection
 from sidespin.mcp.content import render_result, tool_from_mcp
@@ -111,6 +113,44 @@ class MCPManager:
         if client is None:
             raise MCPServerError(f"MCP server {server!r} is not connected")
         return client
+
+    async def catalog(self) -> Catalog:
+        """Every server's resources, templates and prompts, asked in parallel.
+
+        A server that declares none of them is skipped; one that failed to start, or fails to
+        answer now, is a line in `problems` naming it while the others are listed.
+        """
+        catalog = Catalog(problems=[f"MCP server {name!r} failed to start: {why}" for name, why in self.failures.items()])
+        ready = [c for c in self._connections.values() if c.offers("resources") or c.offers("prompts")]
+        answers = await asyncio.gather(*(c.catalog() for c in ready), return_exceptions=True)
+        for answer in answers:
+            if isinstance(answer, MCPServerError):
+                catalog.problems.append(str(answer))
+            elif isinstance(answer, BaseException):
+                raise answer
+            else:
+                catalog.extend(answer)
+        return catalog
+
+    def _offering(self, server: str, capability: Literal["resources", "prompts"]) -> Connection:
+        connection = self._connection(server)
+        if connection.client is not None and not connection.offers(capability):
+            raise MCPServerError(f"MCP server {server!r} offers no {capability}")
+        return connection
+
+    async def read_resource(self, server: str, uri: str) -> Reading:
+        """A resource's text (binary parts as placeholders), images and audio as attachments."""
+        connection = self._offering(server, "resources")
+        result = await connection.request(f"resources/read {uri}", lambda client: client.read_resource(uri))
+        return reading(result)
+
+    async def get_prompt(self, server: str, name: str, arguments: dict[str, str] | None = None) -> list[PromptMessage]:
+        """A prompt filled in with `arguments`: its messages, each with a role, a text and attachments."""
+        connection = self._offering(server, "prompts")
+        result = await connection.request(
+            f"prompts/get {name}", lambda client: client.get_prompt(name, arguments or None)
+        )
+        return prompt_messages(result)
 
     async def call_tool(
         self, server: str, tool: str, arguments: dict[str, Any], *, timeout: float | None = None

@@ -1,8 +1,18 @@
 """Our plugins as a real MCP server: Streamable HTTP for the web app's `/mcp`, stdio for `sidespin mcp-serve`.
 
-Both serve one SDK low-level `Server` whose two handlers read the `ToolRegistry`: `tools/list`
-describes every tool, `tools/call` runs it through `registry.execute` (so arguments are coerced,
-timeouts apply and failures become `isError` results the caller can read).
+Both serve one SDK low-level `Server`:
+- tools: `tools/list` describes every tool of the `ToolRegistry`, `tools/call` runs it through
+  `registry.execute` (so arguments are coerced, timeouts apply and failures become `isError`
+  results the caller can read);
+- resources (read-only, when given the conversations' `TranscriptStore`): each conversation is
+  `sidespin://conversations/{id}`, its markdown file as `text/markdown`; an unknown or
+  malformed id is an INVALID_PARAMS error carrying the URI (SEP-2164), never a path;
+- prompts: `poke`, the salted one-shot prompt asking the model to call one tool (as the chat's
+  Poke button does), for the client to send to its own model.
+
+Over HTTP a request whose Accept names `text/event-stream` is answered with an SSE stream, so
+the progress a plugin reports (`report_progress`) reaches the client; any other request gets
+one JSON response.
 
 Mounting in a Starlette / FastHTML app (the endpoint's lifespan must run inside the app's):
 
@@ -18,9 +28,11 @@ Mounting in a Starlette / FastHTML app (the endpoint's lifespan must run inside 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from contextvars import ContextVar
+from datetime import datetime, timezone
 from typing import Any
 
 import mcp_types as types
@@ -35,20 +47,27 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from sidespin import __version__
-from sidespin.config import LOOPBACK_HOSTS
+from sidespin.config import LOOPBACK_HOSTS, Settings, load_settings
+from sidespin.errors import ToolNotFound, TranscriptError
+from sidespin.protocol import poke_prompt
 from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult, load_plugins, plugins_dir
+from sidespin.transcript import TranscriptStore
 
 __all__ = [
+    "CONVERSATION_URI",
     "MCPEndpoint",
     "build_lowlevel_server",
     "build_mcp_server",
     "call_result",
+    "conversation_handlers",
     "main",
+    "prompt_handlers",
     "report_progress",
     "request_context",
     "serve_stdio",
 ]
 
+CONVERSATION_URI = "sidespin://conversations/"
 _REQUEST: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar("sidespin_mcp_request", default=None)
 
 
@@ -64,35 +83,59 @@ async def report_progress(progress: float, total: float | None = None, message: 
         await context.session.report_progress(progress, total, message)
 
 
+def _accepts_sse(scope: Scope) -> bool:
+    """Whether the request's Accept names `text/event-stream` itself (a bare `*/*` gets plain JSON)."""
+    accept = b",".join(value for key, value in scope["headers"] if key == b"accept").decode("latin-1")
+    return any(part.split(";")[0].strip().lower() == "text/event-stream" for part in accept.split(","))
+
+
 class MCPEndpoint:
     """The `/mcp` endpoint: an ASGI app, and the lifespan it needs running around it.
 
-    The lifespan may be entered again after it ended (a new session manager each time), so
+    `json_response`: None answers each request as its Accept asks (SSE when it names
+    `text/event-stream`, so notifications such as progress reach the client; JSON otherwise),
+    True always JSON, False always SSE. Stateless, so the two SDK session managers behind
+    this share nothing but the server.
+
+    The lifespan may be entered again after it ended (new session managers each time), so
     an app whose lifespan runs more than once (tests, reloads) keeps a working endpoint.
     """
 
-    def __init__(self, server: Server[Any], security: TransportSecuritySettings, json_response: bool) -> None:
+    def __init__(self, server: Server[Any], security: TransportSecuritySettings, json_response: bool | None) -> None:
         self.server = server
         self._security = security
         self._json_response = json_response
-        self._manager: StreamableHTTPSessionManager | None = None
+        self._managers: dict[bool, StreamableHTTPSessionManager] = {}  # keyed by "answers with JSON"
 
     @asynccontextmanager
     async def lifespan(self) -> AsyncIterator[None]:
-        """Run the SDK's stateless Streamable HTTP session manager while the app runs."""
-        manager = StreamableHTTPSessionManager(
-            app=self.server, json_response=self._json_response, stateless=True, security_settings=self._security
-        )
-        async with manager.run():
-            self._manager = manager
-            logger.info("MCP_ENDPOINT_START stateless responses={}", "json" if self._json_response else "sse")
+        """Run the SDK's stateless Streamable HTTP session manager(s) while the app runs."""
+        modes = [True, False] if self._json_response is None else [self._json_response]
+        async with AsyncExitStack() as stack:
+            managers = {
+                json_mode: StreamableHTTPSessionManager(
+                    app=self.server, json_response=json_mode, stateless=True, security_settings=self._security
+                )
+                for json_mode in modes
+            }
+            for manager in managers.values():
+                await stack.enter_async_context(manager.run())
+            self._managers = managers
+            logger.info("MCP_ENDPOINT_START stateless responses={}",
+                        {None: "json-or-sse", True: "json", False: "sse"}[self._json_response])
             try:
                 yield
             finally:
-                self._manager = None
+                self._managers = {}
+
+    def _manager_for(self, scope: Scope) -> StreamableHTTPSessionManager | None:
+        if len(self._managers) == 1:
+            return next(iter(self._managers.values()))
+        wants_json = scope["type"] != "http" or not _accepts_sse(scope)
+        return self._managers.get(wants_json)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        manager = self._manager
+        manager = self._manager_for(scope)
         if manager is None:
             await Response("the MCP endpoint is not running (its lifespan was not entered)", status_code=503)(
                 scope, receive, send
@@ -142,13 +185,147 @@ def call_result(result: ToolResult) -> types.CallToolResult:
 
 
 Refusal = Callable[[Tool], "str | None"]
+Handlers = dict[str, Callable[..., Any]]
 
 
-def build_lowlevel_server(registry: ToolRegistry, *, name: str = "sidespin", policy: Refusal | None = None) -> Server[Any]:
-    """The SDK server whose `tools/list` and `tools/call` read and run `registry`.
+def _resource_not_found(uri: str, reason: str) -> MCPError:
+    """SEP-2164: an unknown resource is INVALID_PARAMS with the URI in `data` (never a path on this machine)."""
+    return MCPError(code=types.INVALID_PARAMS, message=f"Resource not found: {reason}", data={"uri": uri})
+
+
+def conversation_handlers(store: TranscriptStore) -> Handlers:
+    """`resources/*` over the store's conversations: list, one template, read. Nothing here writes."""
+
+    def resource(conversation_id: str, title: str, mtime: float) -> types.Resource:
+        changed = datetime.fromtimestamp(mtime, timezone.utc).isoformat(timespec="seconds")
+        return types.Resource(
+            uri=CONVERSATION_URI + conversation_id,
+            name=title,
+            description=f"Conversation {conversation_id} (markdown transcript)",
+            mime_type="text/markdown",
+            annotations=types.Annotations(last_modified=changed),
+        )
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        listing = await asyncio.to_thread(store.list)
+        return types.ListResourcesResult(resources=[resource(*row) for row in listing])
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        template = types.ResourceTemplate(
+            uri_template=CONVERSATION_URI + "{id}",
+            name="conversation",
+            title="A sidespin conversation",
+            description="One conversation's markdown transcript, by its id (as listed by resources/list)",
+            mime_type="text/markdown",
+        )
+        return types.ListResourceTemplatesResult(resource_templates=[template])
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        if not uri.startswith(CONVERSATION_URI):
+            raise _resource_not_found(uri, f"{uri} is not a sidespin conversation")
+        conversation_id = uri.removeprefix(CONVERSATION_URI)
+        try:
+            store.path(conversation_id)  # the store says which ids exist at all: no path leaves its folder
+        except TranscriptError:
+            raise _resource_not_found(uri, f"{conversation_id!r} is not a conversation id") from None
+        try:
+            text = await asyncio.to_thread(store.read, conversation_id)
+        except TranscriptError as error:
+            logger.info("MCP_RESOURCE_MISSING {} {}", uri, error)
+            raise _resource_not_found(uri, f"no readable conversation {conversation_id!r}") from None
+        logger.info("MCP_RESOURCE_READ {}", uri)
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)]
+        )
+
+    return {
+        "on_list_resources": list_resources,
+        "on_list_resource_templates": list_templates,
+        "on_read_resource": read_resource,
+    }
+
+
+POKE = types.Prompt(
+    name="poke",
+    title="Poke",
+    description="The salted one-shot prompt sidespin's Poke button sends: it teaches the tool-call block "
+    "and asks the model to call one tool now, writing only that block.",
+    arguments=[
+        types.PromptArgument(name="tool", description="the tool to call (one listed by tools/list)", required=True),
+        types.PromptArgument(
+            name="arguments",
+            description='its arguments as a JSON object, e.g. {"timezone": "Europe/Paris"} '
+            "(default: example values for the required ones)",
+            required=False,
+        ),
+    ],
+)
+
+
+def _poke_arguments(text: str | None) -> dict[str, Any] | None:
+    if text is None or not text.strip():
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict):
+        raise MCPError(code=types.INVALID_PARAMS, message="the poke prompt's `arguments` must be a JSON object")
+    return value
+
+
+def prompt_handlers(registry: ToolRegistry) -> Handlers:
+    """`prompts/list` and `prompts/get` for the one prompt we serve, `poke`."""
+
+    async def list_prompts(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[POKE])
+
+    async def get_prompt(
+        ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        if params.name != POKE.name:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown prompt: {params.name}")
+        given = params.arguments or {}
+        tool_name = given.get("tool", "").strip()
+        if not tool_name:
+            raise MCPError(code=types.INVALID_PARAMS, message="the poke prompt needs its `tool` argument")
+        if tool_name not in registry:
+            raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {tool_name}")
+        arguments = _poke_arguments(given.get("arguments"))
+        try:  # only the asked-for tool, as the chat's Poke: a short prompt, and the model sees no other tool
+            text = poke_prompt([registry.get(tool_name)], tool_name=tool_name, arguments=arguments)
+        except ToolNotFound as error:
+            raise MCPError(code=types.INVALID_PARAMS, message=str(error)) from None
+        logger.info("MCP_PROMPT_GET poke tool={}", tool_name)
+        return types.GetPromptResult(
+            description=f"Poke: call the {tool_name} tool.",
+            messages=[types.PromptMessage(role="user", content=types.TextContent(text=text))],
+        )
+
+    return {"on_list_prompts": list_prompts, "on_get_prompt": get_prompt}
+
+
+def build_lowlevel_server(
+    registry: ToolRegistry,
+    *,
+    name: str = "sidespin",
+    policy: Refusal | None = None,
+    conversations: TranscriptStore | None = None,
+) -> Server[Any]:
+    """The SDK server whose `tools/list` and `tools/call` read and run `registry`, with the `poke` prompt.
 
     `policy(tool)` says why a call may not run here (a tool that waits for a person's approval
     on the chat page), or None: a refused call is an `isError` result with that reason.
+    `conversations`: the store whose conversations are served as read-only resources (none if None).
     """
 
     async def list_tools(
@@ -176,13 +353,18 @@ def build_lowlevel_server(registry: ToolRegistry, *, name: str = "sidespin", pol
     def input_schema(tool_name: str) -> dict[str, Any] | None:
         return registry.get(tool_name).input_schema if tool_name in registry else None
 
+    resources = conversation_handlers(conversations) if conversations is not None else {}
     return Server(
         name,
         version=__version__,
-        instructions="Tools of a sidespin server (its built-in plugins).",
+        instructions="Tools of a sidespin server (its built-in plugins)"
+        + (", its conversations as resources" if resources else "")
+        + " and the `poke` prompt.",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         get_tool_input_schema=input_schema,
+        **prompt_handlers(registry),
+        **resources,
     )
 
 
@@ -206,30 +388,36 @@ def build_mcp_server(
     port: int | None = None,
     allowed_hosts: list[str] | None = None,
     allowed_origins: list[str] | None = None,
-    json_response: bool = True,
+    json_response: bool | None = None,
     policy: Refusal | None = None,
+    conversations: TranscriptStore | None = None,
 ) -> MCPEndpoint:
-    """The registry's tools over stateless Streamable HTTP (JSON responses), with Host/Origin checks.
+    """The registry's tools (and `conversations`, and the poke prompt) over stateless Streamable HTTP.
 
     `port` pins the allowed Host and Origin to these names (this machine's loopback names by
-    default) on that port (any port if None); `policy` as for `build_lowlevel_server`.
+    default) on that port (any port if None); `json_response` as for `MCPEndpoint` (None: SSE
+    for a client that accepts it, JSON otherwise); `policy` and `conversations` as for
+    `build_lowlevel_server`.
     """
     security = _security(port, allowed_hosts, allowed_origins)
-    return MCPEndpoint(build_lowlevel_server(registry, policy=policy), security, json_response)
+    server = build_lowlevel_server(registry, policy=policy, conversations=conversations)
+    return MCPEndpoint(server, security, json_response)
 
 
-async def serve_stdio(registry: ToolRegistry) -> None:
-    """Serve the registry's tools over stdin/stdout until the client closes stdin."""
-    server = build_lowlevel_server(registry)
-    logger.info("MCP_SERVE_STDIO tools={}", len(registry))
+async def serve_stdio(registry: ToolRegistry, conversations: TranscriptStore | None = None) -> None:
+    """Serve the registry's tools (and `conversations`) over stdin/stdout until the client closes stdin."""
+    server = build_lowlevel_server(registry, conversations=conversations)
+    logger.info("MCP_SERVE_STDIO tools={} conversations={}", len(registry),
+                conversations.directory if conversations is not None else "none")
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def main() -> None:
-    """`sidespin mcp-serve`: the built-in plugins over stdio (logs go to stderr; stdout is the protocol)."""
+def main(settings: Settings | None = None) -> None:
+    """`sidespin mcp-serve`: the built-in plugins and the conversations over stdio (stdout is the protocol)."""
+    settings = settings or load_settings()
     registry = ToolRegistry(load_plugins(plugins_dir()))
-    asyncio.run(serve_stdio(registry))
+    asyncio.run(serve_stdio(registry, TranscriptStore(settings.conversations_dir)))
 
 
 if __name__ == "__main__":

