@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from dataclasses import replace
 from pathlib import Path
-from typing import AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable
 
 from loguru import logger
 
@@ -32,8 +33,13 @@ TICK = 0.5  # seconds between two progress reports of a load
 def default_backend(settings: Settings) -> Backend:
     """The backend a conversation plays with when it picked none: the first of `models`, else the configured one."""
     if settings.models:
-        return backend_from_spec(settings.models[0]["backend"], settings)
+        return _entry_backend(settings.models[0], settings)
     return make_backend(settings)
+
+
+def _entry_backend(entry: dict[str, Any], settings: Settings) -> Backend:
+    """The backend a `models` entry names; its own "vision" says whether it sees images."""
+    return backend_from_spec(entry["backend"], replace(settings, vision=entry.get("vision") is True))
 
 
 def display_name(backend: Backend) -> str:
@@ -49,8 +55,8 @@ class BackendPool:
         self.settings = settings
         self.registry = registry
         self.default = default_name
-        self.specs: dict[str, str | None] = {default_name: None}  # None: built already (`backends`)
-        self.specs.update((m["name"], m["backend"]) for m in settings.models if m["name"] not in self.specs)
+        self.specs: dict[str, dict[str, Any] | None] = {default_name: None}  # None: built already (`backends`)
+        self.specs.update((m["name"], m) for m in settings.models if m["name"] not in self.specs)
         self.backends: dict[str, Backend] = {self.default: default}
         self.rungs: dict[str, Rung] = {self.default: default_rung}
         self._loads: dict[str, asyncio.Task[Backend]] = {}
@@ -104,7 +110,7 @@ class BackendPool:
     async def _start(self, name: str) -> Backend:
         spec = self.specs[name]
         assert spec is not None or name in self.backends
-        backend = self.backends.get(name) or backend_from_spec(spec or "", self.settings)  # spec None: built
+        backend = self.backends.get(name) or _entry_backend(spec or {"backend": ""}, self.settings)  # None: built
         self.backends[name] = backend
         logger.info("MODEL_LOAD_START {} backend={} model={}", name, backend.name, backend.model)
         started = asyncio.get_running_loop().time()

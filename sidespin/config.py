@@ -26,7 +26,8 @@
 | max_result_chars   | SIDESPIN_MAX_RESULT_CHARS | 100000 per tool result (cut with a note) |
 | turn_seconds       | SIDESPIN_TURN_SECONDS | 300 wall-clock seconds per turn |
 | turn_tokens        | SIDESPIN_TURN_TOKENS  | 4096 streamed tokens per turn, all rounds |
-| models             | —                     | the configured backend alone; or [{"name", "backend"}, …] |
+| vision             | SIDESPIN_VISION       | false; true: the model sees images tools return (openai, ollama, anthropic) |
+| models             | —                     | the configured backend alone; or [{"name", "backend", "vision"?}, …] |
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ _ENV = {
     "max_result_chars": "SIDESPIN_MAX_RESULT_CHARS",
     "turn_seconds": "SIDESPIN_TURN_SECONDS",
     "turn_tokens": "SIDESPIN_TURN_TOKENS",
+    "vision": "SIDESPIN_VISION",
 }
 
 
@@ -107,6 +109,9 @@ class Settings:
     # the models a conversation may pick, e.g. [{"name": "llama3", "backend": "ollama:llama3.2"}]; the first is
     # the default; empty: the configured backend alone
     models: list[dict[str, Any]] = field(default_factory=list)
+    # the configured model sees the images tools return (otherwise their placeholder text); a `models` entry
+    # says it with its own "vision": true. The embedded backend has no vision projector and ignores it.
+    vision: bool = False
 
     def __post_init__(self) -> None:
         if self.tool_mode not in get_args(ToolMode):
@@ -146,10 +151,12 @@ def _check_models(models: Any) -> None:
         if not isinstance(entry, dict):
             raise ConfigError(f"models: entry {number} must be an object like {{\"name\": \"llama3\", "
                               f"\"backend\": \"ollama:llama3.2\"}}, not {entry!r}")
-        unknown = set(entry) - {"name", "backend"}
+        unknown = set(entry) - {"name", "backend", "vision"}
         if unknown:
             raise ConfigError(f"models: entry {number} has unknown keys {', '.join(sorted(unknown))} "
-                              "(known: name, backend)")
+                              "(known: name, backend, vision)")
+        if not isinstance(entry.get("vision", False), bool):
+            raise ConfigError(f"models: entry {number}: vision must be true or false, not {entry['vision']!r}")
         name, spec = entry.get("name"), entry.get("backend")
         if not isinstance(name, str) or not name.strip() or any(c in name for c in "[]\n\r"):
             raise ConfigError(f"models: entry {number} needs a name (text without brackets or line breaks), "

@@ -20,6 +20,18 @@ arguments, `role="tool"` results with `tool_call_id`). Anthropic puts calls and
 results in content blocks (`tool_use` in the assistant turn, `tool_result` in the
 next user turn) and the system prompt at the top level. Ollama gives arguments as
 objects, no call ids, and names the tool of a result with `tool_name`.
+
+Images a tool returned ride on its tool message as `attachments` (sidespin's own
+key, never sent as is). Each `to_*_messages(messages, images=...)` gives them to a
+model with vision (`Backend.supports_images`) in its provider's shape, and to any
+other model not at all: the result's text already holds a placeholder such as
+`[image: image/png, 1234 bytes]`, never the base64.
+
+| provider  | an image a tool returned                                          |
+|-----------|-------------------------------------------------------------------|
+| OpenAI    | tool messages take text only: a `user` message right after the results, with `image_url` data-URL parts |
+| Anthropic | `image` blocks (base64 source) inside the `tool_result` content, after its text |
+| Ollama    | `images` (a list of base64) on the tool message                   |
 """
 
 from __future__ import annotations
@@ -42,12 +54,15 @@ __all__ = [
     "call_from_ollama",
     "call_to_anthropic",
     "call_from_anthropic",
+    "ATTACHMENTS",
     "tool_message",
+    "to_openai_messages",
     "to_anthropic_messages",
     "to_ollama_messages",
 ]
 
 MALFORMED = "__malformed__"  # key of the arguments dict of a call whose JSON could not be read
+ATTACHMENTS = "attachments"  # key of a tool message's images in sidespin's history (no provider reads it)
 
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -156,8 +171,13 @@ def call_from_anthropic(block: dict[str, Any]) -> ToolCall:
 
 
 def tool_message(result: ToolResult) -> dict[str, Any]:
-    """The OpenAI-shaped `role="tool"` message that gives a call's result (or error) back to the model."""
-    return {"role": "tool", "tool_call_id": result.call.id, "name": result.call.name, "content": result.text()}
+    """The OpenAI-shaped `role="tool"` message that gives a call's result (or error) back to the model;
+    the images it returned ride along as `ATTACHMENTS`, for a model with vision."""
+    message = {"role": "tool", "tool_call_id": result.call.id, "name": result.call.name, "content": result.text()}
+    images = [item for item in result.attachments if item.get("type") == "image" and item.get("data")]
+    if images:
+        message[ATTACHMENTS] = images
+    return message
 
 
 # ---------------------------------------------------------------- messages
@@ -174,12 +194,55 @@ def _text(content: Any) -> str:
     return str(content)
 
 
-def to_anthropic_messages(messages: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+def _images(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The images a tool message carries (`{"type": "image", "mimeType", "data"}`)."""
+    return [item for item in message.get(ATTACHMENTS) or [] if item.get("type") == "image" and item.get("data")]
+
+
+def _mime_type(image: dict[str, Any]) -> str:
+    return image.get("mimeType") or "image/png"
+
+
+def to_openai_messages(messages: list[dict[str, Any]], *, images: bool = False) -> list[dict[str, Any]]:
+    """Messages for an OpenAI-compatible `/chat/completions`: sidespin's own, without their `ATTACHMENTS`.
+
+    With `images`, the images of a run of tool results follow it in one `user` message
+    (OpenAI's tool messages take text only, and nothing may come between a call and its result).
+    """
+    out: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []
+    for message in messages:
+        if message["role"] != "tool" and parts:
+            out.append({"role": "user", "content": parts})
+            parts = []
+        out.append({key: value for key, value in message.items() if key != ATTACHMENTS})
+        if images and message["role"] == "tool" and _images(message):
+            parts.append({"type": "text", "text": f"What {message.get('name') or 'the tool'} returned:"})
+            parts += [{"type": "image_url", "image_url": {"url": f"data:{_mime_type(i)};base64,{i['data']}"}}
+                      for i in _images(message)]
+    if parts:
+        out.append({"role": "user", "content": parts})
+    return out
+
+
+def _tool_result_content(message: dict[str, Any], text: str, images: bool) -> str | list[dict[str, Any]]:
+    if not images or not _images(message):
+        return text
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    blocks += [{"type": "image", "source": {"type": "base64", "media_type": _mime_type(i), "data": i["data"]}}
+               for i in _images(message)]
+    return blocks
+
+
+def to_anthropic_messages(
+    messages: list[dict[str, Any]], *, images: bool = False
+) -> tuple[str, list[dict[str, Any]]]:
     """`(system, messages)` for the Messages API.
 
     System messages are joined into the top-level `system`; tool results become
     `tool_result` blocks of one user turn, followed by the user's own text if it
     comes next, since Anthropic wants the results right after the `tool_use` turn.
+    With `images`, a result's images are `image` blocks of its `tool_result`.
     """
     system: list[str] = []
     out: list[dict[str, Any]] = []
@@ -196,7 +259,8 @@ def to_anthropic_messages(messages: list[dict[str, Any]]) -> tuple[str, list[dic
         if role == "system":
             system.append(text)
         elif role == "tool":
-            block = {"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""), "content": text}
+            block = {"type": "tool_result", "tool_use_id": message.get("tool_call_id", ""),
+                     "content": _tool_result_content(message, text, images)}
             turn = results_turn()
             if turn is None:
                 out.append({"role": "user", "content": [block]})
@@ -220,8 +284,9 @@ def to_anthropic_messages(messages: list[dict[str, Any]]) -> tuple[str, list[dic
     return "\n\n".join(part for part in system if part), out
 
 
-def to_ollama_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Messages for Ollama's `/api/chat`: arguments as objects, results named by `tool_name`."""
+def to_ollama_messages(messages: list[dict[str, Any]], *, images: bool = False) -> list[dict[str, Any]]:
+    """Messages for Ollama's `/api/chat`: arguments as objects, results named by `tool_name`;
+    with `images`, a result's images as its `images` (base64)."""
     names: dict[str, str] = {}
     out: list[dict[str, Any]] = []
     for message in messages:
@@ -236,6 +301,8 @@ def to_ollama_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             converted["tool_calls"] = calls
         elif role == "tool":
             converted["tool_name"] = message.get("name") or names.get(message.get("tool_call_id", ""), "")
+            if images and _images(message):
+                converted["images"] = [image["data"] for image in _images(message)]
         if message.get("images"):
             converted["images"] = message["images"]
         out.append(converted)

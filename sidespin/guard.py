@@ -48,6 +48,7 @@ CSP = "; ".join((
     "script-src 'self'",
     "style-src 'self'",
     "img-src 'self' data:",
+    "media-src data:",  # only the sound a tool returned, drawn on its card as a data: URL
     "connect-src 'self'",
     "font-src 'self'",
     "object-src 'none'",

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from sidespin.config import load_settings
+from sidespin.backends import _entry_backend, default_backend
+from sidespin.config import Settings, load_settings
 from sidespin.engine import Engine
 from sidespin.errors import BackendError, ConfigError
+from sidespin.llm import make_backend
 from sidespin.events import ErrorNotice, ModelLoading, TextDelta, TurnDone
 from sidespin.record import TurnRecord
 from sidespin.testing.scripted import ScriptedBackend
@@ -73,6 +75,7 @@ def test_models_in_config_are_read_in_order(tmp_path: Path) -> None:
     ([{"name": "a"}], "'a' needs a backend"),
     ([{"name": "a", "backend": "llama-pro:7b"}], "models: 'a': model 'llama-pro:7b' is not understood"),
     ([{"name": "a", "backend": "embedded", "temperature": 0}], "unknown keys temperature"),
+    ([{"name": "a", "backend": "ollama", "vision": "yes"}], "entry 1: vision must be true or false, not 'yes'"),
 ])
 def test_a_bad_models_list_is_a_config_error_that_says_what_is_wrong(tmp_path: Path, models, says) -> None:
     with pytest.raises(ConfigError, match=re.escape(says)):
@@ -86,6 +89,20 @@ async def test_without_a_backend_given_the_first_of_models_is_the_default_under_
         assert engine.pool.names() == ["tiny", "big"]
         assert engine.model_name == "tiny"
         assert not engine.pool.ready("big")  # started on first use only
+
+
+def test_each_model_entry_says_whether_its_model_sees_images(tmp_path: Path) -> None:
+    models = [{"name": "eyes", "backend": "ollama:llava", "vision": True}, {"name": "text", "backend": "anthropic"}]
+    settings = load_settings(config_file(tmp_path, models), environ={"SIDESPIN_VISION": "true"})
+    assert default_backend(settings).supports_images
+    assert not _entry_backend(settings.models[1], settings).supports_images  # the top-level vision is not inherited
+
+
+def test_the_configured_model_sees_images_with_vision_and_the_embedded_one_never() -> None:
+    for backend in ("openai", "ollama", "anthropic"):
+        assert make_backend(Settings(backend=backend, vision=True)).supports_images
+        assert not make_backend(Settings(backend=backend)).supports_images
+    assert not make_backend(Settings(backend="embedded", vision=True)).supports_images  # no vision projector
 
 
 # ---------------------------------------------------------------- the engine plays each conversation with its model

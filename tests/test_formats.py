@@ -19,6 +19,7 @@ from sidespin.formats import (
     to_anthropic_tool,
     to_ollama_messages,
     to_ollama_tool,
+    to_openai_messages,
     to_openai_tool,
     tool_message,
 )
@@ -356,3 +357,81 @@ def test_each_ollama_result_is_named_by_the_tool_of_its_call() -> None:
         {"name": "roll_dice", "arguments": {"sides": 20}},
     ]
     assert [(m["tool_name"], m["content"]) for m in ollama[2:]] == [("get_time", "12:00"), ("roll_dice", "4"), ("roll_dice", "17")]
+
+
+# ---------------------------------------------------------------- images a tool returned
+
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+SNAP = ToolCall("snapshot", {}, "call_s")
+SNAP_RESULT = ToolResult(SNAP, output="a page\n[image: image/png, 70 bytes]", attachments=[
+    {"type": "image", "mimeType": "image/png", "data": PIXEL},
+    {"type": "audio", "mimeType": "audio/wav", "data": "UklGRg=="},  # no backend here hears sound
+])
+ASKED = {"role": "user", "content": "what is on the page?"}
+CALLED = {"role": "assistant", "content": "", "tool_calls": [call_to_openai(SNAP)]}
+PLAIN_TOOL_MESSAGE = {"role": "tool", "tool_call_id": "call_s", "name": "snapshot",
+                      "content": "a page\n[image: image/png, 70 bytes]"}
+
+
+def image_history() -> list[dict[str, Any]]:
+    return [ASKED, CALLED, tool_message(SNAP_RESULT)]
+
+
+def test_a_tool_message_carries_only_the_images_of_a_result() -> None:
+    message = tool_message(SNAP_RESULT)
+    assert message["attachments"] == [{"type": "image", "mimeType": "image/png", "data": PIXEL}]
+    assert "attachments" not in tool_message(ToolResult(SNAP, output="text only"))
+
+
+def test_a_model_without_vision_gets_the_placeholder_and_never_the_base64() -> None:
+    openai = to_openai_messages(image_history())
+    assert openai == [ASKED, CALLED, PLAIN_TOOL_MESSAGE]
+    ollama = to_ollama_messages(image_history())
+    assert ollama[-1] == {"role": "tool", "content": PLAIN_TOOL_MESSAGE["content"], "tool_name": "snapshot"}
+    _, anthropic = to_anthropic_messages(image_history())
+    assert anthropic[-1] == {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "call_s", "content": PLAIN_TOOL_MESSAGE["content"]}]}
+    for wire in (openai, ollama, anthropic):
+        assert PIXEL not in json.dumps(wire) and "UklGRg" not in json.dumps(wire)
+
+
+def test_openai_with_vision_gets_the_images_in_a_user_message_after_the_results() -> None:
+    other = ToolCall("clock", {}, "call_c")
+    history = [ASKED, {"role": "assistant", "content": "", "tool_calls": [call_to_openai(SNAP), call_to_openai(other)]},
+               tool_message(SNAP_RESULT), tool_message(ToolResult(other, output="noon")),
+               {"role": "assistant", "content": "A red pixel, at noon."}]
+    assert to_openai_messages(history, images=True) == [
+        history[0], history[1], PLAIN_TOOL_MESSAGE,
+        {"role": "tool", "tool_call_id": "call_c", "name": "clock", "content": "noon"},
+        {"role": "user", "content": [  # after every result: nothing may come between a call and its result
+            {"type": "text", "text": "What snapshot returned:"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64," + PIXEL}},
+        ]},
+        history[-1],
+    ]
+
+
+def test_ollama_with_vision_gets_the_images_on_the_tool_message() -> None:
+    assert to_ollama_messages(image_history(), images=True)[-1] == {
+        "role": "tool", "content": PLAIN_TOOL_MESSAGE["content"], "tool_name": "snapshot", "images": [PIXEL]}
+
+
+def test_anthropic_with_vision_gets_image_blocks_inside_the_tool_result() -> None:
+    _, anthropic = to_anthropic_messages(image_history(), images=True)
+    assert anthropic[-1] == {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_s", "content": [
+        {"type": "text", "text": PLAIN_TOOL_MESSAGE["content"]},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PIXEL}},
+    ]}]}
+
+
+def test_vision_changes_nothing_for_a_result_without_images() -> None:
+    history = [ASKED, CALLED, tool_message(ToolResult(SNAP, output="nothing to see"))]
+    assert to_openai_messages(history, images=True) == to_openai_messages(history) == history
+    assert to_ollama_messages(history, images=True) == to_ollama_messages(history)
+    assert to_anthropic_messages(history, images=True) == to_anthropic_messages(history)
+
+
+def test_structured_content_is_the_text_of_a_result_without_text() -> None:
+    result = ToolResult(SNAP, output="", structured={"temperature": 14})
+    assert tool_message(result)["content"] == '{"temperature": 14}'
+    assert ToolResult(SNAP, output="14 °C", structured={"temperature": 14}).text() == "14 °C"

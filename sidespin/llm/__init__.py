@@ -26,7 +26,15 @@ def make_backend(settings: "Settings") -> Backend:
 
     `settings.model` is the model name for openai, ollama and anthropic, and a GGUF
     path for embedded (empty: the default Qwen2.5-Coder-0.5B-Instruct, see `sidespin.models`).
+    `settings.vision` says the model sees images (not the embedded one: it has no vision projector).
     """
+    backend = _build(settings)
+    if backend.name in ("openai", "ollama", "anthropic"):
+        backend.supports_images = settings.vision
+    return backend
+
+
+def _build(settings: "Settings") -> Backend:
     # Imported here: each backend loads only when chosen (embedded pulls in llama.cpp's server).
     kind = (settings.backend or "embedded").strip().lower()
     if kind == "embedded":

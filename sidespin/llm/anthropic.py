@@ -100,7 +100,7 @@ class AnthropicBackend(HTTPBackend):
         return {**super().describe(), "base_url": self.base_url}
 
     def _body(self, messages: list[dict[str, Any]], tools: list[Tool] | None) -> dict[str, Any]:
-        system, converted = to_anthropic_messages(messages)
+        system, converted = to_anthropic_messages(messages, images=self.supports_images)
         body: dict[str, Any] = {"model": self.model, "max_tokens": self.max_tokens, "messages": converted, "stream": True}
         if system:
             body["system"] = system

@@ -56,6 +56,7 @@ class Backend:
     supports_grammar: bool = False
     supports_routing: bool = False  # llama.cpp's own /completion: the constrained route (see `router`)
     context_window: int | None = None  # tokens the model can hold (llama.cpp's n_ctx), None when unknown
+    supports_images: bool = False  # the model sees images a tool returns (config: "vision"); else their placeholder
 
     async def start(self) -> None:
         """Open connections or load the model; raise `BackendError` with a readable reason."""
@@ -91,4 +92,6 @@ class Backend:
         described: dict[str, Any] = {"backend": self.name, "model": self.model, "native_tools": self.supports_tools}
         if self.context_window:
             described["n_ctx"] = self.context_window
+        if self.supports_images:
+            described["vision"] = True
         return described

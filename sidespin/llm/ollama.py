@@ -79,7 +79,7 @@ class OllamaBackend(HTTPBackend):
         return {**super().describe(), "host": self.host}
 
     def _body(self, messages: list[dict[str, Any]], tools: list[Tool] | None) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "messages": to_ollama_messages(messages), "stream": True}
+        body: dict[str, Any] = {"model": self.model, "messages": to_ollama_messages(messages, images=self.supports_images), "stream": True}
         if tools:
             body["tools"] = [to_ollama_tool(t) for t in tools]
         if self.options:

@@ -34,7 +34,7 @@ import aiohttp
 from loguru import logger
 
 from sidespin.errors import BackendError
-from sidespin.formats import parse_arguments, to_openai_tool
+from sidespin.formats import parse_arguments, to_openai_messages, to_openai_tool
 from sidespin.llm._http import (
     CONNECT_TIMEOUT,
     READ_TIMEOUT,
@@ -187,8 +187,8 @@ class OpenAIBackend(HTTPBackend):
             raise transport_error(error, self.label, url, "is the server running?") from None
 
     def _chat_body(self, messages: list[dict[str, Any]], tools: list[Tool] | None, grammar: Grammar | None) -> dict[str, Any]:
-        body: dict[str, Any] = {"messages": messages, "stream": True, "stream_options": {"include_usage": True},
-                                **self.options}
+        body: dict[str, Any] = {"messages": to_openai_messages(messages, images=self.supports_images), "stream": True,
+                                "stream_options": {"include_usage": True}, **self.options}
         if self.model:
             body["model"] = self.model
         if tools:
@@ -218,7 +218,7 @@ class OpenAIBackend(HTTPBackend):
     async def _render_prompt(self, session: aiohttp.ClientSession, messages: list[dict[str, Any]]) -> str:
         """The chat prompt as the server's own template writes it (llama.cpp's `/apply-template`)."""
         url = f"{self.root_url}/apply-template"
-        async with await post(session, url, {"messages": messages}) as response:
+        async with await post(session, url, {"messages": to_openai_messages(messages)}) as response:
             if response.status == 404:
                 raise BackendError(
                     f"{self.label} at {self.base_url} cannot apply a lazy grammar: it has no /apply-template "

@@ -5,7 +5,10 @@
     render_resource_contents(read_result.contents)   # -> texts, attachments (what a resource read gives)
     tool_from_mcp(listed, fn, source=..., timeout=...)   # a listed MCP tool -> a registry Tool
 
-An attachment is `{"type": "image"|"audio", "mimeType", "data"}` (base64), and its text a placeholder.
+An attachment is `{"type": "image"|"audio", "mimeType", "data"}` (base64), and its text a placeholder;
+an embedded resource is also `{"type": "resource", "uri", "mimeType", "text"}`, for the page to show.
+A result's `structuredContent` is kept as `ToolResult.structured`: it is the model's text when the
+result has no text, and is added to the text when no text block already says it.
 """
 
 from __future__ import annotations
@@ -46,7 +49,10 @@ def render_blocks(blocks: list[types.ContentBlock]) -> tuple[list[str], list[dic
         elif isinstance(block, types.ResourceLink):
             texts.append(f"[resource: {block.name}]({block.uri})")
         elif isinstance(block, types.EmbeddedResource):
-            texts.append(_resource_text(block))
+            text = _resource_text(block)
+            attachments.append({"type": "resource", "uri": str(block.resource.uri),
+                                "mimeType": block.resource.mime_type or "", "text": text})
+            texts.append(text)
     return texts, attachments
 
 
@@ -74,12 +80,14 @@ def render_result(result: types.CallToolResult, call: ToolCall) -> ToolResult:
     """Turn an MCP tool result into what the model reads: text, placeholders, JSON; images as attachments."""
     texts, attachments = render_blocks(result.content)
     structured = result.structured_content
-    if structured is not None and not any(_same_json(text, structured) for text in texts):
+    if structured is not None and texts and not any(_same_json(text, structured) for text in texts):
         texts.append(json.dumps(structured, ensure_ascii=False))
     text = "\n".join(texts)
     if result.is_error:
-        return ToolResult(call=call, error=text or "the tool reported an error", attachments=attachments, kind="failed")
-    return ToolResult(call=call, output=text, attachments=attachments)
+        error = text or (json.dumps(structured, ensure_ascii=False) if structured is not None else "")
+        return ToolResult(call=call, error=error or "the tool reported an error", attachments=attachments,
+                          kind="failed", structured=structured)
+    return ToolResult(call=call, output=text, attachments=attachments, structured=structured)
 
 
 def _same_json(text: str, value: Any) -> bool:

@@ -180,7 +180,8 @@ def call_result(result: ToolResult) -> types.CallToolResult:
         return types.CallToolResult(content=[types.TextContent(text=result.error or "error")], is_error=True)
     if isinstance(result.output, types.CallToolResult):
         return result.output  # a tool that speaks MCP content itself (images, audio, resources) is passed through
-    structured = result.output if isinstance(result.output, dict) else None
+    structured = result.structured if result.structured is not None else (
+        result.output if isinstance(result.output, dict) else None)
     return types.CallToolResult(content=_content(result), structured_content=structured)
 
 

@@ -187,6 +187,7 @@ class ToolRegistry:
             if isinstance(result.output, ToolResult):  # an MCP tool hands back a whole result
                 whole = result.output
                 result.output, result.error, result.attachments = whole.output, whole.error, whole.attachments
+                result.structured = whole.structured
                 if whole.error is not None:
                     result.kind = whole.kind or "failed"
         except ToolError as error:
@@ -242,10 +243,10 @@ class ToolRegistry:
 
 
 def _drop_large_attachments(result: ToolResult) -> None:
-    """Leave out attachments over MAX_ATTACHMENT_CHARS of base64; the text says which."""
+    """Leave out attachments over MAX_ATTACHMENT_CHARS (of base64, or a resource's text); the text says which."""
     kept: list[dict[str, Any]] = []
     for attachment in result.attachments:
-        size = len(attachment.get("data") or "")
+        size = len(attachment.get("data") or attachment.get("text") or "")
         if size <= MAX_ATTACHMENT_CHARS:
             kept.append(attachment)
             continue

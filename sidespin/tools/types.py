@@ -64,7 +64,10 @@ class ToolCall:
 class ToolResult:
     """What came back from running a `ToolCall`: an output or an error, and how long it took.
 
-    `kind` says what sort of error it is (None when the call succeeded).
+    `kind` says what sort of error it is (None when the call succeeded). `attachments` are
+    `{"type": "image"|"audio", "mimeType", "data"}` (base64) for the page and a model with vision, or
+    `{"type": "resource", "uri", "mimeType", "text"}` for the page; `structured` is an MCP server's
+    `structuredContent`, the model's text when the result has none of its own.
     """
 
     call: ToolCall
@@ -74,6 +77,7 @@ class ToolResult:
     attachments: list[dict[str, Any]] = field(default_factory=list)
     kind: ErrorKind | None = None
     reused: bool = False  # a result recorded earlier, given again instead of running the call (an edited turn)
+    structured: Any = None  # an MCP result's structuredContent, kept as the server gave it
 
     @property
     def ok(self) -> bool:
@@ -83,6 +87,8 @@ class ToolResult:
         """The result as the model reads it in a tool message."""
         if self.error is not None:
             return f"Error: {self.error}"
+        if self.output in (None, "") and self.structured is not None:
+            return json.dumps(self.structured, ensure_ascii=False, default=str)
         if isinstance(self.output, str):
             return self.output
         return json.dumps(self.output, ensure_ascii=False, default=str)

@@ -25,6 +25,7 @@ from sidespin.events import (
     TurnDone,
     Usage,
 )
+from sidespin.formats import ATTACHMENTS
 from sidespin.protocol import poke_target
 from sidespin.record import TurnRecord
 from sidespin.tools import ToolCall, ToolResult
@@ -383,6 +384,7 @@ class Turn:
         calls: list[Proposal] = []
         results: dict[str, Result] = {}
         started = self.started()
+        details = {n["result"]: n for n in self.notes() if isinstance(n.get("result"), str)}
 
         def flush(final: bool) -> None:
             text = "".join(content).strip()
@@ -405,7 +407,12 @@ class Turn:
                     else:
                         continue  # still waiting: the rally finds it as a pending call
                     name = result.tool if result is not None else proposal.call.name
-                    messages.append({"role": "tool", "tool_call_id": proposal.call.id, "name": name, "content": reply})
+                    message = {"role": "tool", "tool_call_id": proposal.call.id, "name": name, "content": reply}
+                    images = [a for a in details.get(proposal.call.id, {}).get("attachments") or []
+                              if isinstance(a, dict) and a.get("type") == "image" and a.get("data")]
+                    if result is not None and images:
+                        message[ATTACHMENTS] = images  # for a model with vision (see sidespin.formats)
+                    messages.append(message)
             elif text:
                 messages.append({"role": "assistant", "content": text})
             for orphan in results.values():

@@ -12,7 +12,7 @@ import json
 from typing import Any
 
 from fasthtml.common import (
-    Button, Details, Div, Form, Hidden, Img, NotStr, Option, Pre, Select, Span, Summary, Textarea,
+    Audio, Button, Details, Div, Form, Hidden, Img, NotStr, Option, Pre, Select, Span, Summary, Textarea,
 )
 from markdown_it import MarkdownIt
 
@@ -78,9 +78,7 @@ def ToolCard(card: CallRecord, **kwargs: Any):
     body = [Div(Span("arguments", cls="k"), Pre(card.arguments), cls="args")]
     if card.status in ("done", "error", "interrupted"):
         body.append(Div(Span("error" if card.status == "error" else "result", cls="k"), Pre(card.result), cls="result"))
-    for item in card.attachments:
-        if item.get("type") == "image" and item.get("data"):
-            body.append(Img(src=f"data:{item.get('mimeType', 'image/png')};base64,{item['data']}", cls="attachment"))
+    body += [Attachment(item) for item in card.attachments]
     if card.status == "waiting":
         body.append(ApprovalButtons(card))
     if card.status == "interrupted":
@@ -94,6 +92,19 @@ def ToolCard(card: CallRecord, **kwargs: Any):
         data_call_id=call.id, **({"open": True} if card.status == "waiting" else {}),  # its buttons in sight
         **kwargs,
     )
+
+
+def Attachment(item: dict[str, Any]):
+    """What a tool returned besides its text: an image, a sound to play, or a resource's URI and text."""
+    kind, data = item.get("type"), item.get("data")
+    if kind == "image" and data:
+        return Img(src=f"data:{item.get('mimeType') or 'image/png'};base64,{data}", cls="attachment")
+    if kind == "audio" and data:
+        return Audio(controls=True, src=f"data:{item.get('mimeType') or 'audio/wav'};base64,{data}", cls="attachment")
+    if kind == "resource":
+        return Div(Span("resource", cls="k"), Span(str(item.get("uri", "")), cls="uri"),
+                   Pre(str(item.get("text", ""))), cls="attachment resource")
+    return ""
 
 
 def ApprovalButtons(card: CallRecord):

@@ -184,7 +184,18 @@ def test_results_become_text_attachments_and_json() -> None:
         "the note",
         '{"answer": 42}',
     ]
-    assert result.attachments == [{"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="}]
+    assert result.attachments == [
+        {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="},
+        {"type": "resource", "uri": "test://note", "mimeType": "", "text": "the note"},  # for the tool card
+    ]
+    assert result.structured == {"answer": 42}
+
+
+def test_structured_content_is_kept_and_is_the_text_when_there_is_no_other() -> None:
+    result = render_result(types.CallToolResult(content=[], structured_content={"rows": [1, 2]}),
+                           ToolCall(name="t", arguments={}))
+    assert result.structured == {"rows": [1, 2]}
+    assert result.text() == '{"rows": [1, 2]}'
 
 
 def test_structured_content_already_in_the_text_is_not_repeated() -> None:

@@ -23,7 +23,8 @@ def test_every_response_carries_the_strict_headers(echo_model, data_dir):
                              ("POST", "/mcp-tool-executor"), ("GET", "/")]:
             _, headers, _ = raw_request(base, method, path, b"{}" if method == "POST" else None)
             csp = headers["content-security-policy"]
-            for rule in ("default-src 'self'", "script-src 'self'", "img-src 'self' data:", "frame-ancestors 'none'"):
+            for rule in ("default-src 'self'", "script-src 'self'", "img-src 'self' data:", "media-src data:",
+                         "frame-ancestors 'none'"):
                 assert rule in csp, (path, csp)
             assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
             assert headers["x-frame-options"] == "DENY"
