@@ -139,7 +139,9 @@ class TurnBoard:
         transcript = engine.store.load(conversation.id)
         control = TurnControl(engine.settings.turn_seconds, engine.settings.turn_tokens)
         if user_text is not None or play.get("poke_tool"):
-            live = LiveTurn(conversation.id, transcript.next_user_index(), control)
+            # a turn still queued has not written its question yet: the next one comes after it
+            queued = [turn.index + 1 for turn in self.running(conversation.id)]
+            live = LiveTurn(conversation.id, max([transcript.next_user_index(), *queued]), control)
         else:
             index = max(0, len(transcript.turns) - 1)
             seed = transcript.record(index, ended=False) if transcript.turns else None
