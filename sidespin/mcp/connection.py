@@ -284,17 +284,22 @@ class Connection:
         logger.warning("MCP_CALL_TIMEOUT {} {} after {:g}s without an answer or progress", self.name, tool, timeout)
         raise ToolTimeout(tool, timeout)
 
+    async def _session(self, restarted: bool) -> tuple[int, Client, bool]:
+        """The session to send on and its generation; a missing one is started again, once per request
+        (`restarted` says whether this request restarted it already, and is returned updated)."""
+        generation, client = self.generation, self.client
+        if client is not None:
+            return generation, client, restarted
+        if restarted:
+            raise MCPServerError(f"MCP server {self.name!r} is not available: {self.error}")
+        await self.restart(generation, self.error or "not connected")
+        return await self._session(True)
+
     async def call(self, tool: str, arguments: dict[str, Any], timeout: float) -> types.CallToolResult:
         """Call a tool; a lost session is restarted once and the call retried."""
         restarted = False
         while True:
-            generation, client = self.generation, self.client
-            if client is None:
-                if restarted:
-                    raise MCPServerError(f"MCP server {self.name!r} is not available: {self.error}")
-                await self.restart(generation, self.error or "not connected")
-                restarted = True
-                continue
+            generation, client, restarted = await self._session(restarted)
             try:
                 return await self._call_once(client, tool, arguments, timeout)
             except ValidationError as error:
@@ -320,13 +325,7 @@ class Connection:
         """
         restarted = False
         while True:
-            generation, client = self.generation, self.client
-            if client is None:
-                if restarted:
-                    raise MCPServerError(f"MCP server {self.name!r} is not available: {self.error}")
-                await self.restart(generation, self.error or "not connected")
-                restarted = True
-                continue
+            generation, client, restarted = await self._session(restarted)
             try:
                 with anyio.fail_after(self.config.timeout):
                     return await send(client)
