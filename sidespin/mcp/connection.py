@@ -34,7 +34,9 @@ from sidespin.errors import MCPServerError, ToolFailed, ToolTimeout
 from sidespin.mcp.catalog import Catalog, prompt_row, resource_row, template_row
 from sidespin.mcp.config import ServerConfig
 
-__all__ = ["Connection", "STARTUP_TIMEOUT"]
+__all__ = ["Connection", "STARTUP_TIMEOUT", "ServerStatus"]
+
+ServerStatus = Literal["starting", "ready", "failed", "restarting", "needs sign-in"]
 
 STARTUP_TIMEOUT = 10.0
 """Seconds a server gets to connect, negotiate and list its tools."""
@@ -121,12 +123,19 @@ async def _list_catalog(client: Client, server: str) -> Catalog:
 class Connection:
     """One configured server: the task that holds its session open, and how to restart it."""
 
-    def __init__(self, config: ServerConfig, elicitation: ElicitationFnT | None, startup_timeout: float) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        elicitation: ElicitationFnT | None,
+        startup_timeout: float,
+        on_change: Callable[[Connection], None] | None = None,
+    ) -> None:
         self.config = config
         self.client: Client | None = None
         self.tools: list[types.Tool] = []
-        self.status = "starting"
+        self._status: ServerStatus = "starting"
         self.error: str | None = None
+        self._on_change = on_change
         self.generation = 0
         self._elicitation = elicitation
         self._startup_timeout = startup_timeout
@@ -139,6 +148,17 @@ class Connection:
     @property
     def name(self) -> str:
         return self.config.name
+
+    @property
+    def status(self) -> ServerStatus:
+        return self._status
+
+    @status.setter
+    def status(self, status: ServerStatus) -> None:
+        """Every change of status is told to the manager (which keeps the registry and the page in step)."""
+        self._status = status
+        if self._on_change is not None:
+            self._on_change(self)
 
     def offers(self, capability: Literal["resources", "prompts"]) -> bool:
         """Whether the connected server declared this capability (a server without it is asked nothing)."""
@@ -193,7 +213,7 @@ class Connection:
                 if not ready.done():
                     ready.set_result(reason)
                 else:
-                    self.status, self.error = "failed", self._with_stderr(f"connection lost: {reason}")
+                    self.error, self.status = self._with_stderr(f"connection lost: {reason}"), "failed"
                     logger.warning("MCP_SERVER_FAILED {}: {}", self.name, self.error)
             finally:
                 self.client = None
@@ -201,7 +221,7 @@ class Connection:
     async def start(self) -> None:
         """Connect, negotiate and list tools within the startup timeout; a failure is recorded, not raised."""
         self.generation += 1
-        self.status, self.error = ("restarting" if self.generation > 1 else "starting"), None
+        self.error, self.status = None, ("restarting" if self.generation > 1 else "starting")
         logger.info(
             "MCP_SERVER_START {} transport={} timeout={:g}s", self.name, self.config.transport, self._startup_timeout
         )
@@ -228,7 +248,7 @@ class Connection:
             )
             return
         await self.stop()
-        self.status, self.error = "failed", self._with_stderr(reason)
+        self.error, self.status = self._with_stderr(reason), "failed"
         logger.error("MCP_SERVER_FAILED {}: {}", self.name, self.error)
 
     def _with_stderr(self, reason: str) -> str:

@@ -49,9 +49,32 @@ class MCPManager:
         startup_timeout: float = STARTUP_TIMEOUT,
     ) -> None:
         self._connections = {
-            config.name: Connection(config, elicitation, startup_timeout) for config in configs if not config.disabled
+            config.name: Connection(config, elicitation, startup_timeout, self._changed)
+            for config in configs
+            if not config.disabled
         }
         self._strict = strict
+        self._registry: ToolRegistry | None = None
+        self.version = 0
+        """Counts every change of any server's status; the page's server panel redraws when it moves."""
+        self._change = asyncio.Event()
+
+    def _changed(self, connection: Connection) -> None:
+        """A server's status moved: when it is ready its current tools replace what it had in the registry,
+        and watchers are woken. A failed server keeps its tools: calling one tries a restart and says
+        why it failed."""
+        if self._registry is not None and connection.status == "ready":
+            self._registry.remove_source(f"mcp:{connection.name}")
+            self._register(self._registry, connection)
+        self.version += 1
+        self._change.set()
+        self._change = asyncio.Event()
+
+    async def wait_for_change(self, seen: int) -> int:
+        """Wait until `version` differs from `seen` (returns at once if it already does); the new version."""
+        while self.version == seen:
+            await self._change.wait()
+        return self.version
 
     async def __aenter__(self) -> MCPManager:
         try:
@@ -177,15 +200,29 @@ class MCPManager:
         return call_mcp_tool
 
     def register_into(self, registry: ToolRegistry) -> list[Tool]:
-        """Add every ready server's tools to `registry` as `mcp:<server>`; clashing names become `server__tool`."""
+        """Add every ready server's tools to `registry` as `mcp:<server>`; clashing names become `server__tool`.
+
+        From then on the registry follows the servers: one that becomes ready (started late,
+        restarted, signed in) puts its current tools in.
+        """
+        self._registry = registry
         added: list[Tool] = []
-        for name, connection in self._connections.items():
-            for listed in connection.tools:
-                item = tool_from_mcp(
+        for connection in self._connections.values():
+            if connection.status == "ready":
+                added.extend(self._register(registry, connection))
+        return added
+
+    def _register(self, registry: ToolRegistry, connection: Connection) -> list[Tool]:
+        name = connection.name
+        return [
+            registry.add(
+                tool_from_mcp(
                     listed,
                     self._tool_fn(name, listed.name),
                     source=f"mcp:{name}",
                     timeout=max(_HARD_CAP, connection.config.timeout),
-                )
-                added.append(registry.add(item, server=name))
-        return added
+                ),
+                server=name,
+            )
+            for listed in connection.tools
+        ]
