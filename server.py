@@ -31,6 +31,7 @@ from sidespin.logs import LogHub, setup_logging
 from sidespin.mcp import build_mcp_server
 from sidespin.tools import ToolCall, ToolRegistry, coerce_arguments
 from sidespin.web import models as model_picker
+from sidespin.web import servers as servers_web
 from sidespin.web import sidebar
 from sidespin.web import versions as versions_web
 from sidespin.web.live import TurnBoard, user_dom_id
@@ -120,6 +121,7 @@ app, rt = fast_app(
         Meta(name="htmx-config",
              content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}'),
         Link(rel="stylesheet", href="/static/app.css"),
+        Link(rel="stylesheet", href="/static/servers.css"),
         Link(rel="icon", href="data:,"),  # no favicon request, no 404 in the console
         Script(src="/static/htmx.min.js"),
         Script(src="/static/htmx-ext-sse.min.js"),
@@ -134,6 +136,7 @@ app.routes.insert(0, Route("/mcp", endpoint=MCPMount(), methods=["GET", "POST", 
 app.routes.insert(1, Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"))
 versions_web.install(rt)  # edit, regenerate, fork, export, import
 sidebar.install(rt)  # search, rename, delete, trash, restore
+servers_web.install(rt)  # the Servers panel: status, restart, tools on/off, the tool list's cost
 
 
 def engine_of(request: Request) -> Engine:
@@ -206,12 +209,13 @@ async def chat(cid: str, request: Request):
         return Title("sidespin"), Main(H1("This conversation cannot be shown"), Pre(str(error)),
                                        A("← back to the chat", href="/"), cls="logs-page")
     return Title("sidespin"), Div(
-        sidebar.Sidebar(engine.listing(), conversation.id, len(engine.store.trashed())),
+        sidebar.Sidebar(engine.listing(), conversation.id, len(engine.store.trashed()),
+                        await servers_web.ServersPanel(engine, conversation.id, transcript)),
         Main(
             Header(H1("sidespin"), model_picker.ModelPicker(engine, conversation.id),
                    versions_web.ExportLink(conversation.id), StatusDot()),
             Section(*ChatHistory(transcript, running, conversation.id), id="chat"),
-            Composer(conversation.id, engine.registry.names()),
+            Composer(conversation.id, engine.registry_for(transcript).names()),
             cls="main",
         ),
         cls="layout",
@@ -259,6 +263,8 @@ async def poke(cid: str, request: Request, tool: str = "get_cat_fact", arguments
         return refusal
     if tool not in engine.registry:
         return ErrorText(f"no tool named {tool!r} is loaded", 404)
+    if tool in engine.tools_off(engine.store.load(conversation.id)):
+        return ErrorText(f"the tool {tool!r} is switched off for this conversation (Servers panel)", 409)
     parsed = json_object(arguments, "arguments")
     turn = board_of(request).start(conversation, None, poke_tool=tool, poke_arguments=parsed)
     return ChatMessage("user", Div(f"🏓 Poke: call {tool}", cls="user-text")), LiveAnswer(turn)

@@ -34,7 +34,10 @@ from sidespin.search import INDEX_FILE, SearchIndex
 from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult, load_plugins, plugins_dir
 from sidespin.transcript import INTERRUPTED, Transcript, TranscriptRecorder, TranscriptStore
 
-__all__ = ["Engine", "Decision", "open_mcp"]
+__all__ = ["Engine", "Decision", "open_mcp", "TOOLS_OFF"]
+
+TOOLS_OFF = "tools_off"
+"""The transcript note listing the tools a person switched off for the conversation."""
 
 
 @dataclass
@@ -128,6 +131,31 @@ class Engine:
         return (f"the tool {tool.name!r} needs a person's approval on the chat page, so it is not run for outside "
                 f'callers; to allow it, set "tools": {{"{tool.name}": {{"approval": "auto"}}}} in config.json')
 
+    # ---- tools switched off, per conversation ----
+
+    def tools_off(self, transcript: Transcript) -> list[str]:
+        """The tools a person switched off for this conversation (its `tools_off` note)."""
+        names = transcript.meta.get(TOOLS_OFF)
+        return [name for name in names if isinstance(name, str)] if isinstance(names, list) else []
+
+    def registry_for(self, transcript: Transcript) -> ToolRegistry:
+        """The tools this conversation's model is offered: every tool but those switched off."""
+        return self.registry.without(self.tools_off(transcript))
+
+    def switch_tool(self, conversation_id: str, name: str, on: bool) -> list[str]:
+        """Switch a tool on or off for a conversation, in its transcript; the tools now off.
+
+        Raises TranscriptError for an unknown conversation, ToolNotFound for an unknown tool.
+        """
+        if name not in self.registry:
+            self.registry.get(name)  # its ToolNotFound, naming the known tools
+        transcript = self.store.load(conversation_id)
+        off = sorted({n for n in self.tools_off(transcript) if n != name} | (set() if on else {name}))
+        transcript.set_meta(TOOLS_OFF, off or None)
+        self.store.save(conversation_id, transcript)
+        logger.info("TOOL_SWITCHED {} {} conv={}", name, "on" if on else "off", conversation_id)
+        return off
+
     # ---- conversations ----
 
     def conversation(self, conversation_id: str | None = None) -> Conversation:
@@ -220,9 +248,10 @@ class Engine:
         recorder.model_name = model = self.pool.choose(transcript.meta.get("model"))
         conversation.messages = transcript.to_messages(summarize_after=self.settings.summarize_after or None)
         approvals = self.approvals(transcript)
+        registry = self.registry_for(transcript)
         if poke_tool:
             # only the asked-for tool: a short prompt is a fast prefill (the grammar admits no other tool)
-            user_text = poke_prompt([self.registry.get(poke_tool)], tool_name=poke_tool, arguments=poke_arguments)
+            user_text = poke_prompt([registry.get(poke_tool)], tool_name=poke_tool, arguments=poke_arguments)
         if user_text is not None:
             recorder.user(user_text)
         try:
@@ -234,7 +263,7 @@ class Engine:
                 conversation,
                 user_text,
                 backend=self.pool.backend(model),
-                registry=self.registry,
+                registry=registry,
                 options=replace(self.options(keep_turns, reuse), mode=self.pool.rung(model).name),
                 policy=approvals.policy_for,
                 decisions=decisions,

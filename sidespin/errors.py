@@ -8,6 +8,7 @@ response, SSE event, CLI) turns it into a message with `str(error)`.
     ├── ToolError
     │   ├── MalformedToolCall       the model wrote a call we cannot read
     │   ├── ToolNotFound            the call names a tool nobody registered
+    │   ├── ToolSwitchedOff         the tool is switched off for this conversation
     │   ├── BadArguments            arguments that do not fit the tool's schema
     │   ├── ToolFailed              the tool itself raised or reported an error
     │   └── ToolTimeout             the tool did not answer in time
@@ -24,6 +25,7 @@ __all__ = [
     "ToolError",
     "MalformedToolCall",
     "ToolNotFound",
+    "ToolSwitchedOff",
     "BadArguments",
     "ToolFailed",
     "ToolTimeout",
@@ -58,6 +60,15 @@ class ToolNotFound(ToolError):
     def __init__(self, name: str, known: list[str] | None = None) -> None:
         hint = f" (known tools: {', '.join(sorted(known))})" if known else ""
         super().__init__(f"no tool named {name!r}{hint}")
+        self.name = name
+
+
+class ToolSwitchedOff(ToolError):
+    """A person switched the tool off for this conversation (the servers panel)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"the tool {name!r} is switched off for this conversation; "
+                         "a person can switch it on in the Servers panel")
         self.name = name
 
 

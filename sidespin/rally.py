@@ -413,7 +413,8 @@ class _Turn:
             logger.warning("MCP_BLOCK_MALFORMED {}", reason)
             return [MalformedCall(block.raw, reason)]
         try:
-            call = parse_request(block.raw, self.registry)
+            # read against every tool: a call to one switched off is then refused as such, not as unknown
+            call = parse_request(block.raw, self.registry.base)
         except MalformedToolCall as error:
             logger.warning("MCP_BLOCK_MALFORMED {}", error.reason)
             return [MalformedCall(block.raw, error.reason)]

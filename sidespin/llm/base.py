@@ -84,6 +84,10 @@ class Backend:
         """A `sidespin.route.Router` over this model, for backends with `supports_routing`."""
         raise BackendError(f"the {self.name} backend has no constrained route; use tool_mode native or xml")
 
+    async def count_tokens(self, text: str) -> int | None:
+        """How many tokens `text` is for this model, by its own tokenizer; None when the backend has none."""
+        return None
+
     def not_started(self) -> BackendError:
         """The error for a backend used before `start()` (or after `aclose()`)."""
         return BackendError(f"the {self.name} backend is not started: use `async with backend:` or call start()")

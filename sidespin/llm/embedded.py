@@ -239,6 +239,9 @@ class EmbeddedBackend(Backend):
         await self._llama.slot("save", filename)
         logger.info("ROUTE_PREFIX_SAVED {} in {:.2f}s", filename, asyncio.get_running_loop().time() - started)
 
+    async def count_tokens(self, text: str) -> int | None:
+        return await self._client.count_tokens(text) if self._client is not None else None
+
     def describe(self) -> dict[str, Any]:
         where = str(self.model_path) if self.model_path else f"{DEFAULT_MODEL_FILE} ({DEFAULT_MODEL}, sha256 checked)"
         described = {**super().describe(), "grammar": True, "model_path": where}

@@ -242,6 +242,16 @@ class OpenAIBackend(HTTPBackend):
             raise BackendError(f"{self.label} answered /tokenize without tokens: {str(answer)[:200]}")
         return len(tokens)
 
+    async def count_tokens(self, text: str) -> int | None:
+        """A llama.cpp server counts with its own tokenizer; any other server has none to ask."""
+        if not self.count_usage:
+            return None
+        try:
+            return await self._tokens(self._require_session(), text)
+        except (BackendError, aiohttp.ClientError, TimeoutError) as error:
+            logger.warning("LLM_TOKENS_UNCOUNTED {} {}", self.name, error)
+            return None
+
     async def _counted_usage(self, session: aiohttp.ClientSession, body: dict[str, Any], written: str) -> TokenUsage | None:
         """The usage the server did not report, counted by its own tokenizer; None if it cannot count."""
         try:

@@ -22,7 +22,7 @@ from mcp.client.session import ElicitationFnT
 from sidespin.errors import MCPServerError, ToolFailed
 from sidespin.mcp.catalog import Catalog, PromptMessage, Reading, prompt_messages, reading
 from sidespin.mcp.config import ServerConfig
-from sidespin.mcp.connection import STARTUP_TIMEOUT, Connection
+from sidespin.mcp.connection import STARTUP_TIMEOUT, Connection, ServerStatus
 from sidespin.mcp.content import render_result, tool_from_mcp
 from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult
 
@@ -48,11 +48,15 @@ class MCPManager:
         elicitation: ElicitationFnT | None = None,
         startup_timeout: float = STARTUP_TIMEOUT,
     ) -> None:
+        configs = list(configs)
         self._connections = {
             config.name: Connection(config, elicitation, startup_timeout, self._changed)
             for config in configs
             if not config.disabled
         }
+        self.disabled = [config for config in configs if config.disabled]
+        """Servers mcp.json lists with `"disabled": true`: never started, shown greyed on the page."""
+        self._restarts: dict[str, asyncio.Task[None]] = {}
         self._strict = strict
         self._registry: ToolRegistry | None = None
         self.version = 0
@@ -93,6 +97,11 @@ class MCPManager:
 
     async def aclose(self) -> None:
         """Close every session and end every child process (shielded, so Ctrl-C cannot leave orphans)."""
+        restarts = [task for task in self._restarts.values() if not task.done()]
+        for task in restarts:
+            task.cancel()
+        if restarts:
+            await asyncio.wait(restarts)
         closing = asyncio.gather(*(connection.close() for connection in self._connections.values()))
         try:
             await asyncio.shield(closing)
@@ -117,6 +126,23 @@ class MCPManager:
             }
             for name, c in self._connections.items()
         }
+
+    async def restart_server(self, server: str) -> ServerStatus:
+        """Restart a server by a person's choice (a failed one too) and return its status after.
+
+        Presses while it restarts join that restart instead of starting another. Bounded by the
+        server's own stop and start timeouts; the restart goes on if the caller stops waiting.
+        Raises MCPServerError for a server mcp.json does not list.
+        """
+        connection = self._connection(server)
+        task = self._restarts.get(server)
+        if task is None or task.done():
+            task = asyncio.create_task(
+                connection.restart(connection.generation, "a person asked for a restart"), name=f"mcp-restart-{server}"
+            )
+            self._restarts[server] = task
+        await asyncio.shield(task)
+        return connection.status
 
     def _connection(self, server: str) -> Connection:
         try:

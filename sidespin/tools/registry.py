@@ -20,11 +20,11 @@ import contextvars
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from loguru import logger
 
-from sidespin.errors import BadArguments, MalformedToolCall, ToolError, ToolNotFound, ToolTimeout
+from sidespin.errors import BadArguments, MalformedToolCall, ToolError, ToolNotFound, ToolSwitchedOff, ToolTimeout
 from sidespin.tools.schema import coerce_arguments
 from sidespin.tools.types import (
     DEFAULT_MAX_RESULT_CHARS,
@@ -93,6 +93,7 @@ def current_cancellation() -> Cancellation:
 _ERROR_KINDS: tuple[tuple[type[ToolError], ErrorKind], ...] = (
     (MalformedToolCall, "malformed"),
     (ToolNotFound, "not_found"),
+    (ToolSwitchedOff, "denied"),
     (BadArguments, "bad_arguments"),
     (ToolTimeout, "timeout"),
 )
@@ -120,8 +121,27 @@ class ToolRegistry:
         self.max_result_chars = max_result_chars
         self.max_workers = max_workers
         self._pool: ThreadPoolExecutor | None = None
+        self.base = self
+        """The registry this one views (`without`); itself for a registry that owns its tools."""
+        self._off: frozenset[str] = frozenset()
         for item in tools or []:
             self.add(item)
+
+    def without(self, names: Iterable[str]) -> ToolRegistry:
+        """A view for one conversation in which the tools named are switched off: not listed, not
+        `in` it, and a call to one is refused as switched off. It shares this registry's tools (a
+        server restarted meanwhile shows through) and its threads; closing it closes nothing."""
+        base = self.base
+        off = frozenset(names)
+        if not off:
+            return base
+        view = ToolRegistry(max_result_chars=base.max_result_chars, max_workers=base.max_workers)
+        view._tools, view._off, view.base = base._tools, off, base
+        return view
+
+    @property
+    def switched_off(self) -> frozenset[str]:
+        return self._off
 
     def __enter__(self) -> ToolRegistry:
         return self
@@ -137,6 +157,8 @@ class ToolRegistry:
 
     def _workers(self) -> ThreadPoolExecutor:
         # made on first use: a registry that only holds async (MCP) tools never starts a thread
+        if self.base is not self:
+            return self.base._workers()
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=self.max_workers, thread_name_prefix="sidespin-tool")
         return self._pool
@@ -157,22 +179,24 @@ class ToolRegistry:
             del self._tools[name]
 
     def get(self, name: str) -> Tool:
+        if name in self._off and name in self._tools:
+            raise ToolSwitchedOff(name)
         try:
             return self._tools[name]
         except KeyError:
-            raise ToolNotFound(name, list(self._tools)) from None
+            raise ToolNotFound(name, self.names()) from None
 
     def __contains__(self, name: object) -> bool:
-        return name in self._tools
+        return name in self._tools and name not in self._off
 
     def __iter__(self) -> Iterator[Tool]:
-        return iter(list(self._tools.values()))
+        return iter([t for t in list(self._tools.values()) if t.name not in self._off])
 
     def __len__(self) -> int:
-        return len(self._tools)
+        return len(self.names())
 
     def names(self) -> list[str]:
-        return list(self._tools)
+        return [name for name in list(self._tools) if name not in self._off]
 
     async def execute(self, call: ToolCall, *, timeout: float = DEFAULT_TIMEOUT) -> ToolResult:
         """Run one call; every failure becomes a `ToolResult` with an error the model can read and its `kind`."""

@@ -273,10 +273,10 @@ class TurnWatch:
         return []
 
 
-def PokeTool(tool_names: list[str]):
+def PokeTool(tool_names: list[str], **kwargs: Any):
     """Which tool the Poke button asks the model to call (get_cat_fact, the seed's, by default)."""
     return Select(*[Option(name, value=name, selected=name == "get_cat_fact") for name in tool_names],
-                  id="poke-tool", name="tool", title="the tool Poke asks for")
+                  id="poke-tool", name="tool", title="the tool Poke asks for", **kwargs)
 
 
 def Composer(cid: str, tool_names: list[str]):

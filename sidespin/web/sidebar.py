@@ -118,12 +118,14 @@ def SearchBox(current: str):
                  hx_trigger="input changed delay:200ms, search", hx_target="#conversations", hx_swap="outerHTML")
 
 
-def Sidebar(listing: Listing, current: str, trashed: int = 0):
+def Sidebar(listing: Listing, current: str, trashed: int = 0, panel: Any = None):
+    """`panel`: a collapsible section under the list (the Servers panel)."""
     return Div(
         # an ASCII plus: Debian's fonts have no fullwidth ＋ (U+FF0B), which drew as an empty box
         Form(Button("+ New chat", cls="new-chat"), method="post", action="/new"),
         SearchBox(current),
         ConversationGroups(listing, current),
+        panel,
         A(f"🗑 Trash ({trashed})" if trashed else "🗑 Trash", href=trash.to(), cls="trash-link"),
         ImportForm(),
         Footer(A("tools", href="/tools"), " · ", A("health", href="/health"), " · ", A("logs", href="/logs")),

@@ -1,0 +1,309 @@
+"""The Servers panel: each MCP server's status, its tools with a switch each, and what the tool list costs.
+
+A collapsible section of the sidebar. Per configured server: a coloured dot and its status
+(starting, ready, failed, restarting, needs sign-in), transport, tool count and protocol; for a
+failed server its reason and stderr tail; **Restart**; **Sign in** for one that needs it. Servers
+mcp.json lists as disabled are shown greyed. The built-in plugins are a group of their own
+("plugins"), so their tools can be switched off too.
+
+A switch applies to the open conversation and is kept in its transcript (`tools_off` note,
+`Engine.switch_tool`): a tool switched off is not offered to the model at all, and a call to it
+anyway is refused. The panel's first line says how many tokens the tool list costs the model in
+the mode it plays (the XML teaching prompt, the route's prompt, or the native JSON schemas),
+counted by the model's own tokenizer where the backend has one, else estimated (chars / 4, "≈").
+
+Routes, added to the app by `install(rt)`:
+
+    GET  /servers/panel?cid=…   the panel's body (what the live stream sends)
+    GET  /servers/live?cid=…    SSE: the body again whenever a server's status changes; a heartbeat
+    POST /servers/restart       server, cid: restart a server (a failed one too); the new body
+    POST /servers/tool          cid, tool, on ("1" or nothing): switch a tool for the conversation; the new body
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from fasthtml.common import (
+    A, APIRouter, Button, Details, Div, EventStream, Input, Label, Li, P, Pre, Span, Summary, Ul, sse_message,
+)
+from loguru import logger
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from sidespin.errors import MCPServerError, ToolNotFound, TranscriptError
+from sidespin.formats import to_openai_tool
+from sidespin.protocol import teaching_prompt
+from sidespin.route import Router
+from sidespin.tools import Tool
+from sidespin.web.page import PokeTool
+
+if TYPE_CHECKING:
+    from sidespin.engine import Engine
+    from sidespin.transcript import Transcript
+
+__all__ = ["ServersPanel", "ServersBody", "tool_list_cost", "install"]
+
+HEARTBEAT = 15.0  # seconds between two keep-alive comments of the live stream
+MAX_ERROR_CHARS = 4000  # of a failed server's reason and stderr tail, as shown
+COUNT_TIMEOUT = 5.0  # seconds the model's tokenizer gets before the estimate is shown instead
+PLUGINS = "plugins"
+
+ar = APIRouter()
+
+
+def install(rt: Any) -> None:
+    """Add the panel's routes to the app whose `rt` (FastHTML's `app.route`) this is."""
+    ar.to_app(rt.__self__)
+
+
+# ---------------------------------------------------------------- the cost of the tool list
+
+@dataclass
+class Cost:
+    """Tokens the tool list costs the model: `counted` by its tokenizer, else estimated."""
+
+    tokens: int
+    counted: bool
+    mode: str
+
+    def line(self) -> str:
+        where = {"native": "native tool schemas", "route": "route prompt", "xml": "tool prompt"}.get(self.mode, self.mode)
+        figure = f"{self.tokens:,}" if self.counted else f"≈ {self.tokens:,}"
+        return f"tool list: {figure} tokens ({where})"
+
+
+def tool_section(tools: list[Tool], mode: str) -> str:
+    """The part of what the model is sent that lists the tools, as the mode sends it."""
+    if not tools:
+        return ""
+    if mode == "native":
+        return json.dumps([to_openai_tool(t) for t in tools], ensure_ascii=False)
+    if mode == "route":
+        router = Router(tools, complete=None, render=None)  # type: ignore[arg-type]  # only its prompt is read
+        return "\n".join(message["content"] for message in router.prefix)
+    return teaching_prompt(tools)
+
+
+async def tool_list_cost(engine: "Engine", transcript: "Transcript") -> Cost:
+    """What the conversation's tool list costs its model now (tools switched off left out)."""
+    model = engine.pool.choose(transcript.meta.get("model"))
+    ready = engine.pool.ready(model)
+    mode = engine.pool.rung(model).name if ready else engine.rung.name
+    text = tool_section(list(engine.registry_for(transcript)), mode)
+    if not text:
+        return Cost(0, True, mode)
+    counted: int | None = None
+    if ready:
+        try:
+            counted = await asyncio.wait_for(engine.pool.backend(model).count_tokens(text), COUNT_TIMEOUT)
+        except TimeoutError:
+            logger.warning("TOOL_COST_UNCOUNTED {} no answer within {:g} s", model, COUNT_TIMEOUT)
+    if counted is None:
+        return Cost(max(1, len(text) // 4), False, mode)
+    return Cost(counted, True, mode)
+
+
+# ---------------------------------------------------------------- components
+
+def ToolSwitch(tool: Tool, cid: str, on: bool):
+    """A tool's switch for the open conversation."""
+    box = Input(type="checkbox", name="on", value="1", checked=on, hx_post=switch_tool.to(),
+                hx_vals=json.dumps({"cid": cid, "tool": tool.name}), hx_trigger="change",
+                hx_target="#servers-body", hx_swap="innerHTML", aria_label=f"use {tool.name} in this conversation")
+    return Li(Label(box, Span(tool.name, cls="tool-name"), title=tool.description[:300]),
+              cls="tool" + ("" if on else " off"), data_tool=tool.name, data_on="true" if on else "false")
+
+
+def _tools_of(engine: "Engine", source: str) -> list[Tool]:
+    return [t for t in engine.registry if t.source == source or (source == PLUGINS and t.source.startswith("plugin:"))]
+
+
+def ServerCard(name: str, state: dict[str, Any], tools: list[Tool], off: set[str], cid: str):
+    """One configured server: its status with a dot, what it speaks, why it failed, Restart, Sign in, its tools."""
+    status = state["status"]
+    facts = [state["transport"], f"{len(tools)} tool" + ("" if len(tools) == 1 else "s")]
+    if state.get("protocol"):
+        facts.append(f"protocol {state['protocol']}")
+    parts: list[Any] = [
+        Div(Span(cls="dot"), Span(name, cls="server-name"), Span(status, cls="server-status"), cls="server-head"),
+        P(" · ".join(facts), cls="server-facts"),
+    ]
+    if status == "failed" and state.get("error"):
+        reason, _, tail = str(state["error"])[:MAX_ERROR_CHARS].partition("\nstderr:\n")
+        parts.append(P(reason, cls="server-error"))
+        if tail:
+            parts.append(Pre(tail, cls="stderr", title="the end of what the server wrote to stderr"))
+    actions: list[Any] = []
+    if status == "needs sign-in":
+        actions.append(A("Sign in", href=f"/oauth/{name}/sign-in", cls="sign-in"))
+    actions.append(Button("Restart", cls="restart", hx_post=restart.to(), hx_vals=json.dumps({"server": name, "cid": cid}),
+                          hx_target="#servers-body", hx_swap="innerHTML", disabled=status in ("starting", "restarting"),
+                          title=f"stop {name} and start it again"))
+    parts.append(Div(*actions, cls="server-actions"))
+    if tools:
+        parts.append(Ul(*[ToolSwitch(t, cid, t.name not in off) for t in tools], cls="tool-switches"))
+    return Div(*parts, cls="server", data_server=name, data_status=status)
+
+
+def PluginsCard(tools: list[Tool], off: set[str], cid: str):
+    """The built-in plugins, as a group whose tools switch like a server's."""
+    return Div(
+        Div(Span(cls="dot"), Span(PLUGINS, cls="server-name"), Span("built in", cls="server-status"), cls="server-head"),
+        Ul(*[ToolSwitch(t, cid, t.name not in off) for t in tools], cls="tool-switches"),
+        cls="server plugins", data_server=PLUGINS, data_status="ready",
+    )
+
+
+def DisabledCard(name: str, transport: str):
+    return Div(Div(Span(cls="dot"), Span(name, cls="server-name"), Span("disabled", cls="server-status"),
+                   cls="server-head"),
+               P(f"{transport} · \"disabled\": true in mcp.json", cls="server-facts"),
+               cls="server disabled", data_server=name, data_status="disabled")
+
+
+async def ServersBody(engine: "Engine", cid: str, transcript: "Transcript"):
+    """Everything inside the panel: the cost line, then a card per server and the plugins group."""
+    off = set(engine.tools_off(transcript))
+    cost = await tool_list_cost(engine, transcript)
+    cards: list[Any] = [P(cost.line(), cls="tools-cost", id="tools-cost", data_tokens=str(cost.tokens),
+                          data_counted="true" if cost.counted else "false")]
+    manager = engine.mcp
+    if manager is None:
+        cards.append(P("No MCP servers: there is no mcp.json (see mcp.example.json).", cls="no-servers"))
+    else:
+        for name, state in manager.state().items():
+            cards.append(ServerCard(name, state, _tools_of(engine, f"mcp:{name}"), off, cid))
+        cards.extend(DisabledCard(config.name, config.transport) for config in manager.disabled)
+    cards.append(PluginsCard(_tools_of(engine, PLUGINS), off, cid))
+    return cards
+
+
+def _summary(engine: "Engine") -> str:
+    states = engine.mcp.state() if engine.mcp is not None else {}
+    ready = sum(1 for s in states.values() if s["status"] == "ready")
+    failed = sum(1 for s in states.values() if s["status"] == "failed")
+    return f"Servers {ready}/{len(states)} ready" + (f" · {failed} failed" if failed else "")
+
+
+async def ServersPanel(engine: "Engine", cid: str, transcript: "Transcript"):
+    """The collapsible panel; open by itself when a server failed, so its reason is seen."""
+    failed = engine.mcp is not None and bool(engine.mcp.failures)
+    return Details(
+        Summary(_summary(engine), cls="servers-summary"),
+        Div(*await ServersBody(engine, cid, transcript), id="servers-body", hx_ext="sse",
+            sse_connect=live.to() + "?" + _query(cid), sse_swap="servers", hx_swap="innerHTML"),
+        id="servers", cls="servers-panel", open=failed,
+    )
+
+
+def _query(cid: str) -> str:
+    return urlencode({"cid": cid})
+
+
+# ---------------------------------------------------------------- routes
+
+def _refusal(message: str, status: int) -> JSONResponse:
+    return JSONResponse({"status": "error", "error": message}, status_code=status)
+
+
+def _text(**fields: Any) -> str | None:
+    """A refusal for a field that is not text (a file sent in its place), else None."""
+    for name, value in fields.items():
+        if not isinstance(value, str):
+            return f"the field {name!r} must be text, not {type(value).__name__}"
+    return None
+
+
+def _load(engine: "Engine", cid: str) -> "Transcript":
+    return engine.store.load(cid)
+
+
+@ar("/servers/panel", methods=["get"])
+async def panel(request: Request, cid: str = ""):
+    engine = request.app.state.engine
+    if problem := _text(cid=cid):
+        return _refusal(problem, 400)
+    try:
+        transcript = _load(engine, cid)
+    except TranscriptError as error:
+        return _refusal(str(error), 404)
+    return tuple(await ServersBody(engine, cid, transcript))
+
+
+@ar("/servers/live", methods=["get"])
+async def live(request: Request, cid: str = ""):
+    """The panel's body whenever a server's status changes (and once on connecting); a heartbeat between."""
+    engine = request.app.state.engine
+    if problem := _text(cid=cid):
+        return _refusal(problem, 400)
+    manager = engine.mcp
+
+    async def updates():
+        seen = manager.version if manager is not None else 0
+        first = True
+        while not await request.is_disconnected():
+            try:
+                transcript = _load(engine, cid)
+            except TranscriptError:
+                return  # the conversation went (deleted): nothing to draw for it
+            parts = await ServersBody(engine, cid, transcript)
+            if not first:  # the tools may have changed: the Poke picker follows
+                parts.append(PokeTool(engine.registry_for(transcript).names(), hx_swap_oob="true"))
+            yield sse_message(Div(*parts), event="servers")
+            first = False
+            while True:
+                if manager is None:
+                    await asyncio.sleep(HEARTBEAT)
+                else:
+                    try:
+                        seen = await asyncio.wait_for(manager.wait_for_change(seen), HEARTBEAT)
+                        break
+                    except TimeoutError:
+                        pass
+                if await request.is_disconnected():
+                    return
+                yield ": heartbeat\n\n"
+
+    return EventStream(updates())
+
+
+@ar("/servers/restart", methods=["post"])
+async def restart(request: Request, server: str = "", cid: str = ""):
+    """Restart a server by a person's choice; the panel's new body once it is done (or failed again)."""
+    engine = request.app.state.engine
+    if problem := _text(server=server, cid=cid):
+        return _refusal(problem, 400)
+    if engine.mcp is None:
+        return _refusal("there are no MCP servers (no mcp.json)", 404)
+    try:
+        status = await engine.mcp.restart_server(server)
+        transcript = _load(engine, cid)
+    except MCPServerError as error:
+        return _refusal(str(error), 404)
+    except TranscriptError as error:
+        return _refusal(str(error), 404)
+    logger.info("MCP_SERVER_RESTARTED_BY_PERSON {} status={}", server, status)
+    return (*await ServersBody(engine, cid, transcript),
+            PokeTool(engine.registry_for(transcript).names(), hx_swap_oob="true"))
+
+
+@ar("/servers/tool", methods=["post"])
+async def switch_tool(request: Request, cid: str = "", tool: str = "", on: str = ""):
+    """Switch a tool on (`on` = "1") or off for the conversation, in its transcript; the panel's new body."""
+    engine = request.app.state.engine
+    if problem := _text(cid=cid, tool=tool, on=on):
+        return _refusal(problem, 400)
+    try:
+        engine.switch_tool(cid, tool, bool(on))
+        transcript = _load(engine, cid)
+    except ToolNotFound as error:
+        return _refusal(str(error), 404)
+    except TranscriptError as error:
+        return _refusal(str(error), 404)
+    return (*await ServersBody(engine, cid, transcript),
+            PokeTool(engine.registry_for(transcript).names(), hx_swap_oob="true"))
