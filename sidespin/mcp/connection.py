@@ -43,6 +43,8 @@ STARTUP_TIMEOUT = 10.0
 
 _STOP_TIMEOUT = 10.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM the group, 2 s, SIGKILL
 _STDERR_TAIL = 1500
+_LIVENESS_INTERVAL = 3.0  # seconds between two liveness checks of a stdio server (a dead child is seen within this)
+_PING_TIMEOUT = 10.0
 _HTTP_TIMEOUT = 30.0  # connect, write, pool (the SDK's defaults)
 _SSE_READ_TIMEOUT = 300.0
 _LIST_PAGE_CAP = 100
@@ -207,7 +209,7 @@ class Connection:
                     tools = await _list_all_tools(client)
                     self.client, self.tools = client, tools
                     ready.set_result(None)
-                    await stop.wait()
+                    await self._watch(client, stop)
             except Exception as error:  # the top edge of a connection: any failure becomes the server's reported error
                 reason = _describe(error)
                 if not ready.done():
@@ -217,6 +219,18 @@ class Connection:
                     logger.warning("MCP_SERVER_FAILED {}: {}", self.name, self.error)
             finally:
                 self.client = None
+
+    async def _watch(self, client: Client, stop: asyncio.Event) -> None:
+        """Hold the session until asked to stop. A stdio child that dies says nothing to the SDK's
+        session until the next request, so it is asked for its tools every `_LIVENESS_INTERVAL` seconds
+        (ping is gone from the 2026-07-28 revision): a dead one raises here and the server shows as
+        failed at once, not at its next call."""
+        while not stop.is_set():
+            with anyio.move_on_after(_LIVENESS_INTERVAL if self.config.transport == "stdio" else None):
+                await stop.wait()
+            if not stop.is_set():
+                with anyio.fail_after(_PING_TIMEOUT):
+                    await client.list_tools()
 
     async def start(self) -> None:
         """Connect, negotiate and list tools within the startup timeout; a failure is recorded, not raised."""
