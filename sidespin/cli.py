@@ -184,6 +184,32 @@ async def _with_mcp(args: argparse.Namespace, use: Callable[[Any], Awaitable[Any
         return await use(manager)
 
 
+async def _servers(args: argparse.Namespace) -> list[dict[str, Any]]:
+    async def use(manager: Any) -> list[dict[str, Any]]:
+        rows = [{"server": name, **state, "tool_names": [t.name for t in manager.tools(name)] if state["status"] ==
+                 "ready" else []} for name, state in manager.state().items()]
+        rows += [{"server": c.name, "status": "disabled", "tools": 0, "error": None, "transport": c.transport,
+                  "protocol": None, "tool_names": []} for c in manager.disabled]
+        return rows
+
+    return await _with_mcp(args, use)
+
+
+def cmd_servers(args: argparse.Namespace) -> int:
+    """Each MCP server of mcp.json: status, transport, protocol, tools, and why a failed one failed."""
+    rows = asyncio.run(_servers(args))
+    if args.json:
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    for row in rows:
+        print(f"{row['server']}: {row['status']} ({row['transport']}"
+              + (f", protocol {row['protocol']}" if row["protocol"] else "") + f") {row['tools']} tools"
+              + (f": {', '.join(row['tool_names'])}" if row["tool_names"] else ""))
+        if row["error"]:
+            print("  " + row["error"].replace("\n", "\n  "))
+    return 1 if any(row["status"] == "failed" for row in rows) else 0
+
+
 def _pick_server(rows: list[dict[str, Any]], key: str, value: str) -> str:
     """The one server that lists `value` (or the only server listing anything of the kind)."""
     from sidespin.errors import MCPServerError
@@ -355,6 +381,11 @@ def build_parser() -> argparse.ArgumentParser:
     tools = sub.add_parser("tools", help="list every tool (plugins and MCP servers) with its source")
     tools.add_argument("--json", action="store_true", help="print the list as JSON")
     tools.set_defaults(func=cmd_tools)
+
+    servers = sub.add_parser("servers", help="each MCP server's status, tools and error (its stderr tail)")
+    servers.add_argument("--json", action="store_true",
+                         help="print a list of {server, status, transport, protocol, tools, tool_names, error}")
+    servers.set_defaults(func=cmd_servers)
 
     resources = sub.add_parser("resources", help="list the MCP servers' resources and templates, or read one")
     resources.add_argument("--json", action="store_true",

@@ -70,3 +70,19 @@ async def test_concurrent_presses_restart_once() -> None:
         await asyncio.gather(*(manager.restart_server("slow") for _ in range(4)))
         assert manager._connections["slow"].generation == generation + 1  # one restart for four presses
         assert int((await manager.call_tool("slow", "pid", {})).content[0].text) != before
+
+
+def test_sidespin_servers_prints_each_status_tools_and_the_stderr_tail(tmp_path, capsys) -> None:
+    import json
+
+    from sidespin.cli import main
+
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"servers": {
+        "shouter": {"command": sys.executable, "args": [str(SERVERS / "tools_only_server.py")]},
+        "broken": {"command": sys.executable, "args": [str(SERVERS / "failing_server.py")]},
+    }}))
+    assert main(["--mcp-config", str(config), "servers", "--json"]) == 1  # one failed
+    rows = {row["server"]: row for row in json.loads(capsys.readouterr().out)}
+    assert rows["shouter"]["status"] == "ready" and rows["shouter"]["tool_names"] == ["shout"]
+    assert rows["broken"]["status"] == "failed" and "cannot open /nonexistent/db.sqlite" in rows["broken"]["error"]
