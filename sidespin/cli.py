@@ -198,16 +198,17 @@ async def _servers(args: argparse.Namespace) -> list[dict[str, Any]]:
 def cmd_servers(args: argparse.Namespace) -> int:
     """Each MCP server of mcp.json: status, transport, protocol, tools, and why a failed one failed."""
     rows = asyncio.run(_servers(args))
+    failed = 1 if any(row["status"] == "failed" for row in rows) else 0
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
-        return 0
+        return failed
     for row in rows:
         print(f"{row['server']}: {row['status']} ({row['transport']}"
               + (f", protocol {row['protocol']}" if row["protocol"] else "") + f") {row['tools']} tools"
               + (f": {', '.join(row['tool_names'])}" if row["tool_names"] else ""))
         if row["error"]:
             print("  " + row["error"].replace("\n", "\n  "))
-    return 1 if any(row["status"] == "failed" for row in rows) else 0
+    return failed
 
 
 def _pick_server(rows: list[dict[str, Any]], key: str, value: str) -> str:
