@@ -146,6 +146,7 @@ class Connection:
         self._scope = anyio.CancelScope()
         self._stderr: IO[str] | None = None
         self._restart_lock = asyncio.Lock()
+        self._calls_running = 0  # the liveness check leaves a server alone while it works on a call
 
     @property
     def name(self) -> str:
@@ -224,11 +225,12 @@ class Connection:
         """Hold the session until asked to stop. A stdio child that dies says nothing to the SDK's
         session until the next request, so it is asked for its tools every `_LIVENESS_INTERVAL` seconds
         (ping is gone from the 2026-07-28 revision): a dead one raises here and the server shows as
-        failed at once, not at its next call."""
+        failed at once, not at its next call. A server busy with a call is not asked: a single-threaded
+        one may not answer until the call is done, and the call notices a death itself."""
         while not stop.is_set():
             with anyio.move_on_after(_LIVENESS_INTERVAL if self.config.transport == "stdio" else None):
                 await stop.wait()
-            if not stop.is_set():
+            if not stop.is_set() and not self._calls_running:
                 with anyio.fail_after(_PING_TIMEOUT):
                     await client.list_tools()
 
@@ -313,8 +315,12 @@ class Connection:
             scope.deadline = anyio.current_time() + timeout
 
         # Leaving the scope on its deadline cancels the request, so the SDK tells the server (notifications/cancelled).
-        with scope:
-            return await client.call_tool(tool, arguments, progress_callback=extend_deadline)
+        self._calls_running += 1
+        try:
+            with scope:
+                return await client.call_tool(tool, arguments, progress_callback=extend_deadline)
+        finally:
+            self._calls_running -= 1
         logger.warning("MCP_CALL_TIMEOUT {} {} after {:g}s without an answer or progress", self.name, tool, timeout)
         raise ToolTimeout(tool, timeout)
 
