@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Literal
 
 import mcp_types as types
@@ -20,6 +21,7 @@ from mcp import Client
 from mcp.client.session import ElicitationFnT
 
 from sidespin.errors import MCPServerError, ToolFailed
+from sidespin.mcp import auth
 from sidespin.mcp.catalog import Catalog, PromptMessage, Reading, prompt_messages, reading
 from sidespin.mcp.config import ServerConfig
 from sidespin.mcp.connection import STARTUP_TIMEOUT, Connection
@@ -47,9 +49,16 @@ class MCPManager:
         strict: bool = False,
         elicitation: ElicitationFnT | None = None,
         startup_timeout: float = STARTUP_TIMEOUT,
+        token_dir: Path | None = None,
+        sign_ins: auth.SignIns | None = None,
     ) -> None:
+        """`token_dir` keeps each remote server's OAuth tokens (`<data_dir>/oauth`; None: in memory only);
+        `sign_ins` holds the sign-ins waiting for `/oauth/callback` (default: redirect to port 5001)."""
+        self.sign_ins = sign_ins or auth.SignIns(auth.redirect_uri(5001))
         self._connections = {
-            config.name: Connection(config, elicitation, startup_timeout, self._changed)
+            config.name: Connection(
+                config, elicitation, startup_timeout, self._changed, sign_ins=self.sign_ins, token_dir=token_dir
+            )
             for config in configs
             if not config.disabled
         }
@@ -106,10 +115,12 @@ class MCPManager:
         return {name: c.error or "failed" for name, c in self._connections.items() if c.status == "failed"}
 
     def state(self) -> dict[str, dict[str, Any]]:
-        """For /health: each server's status (starting, ready, restarting, failed), tool count, error, protocol."""
+        """For /health: each server's status (starting, ready, restarting, failed, needs sign-in), tool count,
+        error, protocol, and `sign_in` (the route that opens the sign-in) while it needs one."""
         return {
             name: {
                 "status": c.status,
+                "sign_in": f"/oauth/{name}/sign-in" if c.status == "needs sign-in" else None,
                 "tools": len(c.tools),
                 "error": c.error,
                 "transport": c.config.transport,
@@ -125,6 +136,10 @@ class MCPManager:
             raise MCPServerError(
                 f"no MCP server named {server!r} (known: {', '.join(self._connections) or 'none'})"
             ) from None
+
+    def connection(self, server: str) -> Connection:
+        """One server's connection (its status, `sign_in_url`, `start()`); `MCPServerError` if none has that name."""
+        return self._connection(server)
 
     def tools(self, server: str) -> list[types.Tool]:
         """The tools a server listed when it became ready."""
