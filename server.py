@@ -32,6 +32,7 @@ from sidespin.mcp import build_mcp_server
 from sidespin.tools import ToolCall, ToolRegistry, coerce_arguments
 from sidespin.web import models as model_picker
 from sidespin.web import sidebar
+from sidespin.web import oauth as oauth_web
 from sidespin.web import versions as versions_web
 from sidespin.web.live import TurnBoard, user_dom_id
 from sidespin.web.page import (
@@ -134,6 +135,7 @@ app.routes.insert(0, Route("/mcp", endpoint=MCPMount(), methods=["GET", "POST", 
 app.routes.insert(1, Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"))
 versions_web.install(rt)  # edit, regenerate, fork, export, import
 sidebar.install(rt)  # search, rename, delete, trash, restore
+oauth_web.install(rt)  # /oauth/{server}/sign-in, /oauth/callback
 
 
 def engine_of(request: Request) -> Engine:
