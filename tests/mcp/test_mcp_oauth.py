@@ -8,6 +8,7 @@ when stale) by the next start, and no token in the log.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import stat
@@ -151,3 +152,33 @@ def test_mcp_json_oauth_is_checked_with_reasons_a_person_can_act_on() -> None:
             parse(bad)
     with pytest.raises(ConfigError, match="for http and sse servers"):
         parse_mcp_config({"servers": {"s": {"command": "x", "oauth": True}}}, environ={})
+
+
+def test_the_terminal_prints_the_sign_in_url_and_takes_the_callback_on_its_own_listener(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from sidespin.config import load_settings
+    from sidespin.terminal import _sign_in_listener
+    from tests.conftest import free_port
+
+    async def scenario() -> None:
+        with serve_oauth_server() as oauth:
+            settings = load_settings(data_dir=tmp_path, port=free_port(), mcp_config=tmp_path / "none.json")
+            printed = Console(record=True, width=400)
+            async with contextlib.AsyncExitStack() as stack:
+                sign_ins = await _sign_in_listener(stack, settings, printed)
+                config = ServerConfig(name="vault", transport="http", url=oauth.url)
+                async with MCPManager([config], sign_ins=sign_ins, token_dir=tmp_path / "oauth") as manager:
+                    url = manager.connection("vault").sign_in_url
+                    assert f"'vault' needs sign-in: open {url}" in printed.export_text()
+                    async with httpx.AsyncClient(follow_redirects=True, timeout=30) as browser:
+                        landed = await browser.get(url)
+                    assert landed.url.port == settings.port and "Signed in to vault" in landed.text
+                    seen = manager.version
+                    async with asyncio.timeout(10):
+                        while manager.connection("vault").status != "ready":
+                            seen = await manager.wait_for_change(seen)
+                    assert [tool.name for tool in manager.tools("vault")] == ["whisper"]
+            assert token_path(tmp_path / "oauth", "vault").exists()
+
+    asyncio.run(scenario())
