@@ -33,6 +33,7 @@ from sidespin.tools import ToolCall, ToolRegistry, coerce_arguments
 from sidespin.web import models as model_picker
 from sidespin.web import servers as servers_web
 from sidespin.web import sidebar
+from sidespin.web import oauth as oauth_web
 from sidespin.web import versions as versions_web
 from sidespin.web.live import TurnBoard, user_dom_id
 from sidespin.web.page import (
@@ -137,6 +138,7 @@ app.routes.insert(1, Mount("/static", app=StaticFiles(directory=STATIC_DIR), nam
 versions_web.install(rt)  # edit, regenerate, fork, export, import
 sidebar.install(rt)  # search, rename, delete, trash, restore
 servers_web.install(rt)  # the Servers panel: status, restart, tools on/off, the tool list's cost
+oauth_web.install(rt)  # /oauth/{server}/sign-in, /oauth/callback
 
 
 def engine_of(request: Request) -> Engine:

@@ -180,7 +180,7 @@ async def _with_mcp(args: argparse.Namespace, use: Callable[[Any], Awaitable[Any
     _quiet_logging(settings, args.verbose)
     if not Path(settings.mcp_config).exists():
         raise ConfigError(f"no MCP servers: {settings.mcp_config} does not exist")
-    async with MCPManager(load_mcp_config(settings.mcp_config)) as manager:
+    async with MCPManager(load_mcp_config(settings.mcp_config), token_dir=Path(settings.data_dir) / "oauth") as manager:
         return await use(manager)
 
 

@@ -75,6 +75,7 @@ class Engine:
         approval: str = "auto",
         plugins: Path | None = None,
         strict_mcp: bool = False,
+        sign_ins: Any = None,
     ) -> AsyncIterator["Engine"]:
         registry = ToolRegistry(load_plugins(plugins or plugins_dir()), max_result_chars=settings.max_result_chars)
         logger.info("PLUGINS_LOADED {} tools: {}", len(registry), ", ".join(registry.names()))
@@ -85,7 +86,7 @@ class Engine:
             stack.enter_context(registry)  # its worker threads end with the engine
             engine = cls(settings, backend, registry, approval=settings.approval or approval)
             stack.callback(engine.search.close)
-            engine.mcp = await open_mcp(stack, settings, registry, strict_mcp)
+            engine.mcp = await open_mcp(stack, settings, registry, strict_mcp, sign_ins)
             await stack.enter_async_context(backend)
             engine.rung = await choose_rung(backend, registry, settings.tool_mode, settings.data_dir / "ladder.json")
             logger.info("TOOL_RUNG {} ({})", engine.rung.name, engine.rung.source)
@@ -343,15 +344,24 @@ class _NullRecorder:
         pass
 
 
-async def open_mcp(stack: contextlib.AsyncExitStack, settings: Settings, registry: ToolRegistry, strict: bool) -> Any:
-    """Connect the servers of mcp.json, if there is one, and add their tools to the registry."""
+async def open_mcp(
+    stack: contextlib.AsyncExitStack, settings: Settings, registry: ToolRegistry, strict: bool, sign_ins: Any = None
+) -> Any:
+    """Connect the servers of mcp.json, if there is one, and add their tools to the registry.
+
+    OAuth tokens live in `<data_dir>/oauth`; a sign-in comes back to `/oauth/callback` on our port
+    (`sign_ins`: the terminal's own, with a listener of its own)."""
     path = Path(settings.mcp_config)
     if not path.exists():
         return None
     from sidespin.mcp import MCPManager, load_mcp_config
+    from sidespin.mcp.auth import SignIns, redirect_uri
 
     configs = load_mcp_config(path)
-    manager = await stack.enter_async_context(MCPManager(configs, strict=strict))
+    sign_ins = sign_ins or SignIns(redirect_uri(settings.port))
+    manager = await stack.enter_async_context(
+        MCPManager(configs, strict=strict, token_dir=Path(settings.data_dir) / "oauth", sign_ins=sign_ins)
+    )
     manager.register_into(registry)
     return manager
 

@@ -3,6 +3,13 @@
 Replies stream; a tool call interrupts the stream with a panel (time, tool,
 arguments, result or error, duration), then the stream resumes. `bye`,
 `quit`, Ctrl-C or Ctrl-D end the program cleanly with exit status 0.
+
+A remote MCP server that needs OAuth sign-in prints its URL to open; the browser comes back to
+`http://127.0.0.1:<port>/oauth/callback`, served here by a loopback listener of our own for the
+session (the same redirect URI as the web app's, so one registered client serves both). When the
+web app holds that port, the person signs in from its page instead. Tokens live in the data
+directory either way, so a sign-in made by one is used by the other. The prompt is read in a
+thread so that sign-ins complete (and servers connect) while it waits.
 """
 
 from __future__ import annotations
@@ -11,6 +18,8 @@ import argparse
 import asyncio
 import contextlib
 import json
+import socket
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -179,8 +188,89 @@ async def _open_engine(stack: contextlib.AsyncExitStack, args: argparse.Namespac
 
     backend = backend_from_spec(args.model, settings) if args.model else None
     approval = "ask" if args.approve else "auto"
-    engine = await stack.enter_async_context(Engine.open(settings, backend=backend, approval=approval, strict_mcp=True))
+    sign_ins = await _sign_in_listener(stack, settings, Console(highlight=False))
+    engine = await stack.enter_async_context(
+        Engine.open(settings, backend=backend, approval=approval, strict_mcp=True, sign_ins=sign_ins)
+    )
     return engine
+
+
+async def _sign_in_listener(stack: contextlib.AsyncExitStack, settings: Settings, console: Console) -> Any:
+    """Sign-ins that print their URL, and the loopback listener their callback comes back to (while the chat runs)."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    from sidespin.mcp.auth import CALLBACK_PATH, PendingSignIn, SignInError, SignIns, redirect_uri
+
+    listening = True
+
+    async def announce(sign_ins: SignIns, pending: PendingSignIn) -> None:
+        where = "" if listening else (f" (the web app on port {settings.port} takes the callback: "
+                                      f"or sign in from its page, then start the chat again)")
+        console.print(Text(f"MCP server {pending.server!r} needs sign-in: open {pending.url}{where}", style="yellow"))
+
+    sign_ins = SignIns(redirect_uri(settings.port), opener=announce)
+
+    async def callback(request: Request) -> PlainTextResponse:
+        query = request.query_params
+        try:
+            server = sign_ins.finish(query.get("state", ""), query.get("code"), query.get("iss"), query.get("error"))
+        except SignInError as error:
+            return PlainTextResponse(f"Sign-in failed: {error}", status_code=400)
+        if query.get("error"):
+            return PlainTextResponse(f"Sign-in to {server} was refused: {query['error']}", status_code=400)
+        console.print(Text(f"signed in to {server}", style="green"))
+        return PlainTextResponse(f"Signed in to {server} - you can close this tab and go back to the terminal.")
+
+    app = Starlette(routes=[Route(CALLBACK_PATH, callback)])
+    server = uvicorn.Server(uvicorn.Config(app, log_level="error", lifespan="off"))
+    sockets = [socket.socket()]
+    try:
+        sockets[0].setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sockets[0].bind(("127.0.0.1", settings.port))
+    except OSError:  # the port is taken: the web app is running there
+        sockets[0].close()
+        listening = False
+        return sign_ins
+    serving = asyncio.create_task(server.serve(sockets=sockets), name="oauth-callback-listener")
+
+    async def stop() -> None:
+        server.should_exit = True
+        await asyncio.wait({serving}, timeout=5)
+        sockets[0].close()
+
+    stack.push_async_callback(stop)
+    return sign_ins
+
+
+async def _read_line(prompt: str) -> str:
+    """input() in a daemon thread, so the event loop (sign-ins, server connections) runs while a person types."""
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str] = loop.create_future()
+
+    def settle(line: str | None, error: BaseException | None) -> None:
+        if answer.done():
+            return
+        if error is not None:
+            answer.set_exception(error)
+        else:
+            answer.set_result(line or "")
+
+    def read() -> None:
+        try:
+            line = input(prompt)
+        except BaseException as error:  # EOFError (Ctrl-D) and the like reach the chat loop as they are
+            line, failure = None, error
+        else:
+            failure = None
+        with contextlib.suppress(RuntimeError):  # the chat ended (its loop closed) while this thread waited
+            loop.call_soon_threadsafe(settle, line, failure)
+
+    threading.Thread(target=read, name="prompt", daemon=True).start()
+    return await answer
 
 
 def _loop(runner: asyncio.Runner, engine: Any, args: argparse.Namespace, console: Console) -> None:
@@ -193,7 +283,7 @@ def _loop(runner: asyncio.Runner, engine: Any, args: argparse.Namespace, console
     while True:
         text = None
         if decisions is None:
-            text = input(PROMPT).strip()
+            text = runner.run(_read_line(PROMPT)).strip()
             if not text:
                 continue
             if text.lower() in EXIT_WORDS:

@@ -7,7 +7,8 @@ async with MCPManager(configs) as manager:
 endpoint = build_mcp_server(registry, port=settings.port)   # mount endpoint.route() at /mcp
 
 `config` reads `mcp.json`; `connection` holds one external server's session; `manager` runs them
-all and puts their tools in the registry; `content` turns what they answer into `ToolResult`s;
+all and puts their tools in the registry; `auth` signs in to remote servers with OAuth (tokens,
+pending sign-ins); `content` turns what they answer into `ToolResult`s;
 `server` serves our own registry over MCP.
 """
 

@@ -7,7 +7,11 @@ Two shapes are accepted, VS Code's and Claude Desktop's:
 
 A server without `type` is stdio when it has a `command` and Streamable HTTP when it has a `url`.
 Fields: `command`, `args`, `env`, `cwd` (stdio); `url`, `headers` (http, sse); `timeout` (seconds
-per tool call, default 90, extended by progress notifications) and `disabled` (any transport).
+per tool call, default 90, extended by progress notifications) and `disabled` (any transport);
+`oauth` (http, sse) asks for sign-in and may pre-register a client:
+`"oauth": {"client_id": ..., "client_secret": ..., "scopes": [...], "client_metadata_url": ...}`,
+every field optional (`"oauth": {}` or `true`: register dynamically). A remote server without
+`oauth` still signs in when it answers 401 (see `sidespin.mcp.auth`).
 `${VAR}` (or VS Code's `${env:VAR}`) in any string is replaced from the environment; a variable
 that is not set is an error naming it.
 """
@@ -26,7 +30,7 @@ from loguru import logger
 
 from sidespin.errors import ConfigError
 
-__all__ = ["ServerConfig", "load_mcp_config", "parse_mcp_config", "DEFAULT_CALL_TIMEOUT"]
+__all__ = ["OAuthConfig", "ServerConfig", "load_mcp_config", "parse_mcp_config", "DEFAULT_CALL_TIMEOUT"]
 
 DEFAULT_CALL_TIMEOUT = 90.0
 
@@ -39,8 +43,19 @@ _TRANSPORT_ALIASES: dict[str, Transport] = {
     "streamableHttp": "http",
     "sse": "sse",
 }
-_KNOWN_KEYS = {"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "disabled"}
+_KNOWN_KEYS = {"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "disabled", "oauth"}
+_OAUTH_KEYS = {"client_id", "client_secret", "scopes", "client_metadata_url"}
 _VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+@dataclass(frozen=True)
+class OAuthConfig:
+    """A server's `"oauth"` object in `mcp.json`; every field optional (none: register dynamically)."""
+
+    client_id: str | None = None
+    client_secret: str | None = None
+    scopes: tuple[str, ...] = ()
+    client_metadata_url: str | None = None  # an https URL where a client ID metadata document is published
 
 
 @dataclass(frozen=True)
@@ -57,6 +72,7 @@ class ServerConfig:
     headers: dict[str, str] = field(default_factory=dict)
     timeout: float = DEFAULT_CALL_TIMEOUT
     disabled: bool = False
+    oauth: OAuthConfig | None = None  # None: sign in only if the server answers 401
 
 
 class _Where:
@@ -106,6 +122,30 @@ def _string_map(raw: dict[str, Any], key: str, where: _Where, environ: Mapping[s
     return {name: _expand(item, key, where, environ) for name, item in value.items()}
 
 
+def _oauth(raw: dict[str, Any], where: _Where, environ: Mapping[str, str]) -> OAuthConfig | None:
+    value = raw.get("oauth")
+    if value is None or value is False:
+        return None
+    if value is True:
+        return OAuthConfig()
+    if not isinstance(value, dict):
+        raise where.error("oauth", "must be true or an object with client_id, client_secret, scopes")
+    unknown = sorted(value.keys() - _OAUTH_KEYS)
+    if unknown:
+        raise where.error("oauth", f"has unknown field(s) {', '.join(unknown)} (known: {', '.join(sorted(_OAUTH_KEYS))})")
+    client_id = _string(value, "client_id", where, environ)
+    client_secret = _string(value, "client_secret", where, environ)
+    if client_secret is not None and client_id is None:
+        raise where.error("oauth", "has a client_secret but no client_id")
+    metadata_url = _string(value, "client_metadata_url", where, environ)
+    if metadata_url is not None and not metadata_url.startswith("https://"):
+        raise where.error("oauth", f"client_metadata_url must be an https:// URL, not {metadata_url!r}")
+    scopes = _string_list(value, "scopes", where, environ)
+    if any(not scope or " " in scope for scope in scopes):
+        raise where.error("oauth", "scopes must be non-empty words without spaces")
+    return OAuthConfig(client_id, client_secret, tuple(scopes), metadata_url)
+
+
 def _server(name: str, raw: Any, source: str, environ: Mapping[str, str]) -> ServerConfig:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: server {name!r} must be an object")
@@ -130,6 +170,8 @@ def _server(name: str, raw: Any, source: str, environ: Mapping[str, str]) -> Ser
     if not isinstance(disabled, bool):
         raise where.error("disabled", "must be true or false")
     if transport == "stdio":
+        if raw.get("oauth") not in (None, False):
+            raise where.error("oauth", "is for http and sse servers (a stdio server is trusted by running it)")
         command = _string(raw, "command", where, environ)
         if command is None:
             raise where.error("command", "is required for a stdio server")
@@ -155,6 +197,7 @@ def _server(name: str, raw: Any, source: str, environ: Mapping[str, str]) -> Ser
         headers=_string_map(raw, "headers", where, environ),
         timeout=float(timeout),
         disabled=disabled,
+        oauth=_oauth(raw, where, environ),
     )
 
 

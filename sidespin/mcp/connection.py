@@ -6,6 +6,12 @@ when the server offers it and falls back to the initialize handshake otherwise.
 
 Each server's session lives in a task of its own (SDK transports must be entered and left by
 the same task); calls run in the caller's task against that session.
+
+A remote (http, sse) server signs in with OAuth through the SDK's provider (`sidespin.mcp.auth`)
+when it answers 401, whether or not `mcp.json` gives it an `oauth` object (unless its headers
+carry an `Authorization` of their own). A sign-in never blocks start-up: the server is
+"needs sign-in" with `sign_in_url` while its task waits (at most `SIGN_IN_WAIT`) for the callback,
+then connects and becomes "ready" by itself.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import IO, Any, Literal, TypeVar
 
 import anyio
@@ -32,7 +39,8 @@ from pydantic import ValidationError
 from sidespin import __version__
 from sidespin.errors import MCPServerError, ToolFailed, ToolTimeout
 from sidespin.mcp.catalog import Catalog, prompt_row, resource_row, template_row
-from sidespin.mcp.config import ServerConfig
+from sidespin.mcp import auth
+from sidespin.mcp.config import OAuthConfig, ServerConfig
 
 __all__ = ["Connection", "STARTUP_TIMEOUT", "ServerStatus"]
 
@@ -49,6 +57,7 @@ _HTTP_TIMEOUT = 30.0  # connect, write, pool (the SDK's defaults)
 _SSE_READ_TIMEOUT = 300.0
 _LIST_PAGE_CAP = 100
 _CLIENT_INFO = types.Implementation(name="sidespin", version=__version__)
+_NEEDS_SIGN_IN = "needs sign-in"  # what the holding task tells start() when the SDK hands out an authorization URL
 _TRANSPORT_ERRORS = (MCPError, OSError, httpx2.TransportError, anyio.ClosedResourceError, anyio.BrokenResourceError)
 
 
@@ -63,6 +72,15 @@ def _describe(error: BaseException) -> str:
 # What the SDK's HTTP transport says when an HTTP error carries no JSON-RPC body: a 404 for our
 # session id ("Session terminated"), or any other status, e.g. a 400 from a server restarted without it.
 _HTTP_TRANSPORT_ERRORS = {"Session terminated", "Server returned an error response"}
+
+
+def _sign_in_error(error: BaseException) -> auth.SignInError | None:
+    """The sign-in failure inside what the transport raised, if that is what ended it."""
+    if isinstance(error, auth.SignInError):
+        return error
+    if isinstance(error, BaseExceptionGroup):
+        return next(filter(None, (_sign_in_error(inner) for inner in error.exceptions)), None)
+    return _sign_in_error(error.__cause__) if error.__cause__ is not None else None
 
 
 def _connection_lost(error: BaseException) -> bool:
@@ -131,6 +149,9 @@ class Connection:
         elicitation: ElicitationFnT | None,
         startup_timeout: float,
         on_change: Callable[[Connection], None] | None = None,
+        *,
+        sign_ins: auth.SignIns | None = None,
+        token_dir: Path | None = None,
     ) -> None:
         self.config = config
         self.client: Client | None = None
@@ -147,6 +168,11 @@ class Connection:
         self._stderr: IO[str] | None = None
         self._restart_lock = asyncio.Lock()
         self._calls_running = 0  # the liveness check leaves a server alone while it works on a call
+        self._sign_ins = sign_ins
+        self._token_dir = token_dir
+        self.sign_in_url: str | None = None
+        """The authorization URL to open while the status is "needs sign-in"."""
+        self._ready: asyncio.Future[str | None] | None = None
 
     @property
     def name(self) -> str:
@@ -181,11 +207,13 @@ class Connection:
             assert self._stderr is not None
             transport = stdio_client(params, errlog=self._stderr)
         elif config.transport == "sse":
-            transport = sse_client(config.url, headers=config.headers, timeout=_HTTP_TIMEOUT)
+            transport = sse_client(config.url, headers=config.headers, timeout=_HTTP_TIMEOUT, auth=self._oauth())
         else:
             # A JSON answer to a long call arrives in one piece: read for as long as the call may take.
             timeout = httpx2.Timeout(_HTTP_TIMEOUT, read=max(_SSE_READ_TIMEOUT, config.timeout + _HTTP_TIMEOUT))
-            http = await stack.enter_async_context(httpx2.AsyncClient(headers=config.headers, timeout=timeout))
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=config.headers, timeout=timeout, auth=self._oauth())
+            )
             transport = streamable_http_client(config.url, http_client=http)
         client = Client(
             transport,
@@ -195,6 +223,25 @@ class Connection:
             logging_callback=self._server_log,
         )
         return await stack.enter_async_context(client)
+
+    def _oauth(self) -> httpx2.Auth | None:
+        """The SDK's OAuth provider for this remote server, or None when it has its own Authorization header."""
+        config = self.config
+        if self._sign_ins is None:
+            return None
+        if config.oauth is None and any(name.lower() == "authorization" for name in config.headers):
+            return None
+        oauth = config.oauth or OAuthConfig()
+        path = auth.token_path(self._token_dir, self.name) if self._token_dir is not None else None
+        store = auth.TokenFile(path, config.url, auth.preregistered(oauth, self._sign_ins.redirect))
+        return auth.provider(self.name, config.url, oauth, store, self._sign_ins, self._sign_in_needed)
+
+    def _sign_in_needed(self, pending: auth.PendingSignIn) -> None:
+        """The SDK wants a person to sign in: say so (start() returns) while the session waits for the callback."""
+        self.sign_in_url = pending.url
+        if self._ready is not None and not self._ready.done():
+            self._ready.set_result(_NEEDS_SIGN_IN)
+        self.error, self.status = None, "needs sign-in"
 
     async def _server_log(self, params: types.LoggingMessageNotificationParams) -> None:
         logger.debug("MCP_SERVER_LOG {} {} {}", self.name, params.level, params.data)
@@ -208,13 +255,22 @@ class Connection:
                 async with AsyncExitStack() as stack:
                     client = await self._open(stack)
                     tools = await _list_all_tools(client)
-                    self.client, self.tools = client, tools
-                    ready.set_result(None)
+                    self.client, self.tools, self.sign_in_url = client, tools, None
+                    if not ready.done():
+                        ready.set_result(None)
+                    else:  # signed in after start() returned
+                        self.status = "ready"
+                        logger.info("MCP_SERVER_READY {} tools={} after sign-in", self.name, len(tools))
                     await self._watch(client, stop)
             except Exception as error:  # the top edge of a connection: any failure becomes the server's reported error
                 reason = _describe(error)
+                refused = _sign_in_error(error)
                 if not ready.done():
-                    ready.set_result(reason)
+                    ready.set_result(str(refused) if refused else reason)
+                elif self.status == "needs sign-in":
+                    self.sign_in_url = None
+                    self.error, self.status = (str(refused) if refused else f"sign-in failed: {reason}"), "failed"
+                    logger.warning("MCP_SERVER_FAILED {}: {}", self.name, self.error)
                 else:
                     self.error, self.status = self._with_stderr(f"connection lost: {reason}"), "failed"
                     logger.warning("MCP_SERVER_FAILED {}: {}", self.name, self.error)
@@ -237,6 +293,7 @@ class Connection:
     async def start(self) -> None:
         """Connect, negotiate and list tools within the startup timeout; a failure is recorded, not raised."""
         self.generation += 1
+        self.sign_in_url = None
         self.error, self.status = None, ("restarting" if self.generation > 1 else "starting")
         logger.info(
             "MCP_SERVER_START {} transport={} timeout={:g}s", self.name, self.config.transport, self._startup_timeout
@@ -247,11 +304,14 @@ class Connection:
             self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         self._stop, self._scope = asyncio.Event(), anyio.CancelScope()
         ready: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._ready = ready
         self._task = asyncio.create_task(self._hold(ready, self._stop, self._scope), name=f"mcp-server-{self.name}")
         try:
             reason = await asyncio.wait_for(asyncio.shield(ready), self._startup_timeout)
         except TimeoutError:
             reason = f"did not become ready within {self._startup_timeout:g} s"
+        if reason == _NEEDS_SIGN_IN:
+            return  # the holding task keeps waiting for the callback
         if reason is None:
             self.status = "ready"
             protocol = self.client.protocol_version if self.client else "?"
@@ -330,6 +390,8 @@ class Connection:
         generation, client = self.generation, self.client
         if client is not None:
             return generation, client, restarted
+        if self.status == "needs sign-in":
+            raise MCPServerError(f"MCP server {self.name!r} needs sign-in: open its Sign in link first")
         if restarted:
             raise MCPServerError(f"MCP server {self.name!r} is not available: {self.error}")
         await self.restart(generation, self.error or "not connected")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any, Literal
 
 import mcp_types as types
@@ -20,6 +21,7 @@ from mcp import Client
 from mcp.client.session import ElicitationFnT
 
 from sidespin.errors import MCPServerError, ToolFailed
+from sidespin.mcp import auth
 from sidespin.mcp.catalog import Catalog, PromptMessage, Reading, prompt_messages, reading
 from sidespin.mcp.config import ServerConfig
 from sidespin.mcp.connection import STARTUP_TIMEOUT, Connection, ServerStatus
@@ -47,10 +49,17 @@ class MCPManager:
         strict: bool = False,
         elicitation: ElicitationFnT | None = None,
         startup_timeout: float = STARTUP_TIMEOUT,
+        token_dir: Path | None = None,
+        sign_ins: auth.SignIns | None = None,
     ) -> None:
+        """`token_dir` keeps each remote server's OAuth tokens (`<data_dir>/oauth`; None: in memory only);
+        `sign_ins` holds the sign-ins waiting for `/oauth/callback` (default: redirect to port 5001)."""
         configs = list(configs)
+        self.sign_ins = sign_ins or auth.SignIns(auth.redirect_uri(5001))
         self._connections = {
-            config.name: Connection(config, elicitation, startup_timeout, self._changed)
+            config.name: Connection(
+                config, elicitation, startup_timeout, self._changed, sign_ins=self.sign_ins, token_dir=token_dir
+            )
             for config in configs
             if not config.disabled
         }
@@ -115,10 +124,12 @@ class MCPManager:
         return {name: c.error or "failed" for name, c in self._connections.items() if c.status == "failed"}
 
     def state(self) -> dict[str, dict[str, Any]]:
-        """For /health: each server's status (starting, ready, restarting, failed), tool count, error, protocol."""
+        """For /health: each server's status (starting, ready, restarting, failed, needs sign-in), tool count,
+        error, protocol, and `sign_in` (the route that opens the sign-in) while it needs one."""
         return {
             name: {
                 "status": c.status,
+                "sign_in": f"/oauth/{name}/sign-in" if c.status == "needs sign-in" else None,
                 "tools": len(c.tools),
                 "error": c.error,
                 "transport": c.config.transport,
@@ -134,7 +145,7 @@ class MCPManager:
         server's own stop and start timeouts; the restart goes on if the caller stops waiting.
         Raises MCPServerError for a server mcp.json does not list.
         """
-        connection = self._connection(server)
+        connection = self.connection(server)
         task = self._restarts.get(server)
         if task is None or task.done():
             task = asyncio.create_task(
@@ -144,7 +155,8 @@ class MCPManager:
         await asyncio.shield(task)
         return connection.status
 
-    def _connection(self, server: str) -> Connection:
+    def connection(self, server: str) -> Connection:
+        """One server's connection (its status, `sign_in_url`, `start()`); `MCPServerError` if none has that name."""
         try:
             return self._connections[server]
         except KeyError:
@@ -154,11 +166,11 @@ class MCPManager:
 
     def tools(self, server: str) -> list[types.Tool]:
         """The tools a server listed when it became ready."""
-        return list(self._connection(server).tools)
+        return list(self.connection(server).tools)
 
     def client(self, server: str) -> Client:
         """The live SDK client of a ready server, for what the manager does not wrap (resources, prompts)."""
-        client = self._connection(server).client
+        client = self.connection(server).client
         if client is None:
             raise MCPServerError(f"MCP server {server!r} is not connected")
         return client
@@ -182,7 +194,7 @@ class MCPManager:
         return catalog
 
     def _offering(self, server: str, capability: Literal["resources", "prompts"]) -> Connection:
-        connection = self._connection(server)
+        connection = self.connection(server)
         if connection.client is not None and not connection.offers(capability):
             raise MCPServerError(f"MCP server {server!r} offers no {capability}")
         return connection
@@ -205,7 +217,7 @@ class MCPManager:
         self, server: str, tool: str, arguments: dict[str, Any], *, timeout: float | None = None
     ) -> types.CallToolResult:
         """Call a tool on a server: `timeout` (default: the server's) is extended by progress notifications."""
-        connection = self._connection(server)
+        connection = self.connection(server)
         return await connection.call(tool, arguments, timeout or connection.config.timeout)
 
     async def call(

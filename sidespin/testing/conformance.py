@@ -8,6 +8,12 @@ a scenario server, runs this with the server's URL as the last argument, names t
 `MCP_CONFORMANCE_SCENARIO` and may pass data in `MCP_CONFORMANCE_CONTEXT` (JSON). Everything goes
 through the chat's own path: `MCPManager` connects, tools join a `ToolRegistry`, and
 `registry.execute` calls them. The scenario only decides which tools to call with what.
+
+The `auth/*` scenarios sign in through the product's own OAuth path (`sidespin.mcp.auth`, tokens in
+memory): the suite's authorization server redirects at once, so the "browser" here fetches the
+authorization URL without following the redirect and hands the `code`, `state` and `iss` of its
+Location to `SignIns.finish`, as `/oauth/callback` would. A pre-registered client comes from
+`MCP_CONFORMANCE_CONTEXT` the way `mcp.json`'s `oauth` gives one.
 """
 
 from __future__ import annotations
@@ -17,18 +23,24 @@ import json
 import os
 import sys
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
+import httpx2
 import mcp_types as types
 from loguru import logger
 from mcp.client.session import ClientRequestContext
 
 from sidespin.errors import SidespinError
 from sidespin.mcp import MCPManager, ServerConfig
+from sidespin.mcp.auth import PendingSignIn, SignInError, SignIns, redirect_uri
+from sidespin.mcp.config import OAuthConfig
 from sidespin.tools import ToolCall, ToolRegistry
 
 __all__ = ["main", "run", "example_arguments"]
 
 SERVER = "conformance"
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"  # the CIMD the suite expects
+_SIGN_IN_SECONDS = 20.0
 _LIST_ONLY = {"initialize", "request-metadata", "json-schema-ref-no-deref"}
 _EXAMPLES: dict[str, Any] = {
     "string": "example",
@@ -97,10 +109,41 @@ async def _touch_resources_and_prompts(manager: MCPManager) -> None:
             await client.get_prompt(prompts.prompts[0].name)
 
 
+async def open_headless(sign_ins: SignIns, pending: PendingSignIn) -> None:
+    """The browser of an unattended run: follow the authorization URL one step and bring its redirect back."""
+    async with httpx2.AsyncClient(timeout=_SIGN_IN_SECONDS) as http:
+        response = await http.get(pending.url, follow_redirects=False)
+    location = response.headers.get("location")
+    if not response.is_redirect or not location:
+        raise SignInError(f"the authorization endpoint answered {response.status_code} without a redirect")
+    query = {key: values[0] for key, values in parse_qs(urlsplit(location).query).items()}
+    sign_ins.finish(query.get("state", ""), query.get("code"), query.get("iss"), query.get("error"))
+
+
+async def _settled(manager: MCPManager) -> None:
+    """Wait while the server signs in (headless, so in moments); fail if it ends up anything but ready."""
+    async with asyncio.timeout(_SIGN_IN_SECONDS):
+        seen = manager.version
+        while (status := manager.connection(SERVER).status) not in ("ready", "failed"):
+            seen = await manager.wait_for_change(seen)
+    if status == "failed":
+        raise SignInError(f"sign-in failed: {manager.connection(SERVER).error}")
+
+
+def _oauth(context: dict[str, Any]) -> OAuthConfig:
+    return OAuthConfig(
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        client_metadata_url=CLIENT_METADATA_URL,
+    )
+
+
 async def run(url: str, scenario: str, context: dict[str, Any]) -> int:
     """Connect, list, call what the scenario needs; 0 once done (the suite judges the tool results itself)."""
-    config = ServerConfig(name=SERVER, transport="http", url=url, timeout=30.0)
-    async with MCPManager([config], strict=True, elicitation=accept_with_defaults) as manager:
+    config = ServerConfig(name=SERVER, transport="http", url=url, timeout=30.0, oauth=_oauth(context))
+    sign_ins = SignIns(redirect_uri(5001), opener=open_headless)
+    async with MCPManager([config], strict=True, elicitation=accept_with_defaults, sign_ins=sign_ins) as manager:
+        await _settled(manager)
         registry = ToolRegistry()
         manager.register_into(registry)
         logger.info("CONFORMANCE_TOOLS {} {}", scenario, registry.names())

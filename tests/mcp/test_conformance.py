@@ -26,6 +26,46 @@ from mcp_harness import (
 
 pytestmark = [pytest.mark.node, requires_node]
 
+# Every `auth/*` client scenario but the [extension] ones; `@revision` where the suite has it at that revision only.
+AUTH_SCENARIOS = [
+    *(
+        f"auth/{name}"
+        for name in [
+            "metadata-default",
+            "metadata-var1",
+            "metadata-var2",
+            "metadata-var3",
+            "basic-cimd",
+            "scope-from-www-authenticate",
+            "scope-from-scopes-supported",
+            "scope-omitted-when-undefined",
+            "scope-step-up",
+            "scope-retry-limit",
+            "token-endpoint-auth-basic",
+            "token-endpoint-auth-post",
+            "token-endpoint-auth-none",
+            "pre-registration",
+        ]
+    ),
+    "auth/2025-03-26-oauth-metadata-backcompat@2025-03-26",
+    "auth/2025-03-26-oauth-endpoint-fallback@2025-03-26",
+    *(
+        f"auth/{name}@2026-07-28"
+        for name in [
+            "resource-mismatch",
+            "offline-access-scope",
+            "offline-access-not-supported",
+            "authorization-server-migration",
+            "iss-supported",
+            "iss-not-advertised",
+            "iss-supported-missing",
+            "iss-wrong-issuer",
+            "iss-unexpected",
+            "iss-normalized",
+            "metadata-issuer-mismatch",
+        ]
+    ),
+]
 CLIENT_SCENARIOS = [
     "initialize",
     "tools_call",
@@ -38,6 +78,7 @@ CLIENT_SCENARIOS = [
     "json-schema-2020-12-preservation",
     "sse-retry",
     "elicitation-sep1034-client-defaults",
+    *AUTH_SCENARIOS,
 ]
 TOOLS_SCENARIOS = [
     "tools-list",
@@ -141,8 +182,12 @@ def our_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.mark.parametrize("scenario", cases("client", CLIENT_SCENARIOS))
 def test_client_scenario(scenario: str, tmp_path: Path) -> None:
-    command = f"{sys.executable} -m sidespin.testing.conformance"
-    checks = run_suite(["client", "--command", command, "--scenario", scenario], tmp_path)
+    name, _, revision = scenario.partition("@")
+    command = f"{sys.executable} -m sidespin.conformance"
+    arguments = ["client", "--command", command, "--scenario", name]
+    if revision:
+        arguments += ["--spec-version", revision]
+    checks = run_suite(arguments, tmp_path)
     assert any(check["status"] == "SUCCESS" for check in checks)
 
 
