@@ -58,6 +58,8 @@ def test_a_server_that_needs_sign_in_waits_for_the_page_and_then_serves_its_tool
             assert servers["vault"]["status"] == "needs sign-in"
             assert servers["vault"]["sign_in"] == "/oauth/vault/sign-in"
             assert "whisper" not in {tool["name"] for tool in httpx.get(base + "/tools").json()["tools"]}
+            panel = httpx.get(base + "/", follow_redirects=True).text  # the chat page: a Sign in link on the server
+            assert "needs sign-in" in panel and 'href="/oauth/vault/sign-in"' in panel and "whisper" not in panel
 
             sign_in = httpx.get(base + servers["vault"]["sign_in"], follow_redirects=False)
             assert sign_in.status_code == 303
@@ -71,6 +73,8 @@ def test_a_server_that_needs_sign_in_waits_for_the_page_and_then_serves_its_tool
             assert "Signed in to vault" in landed.text and 'href="/"' in landed.text
 
             assert _health(base)["vault"]["status"] == "ready"
+            panel = httpx.get(base + "/", follow_redirects=True).text
+            assert "whisper" in panel and "/oauth/vault/sign-in" not in panel
             called = httpx.post(base + "/mcp-tool-executor", json={"tool": "whisper", "params": {"text": "HUSH"}})
             assert called.json() == {"status": "success", "result": "hush", "seconds": called.json()["seconds"]}
 
