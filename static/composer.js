@@ -10,6 +10,7 @@
   function ask(url, options) {
     options = options || {};
     options.credentials = "same-origin";
+    options.headers = {"HX-Request": "true"};  // FastHTML answers a fragment, not a whole page
     return fetch(url, options).then(function (response) {
       return response.text().then(function (text) {
         if (response.ok) return text;
