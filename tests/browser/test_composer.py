@@ -46,6 +46,8 @@ def test_at_attaches_a_resource_as_a_chip_that_goes_with_the_message_and_stays_a
     page.wait_for_selector("#composer-menu:not([hidden]) .menu-item")
     wait_for(page, "document.querySelectorAll('#composer-menu .menu-item').length === 1")  # filtered to features.md
     assert page.inner_text("#composer-menu .menu-item .item-name") == "features.md"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "composer-menu.png"))
     page.keyboard.press("Enter")  # chooses; does not send
     page.wait_for_selector(f'#chips .chip[data-uri="{FEATURES}"]')
     assert page.input_value("#msg") == "What is in "  # the @query made way for the chip
@@ -71,7 +73,6 @@ def test_at_attaches_a_resource_as_a_chip_that_goes_with_the_message_and_stays_a
     assert page.locator("#chips .chip").count() == 0  # the chip went with the message
     assert page.inner_text("#user-0 .user-text").strip() == "What is in the file?"
     assert "features.md" in page.inner_text("#user-0 .attached summary")
-    ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "composer-attached.png"), full_page=True)
 
     page.reload()
@@ -93,6 +94,8 @@ def test_slash_runs_a_prompt_with_its_argument_into_the_textarea(page, app_url):
     assert page.locator('#composer-panel .panel-field:has(input[data-field="city"]) .required').count() == 1
     page.keyboard.press("Enter")  # the required city is empty: said in the form, nothing inserted
     wait_for(page, "document.querySelector('#composer-panel .panel-error').textContent.includes('city')")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "composer-prompt-form.png"))
     page.fill('#composer-panel input[data-field="city"]', "Lyon")
     page.keyboard.press("Enter")
     wait_for(page, "document.getElementById('msg').value.length > 0")
