@@ -25,11 +25,12 @@ from starlette.staticfiles import StaticFiles
 
 from sidespin.config import PROJECT_DIR, load_settings
 from sidespin.engine import Engine
-from sidespin.errors import BadArguments, ToolNotFound, TranscriptError
+from sidespin.errors import AttachmentRefused, BadArguments, ToolNotFound, TranscriptError
 from sidespin.guard import BodyLimit, GuardPolicy, OriginGuard, SecurityHeaders
 from sidespin.logs import LogHub, setup_logging
 from sidespin.mcp import build_mcp_server
 from sidespin.tools import ToolCall, ToolRegistry, coerce_arguments
+from sidespin.web import composer
 from sidespin.web import models as model_picker
 from sidespin.web import servers as servers_web
 from sidespin.web import sidebar
@@ -127,6 +128,8 @@ app, rt = fast_app(
         Script(src="/static/htmx.min.js"),
         Script(src="/static/htmx-ext-sse.min.js"),
         Script(src="/static/app.js", defer=True),
+        Link(rel="stylesheet", href="/static/composer.css"),
+        Script(src="/static/composer.js", defer=True),
     ),
 )
 app.state.settings = settings
@@ -139,6 +142,7 @@ versions_web.install(rt)  # edit, regenerate, fork, export, import
 sidebar.install(rt)  # search, rename, delete, trash, restore
 servers_web.install(rt)  # the Servers panel: status, restart, tools on/off, the tool list's cost
 oauth_web.install(rt)  # /oauth/{server}/sign-in, /oauth/callback
+composer.install(rt)  # `@` resources and `/` prompts in the composer
 
 
 def engine_of(request: Request) -> Engine:
@@ -251,8 +255,13 @@ async def send(cid: str, msg: str, request: Request):
     conversation, refusal = find_conversation(engine, cid)
     if refusal:
         return refusal
-    turn = board_of(request).start(conversation, text)
-    return UserMessage(text, versions_web.UserTools(turn.index, text), id=user_dom_id(turn.index)), LiveAnswer(turn)
+    try:
+        message = await composer.message_of(request, text)  # resources attached with `@`, read now
+    except AttachmentRefused as error:
+        return ErrorText(f"{error}; nothing was sent", 422)
+    turn = board_of(request).start(conversation, message.text, note=message.note or None)
+    return (UserMessage(message.text, versions_web.UserTools(turn.index, message.text), note=message.note,
+                        id=user_dom_id(turn.index)), LiveAnswer(turn))
 
 
 @rt

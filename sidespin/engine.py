@@ -26,6 +26,7 @@ from sidespin.backends import BackendPool, default_backend, display_name
 from sidespin.config import Settings
 from sidespin.errors import BackendError, TranscriptError
 from sidespin.events import ErrorNotice, Event, ToolProposed, TurnDone
+from sidespin.formats import image_attachments
 from sidespin.ladder import Rung, choose_rung
 from sidespin.llm import Backend
 from sidespin.protocol import poke_prompt
@@ -233,10 +234,12 @@ class Engine:
         keep_turns: int | None = None,
         control: TurnControl | None = None,
         reuse: list[ToolResult] | None = None,
+        note: dict[str, Any] | None = None,
     ) -> AsyncIterator[Event]:
         """Play one turn and record each of its events in the transcript as it arrives.
 
         `reuse`: results recorded in the version of the turn an edit replaced (`sidespin.versions`).
+        `note`: what the user message carries besides its text (`sidespin.mcp.attach.Composed.note`).
         """
         try:
             recorder = TranscriptRecorder(self.store, conversation.id, self.model_name)
@@ -254,7 +257,7 @@ class Engine:
             # only the asked-for tool: a short prompt is a fast prefill (the grammar admits no other tool)
             user_text = poke_prompt([registry.get(poke_tool)], tool_name=poke_tool, arguments=poke_arguments)
         if user_text is not None:
-            recorder.user(user_text)
+            recorder.user(user_text, note)
         try:
             async for event in self._load(model, recorder, control):
                 yield event
@@ -270,6 +273,7 @@ class Engine:
                 decisions=decisions,
                 force_tool=poke_tool,
                 control=control,
+                images=image_attachments((note or {}).get("attachments")),
             ):
                 try:
                     recorder.apply(event)

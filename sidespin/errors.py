@@ -14,6 +14,7 @@ response, SSE event, CLI) turns it into a message with `str(error)`.
     │   └── ToolTimeout             the tool did not answer in time
     ├── BackendError                the language model could not be reached or answered badly
     ├── MCPServerError              an MCP server failed to start, died or misbehaved
+    ├── AttachmentRefused           a resource attached to a message cannot go with it (unknown, unreadable, too big)
     └── TranscriptError             a conversation file that cannot be read
 """
 
@@ -31,6 +32,7 @@ __all__ = [
     "ToolTimeout",
     "BackendError",
     "MCPServerError",
+    "AttachmentRefused",
     "TranscriptError",
 ]
 
@@ -93,6 +95,10 @@ class BackendError(SidespinError):
 
 class MCPServerError(SidespinError):
     """An MCP server could not start, died, or answered badly."""
+
+
+class AttachmentRefused(SidespinError):
+    """A resource attached to a message cannot go with it; the message names it, and nothing is sent."""
 
 
 class TranscriptError(SidespinError):

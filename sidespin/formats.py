@@ -32,6 +32,10 @@ other model not at all: the result's text already holds a placeholder such as
 | OpenAI    | tool messages take text only: a `user` message right after the results, with `image_url` data-URL parts |
 | Anthropic | `image` blocks (base64 source) inside the `tool_result` content, after its text |
 | Ollama    | `images` (a list of base64) on the tool message                   |
+
+Images a person attached to their own message (a resource chosen with `@`) ride on the user
+message as `ATTACHMENTS` too; with vision they become its content parts (OpenAI `image_url`,
+Anthropic `image` blocks) or its `images` (Ollama); otherwise its text holds the placeholder.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ __all__ = [
     "call_to_anthropic",
     "call_from_anthropic",
     "ATTACHMENTS",
+    "image_attachments",
     "tool_message",
     "to_openai_messages",
     "to_anthropic_messages",
@@ -194,9 +199,14 @@ def _text(content: Any) -> str:
     return str(content)
 
 
+def image_attachments(items: Any) -> list[dict[str, Any]]:
+    """The images among attachments (`{"type": "image", "mimeType", "data"}`); anything else is left out."""
+    return [item for item in items or [] if isinstance(item, dict) and item.get("type") == "image" and item.get("data")]
+
+
 def _images(message: dict[str, Any]) -> list[dict[str, Any]]:
-    """The images a tool message carries (`{"type": "image", "mimeType", "data"}`)."""
-    return [item for item in message.get(ATTACHMENTS) or [] if item.get("type") == "image" and item.get("data")]
+    """The images a tool or user message carries."""
+    return image_attachments(message.get(ATTACHMENTS))
 
 
 def _mime_type(image: dict[str, Any]) -> str:
@@ -216,6 +226,10 @@ def to_openai_messages(messages: list[dict[str, Any]], *, images: bool = False) 
             out.append({"role": "user", "content": parts})
             parts = []
         out.append({key: value for key, value in message.items() if key != ATTACHMENTS})
+        if images and message["role"] == "user" and _images(message):
+            out[-1]["content"] = [{"type": "text", "text": _text(message.get("content"))}] + [
+                {"type": "image_url", "image_url": {"url": f"data:{_mime_type(i)};base64,{i['data']}"}}
+                for i in _images(message)]
         if images and message["role"] == "tool" and _images(message):
             parts.append({"type": "text", "text": f"What {message.get('name') or 'the tool'} returned:"})
             parts += [{"type": "image_url", "image_url": {"url": f"data:{_mime_type(i)};base64,{i['data']}"}}
@@ -229,9 +243,12 @@ def _tool_result_content(message: dict[str, Any], text: str, images: bool) -> st
     if not images or not _images(message):
         return text
     blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-    blocks += [{"type": "image", "source": {"type": "base64", "media_type": _mime_type(i), "data": i["data"]}}
-               for i in _images(message)]
-    return blocks
+    return blocks + _image_blocks(message)
+
+
+def _image_blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    return [{"type": "image", "source": {"type": "base64", "media_type": _mime_type(i), "data": i["data"]}}
+            for i in _images(message)]
 
 
 def to_anthropic_messages(
@@ -277,10 +294,11 @@ def to_anthropic_messages(
             out.append({"role": "assistant", "content": blocks})
         else:
             turn = results_turn()
+            pictures = _image_blocks(message) if images else []
             if turn is None:
-                out.append({"role": "user", "content": text})
-            elif text:
-                turn.append({"type": "text", "text": text})
+                out.append({"role": "user", "content": [{"type": "text", "text": text}, *pictures] if pictures else text})
+            else:
+                turn += ([{"type": "text", "text": text}] if text else []) + pictures
     return "\n\n".join(part for part in system if part), out
 
 
@@ -301,8 +319,8 @@ def to_ollama_messages(messages: list[dict[str, Any]], *, images: bool = False) 
             converted["tool_calls"] = calls
         elif role == "tool":
             converted["tool_name"] = message.get("name") or names.get(message.get("tool_call_id", ""), "")
-            if images and _images(message):
-                converted["images"] = [image["data"] for image in _images(message)]
+        if images and role in ("tool", "user") and _images(message):
+            converted["images"] = [image["data"] for image in _images(message)]
         if message.get("images"):
             converted["images"] = message["images"]
         out.append(converted)

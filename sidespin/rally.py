@@ -41,7 +41,7 @@ from sidespin.events import (
     TurnDone,
     Usage,
 )
-from sidespin.formats import MALFORMED, call_from_openai, call_to_openai, tool_message
+from sidespin.formats import ATTACHMENTS, MALFORMED, call_from_openai, call_to_openai, tool_message
 from sidespin.intercept import Block, Interceptor, Text
 from sidespin.llm.base import Backend, Delta, Grammar
 from sidespin.protocol import MCP_TAG, format_block, grammar_for, parse_request, poke_prompt, teaching_prompt
@@ -187,7 +187,8 @@ def _xml_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             )
             converted.append({"role": "user", "content": content})
         else:
-            converted.append({"role": message["role"], "content": message.get("content") or ""})
+            kept = {ATTACHMENTS: message[ATTACHMENTS]} if message.get(ATTACHMENTS) else {}  # a user's images
+            converted.append({"role": message["role"], "content": message.get("content") or "", **kept})
     return _alternating(converted)
 
 
@@ -196,7 +197,9 @@ def _alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     merged: list[dict[str, Any]] = []
     for message in messages:
         if merged and merged[-1]["role"] == message["role"] and message["role"] != "system":
-            merged[-1] = {**merged[-1], "content": merged[-1]["content"] + "\n\n" + message["content"]}
+            images = (merged[-1].get(ATTACHMENTS) or []) + (message.get(ATTACHMENTS) or [])
+            merged[-1] = {**merged[-1], "content": merged[-1]["content"] + "\n\n" + message["content"],
+                          **({ATTACHMENTS: images} if images else {})}
         else:
             merged.append(message)
     return merged
@@ -601,6 +604,7 @@ async def chat_with_llm(
     decisions: dict[str, bool] | None = None,
     force_tool: str | None = None,
     control: TurnControl | None = None,
+    images: list[dict[str, Any]] | None = None,
 ) -> AsyncIterator[Event]:
     """Play one turn of the rally and yield its events.
 
@@ -610,12 +614,13 @@ async def chat_with_llm(
     `force_tool` (a tool name) constrains the first answer to one block calling it (the Poke).
     `control` lets a person stop the turn; it also holds the turn's wall-clock and token limits
     (by default those of `options`). Whatever ends the turn, the last event is one `TurnDone`.
+    `images`: images the person attached to `user_text` (resources chosen with `@`), for a model with vision.
     """
     options = options or RallyOptions()
     control = control or TurnControl(options.turn_seconds, options.turn_tokens)
     turn = _Turn(conversation, backend, registry, options, policy, force_tool, control)
     if user_text is not None:
-        conversation.messages.append({"role": "user", "content": user_text})
+        conversation.messages.append({"role": "user", "content": user_text, **({ATTACHMENTS: images} if images else {})})
     current = _Round()
     interceptor = Interceptor(tags=TAGS)
     rounds = 0

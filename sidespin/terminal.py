@@ -10,6 +10,12 @@ session (the same redirect URI as the web app's, so one registered client serves
 web app holds that port, the person signs in from its page instead. Tokens live in the data
 directory either way, so a sign-in made by one is used by the other. The prompt is read in a
 thread so that sign-ins complete (and servers connect) while it waits.
+
+MCP resources and prompts (`sidespin.mcp.attach`, as the page's composer):
+`@URI` anywhere in a line attaches that resource (a word that starts with `@` and holds
+a `:`; read from the server that lists it); `/name arg=value …` (shell quoting) runs a
+prompt and sends its rendered text; `@` alone lists the resources, `/` alone the prompts.
+An unknown URI or prompt, or one that cannot be read, is said in red and nothing is sent.
 """
 
 from __future__ import annotations
@@ -18,9 +24,12 @@ import argparse
 import asyncio
 import contextlib
 import json
+import re
+import shlex
 import socket
 import threading
 import time
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -34,14 +43,15 @@ from rich.text import Text
 
 from sidespin.approvals import CHOICES, MEANINGS
 from sidespin.config import Settings, load_settings
-from sidespin.errors import SidespinError
+from sidespin.errors import AttachmentRefused, MCPServerError, SidespinError
 from sidespin.events import (
     ErrorNotice, Event, MalformedCall, ModelLoading, TextDelta, Thought, ToolFinished, ToolStarted, TurnDone, Usage,
 )
 from sidespin.logs import setup_logging
+from sidespin.mcp.attach import Composed, compose, find_resource, prompt_text
 from sidespin.tools import ToolCall, ToolResult
 
-__all__ = ["run_chat", "PROMPT"]
+__all__ = ["run_chat", "read_line", "PROMPT"]
 
 PROMPT = "prompt -> "
 EXIT_WORDS = {"bye", "quit", "exit"}
@@ -132,6 +142,67 @@ class TerminalChat:
                 return answer
             self.console.print("\n".join(["choose one of:", *(f"  {key:<3} {meaning}" for key, meaning in MEANINGS.items())]),
                                markup=False)
+
+
+_RESOURCE_WORD = re.compile(r"(?<!\S)@(\S*:\S+)")  # @URI: a word that starts with @ and holds a scheme
+
+
+@dataclass
+class Line:
+    """What a typed line asks for: a message to send (its resources read), and what to show first."""
+
+    message: Composed | None
+    show: str = ""
+
+
+async def read_line(manager: Any, text: str, *, max_chars: int) -> Line:
+    """A typed line as the message to send: `/` and `@` alone list, `/name a=b` renders a prompt,
+    `@URI` attaches a resource. `AttachmentRefused` or `MCPServerError` say why nothing is sent."""
+    if not text.startswith("/") and not _RESOURCE_WORD.search(text) and text != "@":
+        return Line(Composed(text))
+    if manager is None:
+        raise AttachmentRefused("no MCP servers are configured (mcp.json): there are no prompts or resources")
+    catalog = await manager.catalog()
+    problems = "".join(f"\n⚠ {problem}" for problem in catalog.problems)
+    if text == "/":
+        rows = [f"/{p['name']} {' '.join(_argument(a) for a in p['arguments'])}  ({p['server']}) {p['description'] or ''}"
+                for p in catalog.prompts]
+        return Line(None, "\n".join(rows or ["no prompts"]) + problems)
+    if text == "@":
+        rows = [f"@{r['uri']}  ({r['server']}) {r['name']}" for r in catalog.resources]
+        rows += [f"@{t['uriTemplate']}  ({t['server']}) template: fill in the {{…}}" for t in catalog.templates]
+        return Line(None, "\n".join(rows or ["no resources"]) + problems)
+    if text.startswith("/"):
+        return await _run_prompt(manager, catalog.prompts, text)
+    refs = [find_resource(catalog, match.group(1)) for match in _RESOURCE_WORD.finditer(text)]
+    typed = re.sub(r"[ \t]{2,}", " ", _RESOURCE_WORD.sub("", text)).strip()
+    composed = await compose(manager, typed, refs, max_chars=max_chars)
+    return Line(composed, "📎 " + ", ".join(ref.uri for ref in refs))
+
+
+def _argument(argument: dict[str, Any]) -> str:
+    return f"{argument['name']}=…" if argument["required"] else f"[{argument['name']}=…]"
+
+
+async def _run_prompt(manager: Any, prompts: list[dict[str, Any]], text: str) -> Line:
+    try:
+        words = shlex.split(text[1:])
+    except ValueError as error:
+        raise AttachmentRefused(f"cannot read the line: {error}") from None
+    name, pairs = (words[0], words[1:]) if words else ("", [])
+    found = [row for row in prompts if row["name"] == name]
+    if not found:
+        raise AttachmentRefused(f"no prompt named {name!r}; `/` alone lists the prompts")
+    if any("=" not in pair for pair in pairs):
+        raise AttachmentRefused(f"write each argument as name=value: /{name} "
+                                + " ".join(_argument(a) for a in found[0]["arguments"]))
+    arguments = dict(pair.split("=", 1) for pair in pairs)
+    missing = [a["name"] for a in found[0]["arguments"] if a["required"] and not arguments.get(a["name"])]
+    if missing:
+        raise AttachmentRefused(f"/{name} needs {', '.join(missing)}: /{name} "
+                                + " ".join(_argument(a) for a in found[0]["arguments"]))
+    rendered = prompt_text(await manager.get_prompt(found[0]["server"], name, arguments))
+    return Line(Composed(rendered), f"/{name} ({found[0]['server']}):\n{rendered}")
 
 
 def _shorten(text: str, limit: int = 1200) -> str:
@@ -281,23 +352,35 @@ def _loop(runner: asyncio.Runner, engine: Any, args: argparse.Namespace, console
     console.print(Text(f"transcript: {engine.transcript_path(conversation)} · bye, quit or Ctrl-D to leave", style="dim"))
     decisions: dict[str, bool] | None = None
     while True:
-        text = None
+        text, note = None, None
         if decisions is None:
             text = runner.run(_read_line(PROMPT)).strip()
             if not text:
                 continue
             if text.lower() in EXIT_WORDS:
                 return
-        outcome = runner.run(_play(engine, conversation, text, decisions, chat, args.turns))
+            try:
+                line = runner.run(read_line(engine.mcp, text, max_chars=engine.settings.max_result_chars))
+            except (AttachmentRefused, MCPServerError) as error:
+                console.print(Text(f"⚠ {error} (nothing was sent)", style="bold red"))
+                continue
+            if line.show:
+                console.print(Text(line.show, style="dim"))
+            if line.message is None:
+                continue
+            text, note = line.message.text, line.message.note or None
+        outcome = runner.run(_play(engine, conversation, text, decisions, chat, args.turns, note))
         decisions = _decide(engine, conversation, outcome.pending, chat) if outcome.reason == "approval" else None
 
 
 async def _play(
-    engine: Any, conversation: Any, text: str | None, decisions: dict[str, bool] | None, chat: TerminalChat, turns: int
+    engine: Any, conversation: Any, text: str | None, decisions: dict[str, bool] | None, chat: TerminalChat, turns: int,
+    note: dict[str, Any] | None = None,
 ) -> TurnDone:
     done = TurnDone(reason="error")
     # aclosing: on Ctrl-C the turn's generator closes at once, so the transcript gets what streamed
-    async with contextlib.aclosing(engine.events(conversation, text, decisions=decisions, keep_turns=turns)) as events:
+    turn = engine.events(conversation, text, decisions=decisions, keep_turns=turns, note=note)
+    async with contextlib.aclosing(turn) as events:
         async for event in events:
             chat.draw(event)
             if isinstance(event, TurnDone):

@@ -38,6 +38,11 @@ One file per conversation. Lines that start with a marker open a part of it
 
 The notes, so that a reloaded page draws exactly what was seen live (`sidespin.record`):
 
+    {"attached": [{server, uri, name}], "attachments": [images]}
+                                         on its own line under a 💬: user message (the only note
+                                         there): the resources attached with `@`, whose text is
+                                         in the message (`sidespin.mcp.attach`); the images go
+                                         to a model with vision with that message
     {"started": id}                      the call began to run (removed once its result is in)
     {"result": id, "seconds": 0.52, "kind": "timeout", "attachments": [...]}
                                          right after a 🛠️: block: its duration, its error's

@@ -25,7 +25,7 @@ from sidespin.events import (
     TurnDone,
     Usage,
 )
-from sidespin.formats import ATTACHMENTS
+from sidespin.formats import ATTACHMENTS, image_attachments
 from sidespin.protocol import poke_target
 from sidespin.record import TurnRecord
 from sidespin.tools import ToolCall, ToolResult
@@ -282,8 +282,18 @@ class Turn:
 
     def __post_init__(self) -> None:
         if not self.user_raw:
-            self.user_raw = f"{USER} {_escape(self.user.strip(), _USER_BREAKS, at_line_start=False)}\n"
-        self.user = self.user_raw[len(USER):].strip()
+            typed = _guard_notes(_escape(self.user.strip(), _USER_BREAKS, at_line_start=False))
+            self.user_raw = f"{USER} {typed}\n"
+        lines = _split_lines(self.user_raw[len(USER):])
+        self.user = "".join(line for line in lines if _note_data(line) is None).strip()
+
+    @property
+    def user_note(self) -> dict[str, Any]:
+        """What the user message carries besides its text (resources attached with `@`), merged from its notes."""
+        merged: dict[str, Any] = {}
+        for line in _split_lines(self.user_raw[len(USER):]):
+            merged.update(_note_data(line) or {})
+        return merged
         if self.model is not None and not self.header_raw:
             self.header_raw = ASSISTANT + (f"[{_clean_name(self.model)}]" if self.model else "")
             if not (self.segments and isinstance(self.segments[0], Text) and self.segments[0].raw.startswith("\n")):
@@ -380,6 +390,9 @@ class Turn:
     def messages(self, *, last: bool) -> list[dict[str, Any]]:
         """This turn as chat messages; see the module docstring for the grouping."""
         messages: list[dict[str, Any]] = [{"role": "user", "content": self.user}] if self.user else []
+        images = image_attachments(self.user_note.get("attachments"))
+        if messages and images:
+            messages[0][ATTACHMENTS] = images  # resources attached with `@`, for a model with vision
         content: list[str] = []
         calls: list[Proposal] = []
         results: dict[str, Result] = {}
@@ -563,9 +576,12 @@ class Transcript:
         """The index the turn `add_user` makes next will have."""
         return len(self.turns) - 1 if self._fills_placeholder() else len(self.turns)
 
-    def add_user(self, text: str) -> Turn:
-        """A new 💬: turn; an empty placeholder 💬: at the end is filled instead."""
+    def add_user(self, text: str, note: dict[str, Any] | None = None) -> Turn:
+        """A new 💬: turn; an empty placeholder 💬: at the end is filled instead.
+        `note`: what the message carries besides its text, on a note line under it."""
         turn = Turn(text)
+        if note:
+            turn.user_raw += Note(note).raw
         if self._fills_placeholder():
             self.final_newline = True
             self.turns[-1] = turn

@@ -81,11 +81,11 @@ class TranscriptRecorder:
         self._thought_at: int | None = None
         self._text: list[str] = []
 
-    def user(self, text: str) -> None:
-        """A new user turn."""
+    def user(self, text: str, note: dict[str, Any] | None = None) -> None:
+        """A new user turn; `note`: what it carries besides its text (see `Transcript.add_user`)."""
         self._sync()
         self._thought = None
-        self.transcript.add_user(text)
+        self.transcript.add_user(text, note)
         self._save()
 
     def record_decision(self, call_id: str, choice: str) -> None:

@@ -20,6 +20,8 @@ from sidespin.approvals import CHOICES
 from sidespin.protocol import poke_target
 from sidespin.record import CallRecord, MarkdownStream, TurnRecord
 from sidespin.web.models import TurnMeter, meter_state
+from sidespin.mcp.attach import split_attached
+from sidespin.web.composer import AttachedResources, ComposerParts
 from sidespin.web.live import LiveTurn, dom_id, user_dom_id
 from sidespin.versions import version_group
 from sidespin.web.versions import AnswerTools, Lineage, UserTools
@@ -53,13 +55,19 @@ def ChatMessage(role: str, content: Any, *after: Any, **kwargs: Any):
     return Div(Div(content, cls="bubble"), *after, cls=f"msg {role}", data_role=role, **kwargs)
 
 
-def UserMessage(text: str, *after: Any, **kwargs: Any):
+def UserMessage(text: str, *after: Any, note: dict[str, Any] | None = None, **kwargs: Any):
+    """A user message; `note`: what it carries besides its text (resources attached with `@`), drawn under it."""
     tool = poke_target(text)
     if tool:  # the salted one-shot prompt is for the model; the page shows what the person did
         return ChatMessage("user", Div(f"🏓 Poke: call {tool}", cls="user-text"), *after, **kwargs)
+    attached = AttachedResources(text, note) if note and note.get("attached") else ()
+    if attached:
+        text = split_attached(text)[0]
     if len(text) > 600:
-        return ChatMessage("user", Details(Summary(text[:120] + "…"), Pre(text), cls="prompt"), *after, **kwargs)
-    return ChatMessage("user", Div(text, cls="user-text"), *after, **kwargs)
+        typed = Details(Summary(text[:120] + "…"), Pre(text), cls="prompt")
+    else:
+        typed = Div(text, cls="user-text")
+    return ChatMessage("user", Div(typed, attached) if attached else typed, *after, **kwargs)
 
 
 _STATUS_LABELS = {"proposed": "proposed", "waiting": "waiting for you", "running": "running…",
@@ -192,7 +200,7 @@ def ChatHistory(transcript: Any, running: list[LiveTurn], cid: str = ""):
             continue
         if turn.user:
             tools = UserTools(index, turn.user, version_group(transcript, index), cid)
-            shown.append(UserMessage(turn.user, tools, id=user_dom_id(index)))  # a search hit links to it
+            shown.append(UserMessage(turn.user, tools, note=turn.user_note, id=user_dom_id(index)))  # a search hit links to it
         if index in live:
             shown.append(LiveAnswer(live.pop(index)))
         elif turn.model is not None:
@@ -282,8 +290,9 @@ def PokeTool(tool_names: list[str], **kwargs: Any):
 def Composer(cid: str, tool_names: list[str]):
     return Form(
         Hidden(name="cid", value=cid),
-        Textarea(name="msg", id="msg", placeholder="Ask something… (Enter to send, Shift+Enter for a new line)",
-                 rows="2", required=True, autofocus=True),
+        *ComposerParts(),
+        Textarea(name="msg", id="msg", placeholder="Ask something… (Enter to send, Shift+Enter for a new line; "
+                 "@ attaches a resource, / at the start runs a prompt)", rows="2", required=True, autofocus=True),
         Button("Send", type="submit", id="send"),
         Div(Button("🏓 Poke", type="button", id="poke", hx_post="/poke", hx_vals=json.dumps({"cid": cid}),
                    hx_include="#poke-tool", hx_target="#chat", hx_swap="beforeend",

@@ -1,0 +1,148 @@
+"""Resources attached to a message with `@`, and prompts run with `/`: the one place for both, page and terminal.
+
+    ref = find_resource(catalog, "demo://resource/static/document/features.md")  # which server lists it
+    composed = await compose(manager, "Summarise this", [ref], max_chars=100_000)
+    composed.text      # the typed text, then one fenced block per attached resource (what the model reads)
+    composed.note      # {"attached": [{server, uri, name}], "attachments": [images]}: the user turn's note
+    text = prompt_text(await manager.get_prompt(server, name, arguments))   # a prompt as the message to send
+
+A text resource goes inline, under a `📎 URI (server)` line, in a fence longer than any run of
+backticks inside it, so the transcript stays readable Markdown and a reload shows the same. An
+image goes to a model with vision as an image (`sidespin.formats`); the text holds its placeholder.
+Every attachment is read at send time; one that cannot be read, or is over the limit, refuses the
+whole message with an `AttachmentRefused` naming it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from sidespin.errors import AttachmentRefused, MCPServerError
+from sidespin.mcp.catalog import Catalog, PromptMessage
+from sidespin.tools.types import MAX_ATTACHMENT_CHARS
+
+__all__ = [
+    "MAX_ATTACHED", "ResourceRef", "Composed", "find_resource", "expand_template", "template_variables", "compose",
+    "split_attached", "prompt_text",
+]
+
+MAX_ATTACHED = 10  # resources attached to one message
+CLIP = "📎"
+_VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")
+_BLOCK = re.compile(r"(?:^|\n\n)" + CLIP + r" (?P<uri>\S+) \((?P<server>[^)\n]*)\)\n(?P<fence>`{3,})\n(?P<body>.*?)\n(?P=fence)(?=\n|$)",
+                    re.S)
+
+
+@dataclass(frozen=True)
+class ResourceRef:
+    """A resource a person chose: the server that lists it, its URI and the name to show."""
+
+    server: str
+    uri: str
+    name: str = ""
+
+    def row(self) -> dict[str, str]:
+        return {"server": self.server, "uri": self.uri, "name": self.name or self.uri}
+
+
+@dataclass
+class Composed:
+    """A message with its resources read: the text the model and the transcript get, and the user turn's note."""
+
+    text: str
+    note: dict[str, Any] = field(default_factory=dict)
+
+
+def template_variables(template: str) -> list[str]:
+    """The variables of a URI template (`{resourceId}`), in order, each once."""
+    return list(dict.fromkeys(_VARIABLE.findall(template)))
+
+
+def expand_template(template: str, values: dict[str, str]) -> str:
+    """A URI template filled in (RFC 6570 level 1: each value percent-encoded); a missing value is refused."""
+    missing = [name for name in template_variables(template) if not str(values.get(name, "")).strip()]
+    if missing:
+        raise AttachmentRefused(f"fill in {', '.join(missing)} for {template}")
+    return _VARIABLE.sub(lambda match: quote(str(values[match.group(1)]).strip(), safe=""), template)
+
+
+def _matches(template: str, uri: str) -> bool:
+    pattern = "".join(r"[^/?#]+" if part.startswith("{") else re.escape(part)
+                      for part in re.split(r"(\{[A-Za-z0-9_]+\})", template))
+    return re.fullmatch(pattern, uri) is not None
+
+
+def find_resource(catalog: Catalog, uri: str) -> ResourceRef:
+    """The server that lists `uri` (as a resource, or by one of its templates); unknown URIs are refused."""
+    for row in catalog.resources:
+        if row["uri"] == uri:
+            return ResourceRef(row["server"], uri, row.get("name") or uri)
+    for row in catalog.templates:
+        if _matches(row["uriTemplate"], uri):
+            return ResourceRef(row["server"], uri, uri.rsplit("/", 1)[-1] or uri)
+    raise AttachmentRefused(f"no MCP server lists the resource {uri}; `@` alone lists the resources")
+
+
+def _fence(text: str) -> str:
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _block(ref: ResourceRef, text: str) -> str:
+    fence = _fence(text)
+    return f"{CLIP} {ref.uri} ({ref.server})\n{fence}\n{text}\n{fence}"
+
+
+async def compose(manager: Any, typed: str, refs: list[ResourceRef], *, max_chars: int) -> Composed:
+    """Read every attached resource now and build the message; `AttachmentRefused` names the first that fails.
+
+    `max_chars`: the most text one resource may add (the tool results' `max_result_chars`);
+    an image may be up to `MAX_ATTACHMENT_CHARS` of base64, as a tool's.
+    """
+    if len(refs) > MAX_ATTACHED:
+        raise AttachmentRefused(f"{len(refs)} resources are attached; at most {MAX_ATTACHED} go with one message")
+    if refs and manager is None:
+        raise AttachmentRefused("no MCP servers are configured (mcp.json), so no resource can be attached")
+    parts, attached, images = [typed.strip()], [], []
+    for ref in dict.fromkeys(refs):  # the same resource twice is read once
+        try:
+            reading = await manager.read_resource(ref.server, ref.uri)
+        except MCPServerError as error:
+            raise AttachmentRefused(f"the resource {ref.uri} ({ref.server}) cannot be read: {error}") from None
+        if len(reading.text) > max_chars:
+            raise AttachmentRefused(f"the resource {ref.uri} has {len(reading.text):,} characters; the limit is "
+                                    f"{max_chars:,} (max_result_chars)")
+        for item in reading.attachments:
+            if len(item.get("data") or "") > MAX_ATTACHMENT_CHARS:
+                raise AttachmentRefused(f"the resource {ref.uri} holds a {item.get('mimeType')} of "
+                                        f"{len(item['data']):,} characters of base64; the limit is "
+                                        f"{MAX_ATTACHMENT_CHARS:,}")
+        parts.append(_block(ref, reading.text))
+        attached.append(ref.row())
+        images += [item for item in reading.attachments if item.get("type") == "image"]
+    note: dict[str, Any] = {"attached": attached} if attached else {}
+    if images:
+        note["attachments"] = images
+    return Composed("\n\n".join(part for part in parts if part), note)
+
+
+def split_attached(text: str) -> tuple[str, list[dict[str, str]]]:
+    """A user message as `compose` wrote it: the typed text, and each attached block's uri, server and body."""
+    blocks = [match.groupdict() for match in _BLOCK.finditer(text)]
+    first = _BLOCK.search(text)
+    return (text[: first.start()] if first else text).strip(), blocks
+
+
+def prompt_text(messages: list[PromptMessage]) -> str:
+    """A rendered prompt as the text of one message to send.
+
+    A prompt of user messages only is their text, a blank line between; one that also holds
+    assistant messages is written as a dialogue, each message under its role ("User:", "Assistant:").
+    Images and audio are their placeholders; an embedded resource is its text.
+    """
+    if all(message.role == "user" for message in messages):
+        return "\n\n".join(message.text for message in messages if message.text).strip()
+    return "\n\n".join(f"{message.role.capitalize()}: {message.text}" for message in messages).strip()
