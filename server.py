@@ -31,6 +31,7 @@ from sidespin.logs import LogHub, setup_logging
 from sidespin.mcp import build_mcp_server
 from sidespin.tools import ToolCall, ToolRegistry, coerce_arguments
 from sidespin.web import models as model_picker
+from sidespin.web import questions as questions_web
 from sidespin.web import sidebar
 from sidespin.web import versions as versions_web
 from sidespin.web.live import TurnBoard, user_dom_id
@@ -120,6 +121,7 @@ app, rt = fast_app(
         Meta(name="htmx-config",
              content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}'),
         Link(rel="stylesheet", href="/static/app.css"),
+        Link(rel="stylesheet", href="/static/questions.css"),
         Link(rel="icon", href="data:,"),  # no favicon request, no 404 in the console
         Script(src="/static/htmx.min.js"),
         Script(src="/static/htmx-ext-sse.min.js"),
@@ -134,6 +136,7 @@ app.routes.insert(0, Route("/mcp", endpoint=MCPMount(), methods=["GET", "POST", 
 app.routes.insert(1, Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"))
 versions_web.install(rt)  # edit, regenerate, fork, export, import
 sidebar.install(rt)  # search, rename, delete, trash, restore
+questions_web.install(rt)  # a person's answer to a server's question (elicitation)
 
 
 def engine_of(request: Request) -> Engine:

@@ -13,6 +13,10 @@ response, SSE event, CLI) turns it into a message with `str(error)`.
     │   └── ToolTimeout             the tool did not answer in time
     ├── BackendError                the language model could not be reached or answered badly
     ├── MCPServerError              an MCP server failed to start, died or misbehaved
+    ├── QuestionError               a person's answer to a server's question cannot be taken
+    │   ├── BadAnswer               it does not fit the question's schema (the question stays open)
+    │   ├── NoSuchQuestion          no question has that id
+    │   └── QuestionClosed          the question was answered already, or its call ended
     └── TranscriptError             a conversation file that cannot be read
 """
 
@@ -29,6 +33,10 @@ __all__ = [
     "ToolTimeout",
     "BackendError",
     "MCPServerError",
+    "QuestionError",
+    "BadAnswer",
+    "NoSuchQuestion",
+    "QuestionClosed",
     "TranscriptError",
 ]
 
@@ -82,6 +90,26 @@ class BackendError(SidespinError):
 
 class MCPServerError(SidespinError):
     """An MCP server could not start, died, or answered badly."""
+
+
+class QuestionError(SidespinError):
+    """An answer to a server's question (MCP elicitation) that cannot be taken."""
+
+
+class BadAnswer(QuestionError):
+    """An answer that does not fit the requested schema; `problems` says what, field by field."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+class NoSuchQuestion(QuestionError):
+    """No question with that id was ever asked here."""
+
+
+class QuestionClosed(QuestionError):
+    """The question was answered already, or the call that asked it ended."""
 
 
 class TranscriptError(SidespinError):
