@@ -109,7 +109,8 @@ def QuestionBox(question: QuestionRecord, card: CallRecord):
     """A server's question on its call's card: the form while the call runs, its summary after."""
     waiting = question.action is None and card.status == "running"
     return Div(
-        P(Span(f"❔ {question.server} asks:", cls="k"), " ", question.message, cls="question-message"),
+        P(Span(f"❔ {question.server} asks:", cls="k"), Span(question.message, cls="question-text"),
+          cls="question-message"),
         QuestionForm(question.question_id, question.schema, question.url) if waiting
         else QuestionSummary(question.action, question.content),
         cls="question", id=f"question-{question.question_id}", data_state="open" if waiting else "closed",
