@@ -289,6 +289,12 @@ class QuestionDesk:
     def is_open(self, question_id: str) -> bool:
         return question_id in self._open
 
+    async def wait_closed(self, question_id: str) -> None:
+        """Return once the question is closed (answered, timed out, or its call ended)."""
+        question = self._open.get(question_id)
+        if question is not None:
+            await asyncio.shield(question.reply)
+
     def schema(self, question_id: str) -> dict[str, Any] | None:
         """The schema of an open question (None for a URL question); `NoSuchQuestion` or `QuestionClosed`."""
         return self._find(question_id).schema
