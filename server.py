@@ -32,9 +32,10 @@ from sidespin.mcp import build_mcp_server
 from sidespin.tools import ToolCall, ToolRegistry, coerce_arguments
 from sidespin.web import composer
 from sidespin.web import models as model_picker
+from sidespin.web import oauth as oauth_web
+from sidespin.web import questions as questions_web
 from sidespin.web import servers as servers_web
 from sidespin.web import sidebar
-from sidespin.web import oauth as oauth_web
 from sidespin.web import versions as versions_web
 from sidespin.web.live import TurnBoard, user_dom_id
 from sidespin.web.page import (
@@ -124,6 +125,7 @@ app, rt = fast_app(
              content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false}'),
         Link(rel="stylesheet", href="/static/app.css"),
         Link(rel="stylesheet", href="/static/servers.css"),
+        Link(rel="stylesheet", href="/static/questions.css"),
         Link(rel="icon", href="data:,"),  # no favicon request, no 404 in the console
         Script(src="/static/htmx.min.js"),
         Script(src="/static/htmx-ext-sse.min.js"),
@@ -143,6 +145,7 @@ sidebar.install(rt)  # search, rename, delete, trash, restore
 servers_web.install(rt)  # the Servers panel: status, restart, tools on/off, the tool list's cost
 oauth_web.install(rt)  # /oauth/{server}/sign-in, /oauth/callback
 composer.install(rt)  # `@` resources and `/` prompts in the composer
+questions_web.install(rt)  # a person's answer to a server's question (elicitation)
 
 
 def engine_of(request: Request) -> Engine:

@@ -15,6 +15,10 @@ response, SSE event, CLI) turns it into a message with `str(error)`.
     ├── BackendError                the language model could not be reached or answered badly
     ├── MCPServerError              an MCP server failed to start, died or misbehaved
     ├── AttachmentRefused           a resource attached to a message cannot go with it (unknown, unreadable, too big)
+    ├── QuestionError               a person's answer to a server's question cannot be taken
+    │   ├── BadAnswer               it does not fit the question's schema (the question stays open)
+    │   ├── NoSuchQuestion          no question has that id
+    │   └── QuestionClosed          the question was answered already, or its call ended
     └── TranscriptError             a conversation file that cannot be read
 """
 
@@ -33,6 +37,10 @@ __all__ = [
     "BackendError",
     "MCPServerError",
     "AttachmentRefused",
+    "QuestionError",
+    "BadAnswer",
+    "NoSuchQuestion",
+    "QuestionClosed",
     "TranscriptError",
 ]
 
@@ -99,6 +107,26 @@ class MCPServerError(SidespinError):
 
 class AttachmentRefused(SidespinError):
     """A resource attached to a message cannot go with it; the message names it, and nothing is sent."""
+
+
+class QuestionError(SidespinError):
+    """An answer to a server's question (MCP elicitation) that cannot be taken."""
+
+
+class BadAnswer(QuestionError):
+    """An answer that does not fit the requested schema; `problems` says what, field by field."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+class NoSuchQuestion(QuestionError):
+    """No question with that id was ever asked here."""
+
+
+class QuestionClosed(QuestionError):
+    """The question was answered already, or the call that asked it ended."""
 
 
 class TranscriptError(SidespinError):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from sidespin.tools import ToolCall, ToolResult
 
@@ -21,6 +21,8 @@ __all__ = [
     "ErrorNotice",
     "Usage",
     "ModelLoading",
+    "QuestionAsked",
+    "QuestionAnswered",
     "TurnDone",
 ]
 
@@ -134,6 +136,34 @@ class ModelLoading(Event):
     model: str
     seconds: float = 0.0
     done: bool = False
+
+
+QuestionAction = Literal["accept", "decline", "cancel"]
+
+
+@dataclass
+class QuestionAsked(Event):
+    """A server asked the person something while the call `call_id` runs (MCP elicitation).
+
+    A form question carries the requested `schema`; a URL question the `url` to open (opening it
+    is the person's business). It stays open until answered or until the call ends.
+    """
+
+    call_id: str
+    question_id: str
+    server: str
+    message: str
+    schema: dict[str, Any] | None = None
+    url: str | None = None
+
+
+@dataclass
+class QuestionAnswered(Event):
+    """The person answered a question: `accept` (with the `content` sent), `decline` or `cancel`."""
+
+    question_id: str
+    action: QuestionAction
+    content: dict[str, Any] | None = None
 
 
 @dataclass

@@ -45,6 +45,7 @@ from sidespin.formats import ATTACHMENTS, MALFORMED, call_from_openai, call_to_o
 from sidespin.intercept import Block, Interceptor, Text
 from sidespin.llm.base import Backend, Delta, Grammar
 from sidespin.protocol import MCP_TAG, format_block, grammar_for, parse_request, poke_prompt, teaching_prompt
+from sidespin.questions import CallScope, current_call
 from sidespin.record import CallRecord, waiting
 from sidespin.route import find_loose_call
 from sidespin.tools import DEFAULT_TIMEOUT, Tool, ToolCall, ToolRegistry, ToolResult
@@ -315,6 +316,27 @@ class _Turn:
         self.seen: set[str] = set()
         self.reusable = {_call_key(result.call): result for result in options.reuse}
         self.answer: list[str] = []
+        # events a running call puts into the turn (a server's question): taken at the rally's next step
+        self.aside: list[Event] = []
+        self.aside_ready = asyncio.Event()
+
+    def put_aside(self, event: Event) -> None:
+        self.aside.append(event)
+        self.aside_ready.set()
+
+    def take_aside(self) -> list[Event]:
+        """The events running calls put into the turn since the last look."""
+        taken, self.aside = self.aside, []
+        self.aside_ready.clear()
+        return taken
+
+    def start(self, call: ToolCall) -> asyncio.Task[ToolResult]:
+        """Run a call in a task of its own, which knows its call (so a server's question can reach this turn)."""
+        async def run() -> ToolResult:
+            current_call.set(CallScope(call.id, self.put_aside))
+            return await self.registry.execute(call, timeout=self.options.tool_timeout)
+
+        return asyncio.create_task(run(), name=f"tool-{call.id}")
 
     def mode(self) -> str:
         """The rung of the ladder this turn stands on: native, route or xml (a Poke forces its xml block)."""
@@ -395,8 +417,7 @@ class _Turn:
             logger.info("TOOL_CALL_ASK {} id={}", call.name, call.id)
             events.append(ApprovalNeeded(call))
         else:
-            task = asyncio.create_task(self.registry.execute(call, timeout=self.options.tool_timeout))
-            current.tasks[task] = call
+            current.tasks[self.start(call)] = call
             events.append(ToolStarted(call))
         return events
 
@@ -513,11 +534,18 @@ class _Turn:
 
 
 async def _wait_tools(turn: _Turn, current: _Round) -> AsyncIterator[Event]:
+    """Until every call of the round is done: each result as it comes, and what the calls put aside meanwhile."""
     while current.tasks:
         async with turn.control.bounded():
-            await asyncio.wait(list(current.tasks), return_when=asyncio.FIRST_COMPLETED)
-        for event in turn.finished(current):
+            aside = asyncio.ensure_future(turn.aside_ready.wait())
+            try:
+                await asyncio.wait([*current.tasks, aside], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                aside.cancel()
+        for event in turn.take_aside() + turn.finished(current):
             yield event
+    for event in turn.take_aside():
+        yield event
 
 
 async def _abandon_tools(current: _Round, why: str) -> list[Event]:
@@ -549,8 +577,7 @@ async def _run_decided(turn: _Turn, current: _Round, decisions: dict[str, bool])
     for call in current.calls:
         turn.seen.add(_call_key(call))
         if decisions[call.id]:
-            task = asyncio.create_task(turn.registry.execute(call, timeout=turn.options.tool_timeout))
-            current.tasks[task] = call
+            current.tasks[turn.start(call)] = call
             yield ToolStarted(call)
         else:
             result = ToolResult(call, error="the user refused this tool call", kind="refused")
@@ -583,7 +610,7 @@ async def _stream_answer(
             if delta is None:
                 return
             turn.control.spend(delta.text + delta.thinking)
-            for event in turn.on_delta(delta, interceptor, current) + turn.finished(current):
+            for event in turn.on_delta(delta, interceptor, current) + turn.take_aside() + turn.finished(current):
                 yield event
             if delta.usage is not None:  # the record adds up the rounds of the turn
                 used = delta.usage
@@ -684,7 +711,7 @@ async def chat_with_llm(
     except TurnCut as cut:
         for event in turn.on_events(interceptor.close(), current) + turn.on_held(current, calls=False):
             yield event
-        for event in await _abandon_tools(current, cut.why):
+        for event in turn.take_aside() + await _abandon_tools(current, cut.why):
             yield event
         if decided:
             _record_decided(turn, current)

@@ -7,7 +7,8 @@ its `TurnRecord` alone: so a reloaded conversation is drawn exactly as it was
 seen live.
 
     CallRecord     one tool call and its outcome: status, result, error kind,
-                   duration, attachments
+                   duration, attachments, the questions its server asked
+    QuestionRecord a server's question during a call and the person's answer
     TurnRecord     the answer (as Markdown blocks), thoughts, calls, unreadable
                    calls, notices, the tokens it cost (summed over its rounds),
                    the model loading for it, and whether the turn is over;
@@ -32,6 +33,8 @@ from sidespin.events import (
     Event,
     MalformedCall,
     ModelLoading,
+    QuestionAnswered,
+    QuestionAsked,
     TextDelta,
     Thought,
     ToolFinished,
@@ -42,7 +45,7 @@ from sidespin.events import (
 )
 from sidespin.tools import ToolCall, ToolResult
 
-__all__ = ["CallStatus", "EndReason", "CallRecord", "TurnRecord", "MarkdownStream", "waiting", "tidy_thought"]
+__all__ = ["CallStatus", "EndReason", "CallRecord", "QuestionRecord", "TurnRecord", "MarkdownStream", "waiting", "tidy_thought"]
 
 CallStatus = Literal["proposed", "waiting", "approved", "refused", "running", "done", "error", "interrupted"]
 ENDED: tuple[CallStatus, ...] = ("done", "error", "interrupted")
@@ -120,6 +123,22 @@ def tidy_thought(text: str) -> str:
 
 
 @dataclass
+class QuestionRecord:
+    """A server's question during a call (MCP elicitation) and what the person answered.
+
+    `action` None: not answered; open while its call runs, "not answered" once the call ended.
+    """
+
+    question_id: str
+    server: str
+    message: str
+    schema: dict[str, Any] | None = None
+    url: str | None = None
+    action: str | None = None
+    content: dict[str, Any] | None = None
+
+
+@dataclass
 class CallRecord:
     """One tool call and its outcome, as the page shows it and the transcript keeps it."""
 
@@ -130,11 +149,18 @@ class CallRecord:
     seconds: float | None = None
     attachments: list[dict[str, Any]] = field(default_factory=list)
     reused: bool = False  # the result recorded in an earlier version of the turn, not run again
+    questions: list[QuestionRecord] = field(default_factory=list)
     version: int = 0  # bumped on every change, so a watcher sends a card only when it changed
 
     @property
     def arguments(self) -> str:
         return json.dumps(self.call.arguments, ensure_ascii=False, indent=1)
+
+    def open_questions(self) -> list[QuestionRecord]:
+        """The questions that wait for the person: unanswered while the call runs."""
+        if self.status != "running":
+            return []
+        return [question for question in self.questions if question.action is None]
 
     def finish(self, result: ToolResult) -> None:
         self.status = "done" if result.ok else "error"
@@ -208,6 +234,18 @@ class TurnRecord:
             self.call(event.call).status = "running"
         elif isinstance(event, ToolFinished):
             self.call(event.result.call).finish(event.result)
+        elif isinstance(event, QuestionAsked):
+            if event.call_id in self.calls:
+                card = self.calls[event.call_id]
+                card.questions.append(QuestionRecord(event.question_id, event.server, event.message, event.schema,
+                                                     event.url))
+                card.version += 1
+        elif isinstance(event, QuestionAnswered):
+            for card in self.calls.values():
+                for question in card.questions:
+                    if question.question_id == event.question_id:
+                        question.action, question.content = event.action, event.content
+                        card.version += 1
         elif isinstance(event, MalformedCall):
             self.malformed.append(event)
         elif isinstance(event, ErrorNotice):

@@ -31,6 +31,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +44,14 @@ from rich.text import Text
 
 from sidespin.approvals import CHOICES, MEANINGS
 from sidespin.config import Settings, load_settings
-from sidespin.errors import AttachmentRefused, MCPServerError, SidespinError
+from sidespin.errors import AttachmentRefused, BadAnswer, MCPServerError, QuestionError, SidespinError
 from sidespin.events import (
-    ErrorNotice, Event, MalformedCall, ModelLoading, TextDelta, Thought, ToolFinished, ToolStarted, TurnDone, Usage,
+    ErrorNotice, Event, MalformedCall, ModelLoading, QuestionAsked, TextDelta, Thought, ToolFinished, ToolStarted,
+    TurnDone, Usage,
 )
 from sidespin.logs import setup_logging
 from sidespin.mcp.attach import Composed, compose, find_resource, prompt_text
+from sidespin.questions import Field, QuestionDesk, fields, summary
 from sidespin.tools import ToolCall, ToolResult
 
 __all__ = ["run_chat", "read_line", "PROMPT"]
@@ -57,11 +60,57 @@ PROMPT = "prompt -> "
 EXIT_WORDS = {"bye", "quit", "exit"}
 
 
+async def read_line(prompt: str) -> str:
+    """A line typed at the terminal, read without blocking the event loop.
+
+    The reading thread is a daemon, so a prompt the call's end abandoned never holds the program
+    open; the line typed into such a prompt is dropped (the next prompt reads the next line).
+    """
+    loop = asyncio.get_running_loop()
+    line: asyncio.Future[str] = loop.create_future()
+
+    def read() -> None:
+        try:
+            text = input(prompt)
+        except (EOFError, OSError) as error:
+            loop.call_soon_threadsafe(lambda: line.done() or line.set_exception(EOFError(str(error))))
+            return
+        loop.call_soon_threadsafe(lambda: line.done() or line.set_result(text))
+
+    threading.Thread(target=read, name="terminal-line", daemon=True).start()
+    return await line
+
+
+_ACTION_KEYS = {"a": "accept", "accept": "accept", "d": "decline", "decline": "decline", "c": "cancel", "cancel": "cancel"}
+
+
+def _field_prompt(spec: Field) -> str:
+    """`name (integer 1–100, default 42) *: ` — the type, limits, choices and default of a field."""
+    about = {"choice": "one of " + ", ".join(v for v, _ in spec.options),
+             "choices": "any of " + ", ".join(v for v, _ in spec.options) + ", separated by commas",
+             "boolean": "yes/no"}.get(spec.kind, spec.format or spec.kind)
+    if spec.minimum is not None or spec.maximum is not None:
+        about += f" {'' if spec.minimum is None else f'{spec.minimum:g}'}–{'' if spec.maximum is None else f'{spec.maximum:g}'}"
+    if spec.default is not None:
+        default = ",".join(map(str, spec.default)) if isinstance(spec.default, list) else str(spec.default)
+        about += f", Enter for {default}"
+    return f"   {spec.title} ({about}){' *' if spec.required else ''}: "
+
+
+def _default_text(spec: Field) -> str:
+    if spec.default is None:
+        return ""
+    if isinstance(spec.default, list):
+        return ",".join(map(str, spec.default))
+    return str(spec.default).lower() if isinstance(spec.default, bool) else str(spec.default)
+
+
 class TerminalChat:
     """Draws rally events on a terminal; holds what persists between events of one turn."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, line: Callable[[str], Awaitable[str]] = read_line) -> None:
         self.console = console
+        self.line = line  # how a question's answers are read (a test gives scripted lines)
         self.started: dict[str, datetime] = {}
         self.mid_line = False
         self.loading: Status | None = None  # the progress line of the model this turn waits for
@@ -133,6 +182,47 @@ class TerminalChat:
         table.add_row("duration", f"{result.seconds:.3f} s")
         style = "green" if result.ok else "red"
         return Panel(table, title=f"🛠  {call.name}", border_style=style, expand=False)
+
+    async def answer_question(self, question: QuestionAsked, desk: QuestionDesk) -> None:
+        """Ask a server's question here: its message, each field, then accept, decline or cancel.
+
+        The answer is read by the same validator as the page's form; a bad one is asked again.
+        If the call ends first (its timeout, Ctrl-C), the asking stops and says so.
+        """
+        self.break_line()
+        shown = Text(question.message)
+        if question.url:
+            shown.append(f"\nopen: {question.url}", style="underline")
+        self.console.print(Panel(shown, title=f"❔ {question.server} asks", border_style="yellow", expand=False))
+        asking = asyncio.ensure_future(self._ask(question, desk))
+        closed = asyncio.ensure_future(desk.wait_closed(question.question_id))
+        await asyncio.wait({asking, closed}, return_when=asyncio.FIRST_COMPLETED)
+        closed.cancel()
+        if not asking.done():
+            asking.cancel()
+            self.console.print(Text(summary(None, None), style="red"))
+            return
+        asking.result()
+
+    async def _ask(self, question: QuestionAsked, desk: QuestionDesk) -> None:
+        while True:
+            typed: dict[str, str] = {}
+            for spec in fields(question.schema):
+                typed[spec.name] = (await self.line(_field_prompt(spec))).strip() or _default_text(spec)
+            action = _ACTION_KEYS.get((await self.line(">> accept, decline or cancel? [a/d/c]: ")).strip().lower())
+            if action is None:
+                self.console.print("answer a (accept), d (decline) or c (cancel)", markup=False)
+                continue
+            try:
+                content = desk.answer(question.question_id, action, typed)
+            except BadAnswer as error:
+                self.console.print(Text("\n".join(["not taken:", *error.problems]), style="red"))
+                continue
+            except QuestionError as error:
+                self.console.print(Text(str(error), style="red"))
+                return
+            self.console.print(Text(summary(action, content), style="dim"))
+            return
 
     def ask_choice(self, call: ToolCall) -> str:
         self.console.print(Panel(Text(json.dumps(call.arguments, ensure_ascii=False)), title=f"❓ {call.name}", border_style="yellow", expand=False))
@@ -383,6 +473,8 @@ async def _play(
     async with contextlib.aclosing(turn) as events:
         async for event in events:
             chat.draw(event)
+            if isinstance(event, QuestionAsked) and engine.mcp is not None:
+                await chat.answer_question(event, engine.mcp.questions)
             if isinstance(event, TurnDone):
                 done = event
     return done

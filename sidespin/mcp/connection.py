@@ -38,9 +38,10 @@ from pydantic import ValidationError
 
 from sidespin import __version__
 from sidespin.errors import MCPServerError, ToolFailed, ToolTimeout
-from sidespin.mcp.catalog import Catalog, prompt_row, resource_row, template_row
 from sidespin.mcp import auth
+from sidespin.mcp.catalog import Catalog, prompt_row, resource_row, template_row
 from sidespin.mcp.config import OAuthConfig, ServerConfig
+from sidespin.questions import keep_call_alive
 
 __all__ = ["Connection", "STARTUP_TIMEOUT", "ServerStatus"]
 
@@ -373,6 +374,9 @@ class Connection:
 
         async def extend_deadline(progress: float, total: float | None, message: str | None) -> None:
             scope.deadline = anyio.current_time() + timeout
+
+        # a question to the person (elicitation) gives the call `timeout` again from when it is asked and answered
+        keep_call_alive(lambda: setattr(scope, "deadline", anyio.current_time() + timeout))
 
         # Leaving the scope on its deadline cancels the request, so the SDK tells the server (notifications/cancelled).
         self._calls_running += 1

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import mcp_types as types
 from mcp import Client
-from mcp.client.session import ElicitationFnT
+from mcp.client.session import ClientRequestContext, ElicitationFnT
 
 from sidespin.errors import MCPServerError, ToolFailed
 from sidespin.mcp import auth
@@ -26,6 +26,7 @@ from sidespin.mcp.catalog import Catalog, PromptMessage, Reading, prompt_message
 from sidespin.mcp.config import ServerConfig
 from sidespin.mcp.connection import STARTUP_TIMEOUT, Connection, ServerStatus
 from sidespin.mcp.content import render_result, tool_from_mcp
+from sidespin.questions import QuestionDesk
 from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult
 
 __all__ = ["MCPManager"]
@@ -40,6 +41,10 @@ class MCPManager:
     ready); one that fails is listed in `manager.failures` with its stderr tail while the others
     work, unless `strict=True`, which raises `MCPServerError` instead. Leaving the block closes
     every session and ends every child process.
+
+    Questions a server asks during a tool call (elicitation) go to `elicitation` when a caller
+    gives one (the conformance client does); otherwise to `manager.questions`, which hands each
+    to the chat call running on that server and declines the others (`sidespin.questions`).
     """
 
     def __init__(
@@ -56,9 +61,15 @@ class MCPManager:
         `sign_ins` holds the sign-ins waiting for `/oauth/callback` (default: redirect to port 5001)."""
         configs = list(configs)
         self.sign_ins = sign_ins or auth.SignIns(auth.redirect_uri(5001))
+        self.questions = QuestionDesk()
         self._connections = {
             config.name: Connection(
-                config, elicitation, startup_timeout, self._changed, sign_ins=self.sign_ins, token_dir=token_dir
+                config,
+                elicitation or self._asker(config),
+                startup_timeout,
+                self._changed,
+                sign_ins=self.sign_ins,
+                token_dir=token_dir,
             )
             for config in configs
             if not config.disabled
@@ -71,6 +82,13 @@ class MCPManager:
         self.version = 0
         """Counts every change of any server's status; the page's server panel redraws when it moves."""
         self._change = asyncio.Event()
+
+    def _asker(self, config: ServerConfig) -> ElicitationFnT:
+        """The elicitation callback of one server: its questions go to the desk, bounded by its timeout."""
+        async def ask(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+            return await self.questions.ask(config.name, params, config.timeout)
+
+        return ask
 
     def _changed(self, connection: Connection) -> None:
         """A server's status moved: when it is ready its current tools replace what it had in the registry,
@@ -218,7 +236,8 @@ class MCPManager:
     ) -> types.CallToolResult:
         """Call a tool on a server: `timeout` (default: the server's) is extended by progress notifications."""
         connection = self.connection(server)
-        return await connection.call(tool, arguments, timeout or connection.config.timeout)
+        with self.questions.running(server):
+            return await connection.call(tool, arguments, timeout or connection.config.timeout)
 
     async def call(
         self, server: str, tool: str, arguments: dict[str, Any], *, timeout: float | None = None

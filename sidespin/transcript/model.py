@@ -22,11 +22,14 @@ from sidespin.events import (
     ToolFinished,
     ToolProposed,
     ToolStarted,
+    QuestionAnswered,
+    QuestionAsked,
     TurnDone,
     Usage,
 )
 from sidespin.formats import ATTACHMENTS, image_attachments
 from sidespin.protocol import poke_target
+from sidespin.questions import ACTIONS
 from sidespin.record import TurnRecord
 from sidespin.tools import ToolCall, ToolResult
 
@@ -378,6 +381,12 @@ class Turn:
                     events.append(ErrorNotice(segment.data["notice"]))
                 elif isinstance(segment.data.get("usage"), dict):
                     events.append(_usage_event(segment.data["usage"]))
+                elif isinstance(segment.data.get("question"), str):
+                    events.append(_question_event(segment.data))
+                elif isinstance(segment.data.get("answered"), str) and segment.data.get("action") in ACTIONS:
+                    content = segment.data.get("content")
+                    events.append(QuestionAnswered(segment.data["answered"], segment.data["action"],
+                                                   content if isinstance(content, dict) else None))
         if ended:
             waits = any(isinstance(event, ApprovalNeeded) for event in events)
             events.append(TurnDone(reason="stopped" if self.stopped else "approval" if waits else "done"))
@@ -714,6 +723,17 @@ class Transcript:
             data["counted"] = True
         self.add_note({"usage": data})
 
+    def add_question(self, event: QuestionAsked) -> None:
+        """Note a server's question at the end of the open answer (a reload draws it on its call's card)."""
+        self.add_note(_question_note(event))
+
+    def add_answer(self, event: QuestionAnswered) -> None:
+        """Note the person's answer to a question: the action, and the content sent (their own conversation)."""
+        data: dict[str, Any] = {"answered": event.question_id, "action": event.action}
+        if event.content is not None:
+            data["content"] = event.content
+        self.add_note(data)
+
     def mark_stopped(self) -> None:
         """Note at the end of the answer that it was stopped before it was complete."""
         self.add_note({"stopped": True})
@@ -734,6 +754,25 @@ def title_of(user_text: str) -> str:
     """A conversation's title made from its first message; a Poke reads as "🏓 get_cat_fact"."""
     tool = poke_target(user_text)
     return f"🏓 {tool}" if tool else _shorten(user_text)
+
+
+def _question_note(event: QuestionAsked) -> dict[str, Any]:
+    """A server's question as its note keeps it."""
+    data: dict[str, Any] = {"question": event.question_id, "call": event.call_id, "server": event.server,
+                            "message": event.message}
+    if event.schema is not None:
+        data["schema"] = event.schema
+    if event.url is not None:
+        data["url"] = event.url
+    return data
+
+
+def _question_event(data: dict[str, Any]) -> QuestionAsked:
+    """A `{"question": …}` note as the event it was written from."""
+    schema, url = data.get("schema"), data.get("url")
+    return QuestionAsked(str(data.get("call", "")), data["question"], str(data.get("server", "")),
+                         str(data.get("message", "")), schema if isinstance(schema, dict) else None,
+                         url if isinstance(url, str) else None)
 
 
 def _usage_event(data: dict[str, Any]) -> Usage:

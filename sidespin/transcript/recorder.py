@@ -14,6 +14,8 @@ from sidespin.events import (
     Event,
     MalformedCall,
     ModelLoading,
+    QuestionAnswered,
+    QuestionAsked,
     TextDelta,
     Thought as ThoughtEvent,
     ToolFinished,
@@ -132,6 +134,10 @@ class TranscriptRecorder:
         elif isinstance(event, Usage):
             transcript.start_answer(self.model_name)
             transcript.add_usage(event)
+        elif isinstance(event, QuestionAsked):
+            transcript.add_question(event)
+        elif isinstance(event, QuestionAnswered):
+            transcript.add_answer(event)
         elif isinstance(event, ToolProposed):
             transcript.start_answer(self.model_name)
             transcript.add_proposal(event.call)

@@ -17,13 +17,14 @@ from fasthtml.common import (
 from markdown_it import MarkdownIt
 
 from sidespin.approvals import CHOICES
+from sidespin.mcp.attach import split_attached
 from sidespin.protocol import poke_target
 from sidespin.record import CallRecord, MarkdownStream, TurnRecord
-from sidespin.web.models import TurnMeter, meter_state
-from sidespin.mcp.attach import split_attached
+from sidespin.versions import version_group
 from sidespin.web.composer import AttachedResources, ComposerParts
 from sidespin.web.live import LiveTurn, dom_id, user_dom_id
-from sidespin.versions import version_group
+from sidespin.web.models import TurnMeter, meter_state
+from sidespin.web.questions import QuestionBox
 from sidespin.web.versions import AnswerTools, Lineage, UserTools
 
 __all__ = [
@@ -87,6 +88,7 @@ def ToolCard(card: CallRecord, **kwargs: Any):
     if card.status in ("done", "error", "interrupted"):
         body.append(Div(Span("error" if card.status == "error" else "result", cls="k"), Pre(card.result), cls="result"))
     body += [Attachment(item) for item in card.attachments]
+    body += [QuestionBox(question, card) for question in card.questions]
     if card.status == "waiting":
         body.append(ApprovalButtons(card))
     if card.status == "interrupted":
@@ -97,7 +99,8 @@ def ToolCard(card: CallRecord, **kwargs: Any):
         Summary(Span("🛠️", cls="icon"), Span(call.name, cls="tool-name"), Span(label, cls="tool-status")),
         *body,
         cls=f"tool-call {card.status}", id=f"card-{call.id}", data_tool=call.name, data_status=card.status,
-        data_call_id=call.id, **({"open": True} if card.status == "waiting" else {}),  # its buttons in sight
+        data_call_id=call.id,
+        **({"open": True} if card.status == "waiting" or card.open_questions() else {}),  # its buttons in sight
         **kwargs,
     )
 
