@@ -131,6 +131,7 @@ app, rt = fast_app(
         Script(src="/static/htmx-ext-sse.min.js"),
         Script(src="/static/app.js", defer=True),
         Link(rel="stylesheet", href="/static/composer.css"),
+        Link(rel="stylesheet", href="/static/composer-updates.css"),
         Script(src="/static/composer.js", defer=True),
     ),
 )
@@ -259,7 +260,7 @@ async def send(cid: str, msg: str, request: Request):
     if refusal:
         return refusal
     try:
-        message = await composer.message_of(request, text)  # resources attached with `@`, read now
+        message = await composer.message_of(request, text, conversation.id)  # `@` resources, read now
     except AttachmentRefused as error:
         return ErrorText(f"{error}; nothing was sent", 422)
     turn = board_of(request).start(conversation, message.text, note=message.note or None)

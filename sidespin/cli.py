@@ -223,7 +223,7 @@ def _pick_server(rows: list[dict[str, Any]], key: str, value: str) -> str:
 
 async def _resources(args: argparse.Namespace) -> dict[str, Any]:
     async def use(manager: Any) -> dict[str, Any]:
-        catalog = await manager.catalog()
+        catalog = await manager.catalog(fresh=True)
         for problem in catalog.problems:
             print(f"warning: {problem}", file=sys.stderr)
         if not args.read:
@@ -259,7 +259,7 @@ async def _prompts(args: argparse.Namespace) -> dict[str, Any]:
         arguments[key] = value
 
     async def use(manager: Any) -> dict[str, Any]:
-        catalog = await manager.catalog()
+        catalog = await manager.catalog(fresh=True)
         for problem in catalog.problems:
             print(f"warning: {problem}", file=sys.stderr)
         if not args.get:

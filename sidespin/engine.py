@@ -258,6 +258,8 @@ class Engine:
             user_text = poke_prompt([registry.get(poke_tool)], tool_name=poke_tool, arguments=poke_arguments)
         if user_text is not None:
             recorder.user(user_text, note)
+            if self.mcp is not None:  # what it carried is sent fresh, and followed from now on
+                self.mcp.subscriptions.attached(conversation.id, (note or {}).get("attached") or [])
         try:
             async for event in self._load(model, recorder, control):
                 yield event

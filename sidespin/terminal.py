@@ -245,10 +245,12 @@ class Line:
     show: str = ""
 
 
-async def read_line(manager: Any, text: str, *, max_chars: int) -> Line:
+async def read_line(manager: Any, text: str, *, max_chars: int, conversation: str | None = None) -> Line:
     """A typed line as the message to send: `/` and `@` alone list, `/name a=b` renders a prompt,
-    `@URI` attaches a resource. `AttachmentRefused` or `MCPServerError` say why nothing is sent."""
-    if not text.startswith("/") and not _RESOURCE_WORD.search(text) and text != "@":
+    `@URI` attaches a resource; a resource attached earlier in `conversation` that changed goes again.
+    `AttachmentRefused` or `MCPServerError` say why nothing is sent."""
+    changed = manager.subscriptions.changed(conversation) if manager is not None and conversation else []
+    if not changed and not text.startswith("/") and not _RESOURCE_WORD.search(text) and text != "@":
         return Line(Composed(text))
     if manager is None:
         raise AttachmentRefused("no MCP servers are configured (mcp.json): there are no prompts or resources")
@@ -266,8 +268,9 @@ async def read_line(manager: Any, text: str, *, max_chars: int) -> Line:
         return await _run_prompt(manager, catalog.prompts, text)
     refs = [find_resource(catalog, match.group(1)) for match in _RESOURCE_WORD.finditer(text)]
     typed = re.sub(r"[ \t]{2,}", " ", _RESOURCE_WORD.sub("", text)).strip()
-    composed = await compose(manager, typed, refs, max_chars=max_chars)
-    return Line(composed, "📎 " + ", ".join(ref.uri for ref in refs))
+    composed = await compose(manager, typed, refs, max_chars=max_chars, conversation=conversation)
+    sent = [row["uri"] + (" (changed)" if row.get("changed") else "") for row in composed.note.get("attached", [])]
+    return Line(composed, "📎 " + ", ".join(sent) if sent else "")
 
 
 def _argument(argument: dict[str, Any]) -> str:
@@ -450,7 +453,8 @@ def _loop(runner: asyncio.Runner, engine: Any, args: argparse.Namespace, console
             if text.lower() in EXIT_WORDS:
                 return
             try:
-                line = runner.run(read_line(engine.mcp, text, max_chars=engine.settings.max_result_chars))
+                line = runner.run(read_line(engine.mcp, text, max_chars=engine.settings.max_result_chars,
+                                            conversation=conversation.id))
             except (AttachmentRefused, MCPServerError) as error:
                 console.print(Text(f"⚠ {error} (nothing was sent)", style="bold red"))
                 continue

@@ -1,7 +1,7 @@
 """Resources attached to a message with `@`, and prompts run with `/`: the one place for both, page and terminal.
 
     ref = find_resource(catalog, "demo://resource/static/document/features.md")  # which server lists it
-    composed = await compose(manager, "Summarise this", [ref], max_chars=100_000)
+    composed = await compose(manager, "Summarise this", [ref], max_chars=100_000, conversation=cid)
     composed.text      # the typed text, then one fenced block per attached resource (what the model reads)
     composed.note      # {"attached": [{server, uri, name}], "attachments": [images]}: the user turn's note
     text = prompt_text(await manager.get_prompt(server, name, arguments))   # a prompt as the message to send
@@ -11,6 +11,11 @@ backticks inside it, so the transcript stays readable Markdown and a reload show
 image goes to a model with vision as an image (`sidespin.formats`); the text holds its placeholder.
 Every attachment is read at send time; one that cannot be read, or is over the limit, refuses the
 whole message with an `AttachmentRefused` naming it.
+
+A resource attached earlier in the `conversation` that its server says has changed since
+(`sidespin.mcp.subscriptions`) is read again and goes with the next message the same way, its line
+ending `— changed since it was attached` and its row in the note marked `"changed": true`. One that
+cannot be read now, or is over the limit, is left out (and stays marked, to be tried with the next).
 """
 
 from __future__ import annotations
@@ -20,8 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from loguru import logger
+
 from sidespin.errors import AttachmentRefused, MCPServerError
-from sidespin.mcp.catalog import Catalog, PromptMessage
+from sidespin.mcp.catalog import Catalog, PromptMessage, Reading
 from sidespin.tools.types import MAX_ATTACHMENT_CHARS
 
 __all__ = [
@@ -31,9 +38,10 @@ __all__ = [
 
 MAX_ATTACHED = 10  # resources attached to one message
 CLIP = "📎"
+CHANGED = " — changed since it was attached"
 _VARIABLE = re.compile(r"\{([A-Za-z0-9_]+)\}")
-_BLOCK = re.compile(r"(?:^|\n\n)" + CLIP + r" (?P<uri>\S+) \((?P<server>[^)\n]*)\)\n(?P<fence>`{3,})\n(?P<body>.*?)\n(?P=fence)(?=\n|$)",
-                    re.S)
+_BLOCK = re.compile(r"(?:^|\n\n)" + CLIP + r" (?P<uri>\S+) \((?P<server>[^)\n]*)\)(?P<changed>" + CHANGED + r")?\n"
+                    r"(?P<fence>`{3,})\n(?P<body>.*?)\n(?P=fence)(?=\n|$)", re.S)
 
 
 @dataclass(frozen=True)
@@ -91,37 +99,57 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def _block(ref: ResourceRef, text: str) -> str:
+def _block(ref: ResourceRef, text: str, changed: bool = False) -> str:
     fence = _fence(text)
-    return f"{CLIP} {ref.uri} ({ref.server})\n{fence}\n{text}\n{fence}"
+    return f"{CLIP} {ref.uri} ({ref.server}){CHANGED if changed else ''}\n{fence}\n{text}\n{fence}"
 
 
-async def compose(manager: Any, typed: str, refs: list[ResourceRef], *, max_chars: int) -> Composed:
+async def _read(manager: Any, ref: ResourceRef, max_chars: int) -> Reading:
+    """One resource read now, within the limits; `AttachmentRefused` says why not."""
+    try:
+        reading = await manager.read_resource(ref.server, ref.uri)
+    except MCPServerError as error:
+        raise AttachmentRefused(f"the resource {ref.uri} ({ref.server}) cannot be read: {error}") from None
+    if len(reading.text) > max_chars:
+        raise AttachmentRefused(f"the resource {ref.uri} has {len(reading.text):,} characters; the limit is "
+                                f"{max_chars:,} (max_result_chars)")
+    for item in reading.attachments:
+        if len(item.get("data") or "") > MAX_ATTACHMENT_CHARS:
+            raise AttachmentRefused(f"the resource {ref.uri} holds a {item.get('mimeType')} of "
+                                    f"{len(item['data']):,} characters of base64; the limit is "
+                                    f"{MAX_ATTACHMENT_CHARS:,}")
+    return reading
+
+
+async def compose(
+    manager: Any, typed: str, refs: list[ResourceRef], *, max_chars: int, conversation: str | None = None
+) -> Composed:
     """Read every attached resource now and build the message; `AttachmentRefused` names the first that fails.
 
     `max_chars`: the most text one resource may add (the tool results' `max_result_chars`);
-    an image may be up to `MAX_ATTACHMENT_CHARS` of base64, as a tool's.
+    an image may be up to `MAX_ATTACHMENT_CHARS` of base64, as a tool's. `conversation`: the one the
+    message goes to, whose changed resources are added (none without it).
     """
     if len(refs) > MAX_ATTACHED:
         raise AttachmentRefused(f"{len(refs)} resources are attached; at most {MAX_ATTACHED} go with one message")
     if refs and manager is None:
         raise AttachmentRefused("no MCP servers are configured (mcp.json), so no resource can be attached")
+    chosen = dict.fromkeys((ref.server, ref.uri) for ref in refs)
+    changed = [ref for ref in (manager.subscriptions.changed(conversation) if manager is not None and conversation else [])
+               if (ref.server, ref.uri) not in chosen]  # one attached again now is read fresh anyway
     parts, attached, images = [typed.strip()], [], []
-    for ref in dict.fromkeys(refs):  # the same resource twice is read once
+    for ref in [*dict.fromkeys(refs), *changed]:  # the same resource twice is read once
+        again = ref in changed
         try:
-            reading = await manager.read_resource(ref.server, ref.uri)
-        except MCPServerError as error:
-            raise AttachmentRefused(f"the resource {ref.uri} ({ref.server}) cannot be read: {error}") from None
-        if len(reading.text) > max_chars:
-            raise AttachmentRefused(f"the resource {ref.uri} has {len(reading.text):,} characters; the limit is "
-                                    f"{max_chars:,} (max_result_chars)")
-        for item in reading.attachments:
-            if len(item.get("data") or "") > MAX_ATTACHMENT_CHARS:
-                raise AttachmentRefused(f"the resource {ref.uri} holds a {item.get('mimeType')} of "
-                                        f"{len(item['data']):,} characters of base64; the limit is "
-                                        f"{MAX_ATTACHMENT_CHARS:,}")
-        parts.append(_block(ref, reading.text))
-        attached.append(ref.row())
+            reading = await _read(manager, ref, max_chars)
+        except AttachmentRefused as error:
+            if not again:
+                raise
+            # the person did not attach it to this message and cannot take it off: it is left out, not refused
+            logger.warning("MCP_RESOURCE_UPDATE_LEFT_OUT {} {}: {}", ref.server, ref.uri, error)
+            continue
+        parts.append(_block(ref, reading.text, again))
+        attached.append({**ref.row(), "changed": True} if again else ref.row())
         images += [item for item in reading.attachments if item.get("type") == "image"]
     note: dict[str, Any] = {"attached": attached} if attached else {}
     if images:
@@ -130,8 +158,9 @@ async def compose(manager: Any, typed: str, refs: list[ResourceRef], *, max_char
 
 
 def split_attached(text: str) -> tuple[str, list[dict[str, str]]]:
-    """A user message as `compose` wrote it: the typed text, and each attached block's uri, server and body."""
-    blocks = [match.groupdict() for match in _BLOCK.finditer(text)]
+    """A user message as `compose` wrote it: the typed text, and each attached block's uri, server, body and
+    whether it was sent again because it `changed`."""
+    blocks = [{**match.groupdict(), "changed": bool(match["changed"])} for match in _BLOCK.finditer(text)]
     first = _BLOCK.search(text)
     return (text[: first.start()] if first else text).strip(), blocks
 

@@ -153,7 +153,9 @@ class Connection:
         *,
         sign_ins: auth.SignIns | None = None,
         token_dir: Path | None = None,
+        on_notification: Callable[[Connection, types.ServerNotification], None] | None = None,
     ) -> None:
+        """`on_notification`: told every notification the server sends (resource updates, list changes)."""
         self.config = config
         self.client: Client | None = None
         self.tools: list[types.Tool] = []
@@ -174,6 +176,7 @@ class Connection:
         self.sign_in_url: str | None = None
         """The authorization URL to open while the status is "needs sign-in"."""
         self._ready: asyncio.Future[str | None] | None = None
+        self._on_notification = on_notification
 
     @property
     def name(self) -> str:
@@ -222,6 +225,7 @@ class Connection:
             client_info=_CLIENT_INFO,
             elicitation_callback=self._elicitation,
             logging_callback=self._server_log,
+            message_handler=self._notified,
         )
         return await stack.enter_async_context(client)
 
@@ -243,6 +247,11 @@ class Connection:
         if self._ready is not None and not self._ready.done():
             self._ready.set_result(_NEEDS_SIGN_IN)
         self.error, self.status = None, "needs sign-in"
+
+    async def _notified(self, message: types.ServerNotification | Exception) -> None:
+        """The SDK's message handler: notifications go to the manager; transport faults are the session's own."""
+        if self._on_notification is not None and not isinstance(message, Exception):
+            self._on_notification(self, message)
 
     async def _server_log(self, params: types.LoggingMessageNotificationParams) -> None:
         logger.debug("MCP_SERVER_LOG {} {} {}", self.name, params.level, params.data)

@@ -3,7 +3,8 @@
     async with MCPManager(load_mcp_config("mcp.json")) as manager:
         manager.register_into(registry)     # tools join the registry as `mcp:<server>`
         ...                                 # registry.execute(...) reaches the servers
-        catalog = await manager.catalog()   # resources, templates and prompts (sidespin.mcp.catalog)
+        catalog = await manager.catalog()   # resources, templates and prompts (sidespin.mcp.catalog), cached
+        manager.subscriptions               # attached resources followed on their servers (sidespin.mcp.subscriptions)
 
 One server's session, transport and restarts are a `Connection` (`sidespin.mcp.connection`);
 its results are rendered for the model by `sidespin.mcp.content`.
@@ -12,11 +13,13 @@ its results are rendered for the model by `sidespin.mcp.content`.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
 import mcp_types as types
+from loguru import logger
 from mcp import Client
 from mcp.client.session import ClientRequestContext, ElicitationFnT
 
@@ -26,12 +29,16 @@ from sidespin.mcp.catalog import Catalog, PromptMessage, Reading, prompt_message
 from sidespin.mcp.config import ServerConfig
 from sidespin.mcp.connection import STARTUP_TIMEOUT, Connection, ServerStatus
 from sidespin.mcp.content import render_result, tool_from_mcp
+from sidespin.mcp.subscriptions import Subscriptions
 from sidespin.questions import QuestionDesk
 from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult
 
 __all__ = ["MCPManager"]
 
 _HARD_CAP = 3600.0  # the registry's own limit for MCP tools; progress may extend a call up to this
+CATALOG_MAX_AGE = 30.0
+"""Seconds the composer's catalog is kept; a status change or a server's list_changed drops it sooner."""
+_LIST_CHANGED = (types.ResourceListChangedNotification, types.PromptListChangedNotification)
 
 
 class MCPManager:
@@ -70,6 +77,7 @@ class MCPManager:
                 self._changed,
                 sign_ins=self.sign_ins,
                 token_dir=token_dir,
+                on_notification=self._notified,
             )
             for config in configs
             if not config.disabled
@@ -80,8 +88,14 @@ class MCPManager:
         self._strict = strict
         self._registry: ToolRegistry | None = None
         self.version = 0
-        """Counts every change of any server's status; the page's server panel redraws when it moves."""
+        """Counts every change the page shows (a server's status, an attached resource that changed); the page's
+        server panel redraws when it moves."""
         self._change = asyncio.Event()
+        self.subscriptions = Subscriptions(self.connection, self._wake)
+        """Resources attached to conversations, followed on servers that take subscriptions."""
+        self._catalog: tuple[float, Catalog] | None = None  # (when fetched, what)
+        self._catalog_fetch: asyncio.Task[Catalog] | None = None
+        self._catalog_epoch = 0  # moves whenever the cached catalog goes stale; a fetch from before is not kept
 
     def _asker(self, config: ServerConfig) -> ElicitationFnT:
         """The elicitation callback of one server: its questions go to the desk, bounded by its timeout."""
@@ -92,11 +106,26 @@ class MCPManager:
 
     def _changed(self, connection: Connection) -> None:
         """A server's status moved: when it is ready its current tools replace what it had in the registry,
-        and watchers are woken. A failed server keeps its tools: calling one tries a restart and says
-        why it failed."""
+        its followed resources are subscribed again, the cached catalog is dropped and watchers are woken.
+        A failed server keeps its tools: calling one tries a restart and says why it failed."""
         if self._registry is not None and connection.status == "ready":
             self._registry.remove_source(f"mcp:{connection.name}")
             self._register(self._registry, connection)
+        if connection.status == "ready":
+            self.subscriptions.server_ready(connection.name)
+        self._forget_catalog()
+        self._wake()
+
+    def _notified(self, connection: Connection, notification: types.ServerNotification) -> None:
+        """A server's notification: a followed resource changed, or its list of resources or prompts did."""
+        if isinstance(notification, types.ResourceUpdatedNotification):
+            self.subscriptions.updated(connection.name, notification.params.uri)
+        elif isinstance(notification, _LIST_CHANGED):
+            logger.debug("MCP_LIST_CHANGED {} {}", connection.name, notification.method)
+            self._forget_catalog()
+
+    def _wake(self) -> None:
+        """Something the page shows moved (a server's status, a changed resource): watchers redraw."""
         self.version += 1
         self._change.set()
         self._change = asyncio.Event()
@@ -124,6 +153,7 @@ class MCPManager:
 
     async def aclose(self) -> None:
         """Close every session and end every child process (shielded, so Ctrl-C cannot leave orphans)."""
+        await self.subscriptions.aclose()
         restarts = [task for task in self._restarts.values() if not task.done()]
         for task in restarts:
             task.cancel()
@@ -193,7 +223,30 @@ class MCPManager:
             raise MCPServerError(f"MCP server {server!r} is not connected")
         return client
 
-    async def catalog(self) -> Catalog:
+    async def catalog(self, *, fresh: bool = False) -> Catalog:
+        """Every server's resources, templates and prompts: as fetched less than `CATALOG_MAX_AGE` seconds ago,
+        unless `fresh` or a server changed since (its status, or its list_changed). Callers that come while
+        it is fetched share that one fetch; each gets a copy of its own.
+        """
+        if fresh:
+            return await self._fetch_catalog()
+        if self._catalog is not None and time.monotonic() - self._catalog[0] < CATALOG_MAX_AGE:
+            return _copy(self._catalog[1])
+        if self._catalog_fetch is None or self._catalog_fetch.done():
+            self._catalog_fetch = asyncio.create_task(self._keep_catalog(self._catalog_epoch), name="mcp-catalog")
+        return _copy(await asyncio.shield(self._catalog_fetch))
+
+    def _forget_catalog(self) -> None:
+        self._catalog, self._catalog_fetch = None, None
+        self._catalog_epoch += 1
+
+    async def _keep_catalog(self, epoch: int) -> Catalog:
+        catalog = await self._fetch_catalog()
+        if epoch == self._catalog_epoch:  # nothing changed while it was asked for
+            self._catalog = (time.monotonic(), catalog)
+        return catalog
+
+    async def _fetch_catalog(self) -> Catalog:
         """Every server's resources, templates and prompts, asked in parallel.
 
         A server that declares none of them is skipped; one that failed to start, or fails to
@@ -209,6 +262,8 @@ class MCPManager:
                 raise answer
             else:
                 catalog.extend(answer)
+        logger.debug("MCP_CATALOG_FETCHED servers={} resources={} prompts={}", len(ready), len(catalog.resources),
+                     len(catalog.prompts))
         return catalog
 
     def _offering(self, server: str, capability: Literal["resources", "prompts"]) -> Connection:
@@ -283,3 +338,8 @@ class MCPManager:
             )
             for listed in connection.tools
         ]
+
+
+def _copy(catalog: Catalog) -> Catalog:
+    """A catalog its caller may change (the composer filters, the terminal reads) without touching the cache."""
+    return Catalog(list(catalog.resources), list(catalog.templates), list(catalog.prompts), list(catalog.problems))

@@ -33,7 +33,7 @@ from sidespin.mcp.attach import (
 )
 from sidespin.mcp.catalog import Catalog
 
-__all__ = ["Chip", "AttachedResources", "ComposerParts", "message_of", "install"]
+__all__ = ["Chip", "AttachedResources", "ChangedNotice", "ComposerParts", "message_of", "install"]
 
 MAX_MATCHES = 50
 MAX_QUERY_CHARS = 200
@@ -55,7 +55,18 @@ def ComposerParts():
         Div(id="composer-menu", cls="composer-menu", role="listbox", hidden=True),
         Div(id="composer-panel", cls="composer-panel", hidden=True),
         Div(id="composer-error", cls="composer-error", role="alert"),
+        ChangedNotice([]),
     )
+
+
+def ChangedNotice(changed: list[ResourceRef], **kwargs: Any):
+    """One line above the textarea per attached resource that changed on its server since it was sent
+    (the Servers panel's live stream redraws it, `hx_swap_oob`)."""
+    return Div(*[Div(Span("📎", cls="icon"), Span(ref.name or ref.uri, cls="chip-name", title=ref.uri),
+                     " changed — it will be sent again with your next message", cls="notice-line",
+                     data_uri=ref.uri, data_server=ref.server)
+                 for ref in changed],
+               id="resource-notice", cls="resource-notice", role="status", **kwargs)
 
 
 def Chip(ref: ResourceRef):
@@ -74,7 +85,8 @@ def AttachedResources(text: str, note: dict[str, Any]):
     _, blocks = split_attached(text)
     shown = [Details(Summary(Span("📎", cls="icon"), Span(str(names.get(block["uri"], {}).get("name") or block["uri"]),
                                                           cls="chip-name"),
-                             Span(block["server"], cls="chip-server")),
+                             Span(block["server"], cls="chip-server"),
+                             *([Span("changed since it was attached", cls="chip-changed")] if block["changed"] else [])),
                      Pre(block["body"]), cls="attached", data_uri=block["uri"], title=block["uri"])
              for block in blocks]
     shown += [Attachment(item) for item in note.get("attachments") or [] if isinstance(item, dict)]
@@ -140,12 +152,13 @@ def attached_refs(values: list[Any]) -> list[ResourceRef]:
     return refs
 
 
-async def message_of(request: Request, typed: str) -> Composed:
-    """The message `/send` sends: the typed text with each attached resource read now (`AttachmentRefused`)."""
+async def message_of(request: Request, typed: str, cid: str) -> Composed:
+    """The message `/send` sends to conversation `cid`: the typed text with each attached resource read now,
+    and those attached earlier that changed since (`AttachmentRefused`)."""
     form = await request.form()
     engine = request.app.state.engine
     refs = attached_refs(form.getlist("attach"))
-    composed = await compose(engine.mcp, typed, refs, max_chars=engine.settings.max_result_chars)
+    composed = await compose(engine.mcp, typed, refs, max_chars=engine.settings.max_result_chars, conversation=cid)
     if refs:
         logger.info("MESSAGE_ATTACHED {} resources: {}", len(refs), " ".join(ref.uri for ref in refs))
     return composed

@@ -40,6 +40,7 @@ from sidespin.formats import to_openai_tool
 from sidespin.protocol import teaching_prompt
 from sidespin.route import Router
 from sidespin.tools import Tool
+from sidespin.web.composer import ChangedNotice
 from sidespin.web.page import PokeTool
 
 if TYPE_CHECKING:
@@ -254,6 +255,8 @@ async def live(request: Request, cid: str = ""):
             parts = await ServersBody(engine, cid, transcript)
             if not first:  # the tools may have changed: the Poke picker follows
                 parts.append(PokeTool(engine.registry_for(transcript).names(), hx_swap_oob="true"))
+            if manager is not None:  # attached resources that changed on their server: the line above the composer
+                parts.append(ChangedNotice(manager.subscriptions.changed(cid), hx_swap_oob="true"))
             yield sse_message(Div(*parts), event="servers")
             first = False
             while True:
