@@ -252,6 +252,11 @@ class _Round:
         self.pending: list[ToolCall] = []
         self.repeats = 0
         self.held = _Held()
+        self.usage: Usage | None = None  # told after the text the stream still holds, so it follows the answer
+
+    def take_usage(self) -> list[Event]:
+        usage, self.usage = self.usage, None
+        return [usage] if usage is not None else []
 
 
 class _Held:
@@ -614,7 +619,8 @@ async def _stream_answer(
                 yield event
             if delta.usage is not None:  # the record adds up the rounds of the turn
                 used = delta.usage
-                yield Usage(used.input, used.output, used.input + used.output, turn.backend.context_window, used.counted)
+                current.usage = Usage(used.input, used.output, used.input + used.output, turn.backend.context_window,
+                                      used.counted)
             if delta.finish_reason == "length":  # the backend's max_tokens: say so, the answer looks finished
                 logger.warning("LLM_ANSWER_CUT conv={} round={}", turn.conversation.id, round_number)
                 yield ErrorNotice("the answer reached its length limit (max_tokens) and was cut")
@@ -679,7 +685,7 @@ async def chat_with_llm(
             except BackendError as error:
                 logger.error("LLM_ERROR conv={} {}", conversation.id, error)
                 failure, reason = ErrorNotice(str(error)), "error"
-            for event in turn.on_events(interceptor.close(), current) + turn.on_held(current):
+            for event in turn.on_events(interceptor.close(), current) + turn.on_held(current) + current.take_usage():
                 yield event
             if failure is not None:
                 yield failure
@@ -711,7 +717,7 @@ async def chat_with_llm(
     except TurnCut as cut:
         for event in turn.on_events(interceptor.close(), current) + turn.on_held(current, calls=False):
             yield event
-        for event in turn.take_aside() + await _abandon_tools(current, cut.why):
+        for event in current.take_usage() + turn.take_aside() + await _abandon_tools(current, cut.why):
             yield event
         if decided:
             _record_decided(turn, current)

@@ -16,8 +16,14 @@ from tests.test_server import turn_id
 
 pytestmark = pytest.mark.model
 
-# A long answer any model gives (a small one may decline to tell a story, or keep it short).
-PROMPT = "Count from 1 to 300, one number per line."
+# Long answers a small model gives; it may still shorten one ("1, 2, 3, ..., 300"), so each try is a new
+# conversation (an earlier short answer in the context would be copied) and the next prompt.
+PROMPTS = [
+    "Count from 1 to 300, one number per line.",
+    "Write the numbers from one to one hundred in words, one per line.",
+    "List the first 100 multiples of 7, one per line.",
+    "Write a long story about a dragon who learns to play table tennis.",
+]
 
 
 def words(text: str) -> list[str]:
@@ -25,9 +31,9 @@ def words(text: str) -> list[str]:
     return re.findall(r"[A-Za-z0-9']+", text)
 
 
-async def stream_until_long(session: aiohttp.ClientSession, url: str, cid: str) -> str:
+async def stream_until_long(session: aiohttp.ClientSession, url: str, cid: str, prompt: str) -> str:
     """Send the prompt and read the answer until 25 words have streamed ('' if it ended first)."""
-    async with session.post(url + "/send", data={"cid": cid, "msg": PROMPT}) as response:
+    async with session.post(url + "/send", data={"cid": cid, "msg": prompt}) as response:
         tid = turn_id(await response.text())
     page = LivePage()
     async with session.get(url + "/stream", params={"tid": tid}) as response:
@@ -54,10 +60,10 @@ async def test_kill_mid_answer_keeps_a_parseable_transcript_and_a_restart_shows_
     seen = ""
     with server_process(data, port=free_port()) as (url, process):
         async with aiohttp.ClientSession() as session:
-            async with session.get(url + "/") as response:
-                cid = str(response.url).rsplit("/", 1)[1]
-            for _ in range(4):  # a short answer ends before it can be interrupted: ask again
-                seen = await stream_until_long(session, url, cid)
+            for prompt in PROMPTS:  # a short answer ends before it can be interrupted: ask again, elsewhere
+                async with session.post(url + "/new") as response:
+                    cid = str(response.url).rsplit("/", 1)[1]
+                seen = await stream_until_long(session, url, cid, prompt)
                 if seen:
                     break
         process.send_signal(signal.SIGKILL)
@@ -67,10 +73,10 @@ async def test_kill_mid_answer_keeps_a_parseable_transcript_and_a_restart_shows_
     path = data / "conversations" / f"{cid}.md"
     transcript = parse(path.read_text(encoding="utf-8"))  # parses: nothing half-written
     saved = transcript.turns[-1].render()
-    assert PROMPT in saved
+    assert prompt in saved
     # everything shown before the last write window (50 ms, a few tokens) is on disk
     shown_words, saved_words = words(seen)[:-6], words(saved)
-    start = saved_words.index(shown_words[0], len(words(PROMPT)))
+    start = saved_words.index(shown_words[0], len(words(prompt)))
     assert saved_words[start:start + len(shown_words)] == shown_words
 
     with server_process(data, port=free_port()) as (url, _):
@@ -78,5 +84,5 @@ async def test_kill_mid_answer_keeps_a_parseable_transcript_and_a_restart_shows_
             async with session.get(f"{url}/c/{cid}") as response:
                 page = html.unescape(re.sub(r"<[^>]+>", " ", await response.text()))
                 assert response.status == 200
-    assert PROMPT in page
+    assert prompt in page
     assert " ".join(shown_words[:8]) in " ".join(words(page))

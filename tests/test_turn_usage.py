@@ -89,3 +89,22 @@ def test_a_usage_note_edited_by_hand_into_nonsense_reads_as_zero_not_a_crash() -
     text = ('💬: hi\n\n🤖:[m]\n\nHello.\n'
             '<!-- sidespin: {"usage":{"input":"many","output":-3,"context":12,"window":true}} -->\n\n💬:\n')
     assert parse(text).record(0).usage == Usage(0, 0, 12, None)
+
+
+async def test_the_usage_note_follows_the_whole_answer_even_when_its_last_text_came_with_the_usage(
+    tmp_path: Path,
+) -> None:
+    # The stream's last piece carries the closing fence and the counts at once; the fence is held back
+    # (it could open a call) until the answer ends. The note must not land inside the code block.
+    answer = "Here are the numbers:\n\n```\n1\n2\n3\n"
+    backend = ScriptedBackend([[answer, Delta(text="```", finish_reason="stop", usage=TokenUsage(44, 28))]])
+    async with Engine.open(settings_in(tmp_path), backend=backend, approval="auto") as engine:
+        board = TurnBoard(engine)
+        conversation = engine.conversation()
+        live = board.start(conversation, "Count to 3.")
+        await live.wait(timeout=10)
+        text = engine.store.read(conversation.id)
+        reloaded = engine.store.load(conversation.id).record(0)
+    assert text.index("3\n```") < text.index('"usage"')
+    assert (answer + "```") in text  # the code block is whole in the file
+    assert reloaded.answer.text.strip() == live.record.answer.text.strip() == answer + "```"
