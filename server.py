@@ -7,14 +7,17 @@ lives in `sidespin/`. Run with `./run` (or `python server.py`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import sys
 from typing import Any
 
+import uvicorn
+
 from fasthtml.common import (
     A, Div, EventStream, H1, Header, JSONResponse, Link, Main, Meta, Pre, Redirect, Script, Section, Span, Title,
-    fast_app, serve, sse_message,
+    fast_app, sse_message,
 )
 from loguru import logger
 from starlette.exceptions import HTTPException
@@ -444,5 +447,33 @@ async def logs_stream(request: Request):
 model_picker.install(rt)
 
 
+class Uvicorn(uvicorn.Server):
+    """uvicorn that stops promptly with a page open: a page's live streams (the pulse, a turn, the Servers panel)
+    never end by themselves, so once short requests had `STREAMS_GRACE` seconds to finish, the connections still
+    open are closed. Each stream then ends as on a closed tab (no traceback), and the app's shutdown runs (MCP
+    servers and the model stopped). `timeout_graceful_shutdown` stays as the backstop."""
+
+    STREAMS_GRACE = 1.0
+
+    async def shutdown(self, sockets: list | None = None) -> None:
+        closing = asyncio.create_task(self._close_streams())
+        try:
+            await super().shutdown(sockets)
+        finally:
+            closing.cancel()
+
+    async def _close_streams(self) -> None:
+        await asyncio.sleep(self.STREAMS_GRACE)
+        for connection in list(self.server_state.connections):
+            transport = getattr(connection, "transport", None)
+            if transport is not None:
+                transport.close()
+
+
+def uvicorn_config(host: str, port: int, **options: Any) -> uvicorn.Config:
+    return uvicorn.Config(app, host=host, port=port, lifespan="on", timeout_graceful_shutdown=5, **options)
+
+
 if __name__ == "__main__":
-    serve(host=settings.host, port=settings.port, reload=False)
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it handled (as uvicorn.run hides)
+        Uvicorn(uvicorn_config(settings.host, settings.port)).run()

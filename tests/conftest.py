@@ -19,6 +19,16 @@ import pytest
 from aiohttp import web
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# Prompts a small model answers at length, for tests that interrupt an answer. It may still shorten one
+# ("1, 2, 3, ..., 300"): a test tries the next (in a new conversation where it can; an earlier short answer
+# in the context is copied).
+LONG_PROMPTS = [
+    "Count from 1 to 300, one number per line.",
+    "Write the numbers from one to one hundred in words, one per line.",
+    "List the first 100 multiples of 7, one per line.",
+    "Write a long story about a dragon who learns to play table tennis.",
+]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
@@ -32,7 +42,6 @@ def free_port() -> int:
 @contextlib.contextmanager
 def serve_app(backend, data_dir: Path, **settings_overrides) -> Iterator[str]:
     """Run server.app with `backend` (None: the configured one) in a thread; yield its base URL."""
-    import uvicorn
 
     import server
     from sidespin.config import load_settings
@@ -40,8 +49,7 @@ def serve_app(backend, data_dir: Path, **settings_overrides) -> Iterator[str]:
     port = free_port()
     server.app.state.settings = load_settings(data_dir=data_dir, port=port, mcp_config=data_dir / "mcp.json", **settings_overrides)
     server.app.state.backend = backend
-    config = uvicorn.Config(server.app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
-    instance = uvicorn.Server(config)
+    instance = server.Uvicorn(server.uvicorn_config("127.0.0.1", port, log_level="warning"))
     thread = threading.Thread(target=instance.run, name="uvicorn", daemon=True)
     thread.start()
     ready = threading.Event()

@@ -10,20 +10,12 @@ import aiohttp
 import pytest
 
 from sidespin.transcript import parse
-from tests.conftest import free_port, server_process
+from tests.conftest import LONG_PROMPTS, free_port, server_process
 from tests.live_page import LivePage
 from tests.test_server import turn_id
 
 pytestmark = pytest.mark.model
 
-# Long answers a small model gives; it may still shorten one ("1, 2, 3, ..., 300"), so each try is a new
-# conversation (an earlier short answer in the context would be copied) and the next prompt.
-PROMPTS = [
-    "Count from 1 to 300, one number per line.",
-    "Write the numbers from one to one hundred in words, one per line.",
-    "List the first 100 multiples of 7, one per line.",
-    "Write a long story about a dragon who learns to play table tennis.",
-]
 
 
 def words(text: str) -> list[str]:
@@ -60,7 +52,7 @@ async def test_kill_mid_answer_keeps_a_parseable_transcript_and_a_restart_shows_
     seen = ""
     with server_process(data, port=free_port()) as (url, process):
         async with aiohttp.ClientSession() as session:
-            for prompt in PROMPTS:  # a short answer ends before it can be interrupted: ask again, elsewhere
+            for prompt in LONG_PROMPTS:  # a short answer ends before it can be interrupted: ask again, elsewhere
                 async with session.post(url + "/new") as response:
                     cid = str(response.url).rsplit("/", 1)[1]
                 seen = await stream_until_long(session, url, cid, prompt)
