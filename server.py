@@ -40,6 +40,7 @@ from sidespin.web import questions as questions_web
 from sidespin.web import servers as servers_web
 from sidespin.web import sidebar
 from sidespin.web import versions as versions_web
+from sidespin.web.forms import refusal, text_fields
 from sidespin.web.live import TurnBoard, user_dom_id
 from sidespin.web.page import (
     ChatHistory, ChatMessage, Composer, LiveAnswer, StatusDot, ToolCard, TurnWatch, UserMessage,
@@ -162,18 +163,6 @@ def board_of(request: Request) -> TurnBoard:
 
 # ---------------------------------------------------------------- helpers
 
-def ErrorText(message: str, status: int = 400):
-    return JSONResponse({"status": "error", "error": message}, status_code=status)
-
-
-def form_text(**fields: Any) -> list[str]:
-    """The values of form fields that must be text: a file sent in their place is a 400, not a crash."""
-    for name, value in fields.items():
-        if value is not None and not isinstance(value, str):
-            raise HTTPException(400, f"the field {name!r} must be text, not {type(value).__name__}")
-    return [value or "" for value in fields.values()]
-
-
 def json_body(raw: bytes) -> Any:
     """A request body as JSON; anything unreadable (bad UTF-8, bad JSON, nesting too deep) is a 400."""
     try:
@@ -246,26 +235,26 @@ def find_conversation(engine: Engine, cid: str):
     try:
         return engine.conversation(cid), None
     except TranscriptError as error:
-        return None, ErrorText(str(error), 404)
+        return None, refusal(str(error), 404)
 
 
 @rt
 async def send(cid: str, msg: str, request: Request):
     engine = engine_of(request)
-    cid, msg = form_text(cid=cid, msg=msg)
+    cid, msg = text_fields(cid=cid, msg=msg)
     text = msg.strip()
     if not text:
-        return ErrorText("the message is empty")
+        return refusal("the message is empty")
     if len(text) > engine.settings.max_message_chars:
-        return ErrorText(f"the message has {len(text)} characters; the limit is {engine.settings.max_message_chars} "
+        return refusal(f"the message has {len(text)} characters; the limit is {engine.settings.max_message_chars} "
                          "(max_message_chars)", 413)
-    conversation, refusal = find_conversation(engine, cid)
-    if refusal:
-        return refusal
+    conversation, refused = find_conversation(engine, cid)
+    if refused:
+        return refused
     try:
         message = await composer.message_of(request, text, conversation.id)  # `@` resources, read now
     except AttachmentRefused as error:
-        return ErrorText(f"{error}; nothing was sent", 422)
+        return refusal(f"{error}; nothing was sent", 422)
     turn = board_of(request).start(conversation, message.text, note=message.note or None)
     return (UserMessage(message.text, versions_web.UserTools(turn.index, message.text), note=message.note,
                         id=user_dom_id(turn.index)), LiveAnswer(turn))
@@ -275,14 +264,14 @@ async def send(cid: str, msg: str, request: Request):
 async def poke(cid: str, request: Request, tool: str = "get_cat_fact", arguments: str = ""):
     """Send the salted one-shot prompt asking for one call of `tool` (get_cat_fact by default)."""
     engine = engine_of(request)
-    cid, tool, arguments = form_text(cid=cid, tool=tool, arguments=arguments)
-    conversation, refusal = find_conversation(engine, cid)
-    if refusal:
-        return refusal
+    cid, tool, arguments = text_fields(cid=cid, tool=tool, arguments=arguments)
+    conversation, refused = find_conversation(engine, cid)
+    if refused:
+        return refused
     if tool not in engine.registry:
-        return ErrorText(f"no tool named {tool!r} is loaded", 404)
+        return refusal(f"no tool named {tool!r} is loaded", 404)
     if tool in engine.tools_off(engine.store.load(conversation.id)):
-        return ErrorText(f"the tool {tool!r} is switched off for this conversation (Servers panel)", 409)
+        return refusal(f"the tool {tool!r} is switched off for this conversation (Servers panel)", 409)
     parsed = json_object(arguments, "arguments")
     turn = board_of(request).start(conversation, None, poke_tool=tool, poke_arguments=parsed)
     return ChatMessage("user", Div(f"🏓 Poke: call {tool}", cls="user-text")), LiveAnswer(turn)
@@ -292,14 +281,14 @@ async def poke(cid: str, request: Request, tool: str = "get_cat_fact", arguments
 async def approve(cid: str, call_id: str, choice: str, request: Request):
     """A choice on a waiting tool card; once no call waits, the rally goes on in a new live answer."""
     engine = engine_of(request)
-    cid, call_id, choice = form_text(cid=cid, call_id=call_id, choice=choice)
-    conversation, refusal = find_conversation(engine, cid)
-    if refusal:
-        return refusal
+    cid, call_id, choice = text_fields(cid=cid, call_id=call_id, choice=choice)
+    conversation, refused = find_conversation(engine, cid)
+    if refused:
+        return refused
     try:
         decision = engine.decide(conversation, choice, call_id)
     except ValueError as error:
-        return ErrorText(str(error))
+        return refusal(str(error))
     if decision.ready is None:  # others still wait: redraw the cards just decided
         record = engine.store.load(conversation.id).record()
         return tuple(ToolCard(record.calls[call_id], hx_swap_oob="true") for call_id in decision.decided
@@ -313,7 +302,7 @@ async def stream(tid: str, request: Request):
     """Server-sent updates of one live turn; each is idempotent, so a reconnect just redraws."""
     turn = board_of(request).get(tid)
     if turn is None:
-        return ErrorText(f"no such turn {tid!r}", 404)
+        return refusal(f"no such turn {tid!r}", 404)
 
     async def updates():
         watch = TurnWatch(turn)
@@ -333,21 +322,21 @@ async def stream(tid: str, request: Request):
 async def rerun(cid: str, call_id: str, request: Request):
     """Run a call again that a crash interrupted, by a person's choice; the rally goes on after it."""
     engine = engine_of(request)
-    cid, call_id = form_text(cid=cid, call_id=call_id)
-    conversation, refusal = find_conversation(engine, cid)
-    if refusal:
-        return refusal
+    cid, call_id = text_fields(cid=cid, call_id=call_id)
+    conversation, refused = find_conversation(engine, cid)
+    if refused:
+        return refused
     try:
         decisions = engine.rerun(conversation, call_id)
     except ValueError as error:
-        return ErrorText(str(error))
+        return refusal(str(error))
     return LiveAnswer(board_of(request).start(conversation, None, decisions=decisions), replace=True)
 
 
 @rt
 async def stop(cid: str, request: Request):
     """Stop the running answer of a conversation; the transcript keeps what was said, marked stopped."""
-    (cid,) = form_text(cid=cid)
+    (cid,) = text_fields(cid=cid)
     stopped = board_of(request).stop(cid)
     return JSONResponse({"status": "success", "stopped": [turn.key for turn in stopped]})
 
@@ -372,7 +361,7 @@ async def mcp_tool_executor(request: Request):
     engine = engine_of(request)
     body = json_body(await request.body())
     if not isinstance(body, dict) or not isinstance(body.get("tool"), str):
-        return ErrorText('expected a JSON object like {"tool": "say_hello", "params": {"name": "World"}}')
+        return refusal('expected a JSON object like {"tool": "say_hello", "params": {"name": "World"}}')
     params = body.get("params", {})
     if params is None:
         params = {}
@@ -380,13 +369,13 @@ async def mcp_tool_executor(request: Request):
         target = engine.registry.get(body["tool"])
         coerce_arguments(target.input_schema, params)
     except ToolNotFound as error:
-        return ErrorText(str(error), 404)
+        return refusal(str(error), 404)
     except BadArguments as error:
-        return ErrorText(f"bad arguments for {body['tool']!r}: {error}")
-    refusal = engine.outside_policy(target)
-    if refusal is not None:
-        logger.warning("TOOL_CALL_REFUSED {} {}", target.name, refusal)
-        return ErrorText(refusal, 403)
+        return refusal(f"bad arguments for {body['tool']!r}: {error}")
+    why = engine.outside_policy(target)
+    if why is not None:
+        logger.warning("TOOL_CALL_REFUSED {} {}", target.name, why)
+        return refusal(why, 403)
     result = await engine.registry.execute(ToolCall(body["tool"], params), timeout=engine.settings.tool_timeout)
     if not result.ok:
         status = 504 if result.kind == "timeout" else 200

@@ -32,6 +32,7 @@ from sidespin.mcp.attach import (
     Composed, ResourceRef, compose, expand_template, prompt_text, split_attached, template_variables,
 )
 from sidespin.mcp.catalog import Catalog
+from sidespin.web.forms import refusal
 
 __all__ = ["Chip", "AttachedResources", "ChangedNotice", "ComposerParts", "message_of", "install"]
 
@@ -217,9 +218,9 @@ async def composer_chip(server: str, name: str = "", uri: str = "", template: st
             uri = expand_template(template, filled if isinstance(filled, dict) else {})
             name = uri.rsplit("/", 1)[-1] or uri
     except (AttachmentRefused, ValueError) as error:
-        return JSONResponse({"status": "error", "error": str(error)}, status_code=400)
+        return refusal(str(error))
     if not uri:
-        return JSONResponse({"status": "error", "error": "a chip needs a resource URI"}, status_code=400)
+        return refusal("a chip needs a resource URI")
     return Chip(ResourceRef(server, uri, name))
 
 
@@ -236,7 +237,7 @@ async def composer_prompt(request: Request, server: str, name: str, arguments: s
         messages = await manager.get_prompt(server, name, {str(k): str(v) for k, v in filled.items() if str(v)})
     except (MCPServerError, ValueError) as error:
         logger.info("PROMPT_REFUSED {} {}: {}", server, name, error)
-        return JSONResponse({"status": "error", "error": str(error)}, status_code=400)
+        return refusal(str(error))
     logger.info("PROMPT_RENDERED {} {} messages={}", server, name, len(messages))
     return JSONResponse({"status": "success", "text": prompt_text(messages)})
 

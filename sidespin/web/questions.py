@@ -20,11 +20,11 @@ from fasthtml.common import (
 )
 from loguru import logger
 from starlette.requests import Request
-from starlette.responses import JSONResponse
 
 from sidespin.errors import BadAnswer, NoSuchQuestion, QuestionClosed
 from sidespin.questions import Field, QuestionDesk, fields, summary
 from sidespin.record import CallRecord, QuestionRecord
+from sidespin.web.forms import refusal
 
 __all__ = ["QuestionBox", "QuestionForm", "install"]
 
@@ -124,24 +124,20 @@ def _desk(request: Request) -> QuestionDesk | None:
     return manager.questions if manager is not None else None
 
 
-def _error(message: str, status: int) -> JSONResponse:
-    return JSONResponse({"status": "error", "error": message}, status_code=status)
-
-
 @ar("/question", methods=["post"])
 async def answer_question(request: Request):
     """A person's answer to a server's question (see the module docstring)."""
     form = await request.form()
     qid, action = form.get("qid"), form.get("action")
     if not isinstance(qid, str) or not isinstance(action, str):
-        return _error("expected the fields qid and action (accept, decline or cancel)", 400)
+        return refusal("expected the fields qid and action (accept, decline or cancel)", 400)
     typed: dict[str, list[str]] = {}
     for key, value in form.multi_items():
         if key.startswith(FIELD_PREFIX) and isinstance(value, str):
             typed.setdefault(key[len(FIELD_PREFIX):], []).append(value)
     desk = _desk(request)
     if desk is None:
-        return _error(f"no question {qid!r} was asked here (no MCP server is configured)", 404)
+        return refusal(f"no question {qid!r} was asked here (no MCP server is configured)", 404)
     raw = {name: values if len(values) > 1 else values[0] for name, values in typed.items()}
     try:
         schema = desk.schema(qid)
@@ -153,7 +149,7 @@ async def answer_question(request: Request):
         logger.info("MCP_QUESTION_REFUSED id={} {} problem(s)", qid, len(error.problems))
         return QuestionForm(qid, schema, typed=typed, problems=error.problems)
     except QuestionClosed as error:
-        return _error(str(error), 409)
+        return refusal(str(error), 409)
     except NoSuchQuestion as error:
-        return _error(str(error), 404)
+        return refusal(str(error), 404)
     return QuestionSummary(action, content)

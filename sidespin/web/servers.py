@@ -33,7 +33,6 @@ from fasthtml.common import (
 )
 from loguru import logger
 from starlette.requests import Request
-from starlette.responses import JSONResponse
 
 from sidespin.errors import MCPServerError, ToolNotFound, TranscriptError
 from sidespin.formats import to_openai_tool
@@ -41,6 +40,7 @@ from sidespin.protocol import teaching_prompt
 from sidespin.route import Router
 from sidespin.tools import Tool
 from sidespin.web.composer import ChangedNotice
+from sidespin.web.forms import refusal, text_fields
 from sidespin.web.page import PokeTool
 
 if TYPE_CHECKING:
@@ -208,18 +208,6 @@ def _query(cid: str) -> str:
 
 # ---------------------------------------------------------------- routes
 
-def _refusal(message: str, status: int) -> JSONResponse:
-    return JSONResponse({"status": "error", "error": message}, status_code=status)
-
-
-def _text(**fields: Any) -> str | None:
-    """A refusal for a field that is not text (a file sent in its place), else None."""
-    for name, value in fields.items():
-        if not isinstance(value, str):
-            return f"the field {name!r} must be text, not {type(value).__name__}"
-    return None
-
-
 def _load(engine: "Engine", cid: str) -> "Transcript":
     return engine.store.load(cid)
 
@@ -227,12 +215,11 @@ def _load(engine: "Engine", cid: str) -> "Transcript":
 @ar("/servers/panel", methods=["get"])
 async def panel(request: Request, cid: str = ""):
     engine = request.app.state.engine
-    if problem := _text(cid=cid):
-        return _refusal(problem, 400)
+    text_fields(cid=cid)
     try:
         transcript = _load(engine, cid)
     except TranscriptError as error:
-        return _refusal(str(error), 404)
+        return refusal(str(error), 404)
     return tuple(await ServersBody(engine, cid, transcript))
 
 
@@ -240,8 +227,7 @@ async def panel(request: Request, cid: str = ""):
 async def live(request: Request, cid: str = ""):
     """The panel's body whenever a server's status changes (and once on connecting); a heartbeat between."""
     engine = request.app.state.engine
-    if problem := _text(cid=cid):
-        return _refusal(problem, 400)
+    text_fields(cid=cid)
     manager = engine.mcp
 
     async def updates():
@@ -279,17 +265,16 @@ async def live(request: Request, cid: str = ""):
 async def restart(request: Request, server: str = "", cid: str = ""):
     """Restart a server by a person's choice; the panel's new body once it is done (or failed again)."""
     engine = request.app.state.engine
-    if problem := _text(server=server, cid=cid):
-        return _refusal(problem, 400)
+    text_fields(server=server, cid=cid)
     if engine.mcp is None:
-        return _refusal("there are no MCP servers (no mcp.json)", 404)
+        return refusal("there are no MCP servers (no mcp.json)", 404)
     try:
         status = await engine.mcp.restart_server(server)
         transcript = _load(engine, cid)
     except MCPServerError as error:
-        return _refusal(str(error), 404)
+        return refusal(str(error), 404)
     except TranscriptError as error:
-        return _refusal(str(error), 404)
+        return refusal(str(error), 404)
     logger.info("MCP_SERVER_RESTARTED_BY_PERSON {} status={}", server, status)
     return (*await ServersBody(engine, cid, transcript),
             PokeTool(engine.registry_for(transcript).names(), hx_swap_oob="true"))
@@ -299,14 +284,13 @@ async def restart(request: Request, server: str = "", cid: str = ""):
 async def switch_tool(request: Request, cid: str = "", tool: str = "", on: str = ""):
     """Switch a tool on (`on` = "1") or off for the conversation, in its transcript; the panel's new body."""
     engine = request.app.state.engine
-    if problem := _text(cid=cid, tool=tool, on=on):
-        return _refusal(problem, 400)
+    text_fields(cid=cid, tool=tool, on=on)
     try:
         engine.switch_tool(cid, tool, bool(on))
         transcript = _load(engine, cid)
     except ToolNotFound as error:
-        return _refusal(str(error), 404)
+        return refusal(str(error), 404)
     except TranscriptError as error:
-        return _refusal(str(error), 404)
+        return refusal(str(error), 404)
     return (*await ServersBody(engine, cid, transcript),
             PokeTool(engine.registry_for(transcript).names(), hx_swap_oob="true"))

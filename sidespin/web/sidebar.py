@@ -24,12 +24,11 @@ from fasthtml.common import (
     Span, Summary, Title, Ul,
 )
 from loguru import logger
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse
 
 from sidespin.errors import TranscriptError
 from sidespin.search import MARK, Hit
+from sidespin.web.forms import refusal, text_fields
 from sidespin.web.live import dom_id, user_dom_id
 from sidespin.web.versions import ImportForm
 
@@ -143,26 +142,13 @@ def TrashItem(cid: str, title: str, mtime: float):
 
 # ---------------------------------------------------------------- routes
 
-def _text(**fields: Any) -> list[str]:
-    """Form values that must be text: a file sent in their place is a 400 (the app answers it as JSON)."""
-    for name, value in fields.items():
-        if not isinstance(value, str):
-            raise HTTPException(400, f"the field {name!r} must be text, not {type(value).__name__}")
-    return list(fields.values())
-
-
-def _refusal(message: str, status: int) -> JSONResponse:
-    """A refusal as the app's other routes give it (FastHTML answers a raised 404 with a page of its own)."""
-    return JSONResponse({"status": "error", "error": message}, status_code=status)
-
-
 @ar("/search", methods=["get"])
 async def search(request: Request, q: str = "", cid: str = ""):
     """The sidebar's search: the hits for `q`, or the conversation list when `q` is empty."""
     engine = request.app.state.engine
-    q, cid = _text(q=q, cid=cid)
+    q, cid = text_fields(q=q, cid=cid)
     if len(q) > MAX_QUERY_CHARS:
-        return _refusal(f"the search has {len(q)} characters; the limit is {MAX_QUERY_CHARS}", 400)
+        return refusal(f"the search has {len(q)} characters; the limit is {MAX_QUERY_CHARS}", 400)
     if not q.strip():
         return ConversationGroups(engine.listing(), cid)
     hits = await asyncio.to_thread(engine.search.search, q)
@@ -173,14 +159,14 @@ async def search(request: Request, q: str = "", cid: str = ""):
 @ar("/rename", methods=["post"])
 async def rename(request: Request, cid: str, title: str = ""):
     engine = request.app.state.engine
-    cid, title = _text(cid=cid, title=title)
+    cid, title = text_fields(cid=cid, title=title)
     title = " ".join(title.split())
     if len(title) > MAX_TITLE_CHARS:
-        return _refusal(f"the title has {len(title)} characters; the limit is {MAX_TITLE_CHARS}", 400)
+        return refusal(f"the title has {len(title)} characters; the limit is {MAX_TITLE_CHARS}", 400)
     try:
         transcript = engine.store.load(cid)
     except TranscriptError as error:
-        return _refusal(str(error), 404)
+        return refusal(str(error), 404)
     transcript.set_meta("title", title or None)  # none: the title made from the first message again
     engine.store.save(cid, transcript)
     logger.info("CONVERSATION_RENAMED {} chars={}", cid, len(title))
@@ -190,13 +176,13 @@ async def rename(request: Request, cid: str, title: str = ""):
 @ar("/delete", methods=["post"])
 async def delete_conversation(request: Request, cid: str):
     engine = request.app.state.engine
-    (cid,) = _text(cid=cid)
+    (cid,) = text_fields(cid=cid)
     if request.app.state.board.running(cid):
-        return _refusal(f"an answer is being written in {cid!r}; stop it or wait, then delete it", 409)
+        return refusal(f"an answer is being written in {cid!r}; stop it or wait, then delete it", 409)
     try:
         engine.store.trash(cid)
     except TranscriptError as error:
-        return _refusal(str(error), 404)
+        return refusal(str(error), 404)
     return Redirect("/")
 
 
@@ -216,11 +202,11 @@ async def trash(request: Request):
 @ar("/restore", methods=["post"])
 async def restore(request: Request, cid: str):
     engine = request.app.state.engine
-    (cid,) = _text(cid=cid)
+    (cid,) = text_fields(cid=cid)
     try:
         engine.store.restore(cid)
     except TranscriptError as error:
-        return _refusal(str(error), 404)
+        return refusal(str(error), 404)
     except FileExistsError as error:
-        return _refusal(str(error), 409)
+        return refusal(str(error), 409)
     return Redirect(f"/c/{cid}")
