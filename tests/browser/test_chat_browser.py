@@ -132,7 +132,9 @@ def test_esc_stops_a_long_answer_and_a_reload_keeps_what_was_said(page, server_u
     else:
         pytest.fail("no answer was long enough to stop")
     page.keyboard.press("Escape")
-    page.wait_for_selector('.msg.assistant .turn-state[data-state="done"]', state="attached")
+    # the answer being stopped is the last one: earlier attempts' answers are already done
+    wait_for(page, "document.querySelector(\".msg.assistant .turn-state[data-state='running']\") === null"
+                   f" && document.querySelectorAll('.msg.assistant .turn-state[data-state=\\'done\\']').length > {attempt}")
     assert page.query_selector(".turn-state .stop") is None
     page.wait_for_selector(".notice >> text=stopped by you")
     said = page.eval_on_selector_all(".msg.assistant .body", "els => els[els.length-1].innerText.trim()")
