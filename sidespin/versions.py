@@ -92,7 +92,7 @@ def recorded_results(transcript: Transcript, start: int) -> list[ToolResult]:
             key = result.call.name + json.dumps(result.call.arguments, sort_keys=True, default=str)
             if result.ok:
                 result = ToolResult(result.call, output=_as_output(result.output), seconds=result.seconds,
-                                    attachments=result.attachments)
+                                    attachments=result.attachments, structured=result.structured)
             found.setdefault(key, result)
     return list(found.values())
 

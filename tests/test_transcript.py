@@ -302,6 +302,31 @@ def test_recorder_writes_the_seed_exchange_across_an_approval(tmp_path: Path) ->
     assert messages[2] == {"role": "tool", "tool_call_id": "call_1", "name": "web_search", "content": "GOOGL $911"}
 
 
+def test_structured_content_is_kept_through_a_reload_and_an_edit(tmp_path: Path) -> None:
+    from sidespin import versions
+
+    recorder = new_recorder(tmp_path)
+    recorder.user("weather?")
+    weather = ToolCall("weather", {"city": "Lyon"}, "call_w")
+    huge = {"rows": ["x" * 1000] * 200}  # over the note's limit: only its text is kept
+    listing = ToolCall("rows", {}, "call_r")
+    for event in [ToolProposed(weather), ToolStarted(weather),
+                  ToolFinished(ToolResult(weather, output="14 °C in Lyon", structured={"temperature": 14, "unit": "C"})),
+                  ToolProposed(listing), ToolStarted(listing),
+                  ToolFinished(ToolResult(listing, output="200 rows", structured=huge)),
+                  TextDelta("It is 14 °C."), TurnDone()]:
+        recorder.apply(event)
+    transcript = recorder.store.load(recorder.conversation_id)
+    finished = {event.result.call.id: event.result for event in transcript.turns[0].events(last=True)
+                if isinstance(event, ToolFinished)}
+    assert finished["call_w"].structured == {"temperature": 14, "unit": "C"}
+    assert finished["call_w"].text() == "14 °C in Lyon"
+    assert finished["call_r"].structured is None and finished["call_r"].text() == "200 rows"
+    assert len(recorder.store.read(recorder.conversation_id)) < 10_000
+    reused = {result.call.id: result for result in versions.recorded_results(transcript, 0)}
+    assert reused["call_w"].structured == {"temperature": 14, "unit": "C"}
+
+
 def test_recorder_fills_the_empty_user_turn_and_keeps_thoughts_apart(tmp_path: Path) -> None:
     recorder = new_recorder(tmp_path)
     recorder.user("first")

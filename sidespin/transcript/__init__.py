@@ -48,7 +48,8 @@ The notes, so that a reloaded page draws exactly what was seen live (`sidespin.r
                                          right after a 🛠️: block: its duration, its error's
                                          kind, the images (or other attachments) it returned;
                                          `"reused": true`: the result recorded in the version of
-                                         the turn an edit replaced, given again, not run again
+                                         the turn an edit replaced, given again, not run again;
+                                         `"structured": {...}`: an MCP server's structuredContent
     {"interrupted": id}                  sidespin stopped while the call ran
     {"malformed": raw, "reason": why}    a tool call the model wrote and we could not read
     {"notice": message}                  a notice the person saw (a stop, a limit, an error)

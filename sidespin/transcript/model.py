@@ -229,7 +229,7 @@ class Result:
     raw: str = ""
 
     def as_result(self, call: ToolCall, seconds: Any = None, kind: Any = None,
-                  attachments: list[Any] | None = None, reused: bool = False) -> ToolResult:
+                  attachments: list[Any] | None = None, reused: bool = False, structured: Any = None) -> ToolResult:
         """The `ToolResult` this block was written from (with what its note adds)."""
         error = None
         if self.is_error:
@@ -237,7 +237,8 @@ class Result:
         return ToolResult(call, output=None if self.is_error else self.text, error=error,
                           seconds=float(seconds) if isinstance(seconds, (int, float)) else None,
                           attachments=[a for a in attachments or [] if isinstance(a, dict)],
-                          kind=kind if self.is_error and isinstance(kind, str) else None, reused=reused)
+                          kind=kind if self.is_error and isinstance(kind, str) else None, reused=reused,
+                          structured=structured)
 
     def __post_init__(self) -> None:
         if not self.raw:
@@ -373,7 +374,8 @@ class Turn:
                 kind = "interrupted" if segment.call_id in interrupted else note.get("kind")
                 events.append(ToolFinished(segment.as_result(call, note.get("seconds"), kind,
                                                              note.get("attachments") or [],
-                                                             reused=note.get("reused") is True)))
+                                                             reused=note.get("reused") is True,
+                                                             structured=note.get("structured"))))
             elif isinstance(segment, Note):
                 if isinstance(segment.data.get("malformed"), str):
                     events.append(MalformedCall(segment.data["malformed"], str(segment.data.get("reason", ""))))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any, Callable
 
@@ -31,13 +32,23 @@ from sidespin.transcript.store import TranscriptStore
 __all__ = ["TranscriptRecorder"]
 
 
+MAX_STRUCTURED_CHARS = 100_000  # a larger structuredContent is not kept in the note (its text still is, cut)
+
+
+def _json_size(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, default=str))
+
+
 def _details(result: ToolResult) -> dict[str, Any]:
-    """What the page shows of a result beyond its text: duration, error kind, attachments."""
+    """What the page shows of a result beyond its text: duration, error kind, attachments, and an MCP
+    server's `structuredContent` (so a reload, a fork and an edit's reused result still carry it)."""
     details: dict[str, Any] = {"seconds": result.seconds}
     if getattr(result, "kind", None) and not result.ok:
         details["kind"] = result.kind
     if result.attachments:
         details["attachments"] = result.attachments
+    if result.structured is not None and _json_size(result.structured) <= MAX_STRUCTURED_CHARS:
+        details["structured"] = result.structured
     if result.reused:
         details["reused"] = True
     return details
