@@ -23,13 +23,14 @@ The rules, before the code:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from loguru import logger
 
 from sidespin.errors import TranscriptError
 from sidespin.events import ToolFinished
+from sidespin.mcp.attach import edited_note
 from sidespin.tools import ToolResult
 from sidespin.transcript import Transcript, TranscriptStore, parse
 
@@ -44,12 +45,14 @@ _NOT_RUN = {"refused", "denied", "repeat", "cut", "interrupted"}
 
 @dataclass
 class Replay:
-    """What an edit leaves the caller to play: turn `index` with `text`, reusing `reuse`; `version` holds the old."""
+    """What an edit leaves the caller to play: turn `index` with `text` and its user `note` (the resources
+    attached with `@` that it still holds), reusing `reuse`; `version` holds the old."""
 
     index: int
     text: str
     version: str
     reuse: list[ToolResult]
+    note: dict[str, Any] = field(default_factory=dict)
 
 
 def _groups(transcript: Transcript) -> dict[str, list[str]]:
@@ -125,6 +128,8 @@ def edit(store: TranscriptStore, cid: str, index: int, text: str | None = None) 
     text = old_text if text is None else text.strip()
     if not text:
         raise ValueError("the edited message is empty")
+    note = transcript.turns[index].user_note
+    note = note if text == old_text else edited_note(note, text)
     reuse = recorded_results(transcript, index)
     version = store.new()
     key = str(index)
@@ -148,7 +153,7 @@ def edit(store: TranscriptStore, cid: str, index: int, text: str | None = None) 
     transcript.end_turn()  # the answer before is complete: the new message fills the empty 💬:
     store.save(cid, transcript)
     logger.info("CONVERSATION_VERSION_KEPT conv={} turn={} version={} reusable={}", cid, index, version, len(reuse))
-    return Replay(index, text, version, reuse)
+    return Replay(index, text, version, reuse, note)
 
 
 def fork(store: TranscriptStore, cid: str, index: int) -> str:

@@ -33,7 +33,7 @@ from sidespin.tools.types import MAX_ATTACHMENT_CHARS
 
 __all__ = [
     "MAX_ATTACHED", "ResourceRef", "Composed", "find_resource", "expand_template", "template_variables", "compose",
-    "split_attached", "prompt_text",
+    "split_attached", "edited_note", "prompt_text",
 ]
 
 MAX_ATTACHED = 10  # resources attached to one message
@@ -150,7 +150,7 @@ async def compose(
             continue
         parts.append(_block(ref, reading.text, again))
         attached.append({**ref.row(), "changed": True} if again else ref.row())
-        images += [item for item in reading.attachments if item.get("type") == "image"]
+        images += [{**item, "uri": ref.uri} for item in reading.attachments if item.get("type") == "image"]
     note: dict[str, Any] = {"attached": attached} if attached else {}
     if images:
         note["attachments"] = images
@@ -163,6 +163,19 @@ def split_attached(text: str) -> tuple[str, list[dict[str, str]]]:
     blocks = [{**match.groupdict(), "changed": bool(match["changed"])} for match in _BLOCK.finditer(text)]
     first = _BLOCK.search(text)
     return (text[: first.start()] if first else text).strip(), blocks
+
+
+def edited_note(note: dict[str, Any], text: str) -> dict[str, Any]:
+    """The user turn's note for `text`, an edit of a message that had `note`: the resources whose block the
+    edit kept (and their images); none are added, so an edit cannot attach what was never read."""
+    kept = {block["uri"] for block in split_attached(text)[1]}
+    attached = [row for row in note.get("attached") or [] if isinstance(row, dict) and row.get("uri") in kept]
+    images = [item for item in note.get("attachments") or []
+              if isinstance(item, dict) and item.get("uri", next(iter(kept), None)) in kept]
+    edited: dict[str, Any] = {"attached": attached} if attached else {}
+    if attached and images:
+        edited["attachments"] = images
+    return edited
 
 
 def prompt_text(messages: list[PromptMessage]) -> str:

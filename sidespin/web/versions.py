@@ -198,7 +198,7 @@ async def _replay(request: Request, text: str | None) -> Response:
     except TranscriptError as error:
         raise Refused(409, f"{error} — fix or move the file; it was not changed") from None
     reuse = [] if rerun else replay.reuse
-    request.app.state.board.start(conversation, replay.text, reuse=reuse)
+    request.app.state.board.start(conversation, replay.text, reuse=reuse, note=replay.note or None)
     logger.info("MESSAGE_{} conv={} turn={} version={} reuse={}", "EDITED" if text is not None else "REGENERATED",
                 conversation.id, index, replay.version, len(reuse))
     return _open(request, conversation.id)

@@ -95,7 +95,7 @@ async def test_an_image_resource_reaches_a_vision_model_as_an_image_and_others_a
 
     sent = backend.calls[0]
     question = sent[-1]
-    image = {"type": "image", "mimeType": "image/png", "data": RED_PIXEL_PNG}
+    image = {"type": "image", "mimeType": "image/png", "data": RED_PIXEL_PNG, "uri": "test://static-binary"}
     assert question[ATTACHMENTS] == [image]
     assert "[image: image/png," in question["content"]  # what a model without vision reads
     assert reloaded[0][ATTACHMENTS] == [image]  # the transcript keeps it for the next turns
@@ -106,6 +106,57 @@ async def test_an_image_resource_reaches_a_vision_model_as_an_image_and_others_a
     _, anthropic = to_anthropic_messages(sent, images=True)
     assert anthropic[-1]["content"][1]["source"]["data"] == RED_PIXEL_PNG
     assert to_ollama_messages(sent, images=True)[-1]["images"] == [RED_PIXEL_PNG]
+
+
+async def test_a_regenerate_keeps_the_attachments_and_an_edit_keeps_those_whose_block_it_kept(tmp_path: Path) -> None:
+    import asyncio
+
+    from sidespin.transcript import TranscriptStore
+    from tests.test_server import read_stream, turn_id
+
+    (tmp_path / "served").mkdir()
+    store = TranscriptStore(tmp_path / "conversations")
+    backend = ScriptedBackend([["A red pixel."], ["Red, again."], ["Only text now."]])
+
+    async def answered(session: aiohttp.ClientSession, url: str, route: str, data: dict, answer: str) -> None:
+        async with session.post(url + route, data=data) as response:
+            assert response.status == 200, await response.text()
+        for _ in range(600):  # the turn plays in the background: wait for its answer in the file
+            if answer in store.read(cid):
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"{route} gave no answer")
+
+    with serve_in_thread(endpoint_app(conformance_endpoint(conversations=tmp_path / "served"))) as port:
+        write_mcp_json(tmp_path, {"fixtures": {"url": f"http://127.0.0.1:{port}/mcp"}})
+        with serve_app(backend, tmp_path, tool_mode="xml") as url:
+            async with aiohttp.ClientSession() as session:
+                async with session.get(url + "/new") as response:
+                    cid = str(response.url).rsplit("/", 1)[-1]
+                attach = [json.dumps({"server": "fixtures", "uri": uri}) for uri in ("test://static-text",
+                                                                                     "test://static-binary")]
+                form = aiohttp.FormData([("cid", cid), ("msg", "What is in these?"), *[("attach", a) for a in attach]])
+                async with session.post(url + "/send", data=form) as response:
+                    assert response.status == 200, await response.text()
+                    await asyncio.wait_for(read_stream(session, url, turn_id(await response.text())), 60)
+                sent = store.load(cid).turns[0]
+                assert [row["uri"] for row in sent.user_note["attached"]] == ["test://static-text", "test://static-binary"]
+
+                await answered(session, url, "/regenerate", {"cid": cid, "turn": "0"}, "Red, again.")
+                again = store.load(cid).turns[0]
+                assert again.user == sent.user and again.user_note == sent.user_note
+                assert backend.calls[1][-1][ATTACHMENTS] == backend.calls[0][-1][ATTACHMENTS] != []  # the image, again
+
+                # the person takes the image's block out of the message: its row and its image go with it
+                typed = again.user.split("\n\n📎 test://static-binary")[0]
+                await answered(session, url, "/edit_message", {"cid": cid, "turn": "0", "text": typed}, "Only text now.")
+                edited = store.load(cid).turns[0]
+                assert "static-text" in edited.user and "static-binary" not in edited.user
+                assert edited.user_note == {"attached": [sent.user_note["attached"][0]]}
+                assert ATTACHMENTS not in backend.calls[2][-1]
+                async with session.get(f"{url}/c/{cid}") as response:
+                    page = await response.text()
+    assert 'data-uri="test://static-text"' in page and "attached-list" in page  # still drawn as an attachment
 
 
 @pytest.mark.node
