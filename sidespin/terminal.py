@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import re
@@ -35,6 +36,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from loguru import logger
 from rich.console import Console
 from rich.panel import Panel
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -60,25 +62,53 @@ PROMPT = "prompt -> "
 EXIT_WORDS = {"bye", "quit", "exit"}
 
 
-async def read_line(prompt: str) -> str:
-    """A line typed at the terminal, read without blocking the event loop.
+class Keyboard:
+    """The lines a person types, read one at a time by a daemon thread, so the event loop (sign-ins,
+    server connections, a running call) goes on while a prompt waits, and a prompt left waiting never
+    holds the program open.
 
-    The reading thread is a daemon, so a prompt the call's end abandoned never holds the program
-    open; the line typed into such a prompt is dropped (the next prompt reads the next line).
+    A prompt can be abandoned: a server's question whose call ended. Its thread still waits for a line,
+    and the next prompt takes that read over (printing its own prompt), so the line typed after it goes
+    where the person sees it going. A line that reached an abandoned prompt before any other asked
+    is dropped, as typed to a question that is gone.
     """
-    loop = asyncio.get_running_loop()
-    line: asyncio.Future[str] = loop.create_future()
 
-    def read() -> None:
-        try:
-            text = input(prompt)
-        except (EOFError, OSError) as error:
-            loop.call_soon_threadsafe(lambda: line.done() or line.set_exception(EOFError(str(error))))
-            return
-        loop.call_soon_threadsafe(lambda: line.done() or line.set_result(text))
+    def __init__(self) -> None:
+        self._reading: concurrent.futures.Future[str] | None = None
 
-    threading.Thread(target=read, name="terminal-line", daemon=True).start()
-    return await line
+    def _read(self, prompt: str) -> concurrent.futures.Future[str]:
+        reading = self._reading
+        if reading is not None and not reading.done():
+            print(f"\n{prompt}", end="", flush=True)
+            return reading
+        if reading is not None and reading.exception() is None:
+            logger.info("TERMINAL_LINE_DROPPED {} chars typed to a question that is gone", len(reading.result()))
+        reading = concurrent.futures.Future()
+
+        def read() -> None:
+            try:
+                reading.set_result(input(prompt))
+            except (EOFError, OSError) as error:
+                reading.set_exception(EOFError(str(error)))
+
+        threading.Thread(target=read, name="terminal-line", daemon=True).start()
+        self._reading = reading
+        return reading
+
+    async def line(self, prompt: str) -> str:
+        """The next line, awaited; a cancelled wait leaves the read to the next prompt."""
+        text = await asyncio.shield(asyncio.wrap_future(self._read(prompt)))
+        self._reading = None
+        return text
+
+    def line_now(self, prompt: str) -> str:
+        """The next line, blocking (outside the event loop)."""
+        text = self._read(prompt).result()
+        self._reading = None
+        return text
+
+
+KEYBOARD = Keyboard()
 
 
 _ACTION_KEYS = {"a": "accept", "accept": "accept", "d": "decline", "decline": "decline", "c": "cancel", "cancel": "cancel"}
@@ -108,7 +138,7 @@ def _default_text(spec: Field) -> str:
 class TerminalChat:
     """Draws rally events on a terminal; holds what persists between events of one turn."""
 
-    def __init__(self, console: Console, line: Callable[[str], Awaitable[str]] = read_line) -> None:
+    def __init__(self, console: Console, line: Callable[[str], Awaitable[str]] = KEYBOARD.line) -> None:
         self.console = console
         self.line = line  # how a question's answers are read (a test gives scripted lines)
         self.started: dict[str, datetime] = {}
@@ -227,7 +257,7 @@ class TerminalChat:
     def ask_choice(self, call: ToolCall) -> str:
         self.console.print(Panel(Text(json.dumps(call.arguments, ensure_ascii=False)), title=f"❓ {call.name}", border_style="yellow", expand=False))
         while True:
-            answer = input(f">> Please choose ({'/'.join(CHOICES)}): ").strip()
+            answer = KEYBOARD.line_now(f">> Please choose ({'/'.join(CHOICES)}): ").strip()
             if answer in CHOICES:
                 return answer
             self.console.print("\n".join(["choose one of:", *(f"  {key:<3} {meaning}" for key, meaning in MEANINGS.items())]),
@@ -410,33 +440,6 @@ async def _sign_in_listener(stack: contextlib.AsyncExitStack, settings: Settings
     return sign_ins
 
 
-async def _read_line(prompt: str) -> str:
-    """input() in a daemon thread, so the event loop (sign-ins, server connections) runs while a person types."""
-    loop = asyncio.get_running_loop()
-    answer: asyncio.Future[str] = loop.create_future()
-
-    def settle(line: str | None, error: BaseException | None) -> None:
-        if answer.done():
-            return
-        if error is not None:
-            answer.set_exception(error)
-        else:
-            answer.set_result(line or "")
-
-    def read() -> None:
-        try:
-            line = input(prompt)
-        except BaseException as error:  # EOFError (Ctrl-D) and the like reach the chat loop as they are
-            line, failure = None, error
-        else:
-            failure = None
-        with contextlib.suppress(RuntimeError):  # the chat ended (its loop closed) while this thread waited
-            loop.call_soon_threadsafe(settle, line, failure)
-
-    threading.Thread(target=read, name="prompt", daemon=True).start()
-    return await answer
-
-
 def _loop(runner: asyncio.Runner, engine: Any, args: argparse.Namespace, console: Console) -> None:
     chat = TerminalChat(console)
     conversation = engine.conversation_at(Path(args.transcript)) if args.transcript else engine.conversation()
@@ -447,7 +450,7 @@ def _loop(runner: asyncio.Runner, engine: Any, args: argparse.Namespace, console
     while True:
         text, note = None, None
         if decisions is None:
-            text = runner.run(_read_line(PROMPT)).strip()
+            text = runner.run(KEYBOARD.line(PROMPT)).strip()
             if not text:
                 continue
             if text.lower() in EXIT_WORDS:

@@ -80,3 +80,26 @@ def test_a_question_is_asked_field_by_field_and_a_bad_answer_is_asked_again(tmp_
     assert chat.exitstatus == 0
     text = parse(transcript.read_text(encoding="utf-8")).render()
     assert '"answered":' in text and '"action":"accept"' in text.replace(" ", "")
+
+
+def test_a_question_whose_call_ends_leaves_the_next_line_to_the_chat(tmp_path, fake_ollama):
+    mcp_json = tmp_path / "mcp.json"
+    mcp_json.write_text(json.dumps({"servers": {"everything": {
+        "type": "stdio", "command": str(NODE), "args": [str(EVERYTHING), "stdio"], "timeout": 3}}}))
+    transcript = tmp_path / "chat.md"
+    chat = spawn_chat(tmp_path, "--mcp-config", str(mcp_json), "chat", "ollama:llama3.2",
+                      "--transcript", str(transcript), OLLAMA_HOST=fake_ollama)
+    chat.expect_exact("prompt -> ")
+    chat.sendline("Ask me")
+    chat.expect_exact("String (string) *: ")
+    chat.expect_exact("not answered (the call ended)", timeout=30)  # nobody answers: the call's 3 s run out
+    chat.expect_exact("prompt -> ")
+    chat.sendline("What happened to my question?")  # the first line after the prompt is the next message
+    chat.expect_exact("The tool said:")
+    chat.expect_exact("prompt -> ")
+    chat.sendline("bye")
+    chat.expect(pexpect.EOF)
+    chat.close()
+    assert chat.exitstatus == 0
+    users = [turn.user for turn in parse(transcript.read_text(encoding="utf-8")).turns if turn.user]
+    assert users == ["Ask me", "What happened to my question?"]
