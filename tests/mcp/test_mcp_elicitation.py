@@ -162,3 +162,31 @@ async def test_a_turn_done_closes_nothing_left_open(everything: ServerConfig) ->
     async with MCPManager([everything], strict=True) as manager:
         events = await play(manager, ToolCall(ASK, {}), lambda q: manager.questions.answer(q.question_id, "cancel"))
     assert isinstance(events[-1], TurnDone) and events[-1].reason == "done"
+
+
+@pytest.mark.parametrize("action, says", [("accept", "User completed the URL elicitation flow"),
+                                          ("decline", "User declined to open the URL")])
+async def test_a_url_question_shows_its_link_and_the_answer_reaches_the_server(
+        everything: ServerConfig, action: str, says: str) -> None:
+    url = "https://example.org/approve?step=2"
+    async with MCPManager([everything], strict=True) as manager:
+        asked: list[QuestionAsked] = []
+
+        def answer(question: QuestionAsked) -> None:
+            asked.append(question)
+            manager.questions.answer(question.question_id, action)
+
+        events = await play(manager, ToolCall("trigger-url-elicitation", {"url": url, "message": "Approve it"}), answer)
+    assert len(asked) == 1 and asked[0].url == url and asked[0].message == "Approve it" and asked[0].schema is None
+    assert says in result_of(events)
+    card = next(iter(TurnRecord.replay(events).calls.values()))
+    assert card.questions[0].url == url and card.questions[0].action == action
+
+    # while it waits, the card shows the link to open (the events up to the question)
+    from fasthtml.common import to_xml
+
+    from sidespin.web.page import ToolCard
+
+    waiting = TurnRecord.replay(events[:events.index(asked[0]) + 1])
+    drawn = to_xml(ToolCard(next(iter(waiting.calls.values()))))
+    assert f'href="{url}"' in drawn and "Approve it" in drawn
