@@ -5,17 +5,20 @@
     subs.updated("everything", uri)           # the server said `notifications/resources/updated`
     subs.changed(cid)                         # [ResourceRef] to send again with the conversation's next message
 
-A resource is followed only on a server whose capabilities say `resources.subscribe`, over a
-session of the initialize handshake (`resources/subscribe`; the 2026-07-28 revision replaced it
-with `subscriptions/listen`, which sidespin does not hold open). At most `MAX_PER_SERVER` URIs
-are followed per server: attaching one more drops the one attached longest ago (unsubscribed).
-A server that becomes ready again (restarted, reconnected) is subscribed again to everything
-followed on it. The state lives here, in memory; the transcript keeps only what was sent.
+A resource is followed only on a server whose capabilities say `resources.subscribe`: on a
+session of the initialize handshake with `resources/subscribe` (its updates come as
+`notifications/resources/updated`), on a 2026-07-28 session with one `subscriptions/listen`
+stream per server for every URI followed there (`Client.listen`; opened again, with the new list,
+when a URI joins or leaves it). At most `MAX_PER_SERVER` URIs are followed per server: attaching
+one more drops the one attached longest ago. A server that becomes ready again (restarted,
+reconnected) is subscribed again to everything followed on it. The state lives here, in memory;
+the transcript keeps only what was sent.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -24,12 +27,13 @@ from typing import Any
 from loguru import logger
 from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.subscriptions import ResourceUpdated
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from sidespin.errors import MCPServerError
 from sidespin.mcp.attach import ResourceRef
 
-__all__ = ["MAX_PER_SERVER", "Subscriptions", "can_subscribe"]
+__all__ = ["MAX_PER_SERVER", "Subscriptions", "can_subscribe", "can_listen"]
 
 MAX_PER_SERVER = 32
 
@@ -37,6 +41,14 @@ MAX_PER_SERVER = 32
 def can_subscribe(client: Client | None) -> bool:
     """Whether this session takes `resources/subscribe`: the server declares it, and the revision still has it."""
     if client is None or client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        return False
+    resources = client.server_capabilities.resources
+    return resources is not None and bool(resources.subscribe)
+
+
+def can_listen(client: Client | None) -> bool:
+    """Whether this session follows resources on a `subscriptions/listen` stream (2026-07-28, declared)."""
+    if client is None or client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         return False
     resources = client.server_capabilities.resources
     return resources is not None and bool(resources.subscribe)
@@ -56,6 +68,7 @@ class Subscriptions:
         self._names: dict[tuple[str, str], str] = {}
         self._changed: dict[str, dict[tuple[str, str], ResourceRef]] = {}  # conversation id -> changed resources
         self._tasks: set[asyncio.Task[None]] = set()
+        self._listening: dict[str, asyncio.Task[None]] = {}  # server -> its subscriptions/listen stream
 
     def changed(self, conversation: str) -> list[ResourceRef]:
         """The resources attached in this conversation that changed on their server since they were last sent."""
@@ -80,7 +93,8 @@ class Subscriptions:
             client = self._connection(server).client
         except MCPServerError:
             return  # a server mcp.json no longer lists
-        if not can_subscribe(client):
+        listen = can_listen(client)
+        if not listen and not can_subscribe(client):
             return
         followed = self._followed.setdefault(server, OrderedDict())
         if uri in followed:
@@ -88,11 +102,15 @@ class Subscriptions:
             followed.move_to_end(uri)
             return
         followed[uri] = {conversation}
-        self._spawn(self._subscribe(server, uri))
+        if not listen:
+            self._spawn(self._subscribe(server, uri))
         while len(followed) > MAX_PER_SERVER:
             oldest, _ = followed.popitem(last=False)
             self._names.pop((server, oldest), None)
-            self._spawn(self._unsubscribe(server, oldest))
+            if not listen:
+                self._spawn(self._unsubscribe(server, oldest))
+        if listen:
+            self._listen_again(server)
 
     def updated(self, server: str, uri: str) -> None:
         """The server says `uri` changed: every conversation that attached it gets it marked changed."""
@@ -108,13 +126,50 @@ class Subscriptions:
 
     def server_ready(self, server: str) -> None:
         """A server (re)connected: its new session has no subscriptions yet, so every followed URI is asked again."""
+        if not self._followed.get(server):
+            return
+        try:
+            listen = can_listen(self._connection(server).client)
+        except MCPServerError:
+            return
+        if listen:
+            self._listen_again(server)
+            return
         for uri in list(self._followed.get(server, {})):
             self._spawn(self._subscribe(server, uri))
 
-    def _spawn(self, work: Any) -> None:
+    def _listen_again(self, server: str) -> None:
+        """(Re)open the server's listen stream for the URIs followed there now (a stream's filter is fixed)."""
+        running = self._listening.pop(server, None)
+        if running is not None:
+            running.cancel()
+        self._listening[server] = self._spawn(self._listen(server, list(self._followed.get(server, {})), running))
+
+    async def _listen(self, server: str, uris: list[str], before: asyncio.Task[None] | None) -> None:
+        if before is not None:  # the stream it replaces is closed first: one stream per server
+            with contextlib.suppress(asyncio.CancelledError):
+                await before
+        try:
+            client = self._connection(server).client
+            if client is None or not uris:
+                return
+            async with client.listen(resource_subscriptions=uris) as stream:
+                honored = stream.honored.resource_subscriptions or []
+                logger.info("MCP_LISTENING {} {} resource(s): {}", server, len(honored), " ".join(honored))
+                async for event in stream:
+                    if isinstance(event, ResourceUpdated):
+                        self.updated(server, event.uri)
+            logger.info("MCP_LISTEN_ENDED {}: the server closed the stream", server)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # the stream lost, refused, or the server gone: it is opened again when ready
+            logger.warning("MCP_LISTEN_ENDED {}: {}: {}", server, type(error).__name__, error)
+
+    def _spawn(self, work: Any) -> asyncio.Task[None]:
         task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     async def _subscribe(self, server: str, uri: str) -> None:
         connection = self._connection(server)

@@ -59,6 +59,13 @@ async def wait_until(engine: Engine, done, seconds: float) -> None:
     await asyncio.wait_for(watch(), seconds)
 
 
+async def polled(done, seconds: float) -> None:
+    """Wait until `done()` holds (a log line: no change of the manager's to wait on); fail after `seconds`."""
+    async with asyncio.timeout(seconds):
+        while not done():
+            await asyncio.sleep(0.02)
+
+
 @pytest.mark.node
 @requires_node
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -94,6 +101,40 @@ async def test_a_changed_attached_resource_goes_again_with_the_next_message_and_
     ]
     assert transcript.to_messages()[2] == backend.calls[1][-1]  # a reload sends the model the same message
     assert backend.calls[2][-1]["content"] == "And now?"  # once sent, not sent again until it changes again
+
+
+async def test_a_2026_server_follows_attached_resources_on_a_listen_stream_and_again_after_a_restart(
+    tmp_path: Path,
+) -> None:
+    import sys
+
+    from mcp_harness import SERVERS
+
+    notes = {"command": sys.executable, "args": [str(SERVERS / "notes_server.py")]}
+    settings = load_settings(data_dir=tmp_path, mcp_config=write_mcp_json(tmp_path, {"notes": notes}), tool_mode="xml")
+    backend = ScriptedBackend([["A first draft."], ["It says second."], ["It says third."]])
+    with log_lines("MCP_LISTENING") as listening:
+        async with Engine.open(settings, backend=backend) as engine:
+            assert engine.mcp.connection("notes").client.protocol_version == "2026-07-28"
+            conversation = engine.conversation()
+            ref = find_resource(await engine.mcp.catalog(), "notes://today")
+            await send(engine, conversation, "What is today's note?", [ref])
+            await polled(lambda: listening, 10)  # the stream is open before the note changes
+            await engine.mcp.call_tool("notes", "write_note", {"text": "second version"})
+            await wait_until(engine, lambda: engine.mcp.subscriptions.changed(conversation.id), 10)
+            await send(engine, conversation, "And now?", [])
+
+            await engine.mcp.restart_server("notes")  # a new process, a new session: followed again
+            await polled(lambda: len(listening) == 2, 10)
+            await engine.mcp.call_tool("notes", "write_note", {"text": "third version"})
+            await wait_until(engine, lambda: engine.mcp.subscriptions.changed(conversation.id), 10)
+            await send(engine, conversation, "Again?", [])
+
+    assert listening == ["MCP_LISTENING notes 1 resource(s): notes://today"] * 2
+    assert "first draft" in backend.calls[0][-1]["content"]
+    again = backend.calls[1][-1]["content"]
+    assert again.startswith("And now?\n\n📎 notes://today (notes)" + CHANGED) and "second version" in again
+    assert "third version" in backend.calls[2][-1]["content"]
 
 
 async def test_a_server_without_subscriptions_is_asked_none_and_its_resources_attach_as_before(
