@@ -211,7 +211,7 @@ async def chat(cid: str, request: Request):
         return Title("sidespin"), Main(H1("This conversation cannot be shown"), Pre(str(error)),
                                        A("← back to the chat", href="/"), cls="logs-page")
     return Title("sidespin"), Div(
-        sidebar.Sidebar(engine.listing(), conversation.id, len(engine.store.trashed()),
+        sidebar.Sidebar(engine.listing(conversation.id), conversation.id, len(engine.store.trashed()),
                         await servers_web.ServersPanel(engine, conversation.id, transcript)),
         Main(
             Header(H1("sidespin"), model_picker.ModelPicker(engine, conversation.id),

@@ -215,8 +215,9 @@ class Engine:
             path.write_text("", encoding="utf-8")
         return self.conversation(path.stem)
 
-    def listing(self) -> list[tuple[str, str, float]]:
-        return self.store.list()
+    def listing(self, showing: str = "") -> list[tuple[str, str, float]]:
+        """The conversations for the sidebar: one line for the versions of one (`showing`, if it is one)."""
+        return self.store.list(every_version=False, showing=showing)
 
     def transcript_path(self, conversation: Conversation) -> Path:
         return self.store.path(conversation.id)

@@ -90,6 +90,24 @@ def test_an_edit_earlier_moves_the_groups_of_later_messages_to_the_copy(store):
     assert versions.version_group(store.load(cid), 0) == [early, cid]
 
 
+def test_the_sidebar_lists_the_versions_of_a_conversation_once(store):
+    import os
+
+    cid = conversation(store, ["zero", "one", "two"])
+    late = versions.edit(store, cid, 2, None).version
+    early = versions.edit(store, cid, 0, "question zero, edited").version
+    other = conversation(store, ["elsewhere"])
+    forked = versions.fork(store, late, 0)  # a fork is a conversation of its own
+    for age, member in enumerate([late, early, cid, other, forked]):  # oldest first
+        os.utime(store.path(member), (1_000_000 + age, 1_000_000 + age))
+
+    assert {item[0] for item in store.list()} == {cid, late, early, other, forked}  # every file
+    assert [item[0] for item in store.list(every_version=False)] == [forked, other, cid]
+    # the version open in the page stands for its family, in the family's place
+    assert [item[0] for item in store.list(every_version=False, showing=late)] == [forked, other, late]
+    assert [item[0] for item in store.list(every_version=False, showing=other)] == [forked, other, cid]
+
+
 def test_editing_a_message_that_is_not_there_is_refused_and_writes_nothing(store):
     cid = conversation(store, ["zero"])
     with pytest.raises(ValueError, match="no user message number 5"):

@@ -76,9 +76,14 @@ class TranscriptStore:
     def exists(self, conversation_id: str) -> bool:
         return self.path(conversation_id).is_file()
 
-    def list(self) -> list[tuple[str, str, float]]:
-        """(id, title, mtime) of every conversation, the most recent first."""
-        return _listing(self.directory)
+    def list(self, *, every_version: bool = True, showing: str = "") -> list[tuple[str, str, float]]:
+        """(id, title, mtime) of every conversation, the most recent first.
+
+        `every_version=False`: of the versions an edit or a regenerate kept (the files one `versions`
+        note links), one line, where the one changed last would be: that one, or `showing` if it is
+        among them (the version open in the page); the others are reached from its ‹ › arrows.
+        """
+        return _listing(self.directory, every_version, showing)
 
     def trashed(self) -> list[tuple[str, str, float]]:
         """(id, title, mtime) of every conversation in the trash, the most recently changed first."""
@@ -139,19 +144,50 @@ class TranscriptStore:
         return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
 
-def _listing(folder: Path) -> list[tuple[str, str, float]]:
-    found = []
+def _listing(folder: Path, every_version: bool = True, showing: str = "") -> list[tuple[str, str, float]]:
+    found, linked = [], {}
     for path in folder.glob("*.md"):
         if path.name.startswith(".") or not _ID.fullmatch(path.stem):
             continue
         try:
             stat = path.stat()
             with path.open("rb") as stream:
-                title = _scan_title(stream.read(_HEAD_BYTES).decode("utf-8", errors="replace"))
+                head = stream.read(_HEAD_BYTES).decode("utf-8", errors="replace")
         except FileNotFoundError:
             continue  # deleted meanwhile
-        found.append((path.stem, title, stat.st_mtime))
-    return sorted(found, key=lambda item: item[2], reverse=True)
+        found.append((path.stem, _scan_title(head), stat.st_mtime))
+        linked[path.stem] = _scan_versions(head)
+    found.sort(key=lambda item: item[2], reverse=True)
+    if every_version:
+        return found
+    by_id = {item[0]: item for item in found}
+    shown, hidden = [], set()
+    for item in found:  # newest first: the first of a family is shown, the rest hidden
+        if item[0] in hidden:
+            continue
+        family, todo = set(), [item[0]]
+        while todo:  # the versions of any of its turns, and theirs
+            member = todo.pop()
+            if member not in family:
+                family.add(member)
+                todo.extend(linked.get(member, ()))
+        hidden |= family
+        shown.append(by_id[showing] if showing in family and showing in by_id else item)
+    return shown
+
+
+def _scan_versions(head: str) -> set[str]:
+    """The ids a file's `versions` note links it to (sidespin.versions), read from its top like the title."""
+    linked: set[str] = set()
+    for line in _split_lines(head):
+        marker = _marker(line)
+        if marker == USER:
+            break
+        if marker == NOTE_PREFIX:
+            groups = (_note_data(line) or {}).get("versions")
+            if isinstance(groups, dict):
+                linked.update(m for ids in groups.values() if isinstance(ids, list) for m in ids if isinstance(m, str))
+    return linked
 
 
 def _scan_title(head: str) -> str:

@@ -150,7 +150,7 @@ async def search(request: Request, q: str = "", cid: str = ""):
     if len(q) > MAX_QUERY_CHARS:
         return refusal(f"the search has {len(q)} characters; the limit is {MAX_QUERY_CHARS}", 400)
     if not q.strip():
-        return ConversationGroups(engine.listing(), cid)
+        return ConversationGroups(engine.listing(cid), cid)
     hits = await asyncio.to_thread(engine.search.search, q)
     logger.info("SEARCH hits={} chars={}", len(hits), len(q))
     return SearchResults(hits, q.strip(), cid)
