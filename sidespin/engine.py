@@ -29,7 +29,7 @@ from sidespin.events import ErrorNotice, Event, ToolProposed, TurnDone
 from sidespin.formats import image_attachments
 from sidespin.ladder import Rung, choose_rung
 from sidespin.llm import Backend
-from sidespin.protocol import poke_prompt
+from sidespin.protocol import poke_prompt, poke_target
 from sidespin.rally import Conversation, RallyOptions, TurnControl, chat_with_llm
 from sidespin.search import INDEX_FILE, SearchIndex
 from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult, load_plugins, plugins_dir
@@ -257,6 +257,8 @@ class Engine:
         if poke_tool:
             # only the asked-for tool: a short prompt is a fast prefill (the grammar admits no other tool)
             user_text = poke_prompt([registry.get(poke_tool)], tool_name=poke_tool, arguments=poke_arguments)
+        elif user_text is not None and poke_target(user_text) in registry.names():
+            poke_tool = poke_target(user_text)  # a Poke played again (a regenerate) calls its tool again
         if user_text is not None:
             recorder.user(user_text, note)
             if self.mcp is not None:  # what it carried is sent fresh, and followed from now on

@@ -209,6 +209,24 @@ async def test_a_regenerated_answer_reuses_the_recorded_result_and_does_not_run_
     assert len(versions.version_group(engine.store.load(cid), 0)) == 3
 
 
+async def test_a_regenerated_poke_is_made_to_call_its_tool_again(tmp_path):
+    counter = Counter()
+    backend = ScriptedBackend(weather_turn("first") + weather_turn("second"), supports_grammar=True)
+    engine = engine_with(tmp_path, backend, counter)
+    cid = engine.conversation().id
+    await play(engine, cid, None, poke_tool="lookup", poke_arguments={"city": "Lyon"})
+    forced = backend.grammars[0]
+
+    replay = versions.edit(engine.store, cid, 0, None)
+    await play(engine, cid, replay.text, reuse=[])  # "run tools again"
+
+    assert counter.runs == 2
+    again = backend.grammars[2]  # the first answer of the regenerated turn
+    assert again is not None and again.trigger is None  # one block calling the tool, from the first token
+    assert again.trigger == forced.trigger and again.text == forced.text
+    assert backend.grammars[3] is None or backend.grammars[3].trigger is not None  # its answer after is free
+
+
 def test_only_calls_that_ran_are_reused(store):
     cid = store.new()
     transcript = store.load(cid)
