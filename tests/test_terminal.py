@@ -44,6 +44,14 @@ def fake_ollama() -> Iterator[str]:
         yield url
 
 
+def say_bye(chat: pexpect.spawn) -> None:
+    """`bye` at the prompt ends the chat, with status 0."""
+    chat.sendline("bye")
+    chat.expect(pexpect.EOF)
+    chat.close()
+    assert chat.exitstatus == 0
+
+
 def spawn_chat(tmp_path: Path, *args: str, **env: str) -> pexpect.spawn:
     environment = {**os.environ, "SIDESPIN_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "120", "TERM": "dumb", **env}
     environment.pop("SIDESPIN_BACKEND", None)
@@ -69,10 +77,7 @@ def test_chat_calls_a_real_stdio_mcp_server_shows_the_panel_and_bye_ends_everyth
     chat.expect(r"duration\s+\d+\.\d+ s")
     chat.expect(r"The time in Paris is \d\d:\d\d\.")
     chat.expect_exact("prompt -> ")
-    chat.sendline("bye")
-    chat.expect(pexpect.EOF)
-    chat.close()
-    assert chat.exitstatus == 0
+    say_bye(chat)
     assert not servers & set(alive_pids()), "a child process outlived the chat"
     saved = parse(transcript.read_text(encoding="utf-8"))
     text = saved.render()

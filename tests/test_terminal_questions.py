@@ -7,6 +7,7 @@ server-everything (stdio) asks during `trigger-elicitation-request`; a model tha
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Iterator
 
 import pexpect
@@ -16,7 +17,7 @@ from aiohttp import web
 from sidespin.transcript import parse
 from tests.conftest import ollama_stub, serving_in_thread
 from tests.mcp.mcp_harness import EVERYTHING, HAVE_NODE, NO_NODE, NODE
-from tests.test_terminal import spawn_chat
+from tests.test_terminal import say_bye, spawn_chat
 
 pytestmark = [pytest.mark.node, pytest.mark.skipif(not HAVE_NODE, reason=NO_NODE)]
 
@@ -41,13 +42,20 @@ def fake_ollama() -> Iterator[str]:
         yield url
 
 
-def test_a_question_is_asked_field_by_field_and_a_bad_answer_is_asked_again(tmp_path, fake_ollama):
+def chat_with_everything(tmp_path: Path, fake_ollama: str, **server: object) -> tuple[pexpect.spawn, Path]:
+    """`sidespin chat` on the Ollama stub with server-everything over stdio (`server`: more of its mcp.json
+    fields); the chat and its transcript file."""
     mcp_json = tmp_path / "mcp.json"
     mcp_json.write_text(json.dumps({"servers": {"everything": {
-        "type": "stdio", "command": str(NODE), "args": [str(EVERYTHING), "stdio"]}}}))
+        "type": "stdio", "command": str(NODE), "args": [str(EVERYTHING), "stdio"], **server}}}))
     transcript = tmp_path / "chat.md"
     chat = spawn_chat(tmp_path, "--mcp-config", str(mcp_json), "chat", "ollama:llama3.2",
                       "--transcript", str(transcript), OLLAMA_HOST=fake_ollama)
+    return chat, transcript
+
+
+def test_a_question_is_asked_field_by_field_and_a_bad_answer_is_asked_again(tmp_path, fake_ollama):
+    chat, transcript = chat_with_everything(tmp_path, fake_ollama)
     chat.expect_exact("prompt -> ")
     chat.sendline("Ask me")
     chat.expect("everything asks")
@@ -74,21 +82,13 @@ def test_a_question_is_asked_field_by_field_and_a_bad_answer_is_asked_again(tmp_
     chat.expect_exact("answered: accept")
     chat.expect(r"The tool said: - Name: Ada Lovelace \| - Agreed to terms: true .*- Favorite Integer: 7")
     chat.expect_exact("prompt -> ")
-    chat.sendline("bye")
-    chat.expect(pexpect.EOF)
-    chat.close()
-    assert chat.exitstatus == 0
+    say_bye(chat)
     text = parse(transcript.read_text(encoding="utf-8")).render()
     assert '"answered":' in text and '"action":"accept"' in text.replace(" ", "")
 
 
 def test_a_question_whose_call_ends_leaves_the_next_line_to_the_chat(tmp_path, fake_ollama):
-    mcp_json = tmp_path / "mcp.json"
-    mcp_json.write_text(json.dumps({"servers": {"everything": {
-        "type": "stdio", "command": str(NODE), "args": [str(EVERYTHING), "stdio"], "timeout": 3}}}))
-    transcript = tmp_path / "chat.md"
-    chat = spawn_chat(tmp_path, "--mcp-config", str(mcp_json), "chat", "ollama:llama3.2",
-                      "--transcript", str(transcript), OLLAMA_HOST=fake_ollama)
+    chat, transcript = chat_with_everything(tmp_path, fake_ollama, timeout=3)
     chat.expect_exact("prompt -> ")
     chat.sendline("Ask me")
     chat.expect_exact("String (string) *: ")
@@ -97,9 +97,6 @@ def test_a_question_whose_call_ends_leaves_the_next_line_to_the_chat(tmp_path, f
     chat.sendline("What happened to my question?")  # the first line after the prompt is the next message
     chat.expect_exact("The tool said:")
     chat.expect_exact("prompt -> ")
-    chat.sendline("bye")
-    chat.expect(pexpect.EOF)
-    chat.close()
-    assert chat.exitstatus == 0
+    say_bye(chat)
     users = [turn.user for turn in parse(transcript.read_text(encoding="utf-8")).turns if turn.user]
     assert users == ["Ask me", "What happened to my question?"]

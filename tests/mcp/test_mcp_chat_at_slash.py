@@ -16,6 +16,7 @@ import pytest
 from mcp_harness import EVERYTHING, NODE, ROOT, requires_node
 
 from sidespin.transcript import parse
+from tests.test_terminal import say_bye
 
 FEATURES = "demo://resource/static/document/features.md"
 
@@ -51,10 +52,7 @@ def test_chat_attaches_at_uri_runs_slash_prompts_and_refuses_unknown_ones(tmp_pa
     chat.sendline("/args-prompt city='San Francisco'")
     chat.expect_exact("What's weather in San Francisco?")
     chat.expect_exact("prompt -> ")
-    chat.sendline("bye")
-    chat.expect(pexpect.EOF)
-    chat.close()
-    assert chat.exitstatus == 0
+    say_bye(chat)
 
     turns = [turn for turn in parse(transcript.read_text(encoding="utf-8")).turns if turn.user]
     assert [turn.user.split("\n")[0] for turn in turns] == ["Summarise please", "What's weather in San Francisco?"]
