@@ -47,7 +47,7 @@ from sidespin.llm.base import Backend, Delta, Grammar
 from sidespin.protocol import MCP_TAG, format_block, grammar_for, parse_request, poke_prompt, teaching_prompt
 from sidespin.questions import CallScope, current_call
 from sidespin.record import CallRecord, waiting
-from sidespin.route import find_loose_call
+from sidespin.route import counting, find_loose_call
 from sidespin.tools import DEFAULT_TIMEOUT, Tool, ToolCall, ToolRegistry, ToolResult
 
 __all__ = ["Conversation", "RallyOptions", "TurnControl", "TurnCut", "chat_with_llm", "poke", "pending_calls"]
@@ -253,10 +253,13 @@ class _Round:
         self.repeats = 0
         self.held = _Held()
         self.usage: Usage | None = None  # told after the text the stream still holds, so it follows the answer
+        self.route_usage: Usage | None = None  # what the route's completions cost, before the answer
 
     def take_usage(self) -> list[Event]:
-        usage, self.usage = self.usage, None
-        return [usage] if usage is not None else []
+        """The round's usage (its route's and its answer's added up), once."""
+        parts = [usage for usage in (self.route_usage, self.usage) if usage is not None]
+        self.route_usage = self.usage = None
+        return [parts[0].plus(parts[1]) if len(parts) == 2 else parts[0]] if parts else []
 
 
 class _Held:
@@ -356,11 +359,17 @@ class _Turn:
     async def route(self, text: str, current: _Round) -> list[Event]:
         """The constrained route: the model decides whether and which tool, then fills its arguments."""
         router = await self.backend.router(list(self.registry))
-        try:
-            call = await router.route(text, self.conversation.messages[:-1])
-        except MalformedToolCall as error:
-            logger.warning("ROUTE_MALFORMED {}", error.reason)
-            return [MalformedCall(error.raw, error.reason)]
+        with counting() as spent:
+            try:
+                call = await router.route(text, self.conversation.messages[:-1])
+            except MalformedToolCall as error:
+                logger.warning("ROUTE_MALFORMED {}", error.reason)
+                return [MalformedCall(error.raw, error.reason)]
+            finally:  # what deciding cost is part of the turn's usage, whatever was decided
+                if spent:
+                    prompt, written = spent[-1]
+                    current.route_usage = Usage(sum(i for i, _ in spent), sum(o for _, o in spent), prompt + written,
+                                                self.backend.context_window)
         if call is None:
             return []
         logger.info("ROUTE_CALL conv={} {}", self.conversation.id, call.name)

@@ -29,17 +29,20 @@ The rules, before the code:
 The model is reached through two callables, so a fake replaces it in tests:
 `render(messages) -> prompt` (llama.cpp's `POST /apply-template`) and
 `complete(prompt, grammar, json_schema, max_tokens) -> text` (`POST /completion`).
-`LlamaServer` provides both for a running llama.cpp server.
+`LlamaServer` provides both for a running llama.cpp server. What its completions cost is
+added up inside `counting()` (a turn's usage line includes its route).
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import re
 import time
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterable, Sequence
+from typing import Any, Awaitable, Callable, Iterable, Iterator, Sequence
 
 import aiohttp
 from loguru import logger
@@ -57,6 +60,7 @@ __all__ = [
     "Router",
     "Decision",
     "LlamaServer",
+    "counting",
     "decision_grammar",
     "arguments_schema",
     "LooseCall",
@@ -68,6 +72,21 @@ NONE = "none"
 
 Complete = Callable[[str, str | None, dict[str, Any] | None, int], Awaitable[str]]
 Render = Callable[[list[dict[str, str]]], Awaitable[str]]
+
+_SPENT: ContextVar[list[tuple[int, int]] | None] = ContextVar("route_spent", default=None)
+
+
+@contextlib.contextmanager
+def counting() -> Iterator[list[tuple[int, int]]]:
+    """The (prompt, written) tokens of each `LlamaServer.complete` awaited inside the block (in this task,
+    and tasks it starts there). Each turn is a task of its own, so turns routed at once on one shared
+    router never mix their counts."""
+    spent: list[tuple[int, int]] = []
+    token = _SPENT.set(spent)
+    try:
+        yield spent
+    finally:
+        _SPENT.reset(token)
 
 MAX_STRING = 200  # characters in one string argument
 MAX_ITEMS = 8  # items in one array argument
@@ -433,6 +452,9 @@ class LlamaServer:
             body["json_schema"] = json_schema
         answer = await self._post("/completion", body)
         self.last_timings = dict(answer.get("timings") or {})
+        spent = _SPENT.get()
+        if spent is not None:  # llama.cpp's counts: the whole prompt (cached or not) and the tokens written
+            spent.append((int(answer.get("tokens_evaluated") or 0), int(answer.get("tokens_predicted") or 0)))
         return str(answer.get("content") or "")
 
 

@@ -256,7 +256,9 @@ async def fake_llama(answers: list[str]) -> AsyncIterator[tuple[str, list[tuple[
         received.append(("/completion", body))
         if not answers:
             return web.json_response({"error": {"code": 500, "message": "no answer scripted"}}, status=500)
-        return web.json_response({"content": answers.pop(0), "timings": {"cache_n": 7, "prompt_n": 2}})
+        content = answers.pop(0)
+        return web.json_response({"content": content, "timings": {"cache_n": 7, "prompt_n": 2},
+                                  "tokens_evaluated": len(body["prompt"]), "tokens_predicted": len(content)})
 
     app = web.Application()
     app.router.add_post("/apply-template", apply_template)
@@ -280,6 +282,29 @@ async def test_the_llama_server_client_sends_grammar_schema_and_cache_prompt_and
     assert sentences_of(decision["grammar"]) == {t.name for t in TOOLS} | {NONE}
     assert arguments["json_schema"] == arguments_schema(roll_dice) and "grammar" not in arguments
     assert arguments["prompt"] == decision["prompt"] + "roll_dice " and arguments["n_predict"] > 0
+
+
+async def test_what_the_route_costs_is_counted_per_turn_even_when_turns_route_at_once() -> None:
+    import asyncio
+
+    from sidespin.route import counting
+
+    async with fake_llama(["none", "none", "roll_dice", '{"sides": 8, "count": 2}']) as (url, received):
+        async with LlamaServer(url) as server:
+            router = Router(TOOLS, server.complete, server.render, examples=())
+
+            async def turn(text: str) -> list[tuple[int, int]]:
+                with counting() as spent:
+                    await router.route(text)
+                return spent
+
+            short, long = await asyncio.gather(turn("hi"), turn("a much longer message than the other one"))
+            rolled = await turn("roll 2d8")
+    prompts = sorted(len(body["prompt"]) for path, body in received[:4] if path == "/completion")
+    assert short == [(prompts[0], len("none"))] and long == [(prompts[1], len("none"))]  # each its own
+    decision, arguments = (body for _, body in received[-2:])
+    assert rolled == [(len(decision["prompt"]), len("roll_dice")),
+                      (len(arguments["prompt"]), len('{"sides": 8, "count": 2}'))]  # decision and arguments
 
 
 async def test_an_error_answer_from_llama_cpp_becomes_a_backend_error_that_names_its_status() -> None:

@@ -108,3 +108,38 @@ async def test_the_usage_note_follows_the_whole_answer_even_when_its_last_text_c
     assert text.index("3\n```") < text.index('"usage"')
     assert (answer + "```") in text  # the code block is whole in the file
     assert reloaded.answer.text.strip() == live.record.answer.text.strip() == answer + "```"
+
+
+async def test_a_routed_turn_counts_what_the_route_cost_with_its_answer(tmp_path: Path) -> None:
+    from sidespin.route import LlamaServer, Router
+    from tests.test_route import fake_llama
+
+    class RoutedBackend(ScriptedBackend):
+        supports_routing = True
+        llama: LlamaServer
+
+        async def router(self, tools):
+            return Router(tools, self.llama.complete, self.llama.render, examples=())
+
+    backend = RoutedBackend([["Hello to you.", used(300, 20)],  # the route chose no tool: the model answers
+                             ["It is 12 °C.", used(350, 6)]])    # after the routed call's result
+    backend.context_window = 4096
+    settings = load_settings(data_dir=tmp_path, mcp_config=tmp_path / "none.json", tool_mode="route")
+    async with fake_llama(["none", "lookup", '{"city": "Lyon"}']) as (url, received):
+        async with LlamaServer(url) as backend.llama:
+            async with Engine.open(settings, backend=backend, approval="auto") as engine:
+                engine.registry.add(lookup)
+                board = TurnBoard(engine)
+                conversation = engine.conversation()
+                greeted = board.start(conversation, "Hello!")
+                await greeted.wait(timeout=10)
+                weather = board.start(conversation, "Weather in Lyon?")
+                await weather.wait(timeout=10)
+                reloaded = engine.store.load(conversation.id).record(1)
+    hello, decision, arguments = (len(body["prompt"]) for path, body in received if path == "/completion")
+    # the route's decision, then the answer in words: their tokens add up, the context is the answer's
+    assert greeted.record.usage == Usage(hello + 300, len("none") + 20, 320, 4096)
+    # a routed call (decision and arguments), then the answer after its result
+    routed = len("lookup") + len('{"city": "Lyon"}')
+    assert weather.record.usage == Usage(decision + arguments + 350, routed + 6, 356, 4096)
+    assert reloaded.usage == weather.record.usage
