@@ -227,7 +227,9 @@ async def _resources(args: argparse.Namespace) -> dict[str, Any]:
         for problem in catalog.problems:
             print(f"warning: {problem}", file=sys.stderr)
         if not args.read:
-            return {"rows": [*catalog.resources, *catalog.templates]}
+            # every row has server, uri, name and mimeType; a template's uri is null, its uriTemplate says it
+            templates = [{"server": row["server"], "uri": None, **row} for row in catalog.templates]
+            return {"rows": [*catalog.resources, *templates]}
         server = args.server or _pick_server(catalog.resources, "uri", args.read)
         read = await manager.read_resource(server, args.read)
         return {"server": server, "uri": args.read, "text": read.text, "attachments": read.attachments}

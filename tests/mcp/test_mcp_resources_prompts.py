@@ -65,7 +65,8 @@ def test_resources_json_lists_everythings_resources_and_templates_without_the_mo
     rows = json.loads(listed.stdout)
     assert {row["server"] for row in rows} == {"everything"}
 
-    resources = [row for row in rows if "uri" in row]
+    assert all(set(row) >= {"server", "uri", "name", "mimeType"} for row in rows)  # the same keys on every row
+    resources = [row for row in rows if row["uri"] is not None]
     architecture = next(row for row in resources if row["name"] == "architecture.md")
     assert architecture == {
         "server": "everything",
@@ -74,11 +75,12 @@ def test_resources_json_lists_everythings_resources_and_templates_without_the_mo
         "mimeType": "text/markdown",
         "description": architecture["description"],
     }
-    assert all(set(row) >= {"server", "uri", "name", "mimeType"} for row in resources)
+    assert all("uriTemplate" not in row for row in resources)
 
     templates = {row["uriTemplate"]: row for row in rows if "uriTemplate" in row}
     assert templates["demo://resource/dynamic/text/{resourceId}"]["mimeType"] == "text/plain"
-    assert all("uri" not in row for row in templates.values())
+    assert all(row["uri"] is None for row in templates.values())
+    assert len(resources) + len(templates) == len(rows)
 
 
 @pytest.mark.node
