@@ -140,3 +140,31 @@ def test_every_command_has_accurate_help():
         helper.expect(pexpect.EOF)
         helper.close()
         assert helper.exitstatus == 0 and f"sidespin {command}" in helper.before
+
+
+def test_approve_asks_before_a_call_and_a_refusal_reaches_the_model(tmp_path):
+    def reply(body: dict) -> list[dict]:
+        results = [m for m in body["messages"] if m["role"] == "tool"]
+        if not results:
+            return [{"content": "", "tool_calls": [{"function": {"name": "web_search",
+                                                                 "arguments": {"query": "sidespin"}}}]}]
+        return [{"content": "The tool said: " + results[-1]["content"][:60]}]
+
+    transcript = tmp_path / "chat.md"
+    with serving_in_thread(ollama_stub(reply)) as url:
+        chat = spawn_chat(tmp_path, "--mcp-config", str(tmp_path / "none.json"), "chat", "ollama:llama3.2",
+                          "--approve", "--transcript", str(transcript), OLLAMA_HOST=url)
+        chat.expect_exact("prompt -> ")
+        chat.sendline("Search the web for sidespin")
+        chat.expect_exact("❓ web_search")
+        chat.expect_exact(">> Please choose (")
+        chat.sendline("maybe")  # not a choice: the choices are listed and it asks again
+        chat.expect_exact("choose one of:")
+        chat.expect_exact(">> Please choose (")
+        chat.sendline("n")
+        chat.expect_exact("The tool said:")
+        chat.expect_exact("prompt -> ")
+        say_bye(chat)
+    saved = parse(transcript.read_text(encoding="utf-8"))
+    (proposal,) = [segment for turn in saved.turns for segment in turn.segments if hasattr(segment, "decision")]
+    assert proposal.decision == "n" and proposal.call.arguments == {"query": "sidespin"}
