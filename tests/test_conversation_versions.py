@@ -104,7 +104,9 @@ def test_the_sidebar_lists_the_versions_of_a_conversation_once(store):
     assert {item[0] for item in store.list()} == {cid, late, early, other, forked}  # every file
     assert [item[0] for item in store.list(every_version=False)] == [forked, other, cid]
     # the version open in the page stands for its family, in the family's place
-    assert [item[0] for item in store.list(every_version=False, showing=late)] == [forked, other, late]
+    listed = store.list(every_version=False, showing=late)
+    assert [item[0] for item in listed] == [forked, other, late]
+    assert listed[2][2] == store.path(cid).stat().st_mtime  # where the family's newest is, in its day
     assert [item[0] for item in store.list(every_version=False, showing=other)] == [forked, other, cid]
 
 

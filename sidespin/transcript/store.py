@@ -172,7 +172,9 @@ def _listing(folder: Path, every_version: bool = True, showing: str = "") -> lis
                 family.add(member)
                 todo.extend(linked.get(member, ()))
         hidden |= family
-        shown.append(by_id[showing] if showing in family and showing in by_id else item)
+        if showing in family and showing in by_id:  # in the family's place (and day), under its own title
+            item = (showing, by_id[showing][1], item[2])
+        shown.append(item)
     return shown
 
 
