@@ -300,13 +300,19 @@ class QuestionDesk:
         return self._find(question_id).schema
 
     async def ask(self, server: str, params: types.ElicitRequestParams, timeout: float) -> types.ElicitResult:
-        """A server's question, routed to the most recent chat call running on it; the person's answer."""
+        """A server's question, routed to the chat call that asked it; the person's answer.
+
+        A 2026-07-28 input-required result is answered inside the call's own task, so the call is known.
+        A session's `elicitation/create` arrives on the session's reader, which does not say which call
+        it belongs to: it goes to the most recent chat call running on that server.
+        """
         calls = self._calls.get(server)
         if not calls:
             logger.warning("MCP_QUESTION_DECLINED {}: no tool call of a chat is running on this server, so no person "
                            "can be asked", server)
             return types.ElicitResult(action="decline")
-        scope = calls[-1]
+        own = current_call.get()
+        scope = own if own in calls else calls[-1]
         question_id = "q" + secrets.token_hex(6)
         url = params.url if isinstance(params, types.ElicitRequestURLParams) else None
         schema = params.requested_schema if isinstance(params, types.ElicitRequestFormParams) else None

@@ -190,3 +190,29 @@ async def test_a_url_question_shows_its_link_and_the_answer_reaches_the_server(
     waiting = TurnRecord.replay(events[:events.index(asked[0]) + 1])
     drawn = to_xml(ToolCard(next(iter(waiting.calls.values()))))
     assert f'href="{url}"' in drawn and "Approve it" in drawn
+
+
+async def test_input_required_questions_of_two_calls_at_once_each_go_to_their_own_call() -> None:
+    first = ToolCall("ask_color", {"label": "the door"}, id="call_first")
+    second = ToolCall("ask_color", {"label": "the wall"}, id="call_second")
+    colors = {"call_first": "green", "call_second": "red"}
+    async with MCPManager([ask_server()], strict=True) as manager:
+        registry = ToolRegistry()
+        manager.register_into(registry)
+        backend = ScriptedBackend([[first, second], ["done"]], supports_tools=True)
+        asked: list[QuestionAsked] = []
+        events: list[Event] = []
+        async with asyncio.timeout(60):
+            async for event in chat_with_llm(Conversation(), "go", backend=backend, registry=registry,
+                                             options=RallyOptions(mode="native")):
+                events.append(event)
+                if isinstance(event, QuestionAsked):
+                    asked.append(event)
+                    if len(asked) == 2:  # both calls wait at once: each answered by the call its card names
+                        for question in asked:
+                            manager.questions.answer(question.question_id, "accept", {"color": colors[question.call_id]})
+    assert sorted(question.call_id for question in asked) == ["call_first", "call_second"]
+    results = {event.result.call.id: event.result.text() for event in events if isinstance(event, ToolFinished)}
+    assert results == {"call_first": "you chose green for the door", "call_second": "you chose red for the wall"}
+    cards = TurnRecord.replay(events).calls
+    assert [q.content for q in cards["call_first"].questions] == [{"color": "green"}]

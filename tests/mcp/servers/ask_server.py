@@ -2,7 +2,7 @@
 
 `ask_color` answers the first call with an `InputRequiredResult` carrying one elicitation; the
 client's retry brings the answer, and the tool says what it received: `you chose green`,
-`you declined`, `you cancelled`.
+`you declined`, `you cancelled` (with ` for LABEL` when called with a `label`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ QUESTION = types.ElicitRequest(params=types.ElicitRequestFormParams(
 async def list_tools(
     ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
-    schema = {"type": "object", "properties": {}}
+    schema = {"type": "object", "properties": {"label": {"type": "string", "description": "named in the answer"}}}
     return types.ListToolsResult(tools=[types.Tool(name="ask_color", description="Asks for a color.",
                                                    input_schema=schema)])
 
@@ -38,6 +38,9 @@ async def call_tool(
     assert isinstance(answer, types.ElicitResult)
     said = {"decline": "you declined", "cancel": "you cancelled"}
     text = f"you chose {(answer.content or {}).get('color')}" if answer.action == "accept" else said[answer.action]
+    label = (params.arguments or {}).get("label")
+    if label:
+        text += f" for {label}"
     return types.CallToolResult(content=[types.TextContent(text=text)])
 
 
