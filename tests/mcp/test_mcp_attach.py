@@ -7,6 +7,7 @@ The model is the scripted backend, which records every message it was given.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -25,7 +26,9 @@ from sidespin.mcp import MCPManager
 from sidespin.mcp.attach import ResourceRef, compose, find_resource
 from sidespin.terminal import read_line
 from sidespin.testing.scripted import ScriptedBackend
+from sidespin.transcript import TranscriptStore
 from tests.conftest import serve_app
+from tests.test_server import read_stream, turn_id
 
 FEATURES = "demo://resource/static/document/features.md"
 STDIO = {"command": str(NODE), "args": [str(EVERYTHING), "stdio"]}
@@ -109,11 +112,6 @@ async def test_an_image_resource_reaches_a_vision_model_as_an_image_and_others_a
 
 
 async def test_a_regenerate_keeps_the_attachments_and_an_edit_keeps_those_whose_block_it_kept(tmp_path: Path) -> None:
-    import asyncio
-
-    from sidespin.transcript import TranscriptStore
-    from tests.test_server import read_stream, turn_id
-
     (tmp_path / "served").mkdir()
     store = TranscriptStore(tmp_path / "conversations")
     backend = ScriptedBackend([["A red pixel."], ["Red, again."], ["Only text now."]])

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
 import pytest
 from loguru import logger
-from mcp_harness import conformance_endpoint, endpoint_app, requires_node, serve_in_thread
+from mcp_harness import SERVERS, conformance_endpoint, endpoint_app, requires_node, serve_in_thread
 from test_mcp_attach import FEATURES, STDIO, write_mcp_json
 
 from sidespin.config import load_settings
@@ -106,10 +107,6 @@ async def test_a_changed_attached_resource_goes_again_with_the_next_message_and_
 async def test_a_2026_server_follows_attached_resources_on_a_listen_stream_and_again_after_a_restart(
     tmp_path: Path,
 ) -> None:
-    import sys
-
-    from mcp_harness import SERVERS
-
     notes = {"command": sys.executable, "args": [str(SERVERS / "notes_server.py")]}
     settings = load_settings(data_dir=tmp_path, mcp_config=write_mcp_json(tmp_path, {"notes": notes}), tool_mode="xml")
     backend = ScriptedBackend([["A first draft."], ["It says second."], ["It says third."]])
