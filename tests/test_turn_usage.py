@@ -13,7 +13,7 @@ from sidespin.protocol import format_block
 from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall, tool
 from sidespin.transcript import parse
-from sidespin.web.live import TurnBoard
+from sidespin.web.live import LiveTurn, TurnBoard
 
 
 @tool(read_only=True)
@@ -32,6 +32,13 @@ def settings_in(tmp_path: Path):
     return load_settings(data_dir=tmp_path, mcp_config=tmp_path / "none.json", tool_mode="xml")
 
 
+async def played(engine: Engine, conversation, text: str | None, **play) -> LiveTurn:
+    """One turn played as the page plays it (in the background, on a `TurnBoard`), once it is over."""
+    live = TurnBoard(engine).start(conversation, text, **play)
+    await live.wait(timeout=10)
+    return live
+
+
 def used(tokens_in: int, tokens_out: int) -> Delta:
     return Delta(finish_reason="stop", usage=TokenUsage(tokens_in, tokens_out))
 
@@ -44,10 +51,8 @@ async def test_the_rounds_of_a_turn_add_up_and_a_reload_shows_the_same(tmp_path:
     backend.context_window = 4096
     async with Engine.open(settings_in(tmp_path), backend=backend, approval="auto") as engine:
         engine.registry.add(lookup)
-        board = TurnBoard(engine)
         conversation = engine.conversation()
-        live = board.start(conversation, "Weather in Lyon?")
-        await live.wait(timeout=10)
+        live = await played(engine, conversation, "Weather in Lyon?")
         text = engine.store.read(conversation.id)
         reloaded = engine.store.load(conversation.id).record(0)
     assert live.record.usage == Usage(640, 28, 348, 4096)  # in and out added up; the context of the last round
@@ -63,14 +68,11 @@ async def test_an_answer_that_goes_on_after_an_approval_adds_to_its_usage(tmp_pa
     ])
     async with Engine.open(settings_in(tmp_path), backend=backend, approval="ask") as engine:
         engine.registry.add(send_note)
-        board = TurnBoard(engine)
         conversation = engine.conversation()
-        first = board.start(conversation, "Send a note: milk")
-        await first.wait(timeout=10)
+        first = await played(engine, conversation, "Send a note: milk")
         assert first.record.usage == Usage(200, 12, 212)
         decision = engine.decide(conversation, "ya", None)
-        after = board.start(conversation, None, decisions=decision.ready)
-        await after.wait(timeout=10)
+        after = await played(engine, conversation, None, decisions=decision.ready)
         reloaded = engine.store.load(conversation.id).record(0)
     assert after.record.usage == Usage(430, 15, 233)  # the continuation starts from the answer as recorded
     assert reloaded.usage == after.record.usage
@@ -99,10 +101,8 @@ async def test_the_usage_note_follows_the_whole_answer_even_when_its_last_text_c
     answer = "Here are the numbers:\n\n```\n1\n2\n3\n"
     backend = ScriptedBackend([[answer, Delta(text="```", finish_reason="stop", usage=TokenUsage(44, 28))]])
     async with Engine.open(settings_in(tmp_path), backend=backend, approval="auto") as engine:
-        board = TurnBoard(engine)
         conversation = engine.conversation()
-        live = board.start(conversation, "Count to 3.")
-        await live.wait(timeout=10)
+        live = await played(engine, conversation, "Count to 3.")
         text = engine.store.read(conversation.id)
         reloaded = engine.store.load(conversation.id).record(0)
     assert text.index("3\n```") < text.index('"usage"')
@@ -129,12 +129,9 @@ async def test_a_routed_turn_counts_what_the_route_cost_with_its_answer(tmp_path
         async with LlamaServer(url) as backend.llama:
             async with Engine.open(settings, backend=backend, approval="auto") as engine:
                 engine.registry.add(lookup)
-                board = TurnBoard(engine)
                 conversation = engine.conversation()
-                greeted = board.start(conversation, "Hello!")
-                await greeted.wait(timeout=10)
-                weather = board.start(conversation, "Weather in Lyon?")
-                await weather.wait(timeout=10)
+                greeted = await played(engine, conversation, "Hello!")
+                weather = await played(engine, conversation, "Weather in Lyon?")
                 reloaded = engine.store.load(conversation.id).record(1)
     hello, decision, arguments = (len(body["prompt"]) for path, body in received if path == "/completion")
     # the route's decision, then the answer in words: their tokens add up, the context is the answer's
