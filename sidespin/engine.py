@@ -257,8 +257,8 @@ class Engine:
         if poke_tool:
             # only the asked-for tool: a short prompt is a fast prefill (the grammar admits no other tool)
             user_text = poke_prompt([registry.get(poke_tool)], tool_name=poke_tool, arguments=poke_arguments)
-        elif user_text is not None and poke_target(user_text) in registry.names():
-            poke_tool = poke_target(user_text)  # a Poke played again (a regenerate) calls its tool again
+        elif user_text is not None and (again := poke_target(user_text)) in registry.names():
+            poke_tool = again  # a Poke played again (a regenerate) calls its tool again
         if user_text is not None:
             recorder.user(user_text, note)
             if self.mcp is not None:  # what it carried is sent fresh, and followed from now on

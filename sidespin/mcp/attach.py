@@ -170,8 +170,9 @@ def edited_note(note: dict[str, Any], text: str) -> dict[str, Any]:
     edit kept (and their images); none are added, so an edit cannot attach what was never read."""
     kept = {block["uri"] for block in split_attached(text)[1]}
     attached = [row for row in note.get("attached") or [] if isinstance(row, dict) and row.get("uri") in kept]
+    # an image from a note written before images named their resource is kept while any block is
     images = [item for item in note.get("attachments") or []
-              if isinstance(item, dict) and item.get("uri", next(iter(kept), None)) in kept]
+              if isinstance(item, dict) and (item["uri"] in kept if "uri" in item else bool(kept))]
     edited: dict[str, Any] = {"attached": attached} if attached else {}
     if attached and images:
         edited["attachments"] = images

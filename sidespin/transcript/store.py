@@ -152,7 +152,7 @@ def _listing(folder: Path, every_version: bool = True, showing: str = "") -> lis
         try:
             stat = path.stat()
             with path.open("rb") as stream:
-                head = stream.read(_HEAD_BYTES).decode("utf-8", errors="replace")
+                head = _split_lines(stream.read(_HEAD_BYTES).decode("utf-8", errors="replace"))
         except FileNotFoundError:
             continue  # deleted meanwhile
         found.append((path.stem, _scan_title(head), stat.st_mtime))
@@ -178,10 +178,10 @@ def _listing(folder: Path, every_version: bool = True, showing: str = "") -> lis
     return shown
 
 
-def _scan_versions(head: str) -> set[str]:
-    """The ids a file's `versions` note links it to (sidespin.versions), read from its top like the title."""
+def _scan_versions(head: list[str]) -> set[str]:
+    """The ids a file's `versions` note links it to (sidespin.versions), read from its top lines like the title."""
     linked: set[str] = set()
-    for line in _split_lines(head):
+    for line in head:
         marker = _marker(line)
         if marker == USER:
             break
@@ -192,11 +192,11 @@ def _scan_versions(head: str) -> set[str]:
     return linked
 
 
-def _scan_title(head: str) -> str:
+def _scan_title(head: list[str]) -> str:
     """`Transcript.title` read from the top of a file without parsing it: the title a person gave
     (the note before the first 💬:), else the first message (a Poke as "🏓 tool"), else the first answer's line."""
     where, user = "preamble", []
-    for line in _split_lines(head):
+    for line in head:
         marker = _marker(line)
         if where == "user" and marker is None:
             user.append(line)
