@@ -254,10 +254,14 @@ class _Round:
         self.held = _Held()
         self.usage: Usage | None = None  # told after the text the stream still holds, so it follows the answer
         self.route_usage: Usage | None = None  # what the route's completions cost, before the answer
+        self.answering = False  # the model's answer began to stream
 
-    def take_usage(self) -> list[Event]:
-        """The round's usage (its route's and its answer's added up), once."""
+    def take_usage(self, *, cut: bool = False) -> list[Event]:
+        """The round's usage (its route's and its answer's added up), once. A round `cut` while its answer
+        streamed, before the answer's count came, tells none: the route's alone would read as the answer's."""
         parts = [usage for usage in (self.route_usage, self.usage) if usage is not None]
+        if cut and self.answering and self.usage is None:
+            parts = []
         self.route_usage = self.usage = None
         return [parts[0].plus(parts[1]) if len(parts) == 2 else parts[0]] if parts else []
 
@@ -612,6 +616,7 @@ async def _stream_answer(
     turn: _Turn, current: _Round, interceptor: Interceptor, round_number: int
 ) -> AsyncIterator[Event]:
     """One answer of the model, each piece bounded by the turn's clock, its budget and a person's Stop."""
+    current.answering = True
     messages, tools, grammar = turn.request(round_number)
     logger.info(
         "LLM_TURN conv={} round={} backend={} mode={} messages={}",
@@ -726,7 +731,7 @@ async def chat_with_llm(
     except TurnCut as cut:
         for event in turn.on_events(interceptor.close(), current) + turn.on_held(current, calls=False):
             yield event
-        for event in current.take_usage() + turn.take_aside() + await _abandon_tools(current, cut.why):
+        for event in current.take_usage(cut=True) + turn.take_aside() + await _abandon_tools(current, cut.why):
             yield event
         if decided:
             _record_decided(turn, current)

@@ -3,6 +3,7 @@ reload as they were live."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from sidespin.config import load_settings
@@ -10,10 +11,12 @@ from sidespin.engine import Engine
 from sidespin.events import Usage
 from sidespin.llm import Delta, TokenUsage
 from sidespin.protocol import format_block
+from sidespin.route import LlamaServer, Router
 from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall, tool
 from sidespin.transcript import parse
 from sidespin.web.live import LiveTurn, TurnBoard
+from tests.test_route import fake_llama
 
 
 @tool(read_only=True)
@@ -110,24 +113,27 @@ async def test_the_usage_note_follows_the_whole_answer_even_when_its_last_text_c
     assert reloaded.answer.text.strip() == live.record.answer.text.strip() == answer + "```"
 
 
+class RoutedBackend(ScriptedBackend):
+    """The scripted model on the route rung: its router asks `llama` (the fake llama.cpp server of test_route)."""
+
+    supports_routing = True
+    llama: LlamaServer
+
+    async def router(self, tools):
+        return Router(tools, self.llama.complete, self.llama.render, examples=())
+
+
+def route_settings(tmp_path: Path):
+    return load_settings(data_dir=tmp_path, mcp_config=tmp_path / "none.json", tool_mode="route")
+
+
 async def test_a_routed_turn_counts_what_the_route_cost_with_its_answer(tmp_path: Path) -> None:
-    from sidespin.route import LlamaServer, Router
-    from tests.test_route import fake_llama
-
-    class RoutedBackend(ScriptedBackend):
-        supports_routing = True
-        llama: LlamaServer
-
-        async def router(self, tools):
-            return Router(tools, self.llama.complete, self.llama.render, examples=())
-
     backend = RoutedBackend([["Hello to you.", used(300, 20)],  # the route chose no tool: the model answers
                              ["It is 12 °C.", used(350, 6)]])    # after the routed call's result
     backend.context_window = 4096
-    settings = load_settings(data_dir=tmp_path, mcp_config=tmp_path / "none.json", tool_mode="route")
     async with fake_llama(["none", "lookup", '{"city": "Lyon"}']) as (url, received):
         async with LlamaServer(url) as backend.llama:
-            async with Engine.open(settings, backend=backend, approval="auto") as engine:
+            async with Engine.open(route_settings(tmp_path), backend=backend, approval="auto") as engine:
                 engine.registry.add(lookup)
                 conversation = engine.conversation()
                 greeted = await played(engine, conversation, "Hello!")
@@ -140,3 +146,23 @@ async def test_a_routed_turn_counts_what_the_route_cost_with_its_answer(tmp_path
     routed = len("lookup") + len('{"city": "Lyon"}')
     assert weather.record.usage == Usage(decision + arguments + 350, routed + 6, 356, 4096)
     assert reloaded.usage == weather.record.usage
+
+
+async def test_an_answer_stopped_before_its_count_came_shows_no_usage_not_the_route_alone(tmp_path: Path) -> None:
+    words = [f"{n} " for n in range(1, 200)]
+    backend = RoutedBackend([[*words, used(300, 199)]], delay=0.02)  # the count would come with the last piece
+    async with fake_llama(["none"]) as (url, received):
+        async with LlamaServer(url) as backend.llama:
+            async with Engine.open(route_settings(tmp_path), backend=backend, approval="auto") as engine:
+                board = TurnBoard(engine)
+                conversation = engine.conversation()
+                live = board.start(conversation, "Count for me")
+                async with asyncio.timeout(10):
+                    while "5 " not in live.record.answer.text:
+                        await asyncio.sleep(0.01)
+                board.stop(conversation.id)
+                await live.wait(timeout=10)
+                text = engine.store.read(conversation.id)
+    assert [path for path, _ in received if path == "/completion"] == ["/completion"]  # the route did run
+    assert "1 2 3 4 5" in live.record.answer.text and live.record.reason == "stopped"
+    assert live.record.usage is None and '"usage"' not in text  # "… in · 1 out" would read as the answer's
