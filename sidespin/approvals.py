@@ -7,7 +7,8 @@ policy is chosen, first rule that applies:
 1. `per_tool` (configuration) names it;
 2. the default is `deny`: everything is denied;
 3. the tool is destructive (MCP `destructiveHint`): ask, whatever was remembered;
-4. a person answered `yA` or `yO` for it in this conversation: auto;
+4. a person answered `yA` or `yO` for it in this conversation: auto (on this machine: not in the
+   turns an imported file brought, see `Transcript.imported_turns`);
 5. the tool is read-only (MCP `readOnlyHint`): auto, even when the default is ask;
 6. the default.
 
@@ -19,10 +20,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Literal, get_args
 
+from loguru import logger
+
 from sidespin.tools import Tool, ToolCall
 
 if TYPE_CHECKING:  # not at run time: the transcript reads the choices from here
-    from sidespin.transcript import Transcript
+    from sidespin.transcript import Transcript, Turn
 
 __all__ = ["POLICIES", "Policy", "Choice", "CHOICES", "MEANINGS", "Approvals"]
 
@@ -49,6 +52,11 @@ def _check_policy(policy: str, where: str) -> str:
     return policy
 
 
+def _remembered(turns: Iterable[Turn]) -> set[str]:
+    """The tools a `❓:[yA]` or `❓:[yO]` of these turns remembers."""
+    return {proposal.call.name for turn in turns for proposal in turn.proposals() if proposal.decision in ("yA", "yO")}
+
+
 class Approvals:
     """The approval policy of one conversation, with the tools a person chose to remember."""
 
@@ -66,13 +74,14 @@ class Approvals:
     def from_transcript(
         cls, transcript: Transcript, default: Policy = "ask", per_tool: dict[str, Policy] | None = None
     ) -> Approvals:
-        """Restore the remembered tools: every tool with a `❓:[yA]` or `❓:[yO]` in the file."""
-        remembered = {
-            proposal.call.name
-            for turn in transcript.turns
-            for proposal in turn.proposals()
-            if proposal.decision in ("yA", "yO")
-        }
+        """Restore the remembered tools: every tool with a `❓:[yA]` or `❓:[yO]` in the file, except in the
+        turns that came with an imported file (`Transcript.imported_turns`): a remembered approval is a
+        person's choice on this machine, never a file's text."""
+        skipped = transcript.imported_turns
+        remembered = _remembered(transcript.turns[skipped:])
+        ignored = _remembered(transcript.turns[:skipped]) - remembered
+        if ignored:
+            logger.debug("APPROVALS_IMPORTED_IGNORED {}: remembered in an imported file, not here", ",".join(sorted(ignored)))
         return cls(default, per_tool, remembered)
 
     def policy_for(self, tool: Tool) -> Policy:

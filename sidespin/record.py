@@ -149,6 +149,7 @@ class CallRecord:
     seconds: float | None = None
     attachments: list[dict[str, Any]] = field(default_factory=list)
     reused: bool = False  # the result recorded in an earlier version of the turn, not run again
+    imported: bool = False  # it came with an imported file: its choice and result were not made on this machine
     questions: list[QuestionRecord] = field(default_factory=list)
     version: int = 0  # bumped on every change, so a watcher sends a card only when it changed
 

@@ -18,6 +18,11 @@ The rules, before the code:
 - **Fork**: a new file with the turns up to and including turn n, `{"forked_from": {"id", "turn"}}`.
 - **Import**: a Parley file that parses becomes a new conversation; one that does not is refused
   with its line number (`TranscriptError.line`), and nothing is written.
+- **An import grants nothing.** Its note `{"imported": {"name", "turns"}}`, written by the import (one
+  the file holds is replaced), says how many turns came from the file: a `yA`/`yO` in them is not
+  remembered here, their calls are shown as imported, their results are never reused. Its last answer
+  is closed (nothing of it waits for a choice). A cut (an edit, a fork) keeps only the imported turns it
+  keeps: what is played after them is this machine's. A file a person writes here by hand is theirs.
 """
 
 from __future__ import annotations
@@ -33,12 +38,12 @@ from sidespin.events import ToolFinished
 from sidespin.mcp.attach import edited_note
 from sidespin.tools import ToolResult
 from sidespin.transcript import Transcript, TranscriptStore, parse
+from sidespin.transcript.model import IMPORTED
 
 __all__ = ["Replay", "edit", "fork", "import_bytes", "recorded_results", "version_group", "MAX_IMPORT_BYTES"]
 
 VERSIONS = "versions"
 FORKED_FROM = "forked_from"
-IMPORTED = "imported"
 MAX_IMPORT_BYTES = 1_048_576  # the default; the web app passes settings.max_body_bytes
 _NOT_RUN = {"refused", "denied", "repeat", "cut", "interrupted"}
 
@@ -85,9 +90,10 @@ def _as_output(text: str) -> Any:
 
 
 def recorded_results(transcript: Transcript, start: int) -> list[ToolResult]:
-    """The results of calls that ran in turns `start` and after, each once (the first for a name and arguments)."""
+    """The results of calls that ran in turns `start` and after, each once (the first for a name and arguments);
+    never those an imported file brought: they did not run here."""
     found: dict[str, ToolResult] = {}
-    for turn in transcript.turns[start:]:
+    for turn in transcript.turns[max(start, transcript.imported_turns):]:
         for event in turn.events(last=False):
             if not isinstance(event, ToolFinished) or event.result.kind in _NOT_RUN:
                 continue
@@ -102,6 +108,13 @@ def recorded_results(transcript: Transcript, start: int) -> list[ToolResult]:
 
 def _copy(transcript: Transcript) -> Transcript:
     return parse(transcript.render())
+
+
+def _cut_imported(transcript: Transcript, kept: int) -> None:
+    """After a cut to `kept` turns, only those stay imported: a turn played at their place later is this machine's."""
+    imported = transcript.meta.get(IMPORTED)
+    if isinstance(imported, dict) and transcript.imported_turns > kept:
+        transcript.set_meta(IMPORTED, {**imported, "turns": kept})
 
 
 def _set_group(store: TranscriptStore, member: str, key: str, ids: list[str]) -> None:
@@ -150,6 +163,7 @@ def edit(store: TranscriptStore, cid: str, index: int, text: str | None = None) 
 
     transcript.set_meta(VERSIONS, {**{k: v for k, v in groups.items() if int(k) < index}, key: group})
     transcript.turns = transcript.turns[:index]
+    _cut_imported(transcript, index)
     transcript.end_turn()  # the answer before is complete: the new message fills the empty 💬:
     store.save(cid, transcript)
     logger.info("CONVERSATION_VERSION_KEPT conv={} turn={} version={} reusable={}", cid, index, version, len(reuse))
@@ -164,6 +178,7 @@ def fork(store: TranscriptStore, cid: str, index: int) -> str:
     copy = _copy(transcript)
     complete = index + 1 < len(copy.turns)  # a turn followed by another is over: nothing of it waits
     copy.turns = copy.turns[: index + 1]
+    _cut_imported(copy, index + 1)
     if complete:
         copy.end_turn()
     copy.set_meta(VERSIONS, None)
@@ -190,8 +205,10 @@ def import_bytes(store: TranscriptStore, data: bytes, name: str = "", limit: int
     transcript = parse(text, path=name or "the uploaded file")
     if not any(turn.user for turn in transcript.turns):
         raise ValueError("the file holds no conversation: no line starts with 💬:")
+    transcript.end_turn()  # nothing of it waits for a choice here: its last answer is over
+    held = len(transcript.turns) - (1 if transcript.turns[-1].is_placeholder else 0)
     transcript.set_meta(VERSIONS, None)  # its links name files of another place
-    transcript.set_meta(IMPORTED, {"name": name[:200]} if name else {})
+    transcript.set_meta(IMPORTED, {**({"name": name[:200]} if name else {}), "turns": held})
     imported = store.new()
     store.save(imported, transcript)
     logger.info("CONVERSATION_IMPORTED conv={} bytes={} turns={}", imported, len(data), len(transcript.turns))

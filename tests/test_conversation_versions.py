@@ -139,7 +139,7 @@ def test_a_good_file_is_imported_as_a_new_conversation(store):
     cid = versions.import_bytes(store, GOOD.encode(), "sums.md")
     transcript = store.load(cid)
     assert transcript.turns[0].user == "What is 2+2?"
-    assert transcript.meta["imported"] == {"name": "sums.md"}
+    assert transcript.meta["imported"] == {"name": "sums.md", "turns": 1}  # the turns that came with the file
     assert store.read(cid).endswith(GOOD)
 
 

@@ -29,7 +29,9 @@ One file per conversation. Lines that start with a marker open a part of it
     <!-- sidespin: {"model": "llama3"} --> before the first 💬: the conversation's notes
                                          (`Transcript.meta`): its title, the model it plays with,
                                          its versions {"versions": {"1": [ids]}} and where it came
-                                         from {"forked_from": …} (see `sidespin.versions`)
+                                         from {"forked_from": …} or {"imported": {"name", "turns"}}
+                                         (see `sidespin.versions`): the first `turns` came with an
+                                         imported file, so their yA/yO and results are not this machine's
 
     <!-- sidespin: {"started": "call_1"} -->   a note: what the page must show that Parley's
                                          markers have no place for; its own line inside a

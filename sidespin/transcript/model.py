@@ -49,6 +49,7 @@ INTERRUPTED = ("Error: this tool call was interrupted (sidespin stopped while it
 NOTE_PREFIX = "<!-- sidespin: "
 CONDENSED = "(An earlier exchange, condensed to its summary.)"
 UNTITLED = "(new conversation)"
+IMPORTED = "imported"  # the conversation's note on the file it was imported from: {"name", "turns"} (sidespin.versions)
 
 # First characters that get one leading space at the start of a written line.
 _USER_BREAKS = "💬🤖"
@@ -516,10 +517,23 @@ class Transcript:
         """Proposals of the last turn with no choice recorded, not started, no result: they wait for a person."""
         return self.record().waiting() if self.turns else []
 
+    @property
+    def imported_turns(self) -> int:
+        """How many turns at the top came from an imported file (its `imported` note, written by the import,
+        never taken from the file): the choices written in them were not made on this machine, and their
+        results did not run here. A file written here, by sidespin or by hand, has none."""
+        imported = self.meta.get(IMPORTED)
+        turns = imported.get("turns") if isinstance(imported, dict) else None
+        return turns if isinstance(turns, int) and not isinstance(turns, bool) and turns > 0 else 0
+
     def record(self, index: int = -1, *, ended: bool = True) -> TurnRecord:
-        """What the page shows of the turn at `index` (see `sidespin.record`)."""
-        last = index in (-1, len(self.turns) - 1)
-        return TurnRecord.replay(self.turns[index].events(last=last, ended=ended))
+        """What the page shows of the turn at `index` (see `sidespin.record`); an imported turn's calls say so."""
+        position = index % len(self.turns) if self.turns else index
+        record = TurnRecord.replay(self.turns[index].events(last=position == len(self.turns) - 1, ended=ended))
+        if position < self.imported_turns:
+            for card in record.calls.values():
+                card.imported = True
+        return record
 
     def decided_unrun(self) -> dict[str, bool]:
         """Calls of the last answer a person decided that have no result yet: {call id: approved}."""

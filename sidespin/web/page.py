@@ -84,6 +84,8 @@ def ToolCard(card: CallRecord, **kwargs: Any):
     label = _STATUS_LABELS.get(card.status) or f"{card.status}{seconds}"
     if card.reused:  # an edited turn's call that already ran: its recorded result, not run again
         label = f"{card.status} · reused, not run again"
+    if card.imported:  # what the file says, not what happened here
+        label = f"{_STATUS_LABELS.get(card.status, card.status)} · imported, not run here"
     body = [Div(Span("arguments", cls="k"), Pre(card.arguments), cls="args")]
     if card.status in ("done", "error", "interrupted"):
         body.append(Div(Span("error" if card.status == "error" else "result", cls="k"), Pre(card.result), cls="result"))
@@ -91,15 +93,15 @@ def ToolCard(card: CallRecord, **kwargs: Any):
     body += [QuestionBox(question, card) for question in card.questions]
     if card.status == "waiting":
         body.append(ApprovalButtons(card))
-    if card.status == "interrupted":
+    if card.status == "interrupted" and not card.imported:
         body.append(Button("↻ Run again", cls="rerun", hx_post="/rerun", hx_include="#composer [name=cid]",
                            hx_vals=json.dumps({"call_id": call.id}), hx_target="#chat", hx_swap="beforeend",
                            title="sidespin stopped while this call ran; run it again (nothing runs unless you ask)"))
     return Details(
         Summary(Span("🛠️", cls="icon"), Span(call.name, cls="tool-name"), Span(label, cls="tool-status")),
         *body,
-        cls=f"tool-call {card.status}", id=f"card-{call.id}", data_tool=call.name, data_status=card.status,
-        data_call_id=call.id,
+        cls=f"tool-call {card.status}" + (" imported" if card.imported else ""), id=f"card-{call.id}",
+        data_tool=call.name, data_status=card.status, data_call_id=call.id,
         **({"open": True} if card.status == "waiting" or card.open_questions() else {}),  # its buttons in sight
         **kwargs,
     )
