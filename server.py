@@ -32,6 +32,7 @@ from sidespin.errors import AttachmentRefused, BadArguments, ToolNotFound, Trans
 from sidespin.guard import BodyLimit, GuardPolicy, OriginGuard, SecurityHeaders
 from sidespin.logs import LogHub, setup_logging
 from sidespin.mcp import build_mcp_server
+from sidespin.mcp.auth import CALLBACK_PATH
 from sidespin.tools import ToolCall, ToolRegistry, coerce_arguments
 from sidespin.web import composer
 from sidespin.web import models as model_picker
@@ -70,7 +71,9 @@ async def lifespan(app: Any):
     state = app.state
     hub: LogHub = setup_logging(state.settings.logs_dir)
     state.log_hub = hub
-    state.guard = GuardPolicy.for_settings(state.settings, access_token(state.settings))
+    # the OAuth callback is where another site (the authorization server) sends the browser back
+    state.guard = GuardPolicy.for_settings(state.settings, access_token(state.settings),
+                                           cross_site_gets=frozenset({CALLBACK_PATH}))
     logger.info("GUARD hosts={} token={}", ",".join(sorted(state.guard.allowed_hosts)),
                 "required" if state.guard.token else "not needed (loopback)")
     async with Engine.open(state.settings, backend=getattr(state, "backend", None), approval="ask") as engine:
@@ -98,7 +101,8 @@ class MCPMount:
 async def http_error(request: Request, error: HTTPException):
     """Every refusal (bad JSON, a missing field, an unknown path) as JSON with a reason."""
     logger.info("HTTP_REFUSED {} {} {} {}", request.method, request.url.path, error.status_code, error.detail)
-    return JSONResponse({"status": "error", "error": error.detail}, status_code=error.status_code)
+    return JSONResponse({"status": "error", "error": error.detail}, status_code=error.status_code,
+                        headers=error.headers)  # a 405's Allow names the method to use
 
 
 async def too_deep(request: Request, error: RecursionError):
@@ -190,7 +194,7 @@ def json_object(text: str, what: str) -> dict[str, Any] | None:
 
 # ---------------------------------------------------------------- pages
 
-@rt("/")
+@rt("/", methods=["get"])
 async def index(request: Request):
     engine = engine_of(request)
     listing = engine.listing()
@@ -198,7 +202,7 @@ async def index(request: Request):
     return Redirect(chat.to(cid=cid))
 
 
-@rt("/c/{cid}")
+@rt("/c/{cid}", methods=["get"])
 async def chat(cid: str, request: Request):
     engine = engine_of(request)
     try:
@@ -224,7 +228,7 @@ async def chat(cid: str, request: Request):
     )
 
 
-@rt
+@rt(methods=["post"])
 async def new(request: Request):
     conversation = engine_of(request).conversation()
     return Redirect(chat.to(cid=conversation.id))
@@ -238,7 +242,7 @@ def find_conversation(engine: Engine, cid: str):
         return None, refusal(str(error), 404)
 
 
-@rt
+@rt(methods=["post"])
 async def send(cid: str, msg: str, request: Request):
     engine = engine_of(request)
     cid, msg = text_fields(cid=cid, msg=msg)
@@ -260,7 +264,7 @@ async def send(cid: str, msg: str, request: Request):
                         id=user_dom_id(turn.index)), LiveAnswer(turn))
 
 
-@rt
+@rt(methods=["post"])
 async def poke(cid: str, request: Request, tool: str = "get_cat_fact", arguments: str = ""):
     """Send the salted one-shot prompt asking for one call of `tool` (get_cat_fact by default)."""
     engine = engine_of(request)
@@ -277,7 +281,7 @@ async def poke(cid: str, request: Request, tool: str = "get_cat_fact", arguments
     return ChatMessage("user", Div(f"🏓 Poke: call {tool}", cls="user-text")), LiveAnswer(turn)
 
 
-@rt
+@rt(methods=["post"])
 async def approve(cid: str, call_id: str, choice: str, request: Request):
     """A choice on a waiting tool card; once no call waits, the rally goes on in a new live answer."""
     engine = engine_of(request)
@@ -297,7 +301,7 @@ async def approve(cid: str, call_id: str, choice: str, request: Request):
     return LiveAnswer(turn, replace=True)  # the turn goes on in its own message
 
 
-@rt
+@rt(methods=["get"])
 async def stream(tid: str, request: Request):
     """Server-sent updates of one live turn; each is idempotent, so a reconnect just redraws."""
     turn = board_of(request).get(tid)
@@ -318,7 +322,7 @@ async def stream(tid: str, request: Request):
     return EventStream(updates())
 
 
-@rt
+@rt(methods=["post"])
 async def rerun(cid: str, call_id: str, request: Request):
     """Run a call again that a crash interrupted, by a person's choice; the rally goes on after it."""
     engine = engine_of(request)
@@ -333,7 +337,7 @@ async def rerun(cid: str, call_id: str, request: Request):
     return LiveAnswer(board_of(request).start(conversation, None, decisions=decisions), replace=True)
 
 
-@rt
+@rt(methods=["post"])
 async def stop(cid: str, request: Request):
     """Stop the running answer of a conversation; the transcript keeps what was said, marked stopped."""
     (cid,) = text_fields(cid=cid)
@@ -341,7 +345,7 @@ async def stop(cid: str, request: Request):
     return JSONResponse({"status": "success", "stopped": [turn.key for turn in stopped]})
 
 
-@rt
+@rt(methods=["get"])
 async def pulse(request: Request):
     """A heartbeat the status dot listens to: connected while it beats, reconnecting when it stops."""
     async def beats():
@@ -387,7 +391,7 @@ async def mcp_tool_executor(request: Request):
     )
 
 
-@rt
+@rt(methods=["get"])
 async def tools(request: Request):
     engine = engine_of(request)
     return JSONResponse({
@@ -400,14 +404,14 @@ async def tools(request: Request):
     })
 
 
-@rt
+@rt(methods=["get"])
 async def health(request: Request):
     return JSONResponse(engine_of(request).health())
 
 
 # ---------------------------------------------------------------- logs
 
-@rt
+@rt(methods=["get"])
 async def logs(request: Request):
     return Title("sidespin · logs"), Main(
         Header(H1("Server log"), A("← chat", href="/")),
@@ -417,7 +421,7 @@ async def logs(request: Request):
     )
 
 
-@rt("/logs-stream")
+@rt("/logs-stream", methods=["get"])
 async def logs_stream(request: Request):
     hub: LogHub = request.app.state.log_hub
 

@@ -7,6 +7,11 @@ mounted MCP endpoint and the static files included):
   - the Host header must name this server: a loopback name, the bound host, or
     a name in `allowed_hosts` (a DNS-rebinding page has its own name in Host);
   - an Origin header, when present, must be this very app (same scheme, host and port);
+  - a request another site's page made is refused whatever its method: `Sec-Fetch-Site`
+    "cross-site" or "same-site" (on localhost every port is one site: another app), or, from a
+    browser that sends neither Origin nor Sec-Fetch-Site, a Referer of another origin. Only the
+    paths in `cross_site_gets` take a GET from elsewhere (the OAuth callback, which the
+    authorization server sends the browser to; its single-use state protects it);
   - on a non-loopback bind every request needs the access token: the
     `Authorization: Bearer` header, the cookie set by the first visit, or
     `?token=` in the URL (a page visit is redirected to the same URL without it,
@@ -42,6 +47,9 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+# Sec-Fetch-Site values of a request another page made: a site is not an origin (every port of
+# localhost is one site), so "same-site" is as foreign as "cross-site". Ours are "same-origin" and "none".
+FOREIGN_FETCH_SITES = ("cross-site", "same-site")
 
 CSP = "; ".join((
     "default-src 'self'",
@@ -73,6 +81,23 @@ def _hostname(host_header: str) -> str:
         return ""
 
 
+def _same_origin(url: str, host: str) -> bool:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and parts.netloc == host
+
+
+def _origin_of(url: str) -> str:
+    """The scheme and host of a URL, for a log line: never its path or query (another site's secrets)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "an unreadable address"
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 def _machine_names() -> set[str]:
     """What other machines may call this one: its host name, full name and their addresses."""
     names = {socket.gethostname(), socket.getfqdn()}
@@ -91,9 +116,11 @@ class GuardPolicy:
     allowed_hosts: frozenset[str]
     token: str | None = None
     cookie: str = "sidespin_token"
+    cross_site_gets: frozenset[str] = frozenset()  # paths another site may send a browser to with a GET
 
     @classmethod
-    def for_settings(cls, settings: Settings, token: str | None = None) -> GuardPolicy:
+    def for_settings(cls, settings: Settings, token: str | None = None,
+                     cross_site_gets: frozenset[str] = frozenset()) -> GuardPolicy:
         names = set(LOOPBACK_HOSTS) | {name.lower() for name in settings.allowed_hosts}
         if settings.host in WILDCARD_HOSTS:
             if not settings.allowed_hosts:  # no explicit list: the names this machine answers to
@@ -101,7 +128,7 @@ class GuardPolicy:
         else:
             names.add(settings.host.lower().strip("[]"))
         required = token if settings.public_bind else None
-        return cls(frozenset(names), required, f"sidespin_token_{settings.port}")
+        return cls(frozenset(names), required, f"sidespin_token_{settings.port}", frozenset(cross_site_gets))
 
 
 def json_refusal(status: int, reason: str, extra_headers: list[tuple[bytes, bytes]] | None = None) -> tuple[dict, dict]:
@@ -134,8 +161,8 @@ class OriginGuard:
         return policy if isinstance(policy, GuardPolicy) else GuardPolicy(frozenset(LOOPBACK_HOSTS))
 
     @staticmethod
-    def refusal(headers: dict[str, str], policy: GuardPolicy) -> str | None:
-        """Why the Host or Origin of a request is not this server, or None."""
+    def refusal(scope: Scope, headers: dict[str, str], policy: GuardPolicy) -> str | None:
+        """Why a request is not for this server (its Host) or comes from another site's page, or None."""
         host = headers.get("host", "")
         if _hostname(host) not in policy.allowed_hosts:
             return f"Host {host!r} is not this server (allowed: {', '.join(sorted(policy.allowed_hosts))})"
@@ -146,6 +173,15 @@ class OriginGuard:
             parts = urlsplit(origin)
             if parts.netloc != host or parts.scheme not in ("http", "https"):
                 return f"Origin {origin!r} is not this app ({'http://' + host}); cross-site requests are refused"
+        if scope.get("method") in ("GET", "HEAD") and scope.get("path") in policy.cross_site_gets:
+            return None
+        site = headers.get("sec-fetch-site", "").lower()
+        if site in FOREIGN_FETCH_SITES:
+            return (f"a request made by another site's page (Sec-Fetch-Site: {site}) is refused; "
+                    "open sidespin from its own address")
+        referer = headers.get("referer")
+        if origin is None and not site and referer and not _same_origin(referer, host):
+            return f"a request from another site's page ({_origin_of(referer)}) is refused"
         return None
 
     @staticmethod
@@ -172,7 +208,7 @@ class OriginGuard:
             return
         policy = self.policy(scope)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        reason = self.refusal(headers, policy)
+        reason = self.refusal(scope, headers, policy)
         if reason is not None:
             await _refuse(scope, send, 403, reason)
             return

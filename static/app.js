@@ -106,13 +106,17 @@
     }
   });
 
-  // A refused edit, regenerate or fork says why beside its buttons.
+  // A refused edit, regenerate or fork says why beside its buttons; a refused Sign in or Restart beside its server's.
   document.addEventListener("htmx:responseError", function (event) {
-    var tools = event.detail.elt.closest && event.detail.elt.closest(".msg-tools");
-    if (!tools) return;
+    var elt = event.detail.elt, place = null;
+    var tools = elt.closest && elt.closest(".msg-tools");
+    var actions = elt.closest && elt.closest(".server-actions");
+    if (tools) place = tools.querySelector(".version-error");
+    else if (actions) place = actions.querySelector(".action-error");
+    if (!place) return;
     var xhr = event.detail.xhr, shown;
     try { shown = JSON.parse(xhr.responseText).error; } catch (e) { shown = xhr.responseText; }
-    tools.querySelector(".version-error").textContent = shown || ("error " + xhr.status);
+    place.textContent = shown || ("error " + xhr.status);
   });
 
   // Import: the sidebar's form, or a file dropped anywhere on the page; a refusal names the line it cannot read.

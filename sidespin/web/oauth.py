@@ -1,9 +1,11 @@
 """Signing in to a remote MCP server from the page: the Sign in link's route and the OAuth callback.
 
-- `GET /oauth/{server}/sign-in` sends the browser to the server's waiting authorization URL; when
-  none waits (the server failed, or the sign-in expired) it starts the server again, which asks
-  for a new one. The status panel links here for a server that "needs sign-in"; /health lists the
-  same link as `mcp_servers.<name>.sign_in`.
+- `POST /oauth/{server}/sign-in` sends the browser to the server's waiting authorization URL
+  (htmx: `HX-Redirect`, otherwise a 303); when none waits (the server failed, or the sign-in
+  expired) it starts the server again, which asks for a new one. POST only, as it may restart a
+  server: a link or an image on another site must not. The Servers panel's Sign in button posts
+  here for a server that "needs sign-in"; /health gives the same path as `mcp_servers.<name>.sign_in`.
+  A refusal (no such server, nothing to sign in to) is JSON with a reason, shown beside the button.
 - `GET /oauth/callback?code=&state=` is where the authorization server sends the browser back (the
   redirect URI `http://127.0.0.1:<port>/oauth/callback`). A top-level navigation from another
   site, so it carries no Origin and passes the guard on loopback; what protects it is the
@@ -19,10 +21,11 @@ from typing import Any
 from fasthtml.common import A, Body, H1, Head, Html, Link, Main, Meta, P, Title, to_xml
 from loguru import logger
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from sidespin.errors import MCPServerError
 from sidespin.mcp.auth import CALLBACK_PATH, SignInError
+from sidespin.web.forms import refusal
 
 __all__ = ["SignInPage", "install"]
 
@@ -56,8 +59,16 @@ async def _settled(manager: Any, server: str) -> Any:
     return connection
 
 
+def _go(request: Request, url: str) -> Response:
+    """Send the browser to `url`: htmx follows HX-Redirect (an XHR must not follow a redirect to another
+    site), any other client a 303."""
+    if request.headers.get("hx-request"):
+        return Response(status_code=200, headers={"HX-Redirect": url})
+    return RedirectResponse(url, status_code=303)
+
+
 def install(rt: Any) -> None:
-    """Add the routes: GET /oauth/callback, GET /oauth/{server}/sign-in."""
+    """Add the routes: GET /oauth/callback, POST /oauth/{server}/sign-in."""
 
     @rt(CALLBACK_PATH, methods=["get"])
     async def oauth_callback(request: Request):
@@ -85,20 +96,20 @@ def install(rt: Any) -> None:
             return SignInPage(f"Sign-in to {server} failed", connection.error or "", status=502)
         return SignInPage(f"Signing in to {server}…", "The server is still connecting; its status shows on the page.")
 
-    @rt("/oauth/{server}/sign-in", methods=["get"])
+    @rt("/oauth/{server}/sign-in", methods=["post"])
     async def oauth_sign_in(request: Request, server: str):
         manager = _manager(request)
         try:
             connection = manager.connection(server) if manager is not None else None
         except MCPServerError as error:
-            return SignInPage("No such server", str(error), status=404)
+            return refusal(str(error), 404)
         if connection is None:
-            return SignInPage("No such server", "No MCP servers are configured here.", status=404)
+            return refusal("no MCP servers are configured here", 404)
         if connection.sign_in_url is None and connection.status != "ready":
             logger.info("OAUTH_SIGN_IN_RESTART {}", server)
             await connection.restart(connection.generation, "sign-in asked for")
         if connection.sign_in_url is not None:
-            return RedirectResponse(connection.sign_in_url, status_code=303)
+            return _go(request, connection.sign_in_url)
         if connection.status == "ready":
-            return SignInPage(f"{server} is connected", "It needs no sign-in now.")
-        return SignInPage(f"Cannot sign in to {server}", connection.error or f"its status is {connection.status}", status=502)
+            return refusal(f"{server} is connected: it needs no sign-in now", 409)
+        return refusal(f"cannot sign in to {server}: {connection.error or 'its status is ' + connection.status}", 502)

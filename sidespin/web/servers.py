@@ -18,6 +18,8 @@ Routes, added to the app by `install(rt)`:
     GET  /servers/live?cid=…    SSE: the body again whenever a server's status changes; a heartbeat
     POST /servers/restart       server, cid: restart a server (a failed one too); the new body
     POST /servers/tool          cid, tool, on ("1" or nothing): switch a tool for the conversation; the new body
+
+Sign in posts to `/oauth/{server}/sign-in` (`sidespin.web.oauth`).
 """
 
 from __future__ import annotations
@@ -26,10 +28,10 @@ import asyncio
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from fasthtml.common import (
-    A, APIRouter, Button, Details, Div, EventStream, Input, Label, Li, P, Pre, Span, Summary, Ul, sse_message,
+    APIRouter, Button, Details, Div, EventStream, Input, Label, Li, P, Pre, Span, Summary, Ul, sse_message,
 )
 from loguru import logger
 from starlette.requests import Request
@@ -141,11 +143,13 @@ def ServerCard(name: str, state: dict[str, Any], tools: list[Tool], off: set[str
             parts.append(Pre(tail, cls="stderr", title="the end of what the server wrote to stderr"))
     actions: list[Any] = []
     if status == "needs sign-in":
-        actions.append(A("Sign in", href=f"/oauth/{name}/sign-in", cls="sign-in"))
+        # a POST (it may restart the server), answered with HX-Redirect to the authorization server
+        actions.append(Button("Sign in", cls="sign-in", hx_post=f"/oauth/{quote(name, safe='')}/sign-in",
+                              hx_swap="none", title=f"sign in to {name} at its authorization server"))
     actions.append(Button("Restart", cls="restart", hx_post=restart.to(), hx_vals=json.dumps({"server": name, "cid": cid}),
                           hx_target="#servers-body", hx_swap="innerHTML", disabled=status in ("starting", "restarting"),
                           title=f"stop {name} and start it again"))
-    parts.append(Div(*actions, cls="server-actions"))
+    parts.append(Div(*actions, Span(cls="action-error", role="alert"), cls="server-actions"))
     if tools:
         parts.append(Ul(*[ToolSwitch(t, cid, t.name not in off) for t in tools], cls="tool-switches"))
     return Div(*parts, cls="server", data_server=name, data_status=status)

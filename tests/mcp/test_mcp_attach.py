@@ -129,7 +129,7 @@ async def test_a_regenerate_keeps_the_attachments_and_an_edit_keeps_those_whose_
         write_mcp_json(tmp_path, {"fixtures": {"url": f"http://127.0.0.1:{port}/mcp"}})
         with serve_app(backend, tmp_path, tool_mode="xml") as url:
             async with aiohttp.ClientSession() as session:
-                async with session.get(url + "/new") as response:
+                async with session.post(url + "/new") as response:
                     cid = str(response.url).rsplit("/", 1)[-1]
                 attach = [json.dumps({"server": "fixtures", "uri": uri}) for uri in ("test://static-text",
                                                                                      "test://static-binary")]
@@ -177,7 +177,7 @@ async def test_send_with_an_unreadable_resource_is_refused_and_nothing_is_writte
     write_mcp_json(tmp_path, {"everything": STDIO})
     with serve_app(ScriptedBackend([]), tmp_path, tool_mode="xml") as url:
         async with aiohttp.ClientSession() as session:
-            async with session.get(url + "/new") as response:
+            async with session.post(url + "/new") as response:
                 cid = str(response.url).rsplit("/", 1)[-1]
             attach = json.dumps({"server": "everything", "uri": "demo://resource/static/document/missing.md"})
             async with session.post(url + "/send", data={"cid": cid, "msg": "read this", "attach": attach}) as answer:

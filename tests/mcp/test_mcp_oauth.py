@@ -58,13 +58,15 @@ def test_a_server_that_needs_sign_in_waits_for_the_page_and_then_serves_its_tool
             assert servers["vault"]["status"] == "needs sign-in"
             assert servers["vault"]["sign_in"] == "/oauth/vault/sign-in"
             assert "whisper" not in {tool["name"] for tool in httpx.get(base + "/tools").json()["tools"]}
-            panel = httpx.get(base + "/", follow_redirects=True).text  # the chat page: a Sign in link on the server
-            assert "needs sign-in" in panel and 'href="/oauth/vault/sign-in"' in panel and "whisper" not in panel
+            panel = httpx.get(base + "/", follow_redirects=True).text  # the chat page: a Sign in button on the server
+            assert "needs sign-in" in panel and 'hx-post="/oauth/vault/sign-in"' in panel and "whisper" not in panel
 
-            sign_in = httpx.get(base + servers["vault"]["sign_in"], follow_redirects=False)
+            button = httpx.post(base + servers["vault"]["sign_in"], headers={"HX-Request": "true"})
+            sign_in = httpx.post(base + servers["vault"]["sign_in"], follow_redirects=False)
             assert sign_in.status_code == 303
             authorization = sign_in.headers["location"]
             assert authorization.startswith(oauth.url.removesuffix("/mcp") + "/authorize?")
+            assert button.status_code == 200 and button.headers["hx-redirect"] == authorization  # the page's button
 
             # The "browser": the authorization server approves at once and sends it to our callback.
             landed = httpx.get(authorization, follow_redirects=True, timeout=60)

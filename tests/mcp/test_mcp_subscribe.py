@@ -173,7 +173,7 @@ def test_the_composer_asks_the_servers_for_their_catalog_once_for_many_keystroke
 
         async def restart() -> None:
             async with aiohttp.ClientSession() as session:
-                async with session.get(url + "/new") as page:
+                async with session.post(url + "/new") as page:
                     cid = str(page.url).rsplit("/", 1)[-1]
                 async with session.post(url + "/servers/restart", data={"server": "everything", "cid": cid}) as answer:
                     assert answer.status == 200, await answer.text()

@@ -28,7 +28,7 @@ def test_a_callback_with_an_unknown_or_used_state_does_nothing(tmp_path: Path) -
         (tmp_path / "mcp.json").write_text(json.dumps({"servers": servers}), encoding="utf-8")
         with serve_app(ScriptedBackend([]), tmp_path) as base:
             assert _vault(base)["status"] == "needs sign-in"
-            authorization = httpx.get(base + "/oauth/vault/sign-in", follow_redirects=False).headers["location"]
+            authorization = httpx.post(base + "/oauth/vault/sign-in", follow_redirects=False).headers["location"]
             state = parse_qs(urlsplit(authorization).query)["state"][0]
 
             # A page that guesses: no state, a wrong one, a near miss. Nothing happens.
@@ -37,7 +37,7 @@ def test_a_callback_with_an_unknown_or_used_state_does_nothing(tmp_path: Path) -
                 assert refused.status_code == 400
                 assert "unknown, already used or expired" in refused.text
             assert _vault(base)["status"] == "needs sign-in"
-            assert httpx.get(base + "/oauth/vault/sign-in", follow_redirects=False).headers["location"] == authorization
+            assert httpx.post(base + "/oauth/vault/sign-in", follow_redirects=False).headers["location"] == authorization
             assert oauth.provider.issued == []
 
             # The real sign-in completes once ...
@@ -59,7 +59,7 @@ def test_an_error_from_the_authorization_server_is_shown_and_fails_the_sign_in(t
     with serve_oauth_server() as oauth:
         (tmp_path / "mcp.json").write_text(json.dumps({"servers": {"vault": {"url": oauth.url}}}), encoding="utf-8")
         with serve_app(ScriptedBackend([]), tmp_path) as base:
-            authorization = httpx.get(base + "/oauth/vault/sign-in", follow_redirects=False).headers["location"]
+            authorization = httpx.post(base + "/oauth/vault/sign-in", follow_redirects=False).headers["location"]
             state = parse_qs(urlsplit(authorization).query)["state"][0]
             page = httpx.get(f"{base}/oauth/callback?error=access_denied&error_description=the+user+said+no&state={state}")
             assert page.status_code == 400
@@ -69,5 +69,5 @@ def test_an_error_from_the_authorization_server_is_shown_and_fails_the_sign_in(t
                 time.sleep(0.05)  # the holding task records the refusal in a moment; only /health shows it
             assert vault["status"] == "failed" and "access_denied" in vault["error"]
             # Signing in again starts a fresh attempt with a new state.
-            again = httpx.get(base + "/oauth/vault/sign-in", follow_redirects=False).headers["location"]
+            again = httpx.post(base + "/oauth/vault/sign-in", follow_redirects=False).headers["location"]
             assert parse_qs(urlsplit(again).query)["state"][0] != state
