@@ -10,7 +10,9 @@ A text resource goes inline, under a `📎 URI (server)` line, in a fence longer
 backticks inside it, so the transcript stays readable Markdown and a reload shows the same. An
 image goes to a model with vision as an image (`sidespin.formats`); the text holds its placeholder.
 Every attachment is read at send time; one that cannot be read, or is over the limit, refuses the
-whole message with an `AttachmentRefused` naming it.
+whole message with an `AttachmentRefused` naming it. Only what a server offered is read from it: a
+URI it lists, or one that fills in one of its templates. Any other (a page may post any server and
+URI: `file:///etc/passwd`, a cloud metadata address) is refused by name and never reaches the server.
 
 A resource attached earlier in the `conversation` that its server says has changed since
 (`sidespin.mcp.subscriptions`) is read again and goes with the next message the same way, its line
@@ -32,8 +34,8 @@ from sidespin.mcp.catalog import Catalog, PromptMessage, Reading
 from sidespin.tools.types import MAX_ATTACHMENT_CHARS
 
 __all__ = [
-    "MAX_ATTACHED", "ResourceRef", "Composed", "find_resource", "expand_template", "template_variables", "compose",
-    "split_attached", "edited_note", "prompt_text",
+    "MAX_ATTACHED", "ResourceRef", "Composed", "find_resource", "offers", "expand_template", "template_variables",
+    "compose", "split_attached", "edited_note", "prompt_text",
 ]
 
 MAX_ATTACHED = 10  # resources attached to one message
@@ -81,6 +83,24 @@ def _matches(template: str, uri: str) -> bool:
     pattern = "".join(r"[^/?#]+" if part.startswith("{") else re.escape(part)
                       for part in re.split(r"(\{[A-Za-z0-9_]+\})", template))
     return re.fullmatch(pattern, uri) is not None
+
+
+def offers(catalog: Catalog, ref: ResourceRef) -> bool:
+    """Whether `ref.server` lists `ref.uri` as a resource, or one of its templates expands to it."""
+    return (any(row["server"] == ref.server and row["uri"] == ref.uri for row in catalog.resources)
+            or any(row["server"] == ref.server and _matches(row["uriTemplate"], ref.uri) for row in catalog.templates))
+
+
+async def _not_offered(manager: Any, refs: list[ResourceRef]) -> list[ResourceRef]:
+    """The refs their server does not offer; a listing older than the resource is asked for again once."""
+    catalog = await manager.catalog()
+    missing = [ref for ref in refs if not offers(catalog, ref)]
+    if missing:
+        fresh = await manager.catalog(fresh=True)
+        missing = [ref for ref in missing if not offers(fresh, ref)]
+    for ref in missing:
+        logger.warning("MCP_RESOURCE_NOT_OFFERED {} {}", ref.server, ref.uri)
+    return missing
 
 
 def find_resource(catalog: Catalog, uri: str) -> ResourceRef:
@@ -137,6 +157,13 @@ async def compose(
     chosen = dict.fromkeys((ref.server, ref.uri) for ref in refs)
     changed = [ref for ref in (manager.subscriptions.changed(conversation) if manager is not None and conversation else [])
                if (ref.server, ref.uri) not in chosen]  # one attached again now is read fresh anyway
+    if refs or changed:
+        unknown = await _not_offered(manager, [*refs, *changed])
+        for ref in refs:
+            if ref in unknown:
+                raise AttachmentRefused(f"the MCP server {ref.server!r} does not list the resource {ref.uri}; "
+                                        "`@` lists the resources")
+        changed = [ref for ref in changed if ref not in unknown]  # followed from an old note: left out, never read
     parts, attached, images = [typed.strip()], [], []
     for ref in [*dict.fromkeys(refs), *changed]:  # the same resource twice is read once
         again = ref in changed

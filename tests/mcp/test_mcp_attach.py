@@ -164,8 +164,11 @@ async def test_an_unknown_or_unreadable_resource_is_refused_by_name() -> None:
         catalog = await manager.catalog()
         with pytest.raises(AttachmentRefused, match="no MCP server lists the resource demo://nowhere/x"):
             find_resource(catalog, "demo://nowhere/x")
-        missing = ResourceRef("everything", "demo://resource/static/document/missing.md")
-        with pytest.raises(AttachmentRefused, match="demo://resource/static/document/missing.md.*cannot be read"):
+        unlisted = ResourceRef("everything", "demo://resource/static/document/missing.md")
+        with pytest.raises(AttachmentRefused, match="does not list the resource demo://resource/static/document/"):
+            await compose(manager, "hi", [unlisted], max_chars=10_000)
+        missing = ResourceRef("everything", "demo://resource/dynamic/text/abc")  # its template's, but no such one
+        with pytest.raises(AttachmentRefused, match="demo://resource/dynamic/text/abc.*cannot be read"):
             await compose(manager, "hi", [missing], max_chars=10_000)
         with pytest.raises(AttachmentRefused, match="the limit is 100 "):
             await compose(manager, "hi", [find_resource(catalog, FEATURES)], max_chars=100)
@@ -179,11 +182,11 @@ async def test_send_with_an_unreadable_resource_is_refused_and_nothing_is_writte
         async with aiohttp.ClientSession() as session:
             async with session.post(url + "/new") as response:
                 cid = str(response.url).rsplit("/", 1)[-1]
-            attach = json.dumps({"server": "everything", "uri": "demo://resource/static/document/missing.md"})
+            attach = json.dumps({"server": "everything", "uri": "demo://resource/dynamic/text/abc"})
             async with session.post(url + "/send", data={"cid": cid, "msg": "read this", "attach": attach}) as answer:
                 assert answer.status == 422
                 error = (await answer.json())["error"]
-    assert "demo://resource/static/document/missing.md" in error and "nothing was sent" in error
+    assert "demo://resource/dynamic/text/abc" in error and "cannot be read" in error and "nothing was sent" in error
     saved = tmp_path / "conversations" / f"{cid}.md"
     assert not saved.exists() or "read this" not in saved.read_text(encoding="utf-8")
 
