@@ -80,7 +80,7 @@ def _note_data(line: str) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(match.group(1))
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # nested thousands deep: sidespin never wrote it
         return None
     return data if isinstance(data, dict) else None
 

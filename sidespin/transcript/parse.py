@@ -129,6 +129,8 @@ class _Parser:
                 raise TypeError("function.arguments must be a JSON object")
         except json.JSONDecodeError as error:
             raise self.error(f"the tool call after ❓: is not valid JSON ({error.msg})") from None
+        except RecursionError:
+            raise self.error("the tool call after ❓: is nested too deeply to read") from None
         except (KeyError, TypeError, AttributeError) as error:
             raise self.error(f'the tool call after ❓: needs "id" and "function": {{"name", "arguments"}} ({error})') from None
         return ToolCall(name=function["name"], arguments=arguments, id=item["id"])

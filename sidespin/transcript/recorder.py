@@ -36,7 +36,10 @@ MAX_STRUCTURED_CHARS = 100_000  # a larger structuredContent is not kept in the 
 
 
 def _json_size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, default=str))
+    try:
+        return len(json.dumps(value, ensure_ascii=False, default=str))
+    except RecursionError:  # nested too deeply to write in a note: as if too large
+        return MAX_STRUCTURED_CHARS + 1
 
 
 def _details(result: ToolResult) -> dict[str, Any]:

@@ -24,6 +24,7 @@ _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,79}")
 Stamp = tuple[int, int, int]
 Watcher = Callable[[str, "Transcript | None"], None]
 _HEAD_BYTES = 64 * 1024  # what `list` reads of each file for its title
+UNREADABLE = "⚠ unreadable:"  # the title `list` gives a file it cannot open
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -121,6 +122,8 @@ class TranscriptStore:
             data = path.read_bytes()
         except FileNotFoundError:
             raise TranscriptError(f"no conversation {conversation_id!r}", path=str(path)) from None
+        except OSError as error:  # a folder in its place, no permission, …
+            raise TranscriptError(f"the file cannot be read ({error.strerror})", path=str(path)) from None
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -155,6 +158,10 @@ def _listing(folder: Path, every_version: bool = True, showing: str = "") -> lis
                 head = _split_lines(stream.read(_HEAD_BYTES).decode("utf-8", errors="replace"))
         except FileNotFoundError:
             continue  # deleted meanwhile
+        except OSError as error:  # listed, so that a person sees it; the others are listed as ever
+            logger.warning("TRANSCRIPT_UNREADABLE {}: {}", path, error.strerror)
+            found.append((path.stem, f"{UNREADABLE} {path.name}", _mtime(path)))
+            continue
         found.append((path.stem, _scan_title(head), stat.st_mtime))
         linked[path.stem] = _scan_versions(head)
     found.sort(key=lambda item: item[2], reverse=True)
@@ -176,6 +183,13 @@ def _listing(folder: Path, every_version: bool = True, showing: str = "") -> lis
             item = (showing, by_id[showing][1], item[2])
         shown.append(item)
     return shown
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.lstat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _scan_versions(head: list[str]) -> set[str]:
