@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
+import stat
 import threading
 import time
 from dataclasses import dataclass
@@ -114,9 +115,16 @@ class SearchIndex:
     def _connection(self) -> sqlite3.Connection:
         """The open index; opened, or built again, when it is missing, replaced, corrupt or stale."""
         try:
-            inode = self.path.stat().st_ino
+            info = self.path.lstat()
+            inode = info.st_ino
         except FileNotFoundError:
             inode = None
+        else:
+            if stat.S_ISLNK(info.st_mode):  # never written through: it is built again here
+                logger.warning("SEARCH_INDEX_LINK {}: a symbolic link, removed and built again", self.path)
+                self.close()
+                self._remove()
+                inode = None
         if self._db is not None:
             if inode == self._inode:
                 return self._db
@@ -128,7 +136,7 @@ class SearchIndex:
             logger.warning("SEARCH_INDEX_CORRUPT {} ({}): built again", self.path, error)
             self._remove()
             self._db = self._open()
-        self._inode = self.path.stat().st_ino
+        self._inode = self.path.lstat().st_ino
         return self._db
 
     def _open(self) -> sqlite3.Connection:

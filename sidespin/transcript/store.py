@@ -1,10 +1,17 @@
-"""Conversation files: one markdown file per conversation, written whole or not at all."""
+"""Conversation files: one markdown file per conversation, written whole or not at all.
+
+No symbolic link is followed: a conversation file that is a link is not read (it is listed as
+unreadable), and a trash folder that is a link is neither moved into nor read; so a link can never
+take a read or a move out of the folder (and its data directory).
+"""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
+import stat as stat_kind
 import tempfile
 import time
 from pathlib import Path
@@ -25,6 +32,37 @@ Stamp = tuple[int, int, int]
 Watcher = Callable[[str, "Transcript | None"], None]
 _HEAD_BYTES = 64 * 1024  # what `list` reads of each file for its title
 UNREADABLE = "⚠ unreadable:"  # the title `list` gives a file it cannot open
+# a file's own bytes: never through a link (ELOOP), never blocking on a FIFO
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+
+
+def _read_file(path: Path, limit: int = -1) -> bytes:
+    """The bytes of a regular file (up to `limit`), opened without following a link; OSError otherwise."""
+    handle = os.open(path, _READ)
+    try:
+        if not stat_kind.S_ISREG(os.fstat(handle).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+    except BaseException:
+        os.close(handle)
+        raise
+    with os.fdopen(handle, "rb") as stream:
+        return stream.read(limit)
+
+
+def _unreadable(error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return "the file is a symbolic link; sidespin follows no link"
+    return f"the file cannot be read ({error.strerror})"
+
+
+def _is_entry(path: Path) -> bool:
+    """A file or a link (not followed) is at `path`: what a move takes along."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return False
+    return stat_kind.S_ISREG(mode) or stat_kind.S_ISLNK(mode)
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -75,7 +113,10 @@ class TranscriptStore:
             return conversation_id
 
     def exists(self, conversation_id: str) -> bool:
-        return self.path(conversation_id).is_file()
+        try:
+            return stat_kind.S_ISREG(self.path(conversation_id).lstat().st_mode)
+        except FileNotFoundError:
+            return False
 
     def list(self, *, every_version: bool = True, showing: str = "") -> list[tuple[str, str, float]]:
         """(id, title, mtime) of every conversation, the most recent first.
@@ -88,15 +129,18 @@ class TranscriptStore:
 
     def trashed(self) -> list[tuple[str, str, float]]:
         """(id, title, mtime) of every conversation in the trash, the most recently changed first."""
+        if self.trash_dir.is_symlink():
+            logger.warning("TRASH_IS_A_LINK {}: not read", self.trash_dir)
+            return []
         return _listing(self.trash_dir)
 
     def trash(self, conversation_id: str) -> None:
         """Move a conversation's file into the trash folder, from which `restore` brings it back."""
         path = self.path(conversation_id)
-        if not path.is_file():
+        if not _is_entry(path):
             raise TranscriptError(f"no conversation {conversation_id!r}", path=str(path))
         self.trash_dir.mkdir(exist_ok=True)
-        os.replace(path, self.trash_dir / path.name)
+        self._move(path.name, to_trash=True)
         logger.info("TRANSCRIPT_TRASHED {}", conversation_id)
         self._tell(conversation_id, None)
 
@@ -104,13 +148,32 @@ class TranscriptStore:
         """Bring a conversation back from the trash; FileExistsError if one with its id is there already."""
         path = self.path(conversation_id)
         trashed = self.trash_dir / path.name
-        if not trashed.is_file():
-            raise TranscriptError(f"no conversation {conversation_id!r} in the trash", path=str(trashed))
-        if path.exists():
+        if self.trash_dir.is_symlink() or not _is_entry(trashed):
+            raise TranscriptError(f"no conversation {conversation_id!r} in the trash (a trash that is a symbolic "
+                                  "link is not read)", path=str(trashed))
+        if os.path.lexists(path):
             raise FileExistsError(f"a conversation {conversation_id!r} exists already; it was not replaced")
-        os.replace(trashed, path)
+        self._move(path.name, to_trash=False)
         logger.info("TRANSCRIPT_RESTORED {}", conversation_id)
         self._tell(conversation_id, None)
+
+    def _move(self, name: str, *, to_trash: bool) -> None:
+        """Rename `name` between the folder and its trash, both held open: the trash is never a link followed."""
+        folder = os.open(self.directory, _FOLDER)
+        try:
+            try:
+                trash = os.open(self.trash_dir, _FOLDER | os.O_NOFOLLOW)
+            except OSError as error:  # ELOOP: a link; ENOTDIR: a file in its place
+                logger.warning("TRASH_REFUSED {}: {}", self.trash_dir, error.strerror)
+                raise TranscriptError("the trash folder is a symbolic link or not a folder; nothing was moved",
+                                      path=str(self.trash_dir)) from None
+            try:
+                source, target = (folder, trash) if to_trash else (trash, folder)
+                os.replace(name, name, src_dir_fd=source, dst_dir_fd=target)
+            finally:
+                os.close(trash)
+        finally:
+            os.close(folder)
 
     def _tell(self, conversation_id: str, transcript: Transcript | None) -> None:
         for watcher in self.watchers:
@@ -119,11 +182,12 @@ class TranscriptStore:
     def read(self, conversation_id: str) -> str:
         path = self.path(conversation_id)
         try:
-            data = path.read_bytes()
+            data = _read_file(path)
         except FileNotFoundError:
             raise TranscriptError(f"no conversation {conversation_id!r}", path=str(path)) from None
-        except OSError as error:  # a folder in its place, no permission, …
-            raise TranscriptError(f"the file cannot be read ({error.strerror})", path=str(path)) from None
+        except OSError as error:  # a link, a folder in its place, no permission, …
+            logger.warning("TRANSCRIPT_UNREADABLE {}: {}", path, error.strerror)
+            raise TranscriptError(_unreadable(error), path=str(path)) from None
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -141,7 +205,7 @@ class TranscriptStore:
     def stamp(self, conversation_id: str) -> Stamp | None:
         """What changes when anyone rewrites the file: inode, size, mtime."""
         try:
-            stat = self.path(conversation_id).stat()
+            stat = self.path(conversation_id).lstat()
         except FileNotFoundError:
             return None
         return (stat.st_ino, stat.st_size, stat.st_mtime_ns)
@@ -153,9 +217,8 @@ def _listing(folder: Path, every_version: bool = True, showing: str = "") -> lis
         if path.name.startswith(".") or not _ID.fullmatch(path.stem):
             continue
         try:
-            stat = path.stat()
-            with path.open("rb") as stream:
-                head = _split_lines(stream.read(_HEAD_BYTES).decode("utf-8", errors="replace"))
+            stat = path.lstat()
+            head = _split_lines(_read_file(path, _HEAD_BYTES).decode("utf-8", errors="replace"))
         except FileNotFoundError:
             continue  # deleted meanwhile
         except OSError as error:  # listed, so that a person sees it; the others are listed as ever
