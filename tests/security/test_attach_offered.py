@@ -1,4 +1,4 @@
-"""8. Only what a server offered is read from it: `/send`'s attach (and the terminal's `@URI`) names a URI the
+"""3. Only what a server offered is read from it: `/send`'s attach (and the terminal's `@URI`) names a URI the
 server lists, or one that fills in one of its templates; any other is a 422 naming it and never reaches the server.
 
 The servers are a spy (tests/security/servers/spy_server.py) that reads any URI it is asked for and

@@ -1,4 +1,4 @@
-"""7. No state changes from another site: what changes anything takes POST only, and a page elsewhere is refused.
+"""2. No state changes from another site: what changes anything takes POST only, and a page elsewhere is refused.
 
 A link or an `<img>` on any site makes the browser send a GET with no Origin: every route that
 changes something answers it 405 and does nothing. A request another site's page made is refused
