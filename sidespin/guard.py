@@ -13,9 +13,10 @@ mounted MCP endpoint and the static files included):
     paths in `cross_site_gets` take a GET from elsewhere (the OAuth callback, which the
     authorization server sends the browser to; its single-use state protects it);
   - on a non-loopback bind every request needs the access token: the
-    `Authorization: Bearer` header, the cookie set by the first visit, or
-    `?token=` in the URL (a page visit is redirected to the same URL without it,
-    with the cookie set). On loopback no token is needed.
+    `Authorization: Bearer` header, `?token=` in the URL, or the cookie set by the
+    first visit, in that order (a token in the URL wins over an old cookie; a page
+    visit with it is redirected to the same URL without it, the cookie set anew).
+    On loopback no token is needed.
 - `BodyLimit` refuses a request body over `max_body_bytes` with 413, before the
   route reads it all.
 - `SecurityHeaders` adds a strict Content-Security-Policy (no inline script, no
@@ -186,10 +187,14 @@ class OriginGuard:
 
     @staticmethod
     def presented_token(scope: Scope, headers: dict[str, str], policy: GuardPolicy) -> tuple[str, str]:
-        """The token a request carries and how: ("header" | "cookie" | "query" | "", token)."""
+        """The token a request carries and how: ("header" | "query" | "cookie" | "", token). What is sent
+        on purpose comes first: a token in the URL wins over a cookie left from an older one."""
         scheme, _, value = headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer" and value:
             return "header", value.strip()
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        if query.get("token"):
+            return "query", query["token"]
         cookie = SimpleCookie()
         try:
             cookie.load(headers.get("cookie", ""))
@@ -197,9 +202,6 @@ class OriginGuard:
             cookie = SimpleCookie()
         if policy.cookie in cookie:
             return "cookie", cookie[policy.cookie].value
-        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-        if query.get("token"):
-            return "query", query["token"]
         return "", ""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
