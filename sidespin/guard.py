@@ -15,8 +15,8 @@ mounted MCP endpoint and the static files included):
   - on a non-loopback bind every request needs the access token: the
     `Authorization: Bearer` header, `?token=` in the URL, or the cookie set by the
     first visit, in that order (a token in the URL wins over an old cookie; a page
-    visit with it is redirected to the same URL without it, the cookie set anew).
-    On loopback no token is needed.
+    visit with it is redirected to the same local path without it, the cookie set
+    anew). On loopback no token is needed.
 - `BodyLimit` refuses a request body over `max_body_bytes` with 413, before the
   route reads it all.
 - `SecurityHeaders` adds a strict Content-Security-Policy (no inline script, no
@@ -34,7 +34,7 @@ import socket
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from typing import Any, Awaitable, Callable
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from loguru import logger
 
@@ -97,6 +97,12 @@ def _origin_of(url: str) -> str:
     except ValueError:
         return "an unreadable address"
     return f"{parts.scheme}://{parts.netloc}"
+
+
+def _local_path(path: str) -> str:
+    """`path` as a Location that stays on this server: one leading "/" ("//host" and "/\\host" name another
+    server to a browser), percent-encoded (a browser drops a raw tab or newline, which could make "//")."""
+    return "/" + quote(path.lstrip("/\\"), safe="/!$&'()*+,;=:@~")
 
 
 def _machine_names() -> set[str]:
@@ -230,7 +236,7 @@ class OriginGuard:
     async def welcome(scope: Scope, send: Send, policy: GuardPolicy) -> None:
         """A first visit with ?token=: set the cookie and go to the same URL without the token."""
         query = [(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1")) if k != "token"]
-        location = scope.get("path", "/") + ("?" + urlencode(query) if query else "")
+        location = _local_path(scope.get("path", "/")) + ("?" + urlencode(query) if query else "")
         cookie = f"{policy.cookie}={policy.token}; Path=/; HttpOnly; SameSite=Strict"
         logger.info("AUTH_COOKIE_SET {}", scope.get("path"))
         await send({"type": "http.response.start", "status": 303, "headers": [
