@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import secrets
 import sys
 from typing import Any
@@ -29,7 +30,7 @@ from starlette.staticfiles import StaticFiles
 from sidespin.config import PROJECT_DIR, load_settings
 from sidespin.engine import Engine
 from sidespin.errors import AttachmentRefused, BadArguments, ToolNotFound, TranscriptError
-from sidespin.guard import BodyLimit, GuardPolicy, OriginGuard, SecurityHeaders
+from sidespin.guard import BodyLimit, GuardPolicy, OriginGuard, SecurityHeaders, TokenRedaction
 from sidespin.logs import LogHub, setup_logging
 from sidespin.mcp import build_mcp_server
 from sidespin.mcp.auth import CALLBACK_PATH
@@ -49,6 +50,11 @@ from sidespin.web.page import (
 
 settings = load_settings()
 STATIC_DIR = PROJECT_DIR / "static"
+# uvicorn's access log writes every request's query: a visit with ?token= must not put the token there
+# (a logger's filters outlive uvicorn's dictConfig, which replaces only its handlers)
+logging.getLogger("uvicorn.access").addFilter(TokenRedaction())
+
+
 def access_token(settings: Any) -> str | None:
     """The token a non-loopback bind requires: configured, or made now and printed once (as Jupyter does)."""
     if not settings.public_bind:

@@ -16,7 +16,8 @@ mounted MCP endpoint and the static files included):
     `Authorization: Bearer` header, `?token=` in the URL, or the cookie set by the
     first visit, in that order (a token in the URL wins over an old cookie; a page
     visit with it is redirected to the same local path without it, the cookie set
-    anew). On loopback no token is needed.
+    anew). On loopback no token is needed. The token is never logged:
+    `TokenRedaction` hides it in uvicorn's access log lines.
 - `BodyLimit` refuses a request body over `max_body_bytes` with 413, before the
   route reads it all.
 - `SecurityHeaders` adds a strict Content-Security-Policy (no inline script, no
@@ -30,17 +31,20 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
+import re
 import socket
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from typing import Any, Awaitable, Callable
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, unquote_plus, urlencode, urlsplit
 
 from loguru import logger
 
 from sidespin.config import LOOPBACK_HOSTS, Settings
 
-__all__ = ["GuardPolicy", "OriginGuard", "BodyLimit", "SecurityHeaders", "CSP", "json_refusal"]
+__all__ = ["GuardPolicy", "OriginGuard", "BodyLimit", "SecurityHeaders", "CSP", "TokenRedaction", "hide_token",
+           "json_refusal"]
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -103,6 +107,27 @@ def _local_path(path: str) -> str:
     """`path` as a Location that stays on this server: one leading "/" ("//host" and "/\\host" name another
     server to a browser), percent-encoded (a browser drops a raw tab or newline, which could make "//")."""
     return "/" + quote(path.lstrip("/\\"), safe="/!$&'()*+,;=:@~")
+
+
+_QUERY_PAIR = re.compile(r"(?<=[?&;])([^=&;#\s\"']+)=([^&;#\s\"']*)")
+
+
+def hide_token(text: str) -> str:
+    """`text` with the value of every `token` query parameter replaced by [hidden] (a name spelled with
+    percent-escapes, `%74oken`, is the same parameter to the guard, so to this too)."""
+    return _QUERY_PAIR.sub(lambda m: f"{m[1]}=[hidden]" if unquote_plus(m[1]).lower() == "token" else m[0], text)
+
+
+class TokenRedaction(logging.Filter):
+    """A `logging` filter that hides the access token in a record's text: uvicorn's access log writes
+    each request's path with its query (`GET /?token=… HTTP/1.1`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = hide_token(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(hide_token(arg) if isinstance(arg, str) else arg for arg in record.args)
+        return True
 
 
 def _machine_names() -> set[str]:

@@ -1,11 +1,18 @@
-"""8, 9. The access token of a public bind: the one in the URL wins over an old cookie, and its redirect stays on
-this server."""
+"""8–10. The access token of a public bind: the one in the URL wins over an old cookie, its redirect stays on this
+server, and it is never written to a log (uvicorn's access log on stdout, the server's log file)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
 import pytest
 
-from tests.conftest import serve_app
+from tests.conftest import ROOT, free_port, serve_app
 from tests.security.conftest import json_of, raw_request
 
 TOKEN = "correct-horse-battery-staple"
@@ -45,3 +52,48 @@ def test_the_redirect_that_drops_the_token_stays_on_this_server(echo_model, data
         assert status == 303
         assert headers["location"] == location
         assert headers["location"].startswith("/") and not headers["location"].startswith(("//", "/\\"))
+
+
+def test_the_token_is_never_written_to_a_log(tmp_path):
+    """`python server.py` as a person starts it: uvicorn's access log (stdout) and the log file see the visits."""
+    port = free_port()
+    data = tmp_path / "data"
+    data.mkdir()
+    env = {**os.environ, "SIDESPIN_HOST": "0.0.0.0", "SIDESPIN_PORT": str(port), "SIDESPIN_DATA_DIR": str(data),
+           "SIDESPIN_BACKEND": "scripted", "SIDESPIN_MCP_CONFIG": str(data / "mcp.json"), "SIDESPIN_TOKEN": TOKEN,
+           "SIDESPIN_LOG_LEVEL": "DEBUG"}
+    output = tmp_path / "output.log"
+    with output.open("w") as sink:
+        process = subprocess.Popen([sys.executable, "server.py"], cwd=ROOT, env=env, stdout=sink,
+                                   stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving_with_token(process, base, output)
+        for path in (f"/?token={TOKEN}", f"/health?token={TOKEN}&x=1", f"//evil.example/?token={TOKEN}",
+                     f"/nope?token={TOKEN}"):
+            raw_request(base, "GET", path)
+        raw_request(base, "POST", f"/new?token={TOKEN}", b"", {"Content-Type": "application/x-www-form-urlencoded"})
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+    printed = output.read_text()
+    assert "GET /?token=[hidden]" in printed and "GET /health?token=[hidden]&x=1" in printed  # logged ...
+    assert TOKEN not in printed  # ... without the token
+    logged = "\n".join(path.read_text() for path in data.rglob("*.log"))
+    assert "AUTH_COOKIE_SET" in logged and TOKEN not in logged
+
+
+def wait_until_serving_with_token(process: subprocess.Popen, base: str, output: Path) -> None:
+    """`wait_until_serving`, with the token /health now needs."""
+    request = urllib.request.Request(base + "/health", headers={"Authorization": f"Bearer {TOKEN}"})
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError("the server exited:\n" + output.read_text()[-4000:])
+        try:
+            with urllib.request.urlopen(request, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)  # polling a starting process's socket: there is no event to wait on from outside
+    raise AssertionError("the server did not answer /health in time:\n" + output.read_text()[-4000:])
