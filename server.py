@@ -209,14 +209,11 @@ async def index(request: Request):
 
 
 @rt("/c/{cid}", methods=["get"])
-async def chat(cid: str, request: Request):
+async def chat(cid: str, request: Request, start: str = ""):
     engine = engine_of(request)
     try:
-        conversation = engine.conversation(cid)
+        conversation, transcript = await engine.opened(cid)  # off the event loop: a long file takes seconds
         running = board_of(request).running(conversation.id)
-        transcript = engine.store.load(cid)
-        if not running:  # the file is the truth: re-read it, a hand edit included
-            conversation.messages = transcript.to_messages()
     except TranscriptError as error:
         return Title("sidespin"), Main(H1("This conversation cannot be shown"), Pre(str(error)),
                                        A("← back to the chat", href="/"), cls="logs-page")
@@ -224,9 +221,11 @@ async def chat(cid: str, request: Request):
         sidebar.Sidebar(engine.listing(conversation.id), conversation.id, len(engine.store.trashed()),
                         await servers_web.ServersPanel(engine, conversation.id, transcript)),
         Main(
-            Header(H1("sidespin"), model_picker.ModelPicker(engine, conversation.id),
+            Header(H1("sidespin"), model_picker.ModelPicker(engine, conversation.id,
+                                                            engine.pool.choose(transcript.meta.get("model"))),
                    versions_web.ExportLink(conversation.id), StatusDot()),
-            Section(*ChatHistory(transcript, running, conversation.id), id="chat"),
+            Section(*await ChatHistory(transcript, running, conversation.id,
+                                       int(start) if start.isdigit() else None), id="chat"),
             Composer(conversation.id, engine.registry_for(transcript).names()),
             cls="main",
         ),

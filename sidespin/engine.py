@@ -174,6 +174,22 @@ class Engine:
         self.conversations[conversation.id] = conversation
         return conversation
 
+    async def opened(self, conversation_id: str) -> tuple[Conversation, Transcript]:
+        """A conversation and its file as it is now, for a page: read, parsed and turned into messages off
+        the event loop (a long file takes seconds). The file is the truth: a hand edit included, its messages
+        replace those in memory unless a turn plays it now. TranscriptError when missing or broken."""
+        transcript = await asyncio.to_thread(self.store.load, conversation_id)
+        messages = await asyncio.to_thread(transcript.to_messages)
+        conversation = self.conversations.get(conversation_id)
+        if conversation is None:  # on the loop, as every creator: one Conversation (one lock) per id
+            if transcript.turns and transcript.turns[-1].interrupted():
+                self._close_interrupted(conversation_id, transcript)
+                messages = transcript.to_messages()
+            conversation = self.conversations[conversation_id] = Conversation(id=conversation_id)
+        if not conversation.lock.locked():  # no turn plays it (a turn holds the lock while it plays)
+            conversation.messages = messages
+        return conversation, transcript
+
     def _close_interrupted(self, conversation_id: str, transcript: Transcript) -> None:
         """Calls that started and never finished (sidespin was killed) get a result saying so.
 

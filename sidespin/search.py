@@ -37,14 +37,14 @@ from sidespin.transcript import Text, Transcript, TranscriptStore
 __all__ = ["SearchIndex", "Hit", "INDEX_FILE", "MARK"]
 
 INDEX_FILE = "search.sqlite3"
-SCHEMA = 1
+SCHEMA = 2  # 2: files.turns, so a hit links to the page of a long conversation that draws it
 MARK = ("\x02", "\x03")  # around each matched word of a snippet; removed from indexed text
 SAVE_INTERVAL = 1.0  # seconds between two indexings of a conversation the store writes
 _UNMARK = str.maketrans("", "", "".join(MARK))
 _PLAIN = re.compile(r"(?!.*\b(?:AND|OR|NOT|NEAR)\b)[\w\s]*")  # words only: no FTS5 syntax in it
 _CREATE = """
 CREATE TABLE files(conversation TEXT PRIMARY KEY, inode INTEGER, size INTEGER, mtime_ns INTEGER,
-                   mtime REAL, title TEXT);
+                   mtime REAL, title TEXT, turns INTEGER);
 CREATE VIRTUAL TABLE messages USING fts5(body, conversation UNINDEXED, turn UNINDEXED, role UNINDEXED,
                                          tokenize = 'unicode61 remove_diacritics 2');
 """
@@ -60,6 +60,7 @@ class Hit:
     role: str  # "user" or "assistant"
     snippet: str  # matched words between MARK[0] and MARK[1]
     when: float  # the file's last change (seconds since the epoch)
+    turns: int = 0  # how many turns its conversation has (a long one is drawn a window at a time)
 
     @property
     def text(self) -> str:
@@ -235,8 +236,8 @@ class SearchIndex:
         with _transaction(db):
             db.execute("DELETE FROM messages WHERE conversation = ?", (conversation_id,))
             db.executemany("INSERT INTO messages(body, conversation, turn, role) VALUES (?, ?, ?, ?)", rows)
-            db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?)",
-                       (conversation_id, *stamp, stamp[2] / 1e9, transcript.title()))
+            db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       (conversation_id, *stamp, stamp[2] / 1e9, transcript.title(), transcript.filled_turns))
         logger.debug("SEARCH_INDEXED conv={} messages={}", conversation_id, len(rows))
 
     def _drop(self, db: sqlite3.Connection, conversation_id: str) -> None:
@@ -272,7 +273,7 @@ class SearchIndex:
             try:
                 rows = db.execute(
                     "SELECT messages.conversation, files.title, messages.turn, messages.role,"
-                    " snippet(messages, 0, ?, ?, '…', 16), files.mtime"
+                    " snippet(messages, 0, ?, ?, '…', 16), files.mtime, files.turns"
                     " FROM messages JOIN files ON files.conversation = messages.conversation"
                     " WHERE messages MATCH ? ORDER BY rank LIMIT ?",
                     (*MARK, expression, limit)).fetchall()
@@ -280,8 +281,8 @@ class SearchIndex:
                 logger.debug("SEARCH_QUERY_NOT_FTS {!r}: {}", query, error)
                 continue
             if rows:
-                return [Hit(cid, title, int(turn), role, snippet, mtime)
-                        for cid, title, turn, role, snippet, mtime in rows]
+                return [Hit(cid, title, int(turn), role, snippet, mtime, turns or 0)
+                        for cid, title, turn, role, snippet, mtime, turns in rows]
         return []
 
 

@@ -40,11 +40,13 @@ from sidespin.tools import ToolResult
 from sidespin.transcript import Transcript, TranscriptStore, parse
 from sidespin.transcript.model import IMPORTED
 
-__all__ = ["Replay", "edit", "fork", "import_bytes", "recorded_results", "version_group", "MAX_IMPORT_BYTES"]
+__all__ = ["Replay", "edit", "fork", "import_bytes", "recorded_results", "version_group", "MAX_IMPORT_BYTES",
+           "MAX_IMPORT_TURNS"]
 
 VERSIONS = "versions"
 FORKED_FROM = "forked_from"
 MAX_IMPORT_BYTES = 1_048_576  # the default; the web app passes settings.max_body_bytes
+MAX_IMPORT_TURNS = 5_000  # messages an import takes; a page draws a window of them (sidespin.web.page)
 _NOT_RUN = {"refused", "denied", "repeat", "cut", "interrupted"}
 
 
@@ -193,7 +195,8 @@ def import_bytes(store: TranscriptStore, data: bytes, name: str = "", limit: int
     """A Parley-format file as a new conversation; its id.
 
     Raises TranscriptError (with `.line`) for a file that is not UTF-8 or does not parse, ValueError for
-    one too large or with no 💬: message; in each case nothing is written.
+    one too large (over `limit` bytes or `MAX_IMPORT_TURNS` messages) or with no 💬: message; in each
+    case nothing is written.
     """
     if len(data) > limit:
         raise ValueError(f"the file has {len(data)} bytes; the limit is {limit} (max_body_bytes)")
@@ -206,7 +209,10 @@ def import_bytes(store: TranscriptStore, data: bytes, name: str = "", limit: int
     if not any(turn.user for turn in transcript.turns):
         raise ValueError("the file holds no conversation: no line starts with 💬:")
     transcript.end_turn()  # nothing of it waits for a choice here: its last answer is over
-    held = len(transcript.turns) - (1 if transcript.turns[-1].is_placeholder else 0)
+    held = transcript.filled_turns
+    if held > MAX_IMPORT_TURNS:
+        raise ValueError(f"the file has {held:,} messages; an import takes at most {MAX_IMPORT_TURNS:,} "
+                         f"(and {limit:,} bytes)")
     transcript.set_meta(VERSIONS, None)  # its links name files of another place
     transcript.set_meta(IMPORTED, {**({"name": name[:200]} if name else {}), "turns": held})
     imported = store.new()

@@ -518,6 +518,11 @@ class Transcript:
         return self.record().waiting() if self.turns else []
 
     @property
+    def filled_turns(self) -> int:
+        """The turns that hold something: all but the empty 💬: at the end that waits for the next question."""
+        return len(self.turns) - (1 if self.turns and self.turns[-1].is_placeholder else 0)
+
+    @property
     def imported_turns(self) -> int:
         """How many turns at the top came from an imported file (its `imported` note, written by the import,
         never taken from the file): the choices written in them were not made on this machine, and their

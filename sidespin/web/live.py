@@ -4,7 +4,8 @@
 turn's `TurnRecord` (the same fold a reload replays from the transcript).
 Watchers wait for the next change and redraw from the record, so a page that
 connects late, or reconnects, loses nothing. `TurnBoard` starts, finds and
-stops the live turns of every conversation.
+stops the live turns of every conversation. Here too: where a turn is on the page
+(`dom_id`, `user_dom_id`) and which window of a long conversation's turns a page draws.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ if TYPE_CHECKING:
     from sidespin.engine import Engine
     from sidespin.rally import Conversation
 
-__all__ = ["LiveTurn", "TurnBoard", "dom_id"]
+__all__ = ["LiveTurn", "TurnBoard", "dom_id", "user_dom_id", "HISTORY_WINDOW", "history_window", "history_link"]
+
+
+HISTORY_WINDOW = 200  # turns a page draws at once; a longer conversation pages through links
 
 
 def dom_id(index: int) -> str:
@@ -35,6 +39,20 @@ def dom_id(index: int) -> str:
 def user_dom_id(index: int) -> str:
     """The page's id of the person's message of the conversation's turn number `index`."""
     return f"user-{index}"
+
+
+def history_window(count: int, start: int | None = None) -> range:
+    """The turns a page draws of `count`: `HISTORY_WINDOW` from `start`, the last ones by default."""
+    last = max(0, count - HISTORY_WINDOW)
+    begin = last if start is None else min(max(0, start), last)
+    return range(begin, min(count, begin + HISTORY_WINDOW))
+
+
+def history_link(cid: str, turn: int, count: int) -> str:
+    """The page of conversation `cid` that draws its turn number `turn` (of `count`)."""
+    if turn >= count - HISTORY_WINDOW:
+        return f"/c/{cid}"
+    return f"/c/{cid}?start={max(0, turn - HISTORY_WINDOW // 2)}"
 
 
 class LiveTurn:

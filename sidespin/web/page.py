@@ -8,11 +8,12 @@ changed since its last update. Paths are the routes of `server.py`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
 from fasthtml.common import (
-    Audio, Button, Details, Div, Form, Hidden, Img, NotStr, Option, Pre, Select, Span, Summary, Textarea,
+    A, Audio, Button, Details, Div, Form, Hidden, Img, NotStr, Option, Pre, Select, Span, Summary, Textarea, to_xml,
 )
 from markdown_it import MarkdownIt
 
@@ -22,7 +23,7 @@ from sidespin.protocol import poke_target
 from sidespin.record import CallRecord, MarkdownStream, TurnRecord
 from sidespin.versions import version_group
 from sidespin.web.composer import AttachedResources, ComposerParts
-from sidespin.web.live import LiveTurn, dom_id, user_dom_id
+from sidespin.web.live import HISTORY_WINDOW, LiveTurn, dom_id, history_window, user_dom_id
 from sidespin.web.models import TurnMeter, meter_state
 from sidespin.web.questions import QuestionBox
 from sidespin.web.versions import AnswerTools, Lineage, UserTools
@@ -196,21 +197,44 @@ def LiveAnswer(turn: LiveTurn, *, replace: bool = False):
     )
 
 
-def ChatHistory(transcript: Any, running: list[LiveTurn], cid: str = ""):
-    """A conversation's messages: each turn drawn from its record, a turn that plays from its live turn."""
-    live = {turn.index: turn for turn in running}
-    shown: list[Any] = [*Lineage(transcript.meta)]
-    for index, turn in enumerate(transcript.turns):
+def PastTurns(transcript: Any, cid: str, window: range, live: set[int]) -> NotStr:
+    """The turns of `window` as the file has them (the answers of the `live` ones left out), as HTML.
+
+    Each message is rendered on its own and the pieces joined once: a node of thousands of children
+    costs fastcore's renderer time quadratic in the page's size. Reads the transcript only, so it can
+    run off the event loop.
+    """
+    pieces: list[str] = []
+    for index in window:
+        turn = transcript.turns[index]
         if turn.is_placeholder:
             continue
         if turn.user:
             tools = UserTools(index, turn.user, version_group(transcript, index), cid)
-            shown.append(UserMessage(turn.user, tools, note=turn.user_note, id=user_dom_id(index)))  # a search hit links to it
-        if index in live:
-            shown.append(LiveAnswer(live.pop(index)))
-        elif turn.model is not None:
-            shown.append(AssistantMessage(transcript.record(index), dom_id(index), index=index))
-    shown.extend(LiveAnswer(turn) for turn in live.values())  # started, not yet written
+            # a search hit links to it
+            pieces.append(to_xml(UserMessage(turn.user, tools, note=turn.user_note, id=user_dom_id(index))))
+        if turn.model is not None and index not in live:
+            pieces.append(to_xml(AssistantMessage(transcript.record(index), dom_id(index), index=index)))
+    return NotStr("".join(pieces))
+
+
+async def ChatHistory(transcript: Any, running: list[LiveTurn], cid: str = "", start: int | None = None) -> list[Any]:
+    """A conversation's messages, `HISTORY_WINDOW` turns at a time: each turn drawn from its record (off the
+    event loop: a long file takes seconds), a turn that plays from its live turn (it is always the last)."""
+    count = transcript.filled_turns
+    window = history_window(count, start)
+    live = {turn.index: turn for turn in running}
+    shown: list[Any] = [*Lineage(transcript.meta)]
+    if window.start > 0:
+        earlier = f"/c/{cid}?start={max(0, window.start - HISTORY_WINDOW)}"
+        shown.append(A(f"↑ {window.start} earlier messages", href=earlier, cls="history-page earlier"))
+    shown.append(await asyncio.to_thread(PastTurns, transcript, cid, window, set(live)))
+    last = max(0, count - HISTORY_WINDOW)
+    if window.start < last:
+        later = f"/c/{cid}" if window.stop >= last else f"/c/{cid}?start={window.stop}"
+        shown.append(A(f"↓ {count - window.stop} later messages", href=later, cls="history-page later"))
+    else:
+        shown.extend(LiveAnswer(turn) for _, turn in sorted(live.items()))  # what plays now, started or queued
     return shown
 
 

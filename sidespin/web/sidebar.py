@@ -29,7 +29,7 @@ from starlette.requests import Request
 from sidespin.errors import TranscriptError
 from sidespin.search import MARK, Hit
 from sidespin.web.forms import refusal, text_fields
-from sidespin.web.live import dom_id, user_dom_id
+from sidespin.web.live import dom_id, history_link, user_dom_id
 from sidespin.web.versions import ImportForm
 
 __all__ = ["Sidebar", "install"]
@@ -100,8 +100,9 @@ def Snippet(snippet: str):
 def SearchHit(hit: Hit):
     anchor = user_dom_id(hit.turn) if hit.role == "user" else dom_id(hit.turn)
     when = datetime.fromtimestamp(hit.when).strftime("%Y-%m-%d %H:%M")
+    page = history_link(hit.conversation, hit.turn, hit.turns)  # a long conversation: the window that draws it
     return Li(A(Span(hit.title, cls="hit-title"), Span(Snippet(hit.snippet), cls="snippet"),
-                Span(when, cls="hit-when"), href=f"/c/{hit.conversation}#{anchor}"),
+                Span(when, cls="hit-when"), href=f"{page}#{anchor}"),
               cls="hit", data_role=hit.role)
 
 

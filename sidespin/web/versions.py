@@ -10,6 +10,7 @@ the routes to the app.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 from typing import Any, Awaitable, Callable
@@ -255,7 +256,8 @@ def install(rt: Any) -> None:
         if len(data) > limit:
             raise Refused(413, f"the file is larger than {limit} bytes (max_body_bytes)")
         try:
-            cid = versions.import_bytes(engine.store, data, upload.filename or "", limit)
+            # off the event loop: a file of thousands of turns takes a while to read and index
+            cid = await asyncio.to_thread(versions.import_bytes, engine.store, data, upload.filename or "", limit)
         except TranscriptError as error:  # the answer names the line, for app.js and any other client
             logger.info("CONVERSATION_IMPORT_REFUSED line={} {}", error.line, error)
             return JSONResponse({"status": "error", "error": str(error), "line": error.line}, status_code=400)
