@@ -31,7 +31,8 @@ reset before each prompt and each script, so every one meets the same world.
    for a new one: memory is for the next conversation), judged by its effect on disk, in the
    repository and in the memory file, and by the calls made (bench/server_checks.py).
 3. Start-up, in a child process (`--startup-child`): seconds from the child's launch to the engine
-   ready with the five servers and to the end of a first "Hello" turn, with a fresh data directory
+   ready with the five servers (the probe included) and to the end of a first "Hello" turn (an
+   error it ended with is shown), with a fresh data directory
    and an empty prompt-cache directory (cold), then again with both kept (warm: the recorded
    probe and evaluated prefixes reused); and the prompt tokens of that first turn.
 
@@ -352,8 +353,8 @@ async def startup_child(args: argparse.Namespace) -> int:
         turn = await play(engine, engine.conversation(), HELLO)
         answered = time.perf_counter() - _LAUNCHED
         print(json.dumps({"ready": ready, "answered": answered, "input_tokens": turn.input_tokens,
-                          "tools": len(engine.registry), "rung": engine.rung.name, "rung_source": engine.rung.source}),
-              flush=True)
+                          "tools": len(engine.registry), "rung": engine.rung.name, "rung_source": engine.rung.source,
+                          "notes": turn.notes}), flush=True)
     return 0
 
 
@@ -453,7 +454,8 @@ def print_startup(rows: list[dict[str, Any]]) -> None:
     for row in rows:
         tokens = "-" if row["input_tokens"] is None else f"{row['input_tokens']:,}"
         print(f"  {row['start']:<6} {row['ready']:>12.1f} {row['answered']:>12.1f} {row['wall']:>7.1f} "
-              f"{row['tools']:>6} {tokens:>14}  {row['rung']} ({row['rung_source']})")
+              f"{row['tools']:>6} {tokens:>14}  {row['rung']} ({row['rung_source']})"
+              + (f"  first answer: {'; '.join(row['notes'])}" if row["notes"] else ""))
 
 
 def dump(path: Path, model: str, outcomes: list[Outcome], results: list[ScriptResult],
