@@ -181,7 +181,7 @@ async def _refuse(scope: Scope, send: Send, status: int, reason: str, headers: l
 
 
 class OriginGuard:
-    """Host and Origin checks on every request, and the access token on a non-loopback bind."""
+    """Host, Origin and cross-site checks on every request, and the access token on a non-loopback bind."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -259,7 +259,7 @@ class OriginGuard:
 
     @staticmethod
     async def welcome(scope: Scope, send: Send, policy: GuardPolicy) -> None:
-        """A first visit with ?token=: set the cookie and go to the same URL without the token."""
+        """A visit with ?token=: set the cookie and go to the same local path without the token."""
         query = [(k, v) for k, v in parse_qsl(scope.get("query_string", b"").decode("latin-1")) if k != "token"]
         location = _local_path(scope.get("path", "/")) + ("?" + urlencode(query) if query else "")
         cookie = f"{policy.cookie}={policy.token}; Path=/; HttpOnly; SameSite=Strict"
