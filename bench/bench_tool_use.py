@@ -1,17 +1,17 @@
 """Does the model decide right? Tool-use accuracy per model and per rung, on bench/tool_eval/prompts.jsonl.
 
 Rungs (ways a model asks for a tool):
-  route      sidespin.route.Router: the decision under a names-or-none grammar, then the arguments
-             under the tool's JSON schema (the prefix is primed once, as a product would at load)
+  route      sidespin.route.Router: whether (the probability of a call's opening), which (the names
+             grammar), then the arguments under the tool's JSON schema; the first call is the decision
   xml        today's product path: the rally (chat_with_llm) in XML mode with the salted teaching
              prompt and the lazy grammar; the first proposed call is the decision, nothing is run
   xml-loose  the same answers (no extra run), also counting a call written without its block:
-             bare or fenced JSON, <tool name=…> without <mcp-request> (sidespin.route.parse_loose_call)
+             bare or fenced JSON, <tool name=…> without <mcp-request> (sidespin.protocol.loose)
   native     the rally in native mode: OpenAI `tools` through llama.cpp's chat template
   native-loose  the native answers (no extra run), also reading calls written as text
   ask        what `sidespin ask --json` gives: each prompt a fresh conversation played by the engine
              (`Engine.open` once per model, every call approved and run) to its TurnDone; the
-             engine's ladder picks the rung (a temporary data directory: no recorded probe), or
+             engine's ladder picks the rung (the backend's best: route for llama.cpp), or
              --ask-mode forces one. The first call (proposed, or malformed) is the decision
 
 For each model and rung: decision accuracy (the right tool, or rightly none), argument accuracy
@@ -57,11 +57,13 @@ from sidespin.config import load_settings  # noqa: E402
 from sidespin.engine import Engine  # noqa: E402
 from sidespin.errors import MalformedToolCall  # noqa: E402
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, ToolProposed, TurnDone  # noqa: E402
-from sidespin.ladder import Rung  # noqa: E402
+from sidespin.ladder import Choice  # noqa: E402
 from sidespin.llm.embedded import DEFAULT_MODEL_FILE, EmbeddedBackend  # noqa: E402
 from sidespin.llm.openai import OpenAIBackend  # noqa: E402
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm  # noqa: E402
-from sidespin.route import LlamaServer, Router, find_loose_call  # noqa: E402
+from sidespin.llm.llama import LlamaServer  # noqa: E402
+from sidespin.protocol.loose import find_loose_call  # noqa: E402
+from sidespin.route import Router  # noqa: E402
 from sidespin.tools import Tool, ToolRegistry, load_plugins, plugins_dir  # noqa: E402
 
 PROMPTS = ROOT / "bench" / "tool_eval" / "prompts.jsonl"
@@ -179,18 +181,17 @@ class Score:
 async def run_route(backend: EmbeddedBackend, tools: list[Tool], rows: list[dict[str, Any]]) -> list[Outcome]:
     outcomes = []
     async with LlamaServer(backend.base_url, backend.api_key, timeout=600) as server:
-        router = Router(tools, server.complete, server.render)
+        router = Router(server)
         started = time.perf_counter()
-        await router.decide("hello")  # primes the cached prefix, as the product does once at load
+        await router.route([{"role": "user", "content": "hello"}], tools)  # primes the cached prefix, as a load does
         logger.warning("BENCH_ROUTE_PRIMED {:.1f}s", time.perf_counter() - started)
         for row in rows:
             started = time.perf_counter()
             outcome = Outcome(row["prompt"], row["tool"], None)
             try:
-                decision = await router.decide(row["prompt"])
-                if decision.tool is not None:
-                    outcome.chosen = decision.tool.name
-                    outcome.arguments = await router.arguments(decision)
+                calls = await router.route([{"role": "user", "content": row["prompt"]}], tools)
+                if calls:
+                    outcome.chosen, outcome.arguments = calls[0].name, dict(calls[0].arguments)
             except MalformedToolCall as error:
                 outcome.note = f"malformed: {error.reason}: {error.raw[:120]!r}"
             outcome.seconds = time.perf_counter() - started
@@ -292,11 +293,11 @@ async def ask_one(engine: Engine, row: dict[str, Any], tools: list[Tool]) -> Out
     return outcome
 
 
-async def run_ask(path: Path, rows: list[dict[str, Any]], threads: int, mode: str) -> tuple[list[Outcome], Rung]:
+async def run_ask(path: Path, rows: list[dict[str, Any]], threads: int, mode: str) -> tuple[list[Outcome], Choice]:
     """`sidespin ask --json` for every prompt, through one engine; the outcomes and the rung it stood on.
 
-    Settings as a first run has them: a temporary data directory (no ladder.json, so the probe
-    runs unless `mode` forces a rung) and no mcp.json; the product's answer cap, greedy.
+    Settings as a first run has them: a temporary data directory (the default rung unless `mode`
+    forces one) and no mcp.json; the product's answer cap, greedy.
     """
     with tempfile.TemporaryDirectory(prefix="bench-ask-") as data_dir:
         settings = load_settings(
@@ -309,9 +310,9 @@ async def run_ask(path: Path, rows: list[dict[str, Any]], threads: int, mode: st
         started = time.perf_counter()
         async with Engine.open(settings, backend=backend, approval="auto") as engine:
             if engine.rung.name == "route":  # the warm-up Engine.open started: done before the clock starts
-                await backend.router(list(engine.registry))
-            logger.warning("BENCH_ASK_READY rung={} ({}) scores={} in {:.1f}s", engine.rung.name,
-                           engine.rung.source, engine.rung.scores, time.perf_counter() - started)
+                await backend.warm(list(engine.registry))
+            logger.warning("BENCH_ASK_READY rung={} ({}) in {:.1f}s", engine.rung.name,
+                           engine.rung.source, time.perf_counter() - started)
             tools = list(engine.registry)
             outcomes = [await ask_one(engine, row, tools) for row in rows]
             return outcomes, engine.rung

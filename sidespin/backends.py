@@ -21,7 +21,7 @@ from loguru import logger
 
 from sidespin.config import Settings
 from sidespin.events import ModelLoading
-from sidespin.ladder import Rung, choose_rung
+from sidespin.ladder import Choice, choose_rung
 from sidespin.llm import Backend, backend_from_spec, make_backend
 from sidespin.tools import ToolRegistry
 
@@ -50,7 +50,7 @@ def display_name(backend: Backend) -> str:
 class BackendPool:
     """The models a conversation may pick, by name; each started once, on first use, and kept."""
 
-    def __init__(self, settings: Settings, registry: ToolRegistry, default: Backend, default_rung: Rung,
+    def __init__(self, settings: Settings, registry: ToolRegistry, default: Backend, default_rung: Choice,
                  default_name: str) -> None:
         self.settings = settings
         self.registry = registry
@@ -58,7 +58,7 @@ class BackendPool:
         self.specs: dict[str, dict[str, Any] | None] = {default_name: None}  # None: built already (`backends`)
         self.specs.update((m["name"], m) for m in settings.models if m["name"] not in self.specs)
         self.backends: dict[str, Backend] = {self.default: default}
-        self.rungs: dict[str, Rung] = {self.default: default_rung}
+        self.rungs: dict[str, Choice] = {self.default: default_rung}
         self._loads: dict[str, asyncio.Task[Backend]] = {}
         self._started: list[Backend] = []  # what the pool started (the default is the engine's to close)
 
@@ -84,7 +84,7 @@ class BackendPool:
     def backend(self, name: str) -> Backend:
         return self.backends[name]
 
-    def rung(self, name: str) -> Rung:
+    def rung(self, name: str) -> Choice:
         return self.rungs[name]
 
     async def load(self, name: str, stop: Callable[[], bool] = lambda: False) -> AsyncIterator[ModelLoading]:
@@ -116,13 +116,7 @@ class BackendPool:
         started = asyncio.get_running_loop().time()
         await backend.start()
         self._started.append(backend)
-        try:
-            rung = await choose_rung(backend, self.registry, self.settings.tool_mode,
-                                     Path(self.settings.data_dir) / "ladder.json")
-        except BaseException:
-            self._started.remove(backend)
-            await backend.aclose()
-            raise
+        rung = choose_rung(backend, self.settings.tool_mode)
         self.rungs[name] = rung
         logger.info("MODEL_LOAD_DONE {} in {:.2f}s rung={} ({})", name, asyncio.get_running_loop().time() - started,
                     rung.name, rung.source)

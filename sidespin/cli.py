@@ -141,21 +141,14 @@ async def _list_tools(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def _rung_line(args: argparse.Namespace) -> str:
     """Which rung of the ladder the configured model uses, without loading it."""
-    from sidespin.ladder import model_key, recorded, rungs_of
-
+    from sidespin.ladder import choose_rung, rungs_of
     from sidespin.llm import make_backend
 
     settings = _settings(args)
     backend = _backend_for(args, settings) or make_backend(settings)
     if settings.tool_mode != "auto":
         return f"tool rung: {settings.tool_mode} (config.json / SIDESPIN_TOOL_MODE)"
-    rungs = rungs_of(backend)
-    if "route" not in rungs:
-        return f"tool rung: {rungs[0]} ({backend.name} offers {', '.join(rungs)})"
-    known = recorded(settings.data_dir / "ladder.json").get(model_key(backend))
-    if known:
-        return f"tool rung: {known['rung']} (probe of {model_key(backend)}: {known.get('scores')})"
-    return f"tool rung: one of {', '.join(rungs)}, chosen by a short probe when {model_key(backend)} first loads"
+    return f"tool rung: {choose_rung(backend, 'auto').name} ({backend.name} offers {', '.join(rungs_of(backend))})"
 
 
 def cmd_tools(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ from sidespin.config import Settings
 from sidespin.errors import BackendError, TranscriptError
 from sidespin.events import ErrorNotice, Event, ToolProposed, TurnDone
 from sidespin.formats import image_attachments
-from sidespin.ladder import Rung, choose_rung
+from sidespin.ladder import Choice, choose_rung
 from sidespin.llm import Backend
 from sidespin.protocol import poke_prompt, poke_target
 from sidespin.rally import Conversation, RallyOptions, TurnControl, chat_with_llm
@@ -61,7 +61,7 @@ class Engine:
         self.store = TranscriptStore(settings.conversations_dir)
         self.search = SearchIndex(Path(settings.data_dir) / INDEX_FILE, self.store)  # kept current on every save
         self.mcp: Any = None
-        self.rung = Rung(settings.tool_mode if settings.tool_mode != "auto" else "xml", "config")
+        self.rung = Choice(settings.tool_mode if settings.tool_mode != "auto" else "xml", "config")
         self.pool = BackendPool(settings, registry, backend, self.rung, display_name(backend))
         # only conversations in use stay in memory: a running turn or a page request holds them
         self.conversations: weakref.WeakValueDictionary[str, Conversation] = weakref.WeakValueDictionary()
@@ -89,12 +89,12 @@ class Engine:
             stack.callback(engine.search.close)
             engine.mcp = await open_mcp(stack, settings, registry, strict_mcp, sign_ins)
             await stack.enter_async_context(backend)
-            engine.rung = await choose_rung(backend, registry, settings.tool_mode, settings.data_dir / "ladder.json")
+            engine.rung = choose_rung(backend, settings.tool_mode)
             logger.info("TOOL_RUNG {} ({})", engine.rung.name, engine.rung.source)
             engine.pool = BackendPool(settings, registry, backend, engine.rung, default_name or display_name(backend))
             stack.push_async_callback(engine.pool.aclose)
             if engine.rung.name == "route":  # evaluate (or restore) the route's prompt before the first message
-                warming = asyncio.create_task(backend.router(list(registry)), name="route-warm")
+                warming = asyncio.create_task(backend.warm(list(registry)), name="route-warm")
                 stack.callback(warming.cancel)
             logger.info("ENGINE_READY backend={} model={} tools={}", backend.name, backend.model, len(registry))
             yield engine

@@ -43,11 +43,13 @@ from sidespin.events import (
 )
 from sidespin.formats import ATTACHMENTS, MALFORMED, call_from_openai, call_to_openai, tool_message
 from sidespin.intercept import Block, Interceptor, Text
-from sidespin.llm.base import Backend, Delta, Grammar
-from sidespin.protocol import MCP_TAG, format_block, grammar_for, parse_request, poke_prompt, teaching_prompt
+from sidespin.llm.base import Backend, Delta
+from sidespin.llm.llama import counting
+from sidespin.protocol import MCP_TAG, parse_request, poke_prompt
+from sidespin.protocol.loose import find_loose_call
 from sidespin.questions import CallScope, current_call
 from sidespin.record import CallRecord, waiting
-from sidespin.route import counting, find_loose_call
+from sidespin.rungs import Ask, Request, Rung, rung_named
 from sidespin.tools import DEFAULT_TIMEOUT, Tool, ToolCall, ToolRegistry, ToolResult
 
 __all__ = ["Conversation", "RallyOptions", "TurnControl", "TurnCut", "chat_with_llm", "poke", "pending_calls"]
@@ -173,67 +175,6 @@ def _call_key(call: ToolCall) -> str:
     return call.name + json.dumps(call.arguments, sort_keys=True, default=str)
 
 
-def _xml_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The history as a model without native tool support reads it: calls as blocks, results as text."""
-    converted: list[dict[str, Any]] = []
-    for message in messages:
-        if message["role"] == "assistant" and message.get("tool_calls"):
-            blocks = "\n".join(format_block(call_from_openai(item)) for item in message["tool_calls"])
-            content = ((message.get("content") or "") + "\n" + blocks).strip()
-            converted.append({"role": "assistant", "content": content})
-        elif message["role"] == "tool":
-            content = (
-                f'<mcp-response tool="{message.get("name", "")}" id="{message.get("tool_call_id", "")}">\n'
-                f'{message["content"]}\n</mcp-response>'
-            )
-            converted.append({"role": "user", "content": content})
-        else:
-            kept = {ATTACHMENTS: message[ATTACHMENTS]} if message.get(ATTACHMENTS) else {}  # a user's images
-            converted.append({"role": message["role"], "content": message.get("content") or "", **kept})
-    return _alternating(converted)
-
-
-def _alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Neighbours of the same role merged into one message: chat templates want roles to alternate."""
-    merged: list[dict[str, Any]] = []
-    for message in messages:
-        if merged and merged[-1]["role"] == message["role"] and message["role"] != "system":
-            images = (merged[-1].get(ATTACHMENTS) or []) + (message.get(ATTACHMENTS) or [])
-            merged[-1] = {**merged[-1], "content": merged[-1]["content"] + "\n\n" + message["content"],
-                          **({ATTACHMENTS: images} if images else {})}
-        else:
-            merged.append(message)
-    return merged
-
-
-def _narrated_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The history for a model that only answers (the route called the tools): results told in words.
-
-    Calls and results of earlier turns become a line of the assistant's answer; those of the
-    turn being answered go with the question, so that the last message asks for the answer.
-    """
-    last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
-    told: list[dict[str, Any]] = []
-    for index, message in enumerate(messages):
-        if message["role"] == "tool":
-            line = f"(the tool {message.get('name', '')} answered: {message.get('content', '')})"
-            if index > last_user:
-                told[_last_user_index(told)]["content"] += "\n\n" + line
-            else:
-                told.append({"role": "assistant", "content": line})
-        elif message["role"] == "assistant" and not (message.get("content") or "").strip():
-            continue  # only calls: their results say what happened
-        else:
-            told.append({"role": message["role"], "content": message.get("content") or ""})
-    if last_user >= 0 and any(m["role"] == "tool" for m in messages[last_user:]):
-        told[_last_user_index(told)]["content"] += "\n\nAnswer my message above using these tool results."
-    return _alternating(told)
-
-
-def _last_user_index(messages: list[dict[str, Any]]) -> int:
-    return max(i for i, m in enumerate(messages) if m["role"] == "user")
-
-
 def _recent(messages: list[dict[str, Any]], keep_turns: int | None) -> list[dict[str, Any]]:
     if not keep_turns:
         return list(messages)
@@ -350,22 +291,32 @@ class _Turn:
 
         return asyncio.create_task(run(), name=f"tool-{call.id}")
 
-    def mode(self) -> str:
-        """The rung of the ladder this turn stands on: native, route or xml (a Poke forces its xml block)."""
+    def rung(self) -> Rung:
+        """The rung of the ladder this turn stands on (a Poke forces its xml block)."""
         if self.force_tool:
-            return "xml"
+            return rung_named("xml")
         if self.options.mode == "auto":
             if self.backend.supports_tools:
-                return "native"
-            return "route" if self.backend.supports_routing else "xml"
-        return self.options.mode
+                return rung_named("native")
+            return rung_named("route" if self.backend.supports_routing else "xml")
+        return rung_named(self.options.mode)
 
-    async def route(self, text: str, current: _Round) -> list[Event]:
-        """The constrained route: the model decides whether and which tool, then fills its arguments."""
-        router = await self.backend.router(list(self.registry))
+    def ask(self, round_number: int) -> Ask:
+        forced = self.force_tool if self.force_tool in self.registry and round_number == 1 else None
+        return Ask(
+            history=_recent(self.conversation.messages, self.options.keep_turns),
+            tools=list(self.registry),
+            system=self.options.system_prompt,
+            salt=self.conversation.salt,
+            grammar=self.backend.supports_grammar,
+            forced=self.registry.get(forced) if forced else None,
+        )
+
+    async def decide(self, current: _Round, round_number: int) -> list[Event]:
+        """The route's decision before the answer: the calls it chose, dispatched ([] when it chose none)."""
         with counting() as spent:
             try:
-                call = await router.route(text, self.conversation.messages[:-1])
+                calls = await self.rung().decide(self.backend, self.ask(round_number)) or []
             except MalformedToolCall as error:
                 logger.warning("ROUTE_MALFORMED {}", error.reason)
                 return [MalformedCall(error.raw, error.reason)]
@@ -374,34 +325,17 @@ class _Turn:
                     prompt, written = spent[-1]
                     current.route_usage = Usage(sum(i for i, _ in spent), sum(o for _, o in spent), prompt + written,
                                                 self.backend.context_window)
-        if call is None:
-            return []
-        logger.info("ROUTE_CALL conv={} {}", self.conversation.id, call.name)
-        return self.dispatch(call, current)
+        events: list[Event] = []
+        for call in calls:
+            if _call_key(call) in self.seen:  # after its result, the same call again means the model is done
+                logger.info("ROUTE_CALL_AGAIN_SKIPPED conv={} {}", self.conversation.id, call.name)
+                continue
+            logger.info("ROUTE_CALL conv={} {}", self.conversation.id, call.name)
+            events.extend(self.dispatch(call, current))
+        return events
 
-    def request(self, round_number: int) -> tuple[list[dict[str, Any]], list[Tool] | None, Grammar | None]:
-        tools = list(self.registry)
-        history = _recent(self.conversation.messages, self.options.keep_turns)
-        system = self.options.system_prompt.strip()
-        if self.mode() == "native":
-            messages = ([{"role": "system", "content": system}] if system else []) + history
-            return messages, tools or None, None
-        if self.mode() == "route":  # the route chose the tools already: the model only answers
-            system_message = [{"role": "system", "content": system}] if system else []
-            return system_message + _narrated_history(history), None, None
-        forced = bool(self.force_tool) and round_number == 1
-        # a Poke's own prompt teaches the one tool it asks for; a second copy would only slow the prefill
-        teaching = teaching_prompt(tools, salt=self.conversation.salt) if tools and not forced else ""
-        system = "\n\n".join(part for part in (system, teaching) if part)
-        messages = ([{"role": "system", "content": system}] if system else []) + _xml_history(history)
-        grammar = None
-        if tools and self.backend.supports_grammar:
-            if forced and self.force_tool in self.registry:
-                # the first answer must be one block calling exactly the asked-for tool
-                grammar = Grammar(grammar_for([self.registry.get(self.force_tool)]))
-            else:
-                grammar = Grammar(grammar_for(tools), trigger="<" + MCP_TAG)
-        return messages, None, grammar
+    def request(self, round_number: int) -> Request:
+        return self.rung().request(self.ask(round_number))
 
     def dispatch(self, call: ToolCall, current: _Round) -> list[Event]:
         """Decide what happens to a complete call: run it now, refuse it, or wait for a person."""
@@ -472,7 +406,7 @@ class _Turn:
         events: list[Event] = []
         for item in found:
             if isinstance(item, Text):
-                shown = current.held.take(item.text) if self.mode() in ("xml", "native") and not self.force_tool \
+                shown = current.held.take(item.text) if self.rung().holds_openings and not self.force_tool \
                     else item.text
                 if shown:
                     current.text.append(shown)
@@ -617,12 +551,13 @@ async def _stream_answer(
 ) -> AsyncIterator[Event]:
     """One answer of the model, each piece bounded by the turn's clock, its budget and a person's Stop."""
     current.answering = True
-    messages, tools, grammar = turn.request(round_number)
+    asked = turn.request(round_number)
     logger.info(
         "LLM_TURN conv={} round={} backend={} mode={} messages={}",
-        turn.conversation.id, round_number, turn.backend.name, turn.mode(), len(messages),
+        turn.conversation.id, round_number, turn.backend.name, turn.rung().name, len(asked.messages),
     )
-    async with contextlib.aclosing(turn.backend.stream(messages, tools=tools, grammar=grammar)) as stream:
+    stream = turn.backend.stream(asked.messages, tools=asked.tools, grammar=asked.grammar)
+    async with contextlib.aclosing(stream) as stream:
         while True:
             async with turn.control.bounded():
                 delta = await anext(stream, None)
@@ -688,12 +623,11 @@ async def chat_with_llm(
             interceptor = Interceptor(tags=TAGS)
             failure: ErrorNotice | None = None
             try:
-                if rounds == 1 and user_text is not None and turn.mode() == "route":
-                    async with turn.control.bounded():
-                        routed = await turn.route(user_text, current)
-                    for event in routed:
-                        yield event
-                if not current.calls:  # no call routed: the model answers in words
+                async with turn.control.bounded():
+                    decided_calls = await turn.decide(current, rounds)
+                for event in decided_calls:
+                    yield event
+                if not current.calls:  # no call decided before the answer: the model answers (and may call)
                     async for event in _stream_answer(turn, current, interceptor, rounds):
                         yield event
             except BackendError as error:

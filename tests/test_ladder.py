@@ -1,4 +1,4 @@
-"""The ladder: the route rung played through the rally, and how a rung is chosen, recorded and shown."""
+"""The ladder: the route rung played through the rally, and how a rung is chosen and shown."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ from typing import Any
 
 import aiohttp
 
-from sidespin.events import TextDelta, ToolFinished, ToolProposed
-from sidespin.ladder import choose_rung
-from sidespin.testing.scripted import ScriptedBackend
+from sidespin.events import TextDelta, ToolFinished, ToolProposed, ToolStarted
+from sidespin.ladder import Choice, choose_rung
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
-from sidespin.route import NONE, Router
+from sidespin.route import Router
+from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolRegistry, tool
 from tests.conftest import serve_app
+from tests.route_fake import FakeLlama
 
 
 @tool(read_only=True)
@@ -29,44 +30,70 @@ def get_time(timezone: str = "UTC") -> dict:
 
 
 class RoutedModel(ScriptedBackend):
-    """A scripted model that also offers the route: `routes` maps a message to (tool or None, arguments)."""
+    """A scripted model that also offers the route: `routes` maps a message to the calls it decides."""
 
     supports_routing = True
 
-    def __init__(self, turns: list, routes: dict[str, tuple[str | None, dict[str, Any]]]) -> None:
+    def __init__(self, turns: list, routes: dict[str, list[tuple[str, dict[str, Any]]]]) -> None:
         super().__init__(turns)
-        self.routes = routes
-        self.routed: list[str] = []
+        self.llama = FakeLlama(routes)
 
-    async def router(self, tools: list) -> Router:
-        async def render(messages: list[dict[str, str]]) -> str:
-            return json.dumps(messages)
-
-        async def complete(prompt: str, grammar: str | None, schema: dict | None, max_tokens: int) -> str:
-            chat, _ = json.JSONDecoder().raw_decode(prompt)  # step 2 continues the prompt after the tool's name
-            message = chat[-1]["content"].split("\n\n")[-1]
-            tool_name, arguments = self.routes.get(message, (None, {}))
-            if schema is None:
-                self.routed.append(message)
-                return tool_name or NONE
-            return json.dumps(arguments)
-
-        return Router(tools, complete, render)
+    async def router(self) -> Router:
+        return Router(self.llama)
 
 
 async def test_the_route_calls_the_tool_and_the_model_answers_from_the_result_in_words():
-    model = RoutedModel([["You rolled 20."]], {"roll a d20": ("roll_dice", {"sides": 20, "count": 1})})
+    model = RoutedModel([["You rolled 20."]], {"roll a d20": [("roll_dice", {"sides": 20, "count": 1})]})
     conversation = Conversation()
     events = [e async for e in chat_with_llm(conversation, "roll a d20", backend=model,
                                              registry=ToolRegistry([roll_dice, get_time]))]
     proposed = [e.call for e in events if isinstance(e, ToolProposed)]
-    assert [(c.name, c.arguments) for c in proposed] == [("roll_dice", {"sides": 20, "count": 1})]
+    assert [(c.name, c.arguments) for c in proposed] == [("roll_dice", {"sides": 20})]  # no count was asked for
     assert [e.result.output for e in events if isinstance(e, ToolFinished)] == [{"rolls": [20], "total": 20}]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "You rolled 20."
     answered = model.calls[0]  # the one streamed answer: told the result, offered no tool, taught no block
     assert model.tools_seen == [[]] and model.grammars == [None]
-    assert "the tool roll_dice answered" in answered[-1]["content"] and "mcp-request" not in json.dumps(answered)
+    assert "[result of the tool roll_dice:" in answered[-1]["content"] and "mcp-request" not in json.dumps(answered)
+    assert all(m["role"] != "assistant" or "result of the tool" not in m["content"] for m in answered)
     assert events[-1].reason == "done"
+
+
+async def test_after_a_result_the_route_may_call_again_before_the_answer():
+    text = "list the notes then read the first"
+    model = RoutedModel([["The first note says hello."]], {text: [("list_notes", {})]})
+    seen: list[str] = []
+
+    @tool(read_only=True)
+    def list_notes() -> list:
+        """List the notes."""
+        seen.append("list")
+        model.llama.after[text] = [("read_note", {"name": "a.md"})]  # what it decides once the list is back
+        return ["a.md", "b.md"]
+
+    @tool(read_only=True)
+    def read_note(name: str) -> str:
+        """Read one note."""
+        seen.append(f"read {name}")
+        model.llama.after.clear()  # and once the note is back: nothing more
+        return "hello"
+
+    events = [e async for e in chat_with_llm(Conversation(), text, backend=model,
+                                             registry=ToolRegistry([list_notes, read_note]))]
+    assert seen == ["list", "read a.md"] and events[-1].rounds == 3
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "The first note says hello."
+
+
+async def test_two_calls_decided_at_once_run_together_and_both_results_reach_the_answer():
+    routes = {"time in Tokyo and Lima": [("get_time", {"timezone": "Asia/Tokyo"}),
+                                         ("get_time", {"timezone": "America/Lima"})]}
+    model = RoutedModel([["Noon in both."]], routes)
+    events = [e async for e in chat_with_llm(Conversation(), "time in Tokyo and Lima", backend=model,
+                                             registry=ToolRegistry([get_time]))]
+    started = [i for i, e in enumerate(events) if isinstance(e, ToolStarted)]
+    finished = [i for i, e in enumerate(events) if isinstance(e, ToolFinished)]
+    assert len(started) == 2 and max(started) < min(finished)  # both were running before either was reported
+    told = model.calls[0][-1]["content"]
+    assert "Asia/Tokyo" in told and "America/Lima" in told
 
 
 async def test_the_route_choosing_none_streams_a_plain_answer_without_the_teaching_prompt():
@@ -77,26 +104,11 @@ async def test_the_route_choosing_none_streams_a_plain_answer_without_the_teachi
     assert model.calls[0] == [{"role": "user", "content": "capital of France?"}] and model.grammars == [None]
 
 
-async def test_a_probe_picks_the_route_when_it_decides_better_and_the_choice_is_recorded(tmp_path):
-    routes = {"Throw one twelve-sided die for me.": ("roll_dice", {"sides": 12, "count": 1}),
-              "What's the local time in Lima at the moment?": ("get_time", {"timezone": "America/Lima"})}
-    model = RoutedModel([["I cannot do that."]] * 10, routes)
-    registry = ToolRegistry([roll_dice, get_time])
-    record = tmp_path / "ladder.json"
-    rung = await choose_rung(model, registry, "auto", record)
-    assert (rung.name, rung.source, rung.scores) == ("route", "probe", {"route": 4, "xml": 2})
-    saved = json.loads(record.read_text())["scripted:scripted"]
-    assert saved["rung"] == "route"
-    again = await choose_rung(model, registry, "auto", record)  # a second load reads the record, probes nothing
-    assert (again.name, again.source) == ("route", "record") and len(model.routed) == 4
-
-
-async def test_the_configured_rung_wins_and_a_native_server_needs_no_probe(tmp_path):
-    registry = ToolRegistry([roll_dice])
-    assert (await choose_rung(RoutedModel([], {}), registry, "xml", tmp_path / "l.json")).source == "config"
-    native = ScriptedBackend([], supports_tools=True)
-    rung = await choose_rung(native, registry, "auto", tmp_path / "l.json")
-    assert (rung.name, rung.source) == ("native", "server") and not (tmp_path / "l.json").exists()
+def test_the_configured_rung_wins_and_otherwise_the_best_the_backend_offers():
+    assert choose_rung(RoutedModel([], {}), "xml") == Choice("xml", "config")
+    assert choose_rung(RoutedModel([], {}), "auto") == Choice("route", "default")
+    assert choose_rung(ScriptedBackend([], supports_tools=True), "auto") == Choice("native", "default")
+    assert choose_rung(ScriptedBackend([]), "auto") == Choice("xml", "default")
 
 
 async def test_health_shows_the_rung_and_where_it_came_from(data_dir):
@@ -104,7 +116,7 @@ async def test_health_shows_the_rung_and_where_it_came_from(data_dir):
         async with aiohttp.ClientSession() as session:
             async with session.get(base + "/health") as response:
                 health = await response.json()
-    assert health["tool_rung"] == "xml" and health["tool_rung_source"] == "only"
+    assert health["tool_rung"] == "xml" and health["tool_rung_source"] == "default"
 
 
 async def play_xml(answer: list[str], **options) -> tuple[list, str]:

@@ -11,12 +11,13 @@ from sidespin.engine import Engine
 from sidespin.events import Usage
 from sidespin.llm import Delta, TokenUsage
 from sidespin.protocol import format_block
-from sidespin.route import LlamaServer, Router
+from sidespin.llm.llama import LlamaServer
+from sidespin.route import Router
 from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall, tool
 from sidespin.transcript import parse
 from sidespin.web.live import LiveTurn, TurnBoard
-from tests.test_route import fake_llama
+from tests.route_fake import FakeLlama, serving_llama
 
 
 @tool(read_only=True)
@@ -114,13 +115,13 @@ async def test_the_usage_note_follows_the_whole_answer_even_when_its_last_text_c
 
 
 class RoutedBackend(ScriptedBackend):
-    """The scripted model on the route rung: its router asks `llama` (the fake llama.cpp server of test_route)."""
+    """The scripted model on the route rung: its router asks `llama` (a fake llama.cpp server on loopback)."""
 
     supports_routing = True
     llama: LlamaServer
 
-    async def router(self, tools):
-        return Router(tools, self.llama.complete, self.llama.render, examples=())
+    async def router(self):
+        return Router(self.llama)
 
 
 def route_settings(tmp_path: Path):
@@ -131,27 +132,34 @@ async def test_a_routed_turn_counts_what_the_route_cost_with_its_answer(tmp_path
     backend = RoutedBackend([["Hello to you.", used(300, 20)],  # the route chose no tool: the model answers
                              ["It is 12 °C.", used(350, 6)]])    # after the routed call's result
     backend.context_window = 4096
-    async with fake_llama(["none", "lookup", '{"city": "Lyon"}']) as (url, received):
+    fake = FakeLlama({"Weather in Lyon?": [("lookup", {"city": "Lyon"})]})
+    async with serving_llama(fake) as (url, received):
         async with LlamaServer(url) as backend.llama:
             async with Engine.open(route_settings(tmp_path), backend=backend, approval="auto") as engine:
                 engine.registry.add(lookup)
                 conversation = engine.conversation()
                 greeted = await played(engine, conversation, "Hello!")
+                first = len(received)
                 weather = await played(engine, conversation, "Weather in Lyon?")
                 reloaded = engine.store.load(conversation.id).record(1)
-    hello, decision, arguments = (len(body["prompt"]) for path, body in received if path == "/completion")
+
+    def cost(requests: list) -> tuple[int, int]:
+        completions = [body for path, body in requests if path == "/completion"]
+        return sum(len(b["prompt"]) for b in completions), len(completions)
+
     # the route's decision, then the answer in words: their tokens add up, the context is the answer's
-    assert greeted.record.usage == Usage(hello + 300, len("none") + 20, 320, 4096)
-    # a routed call (decision and arguments), then the answer after its result
-    routed = len("lookup") + len('{"city": "Lyon"}')
-    assert weather.record.usage == Usage(decision + arguments + 350, routed + 6, 356, 4096)
+    (decided, asked) = cost(received[:first])
+    assert asked == 1 and greeted.record.usage == Usage(decided + 300, len("Hello") + 20, 320, 4096)
+    # a routed call (whether, which, its arguments, whether another), the decision after its result, the answer
+    (routed, asked) = cost(received[first:])
+    assert asked == 5 and weather.record.usage.input == routed + 350 and weather.record.usage.context == 356
     assert reloaded.usage == weather.record.usage
 
 
 async def test_an_answer_stopped_before_its_count_came_shows_no_usage_not_the_route_alone(tmp_path: Path) -> None:
     words = [f"{n} " for n in range(1, 200)]
     backend = RoutedBackend([[*words, used(300, 199)]], delay=0.02)  # the count would come with the last piece
-    async with fake_llama(["none"]) as (url, received):
+    async with serving_llama(FakeLlama({})) as (url, received):
         async with LlamaServer(url) as backend.llama:
             async with Engine.open(route_settings(tmp_path), backend=backend, approval="auto") as engine:
                 board = TurnBoard(engine)

@@ -80,9 +80,12 @@ class Backend:
     ) -> AsyncIterator[Delta]:
         raise NotImplementedError
 
-    async def router(self, tools: list[Tool]) -> Any:
+    async def router(self) -> Any:
         """A `sidespin.route.Router` over this model, for backends with `supports_routing`."""
         raise BackendError(f"the {self.name} backend has no constrained route; use tool_mode native or xml")
+
+    async def warm(self, tools: list[Tool]) -> None:
+        """Prepare the route's decision for these tools before the first message (nothing to do by default)."""
 
     async def count_tokens(self, text: str) -> int | None:
         """How many tokens `text` is for this model, by its own tokenizer; None when the backend has none."""

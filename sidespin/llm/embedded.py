@@ -32,7 +32,8 @@ from sidespin.errors import BackendError
 from sidespin.llm.base import Backend, Delta, Grammar
 from sidespin.llm.openai import OpenAIBackend
 from sidespin.models import DEFAULT_MODEL, MODELS, MODELS_DIR, from_hub, verified
-from sidespin.route import LlamaServer, Router
+from sidespin.llm.llama import LlamaServer
+from sidespin.route import SHORTLIST, Router
 from sidespin.tools import Tool
 
 __all__ = ["EmbeddedBackend", "default_model_path", "default_threads", "DEFAULT_MODEL_FILE"]
@@ -91,8 +92,9 @@ class EmbeddedBackend(Backend):
         self._process: asyncio.subprocess.Process | None = None
         self._client: OpenAIBackend | None = None
         self._llama: LlamaServer | None = None
-        self._routers: dict[tuple[str, ...], Router] = {}
-        self._router_lock = asyncio.Lock()
+        self._router: Router | None = None
+        self._warmed: set[tuple[str, ...]] = set()
+        self._warm_lock = asyncio.Lock()
         self.slot_dir = SLOT_DIR
 
     @property
@@ -182,7 +184,8 @@ class EmbeddedBackend(Backend):
         """Close the HTTP session, then stop the child, which frees the port."""
         client, self._client = self._client, None
         llama, self._llama = self._llama, None
-        self._routers.clear()
+        self._router = None
+        self._warmed.clear()
         if llama is not None:
             await llama.__aexit__(None, None, None)
         if client is not None:
@@ -205,27 +208,35 @@ class EmbeddedBackend(Backend):
 
     supports_routing = True
 
-    async def router(self, tools: list[Tool]) -> Router:
-        """The constrained router for this set of tools, its long prompt prefix already evaluated.
-
-        The prefix (tools, worked turns) is the same for every message, so llama.cpp keeps it
-        (`cache_prompt`, and its RAM cache across answers). The first time a set of tools is
-        routed, the evaluated prefix is saved as a slot file; a later start restores it in
-        milliseconds instead of evaluating ~1000 tokens again (seconds on one core).
-        """
+    async def router(self) -> Router:
+        """The constrained route over this model (`sidespin.route`)."""
         if self._llama is None:
             raise self.not_started()
-        key = tuple(sorted(t.name for t in tools))
-        async with self._router_lock:
-            if key not in self._routers:
-                router = Router(tools, self._llama.complete, self._llama.render)
-                await self._warm(router)
-                self._routers[key] = router
-        return self._routers[key]
+        if self._router is None:
+            self._router = Router(self._llama)
+        return self._router
 
-    async def _warm(self, router: Router) -> None:
+    async def warm(self, tools: list[Tool]) -> None:
+        """Evaluate the part of the decision's prompt that every message shares, for these tools.
+
+        With at most `SHORTLIST` tools the decision offers them all, so the prompt up to the
+        message is the same every time and llama.cpp keeps it (`cache_prompt`). The first time
+        a set of tools is warmed, the evaluated prompt is saved as a slot file; a later start
+        restores it in milliseconds instead of evaluating it again (seconds on one core).
+        """
+        if len(tools) > SHORTLIST:
+            return  # each message gets its own shortlist: nothing is shared to evaluate ahead
+        router = await self.router()
+        key = tuple(sorted(t.name for t in tools))
+        async with self._warm_lock:
+            if key not in self._warmed:
+                await self._warm(router, tools)
+                self._warmed.add(key)
+
+    async def _warm(self, router: Router, tools: list[Tool]) -> None:
         assert self._llama is not None
-        identity = json.dumps([self._model_key, router.prefix], ensure_ascii=False).encode()
+        prompt = await router.prompt([{"role": "user", "content": "hello"}], tools)
+        identity = json.dumps([self._model_key, prompt], ensure_ascii=False).encode()
         filename = f"route-{hashlib.sha256(identity).hexdigest()[:24]}.bin"
         started = asyncio.get_running_loop().time()
         if (self.slot_dir / filename).is_file():
@@ -235,7 +246,7 @@ class EmbeddedBackend(Backend):
                 return
             except BackendError as error:
                 logger.warning("ROUTE_PREFIX_RESTORE_FAILED {}: {}", filename, error)
-        await router.decide("hello")  # evaluates the prefix once
+        await self._llama.next_tokens(prompt, 1)  # evaluates the prompt once
         await self._llama.slot("save", filename)
         logger.info("ROUTE_PREFIX_SAVED {} in {:.2f}s", filename, asyncio.get_running_loop().time() - started)
 

@@ -37,9 +37,7 @@ from loguru import logger
 from starlette.requests import Request
 
 from sidespin.errors import MCPServerError, ToolNotFound, TranscriptError
-from sidespin.formats import to_openai_tool
-from sidespin.protocol import teaching_prompt
-from sidespin.route import Router
+from sidespin.rungs import rung_named
 from sidespin.tools import Tool
 from sidespin.web.composer import ChangedNotice
 from sidespin.web.forms import refusal, text_fields
@@ -82,14 +80,7 @@ class Cost:
 
 def tool_section(tools: list[Tool], mode: str) -> str:
     """The part of what the model is sent that lists the tools, as the mode sends it."""
-    if not tools:
-        return ""
-    if mode == "native":
-        return json.dumps([to_openai_tool(t) for t in tools], ensure_ascii=False)
-    if mode == "route":
-        router = Router(tools, complete=None, render=None)  # type: ignore[arg-type]  # only its prompt is read
-        return "\n".join(message["content"] for message in router.prefix)
-    return teaching_prompt(tools)
+    return rung_named(mode).tool_section(tools)
 
 
 async def tool_list_cost(engine: "Engine", transcript: "Transcript") -> Cost:

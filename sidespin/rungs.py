@@ -1,0 +1,192 @@
+"""The rungs of the ladder: one object per way a model asks for tools, held by the rally.
+
+- `Native`: the backend takes tool definitions and returns calls (Ollama, OpenAI, Anthropic).
+- `Route`: the constrained route decides the calls (`sidespin.route`, llama.cpp models); the model
+  then only answers, in words, from the results.
+- `Xml`: the salted one-shot prompt teaches the `<mcp-request>` block, for any model at all.
+
+Each says the request it builds for an answer (`request`), the tool section that request
+sends (`tool_section`, whose cost the page shows), and whether an answer that opens like a
+call is held back from the page until it is read (`holds_openings`). Only `Route` decides
+calls before the answer (`decide`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, ClassVar, Sequence
+
+from sidespin.formats import ATTACHMENTS, call_from_openai, to_openai_tool
+from sidespin.llm.base import Backend, Grammar
+from sidespin.protocol import MCP_TAG, format_block, grammar_for, teaching_prompt
+from sidespin.route import SHORTLIST, offered
+from sidespin.tools import Tool, ToolCall
+
+__all__ = ["Ask", "Request", "Rung", "Native", "Route", "Xml", "RUNGS", "rung_named"]
+
+_DECISION_RESULT_CHARS = 2000  # of each earlier tool result, in the route's decision prompt
+
+
+@dataclass
+class Ask:
+    """What an answer is asked from: the history (OpenAI-shaped), the tools, and the turn's settings."""
+
+    history: list[dict[str, Any]]
+    tools: list[Tool]
+    system: str = ""
+    salt: str | None = None
+    grammar: bool = False  # the backend takes a GBNF grammar
+    forced: Tool | None = None  # a Poke's first answer: one block calling exactly this tool
+
+
+@dataclass
+class Request:
+    messages: list[dict[str, Any]]
+    tools: list[Tool] | None = None
+    grammar: Grammar | None = None
+
+
+class Rung:
+    name: ClassVar[str]
+    holds_openings: ClassVar[bool] = True
+
+    def request(self, ask: Ask) -> Request:
+        raise NotImplementedError
+
+    def tool_section(self, tools: Sequence[Tool]) -> str:
+        raise NotImplementedError
+
+    async def decide(self, backend: Backend, ask: Ask) -> list[ToolCall] | None:
+        """The calls decided before the answer ([] for none), or None: the answer itself may call."""
+        return None
+
+
+def _system(text: str) -> list[dict[str, Any]]:
+    return [{"role": "system", "content": text}] if text.strip() else []
+
+
+class Native(Rung):
+    name = "native"
+
+    def request(self, ask: Ask) -> Request:
+        return Request(_system(ask.system) + ask.history, ask.tools or None)
+
+    def tool_section(self, tools: Sequence[Tool]) -> str:
+        return json.dumps([to_openai_tool(t) for t in tools], ensure_ascii=False) if tools else ""
+
+
+class Xml(Rung):
+    name = "xml"
+
+    def request(self, ask: Ask) -> Request:
+        # a Poke's own prompt teaches the one tool it asks for; a second copy would only slow the prefill
+        teaching = teaching_prompt(ask.tools, salt=ask.salt) if ask.tools and ask.forced is None else ""
+        system = "\n\n".join(part for part in (ask.system.strip(), teaching) if part)
+        grammar = None
+        if ask.grammar and ask.forced is not None:
+            grammar = Grammar(grammar_for([ask.forced]))  # the first answer must be one block calling that tool
+        elif ask.grammar and ask.tools:
+            grammar = Grammar(grammar_for(ask.tools), trigger="<" + MCP_TAG)
+        return Request(_system(system) + xml_history(ask.history), None, grammar)
+
+    def tool_section(self, tools: Sequence[Tool]) -> str:
+        return teaching_prompt(tools) if tools else ""
+
+
+class Route(Rung):
+    name = "route"
+    holds_openings = True  # the answer in words may still imitate a call: it is read, never shown
+
+    def request(self, ask: Ask) -> Request:
+        return Request(_system(ask.system) + narrated_history(ask.history))
+
+    def tool_section(self, tools: Sequence[Tool]) -> str:
+        shown = list(tools)[:SHORTLIST]
+        return json.dumps([offered(t) for t in shown], ensure_ascii=False) if shown else ""
+
+    async def decide(self, backend: Backend, ask: Ask) -> list[ToolCall] | None:
+        router = await backend.router()
+        return await router.route(_system(ask.system) + decision_history(ask.history), ask.tools)
+
+
+RUNGS: dict[str, type[Rung]] = {rung.name: rung for rung in (Native, Route, Xml)}
+
+
+def rung_named(name: str) -> Rung:
+    return RUNGS[name]()
+
+
+# --- histories as each rung sends them ------------------------------------------------
+
+
+def xml_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history as a model without native tool support reads it: calls as blocks, results as text."""
+    converted: list[dict[str, Any]] = []
+    for message in messages:
+        if message["role"] == "assistant" and message.get("tool_calls"):
+            blocks = "\n".join(format_block(call_from_openai(item)) for item in message["tool_calls"])
+            content = ((message.get("content") or "") + "\n" + blocks).strip()
+            converted.append({"role": "assistant", "content": content})
+        elif message["role"] == "tool":
+            content = (
+                f'<mcp-response tool="{message.get("name", "")}" id="{message.get("tool_call_id", "")}">\n'
+                f'{message["content"]}\n</mcp-response>'
+            )
+            converted.append({"role": "user", "content": content})
+        else:
+            kept = {ATTACHMENTS: message[ATTACHMENTS]} if message.get(ATTACHMENTS) else {}  # a user's images
+            converted.append({"role": message["role"], "content": message.get("content") or "", **kept})
+    return alternating(converted)
+
+
+def alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Neighbours of the same role merged into one message: chat templates want roles to alternate."""
+    merged: list[dict[str, Any]] = []
+    for message in messages:
+        if merged and merged[-1]["role"] == message["role"] and message["role"] != "system":
+            images = (merged[-1].get(ATTACHMENTS) or []) + (message.get(ATTACHMENTS) or [])
+            merged[-1] = {**merged[-1], "content": merged[-1]["content"] + "\n\n" + message["content"],
+                          **({ATTACHMENTS: images} if images else {})}
+        else:
+            merged.append(message)
+    return merged
+
+
+def narrated_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history for a model that only answers (the route called the tools): results told with the question.
+
+    Every result goes with the user message it answered, as what the person was told, never as
+    something the assistant said: a small model copies its own earlier lines, and "the tool
+    answered …" in its mouth became an invented result in a turn where nothing ran.
+    """
+    told: list[dict[str, Any]] = []
+    last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
+    for message in messages:
+        if message["role"] == "tool":
+            line = f"[result of the tool {message.get('name', '')}: {message.get('content', '')}]"
+            told.append({"role": "user", "content": line})
+        elif message["role"] == "assistant" and not (message.get("content") or "").strip():
+            continue  # only calls: their results say what happened
+        else:
+            told.append({"role": message["role"], "content": message.get("content") or ""})
+    if last_user >= 0 and any(m["role"] == "tool" for m in messages[last_user:]):
+        told.append({"role": "user", "content": "Answer my message above using these tool results."})
+    return alternating(told)
+
+
+def decision_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history as the route's decision reads it: calls and results in the model's own format, results cut."""
+    kept: list[dict[str, Any]] = []
+    for message in messages:
+        if message["role"] == "tool":
+            content = str(message.get("content") or "")
+            if len(content) > _DECISION_RESULT_CHARS:
+                content = content[:_DECISION_RESULT_CHARS] + "…"
+            kept.append({"role": "tool", "tool_call_id": message.get("tool_call_id"), "content": content})
+        elif message["role"] == "assistant" and message.get("tool_calls"):
+            kept.append({"role": "assistant", "content": message.get("content") or "",
+                         "tool_calls": message["tool_calls"]})
+        elif message["role"] in ("user", "assistant", "system"):
+            kept.append({"role": message["role"], "content": message.get("content") or ""})
+    return kept

@@ -1,0 +1,73 @@
+"""A shortlist of the tools most relevant to a message, for a decision that cannot read them all.
+
+BM25 (SQLite's FTS5, with the Porter stemmer) over each tool's name split into words, its
+description and its parameters' names and descriptions; the query is the last user message.
+Tools the conversation already called stay on the list (a follow-up often needs the same tool
+again, or its sibling). With no word in common, the first tools in their listed order are kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sqlite3
+from typing import Any, Sequence
+
+from sidespin.tools import Tool
+
+__all__ = ["shortlist", "words_of"]
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def words_of(text: str) -> list[str]:
+    """The words of a name or a sentence: `getCurrentWeather`, `get_current_weather` → get current weather."""
+    return [w.lower() for w in _WORD.findall(_CAMEL.sub(" ", text))]
+
+
+def _document(tool: Tool) -> tuple[str, str]:
+    parameters = " ".join(
+        f"{name} {(schema or {}).get('description') or ''}" for name, schema in tool.parameters.items()
+    )
+    return " ".join(words_of(tool.name)), " ".join(words_of(f"{tool.description} {parameters}"))
+
+
+def _last_user_text(messages: Sequence[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            return message["content"]
+    return ""
+
+
+def _called(messages: Sequence[dict[str, Any]]) -> set[str]:
+    return {
+        str((call.get("function") or {}).get("name"))
+        for message in messages for call in message.get("tool_calls") or []
+    }
+
+
+def shortlist(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], size: int) -> list[Tool]:
+    """At most `size` of `tools` (and the ones already called), the most relevant first; all when they fit."""
+    if len(tools) <= size:
+        return list(tools)
+    called = [t for t in tools if t.name in _called(messages)]
+    ranked = _ranked(tools, words_of(_last_user_text(messages)))
+    chosen: list[Tool] = []
+    for tool in called + ranked + list(tools):
+        if tool not in chosen and (len(chosen) < size or tool in called):
+            chosen.append(tool)
+    return chosen
+
+
+def _ranked(tools: Sequence[Tool], query: list[str]) -> list[Tool]:
+    """The tools sharing a word with the query, best BM25 first (the name weighs twice the description)."""
+    if not query:
+        return []
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        db.execute("CREATE VIRTUAL TABLE tools USING fts5(name, body, tokenize='porter unicode61')")
+        db.executemany("INSERT INTO tools(rowid, name, body) VALUES (?, ?, ?)",
+                       [(index, *_document(tool)) for index, tool in enumerate(tools)])
+        match = " OR ".join(f'"{word}"' for word in dict.fromkeys(query))
+        rows = db.execute("SELECT rowid FROM tools WHERE tools MATCH ? ORDER BY bm25(tools, 2.0, 1.0)", (match,))
+        return [tools[row[0]] for row in rows]

@@ -1,0 +1,109 @@
+"""A fake of llama.cpp's own endpoints for the route: a tiny Hermes-style template and scripted decisions.
+
+`FakeLlama(routes)` maps a user message to the calls the model "wants" (name, arguments):
+a message in `routes` opens its answer with a call (probability `p_call`), any other with
+text; after each call the model goes on to the next scripted one, then stops. Once results
+have come back for the message, it wants what `after` says for it (nothing by default). Everything it
+was asked is kept in `asked` (kind, prompt, grammar or schema).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import re
+from typing import Any, AsyncIterator
+
+from aiohttp import web
+
+from tests.conftest import serving
+
+OPEN, BETWEEN, CLOSE = '<tool_call>\n{"name": "', '", "arguments": ', "}\n</tool_call>"
+
+
+class FakeLlama:
+    def __init__(self, routes: dict[str, list[tuple[str, dict[str, Any]]]] | None = None, *, p_call: float = 0.9,
+                 native: bool = True, after: dict[str, list[tuple[str, dict[str, Any]]]] | None = None) -> None:
+        self.routes = routes or {}
+        self.after = after or {}
+        self.p_call = p_call
+        self.native = native  # False: a template that ignores `tools`
+        self.asked: list[dict[str, Any]] = []
+
+    async def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str:
+        self.asked.append({"kind": "render", "messages": messages, "tools": tools})
+        head = ""
+        if tools and self.native:
+            head = "<tools>" + "\n".join(json.dumps(t) for t in tools) + "</tools>"
+        body = "".join(self._message(m) for m in messages)
+        return f"{head}{body}<assistant>"
+
+    @staticmethod
+    def _message(message: dict[str, Any]) -> str:
+        calls = [
+            f'{OPEN}{call["function"]["name"]}{BETWEEN}{call["function"]["arguments"]}{CLOSE}'
+            for call in message.get("tool_calls") or []
+        ]
+        return f"<{message['role']}>{message.get('content') or ''}{chr(10).join(calls)}</{message['role']}>"
+
+    def _wanted(self, prompt: str) -> tuple[list[tuple[str, dict[str, Any]]], int]:
+        """The scripted calls of the prompt's last user message, and how many the answer already wrote."""
+        head, _, answer = prompt.rpartition("<assistant>")
+        users = re.findall(r"<user>(.*?)</user>", head, re.DOTALL)
+        message = users[-1] if users else ""
+        answered = "<tool>" in head[head.rfind("<user>"):]
+        wanted = self.after.get(message, []) if answered else self.routes.get(message, [])
+        return wanted, answer.count(CLOSE)
+
+    async def next_tokens(self, prompt: str, n: int = 20) -> list[tuple[str, float]]:
+        self.asked.append({"kind": "next_tokens", "prompt": prompt})
+        wanted, written = self._wanted(prompt)
+        if written == 0:
+            p = self.p_call if wanted else 1 - self.p_call
+            return sorted([("<tool_call>", p), ("Hello", 1 - p)], key=lambda pair: -pair[1])
+        return [("\n", 0.9), ("</assistant>", 0.1)] if written < len(wanted) else [("</assistant>", 0.9), ("\n", 0.1)]
+
+    async def complete(self, prompt: str, grammar: str | None, json_schema: dict[str, Any] | None,
+                       max_tokens: int) -> str:
+        self.asked.append({"kind": "complete", "prompt": prompt, "grammar": grammar, "schema": json_schema,
+                           "max_tokens": max_tokens})
+        wanted, written = self._wanted(prompt)
+        name, arguments = wanted[min(written, len(wanted) - 1)] if wanted else ("", {})
+        if grammar is not None:
+            return name + BETWEEN
+        return json.dumps(arguments)
+
+    def kinds(self) -> list[str]:
+        return [a["kind"] for a in self.asked]
+
+
+@contextlib.asynccontextmanager
+async def serving_llama(fake: FakeLlama) -> AsyncIterator[tuple[str, list[tuple[str, dict[str, Any]]]]]:
+    """`fake` behind llama.cpp's own HTTP endpoints on loopback; yields the URL and every request's body."""
+    received: list[tuple[str, dict[str, Any]]] = []
+
+    async def apply_template(request: web.Request) -> web.Response:
+        body = await request.json()
+        received.append(("/apply-template", body))
+        return web.json_response({"prompt": await fake.render(body["messages"], body.get("tools"))})
+
+    async def completion(request: web.Request) -> web.Response:
+        body = await request.json()
+        received.append(("/completion", body))
+        probabilities: list[dict[str, Any]] = []
+        if body.get("n_probs"):
+            likely = await fake.next_tokens(body["prompt"], body["n_probs"])
+            probabilities = [{"top_logprobs": [{"token": t, "logprob": math.log(p)} for t, p in likely]}]
+            content = likely[0][0]
+        else:
+            content = await fake.complete(body["prompt"], body.get("grammar"), body.get("json_schema"),
+                                          body["n_predict"])
+        return web.json_response({"content": content, "completion_probabilities": probabilities,
+                                  "tokens_evaluated": len(body["prompt"]), "tokens_predicted": len(content)})
+
+    app = web.Application()
+    app.router.add_post("/apply-template", apply_template)
+    app.router.add_post("/completion", completion)
+    async with serving(app) as url:
+        yield url, received
