@@ -42,6 +42,7 @@ from sidespin.events import (
     Usage,
 )
 from sidespin.formats import ATTACHMENTS, MALFORMED, call_from_openai, call_to_openai, tool_message
+from sidespin.honesty import NOTICE, claimed_tool
 from sidespin.intercept import Block, Interceptor, Text
 from sidespin.llm.base import Backend, Delta
 from sidespin.llm.llama import counting
@@ -56,8 +57,11 @@ __all__ = ["Conversation", "RallyOptions", "TurnControl", "TurnCut", "chat_with_
 
 THINK_TAG = "think"
 # A small model sometimes imitates the result markup it saw in the history; that is never answer text.
-ECHO_TAG = "mcp-response"
-TAGS = (MCP_TAG, THINK_TAG, ECHO_TAG)
+ECHO_TAGS = ("mcp-response", "tool_response")
+# Call syntax in another format's wrapper (Qwen's and Hermes' `<tool_call>`; `<request-id>`, an echo of the
+# salted prompt's "Request ID" line, once seen around a call): read as a call, or said to be malformed.
+WRAPPER_TAGS = ("tool_call", "request-id")
+TAGS = (MCP_TAG, THINK_TAG, *ECHO_TAGS, *WRAPPER_TAGS)
 
 PolicyFor = Callable[[Tool], Policy]  # the approval policy of a tool: auto, ask or deny
 
@@ -269,6 +273,7 @@ class _Turn:
         self.seen: set[str] = set()
         self.reusable = {_call_key(result.call): result for result in options.reuse}
         self.answer: list[str] = []
+        self.called: list[str] = []  # the names of every call made in the turn
         # events a running call puts into the turn (a server's question): taken at the rally's next step
         self.aside: list[Event] = []
         self.aside_ready = asyncio.Event()
@@ -340,6 +345,7 @@ class _Turn:
     def dispatch(self, call: ToolCall, current: _Round) -> list[Event]:
         """Decide what happens to a complete call: run it now, refuse it, or wait for a person."""
         current.calls.append(call)
+        self.called.append(call.name)
         events: list[Event] = [ToolProposed(call)]
         key = _call_key(call)
         if key in self.seen:
@@ -374,10 +380,12 @@ class _Turn:
         return events
 
     def on_block(self, block: Block, current: _Round) -> list[Event]:
-        if block.tag == ECHO_TAG:
+        if block.tag in ECHO_TAGS:
             logger.info("MCP_RESPONSE_ECHO_HIDDEN conv={} chars={}", self.conversation.id, len(block.raw))
             logger.debug("MCP_RESPONSE_ECHO_RAW {}", block.raw)
             return []
+        if block.tag in WRAPPER_TAGS:
+            return self.on_wrapper(block, current)
         if block.tag == THINK_TAG:
             inner = block.raw[len("<think>"):]
             inner = inner[: -len("</think>")] if block.closed else inner
@@ -395,6 +403,24 @@ class _Turn:
             logger.warning("MCP_BLOCK_MALFORMED {}", error.reason)
             return [MalformedCall(block.raw, error.reason)]
         return self.dispatch(call, current)
+
+    def on_wrapper(self, block: Block, current: _Round) -> list[Event]:
+        """A call in another format's wrapper: run it when it names a tool, else say so (never shown raw)."""
+        logger.info("MCP_WRAPPER_HIDDEN conv={} tag={} chars={}", self.conversation.id, block.tag, len(block.raw))
+        logger.debug("MCP_WRAPPER_RAW {}", block.raw)
+        inner = block.raw[block.raw.find(">") + 1:]
+        inner = inner.removesuffix(f"</{block.tag}>")
+        try:
+            found = find_loose_call(inner, list(self.registry.base))
+        except MalformedToolCall as error:
+            return [MalformedCall(block.raw, error.reason)]
+        if found is not None:
+            return self.dispatch(found.call, current)
+        if block.tag == "request-id" and "<" not in inner and "{" not in inner:
+            return []  # only the id echoed back: nothing to show, nothing to run
+        reason = f"the model wrote a <{block.tag}> that calls no offered tool in a form this server can read"
+        logger.warning("MCP_WRAPPER_MALFORMED {}", reason)
+        return [MalformedCall(block.raw, reason)]
 
     def on_native(self, call: ToolCall, current: _Round) -> list[Event]:
         if MALFORMED in call.arguments:
@@ -521,6 +547,7 @@ def _decided_round(turn: _Turn, decisions: dict[str, bool]) -> _Round:
     """The calls that waited for a person, as a round whose answer is already in the history."""
     current = _Round()
     current.calls = [call for call in pending_calls(turn.conversation.messages) if call.id in decisions]
+    turn.called.extend(call.name for call in current.calls)
     return current
 
 
@@ -678,6 +705,10 @@ async def chat_with_llm(
     finally:
         for task in current.tasks:
             task.cancel()
+    claim = claimed_tool("".join(turn.answer), registry.names(), turn.called)
+    if claim is not None:
+        logger.warning("TOOL_CLAIM_WITHOUT_CALL conv={} {}", conversation.id, claim)
+        yield ErrorNotice(NOTICE)
     yield TurnDone(text="".join(turn.answer), rounds=rounds, reason=reason, pending=current.pending)
 
 

@@ -1,0 +1,91 @@
+"""Nothing shown that did not happen: a claimed tool result without a call is caught, and call syntax in any
+wrapper is read as a call or said to be malformed, never shown raw."""
+
+from __future__ import annotations
+
+from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, ToolProposed
+from sidespin.honesty import NOTICE, claimed_tool
+from sidespin.rally import Conversation, RallyOptions, chat_with_llm
+from sidespin.testing.scripted import ScriptedBackend
+from sidespin.tools import ToolRegistry, tool
+
+
+@tool(read_only=True)
+def read_file(path: str) -> str:
+    """Read a file."""
+    return "# Groceries\n- milk\n- eggs"
+
+
+@tool
+def write_file(path: str, content: str) -> str:
+    """Write a file."""
+    return "written"
+
+
+OFFERED = ["read_file", "write_file"]
+
+
+def test_an_answer_that_reports_a_tool_result_without_a_call_is_a_claim() -> None:
+    for text in ("The tool read_file answered: # Groceries - milk - eggs - bread",
+                 "I called read_file and it says you need milk.",
+                 "[result of the tool read_file: milk]",
+                 "According to write_file, the list is saved.",
+                 "`write_file` returned: written",
+                 "The tool's result shows three items."):
+        assert claimed_tool(text, OFFERED, called=[]) is not None, text
+
+
+def test_describing_tools_or_code_is_no_claim() -> None:
+    for text in ("I can read a file with read_file, which returns its text.",
+                 "The function sort returns a new list; list.sort sorts in place.",
+                 "Paris is the capital of France.",
+                 "A tool like a hammer is used to drive nails."):
+        assert claimed_tool(text, OFFERED, called=[]) is None, text
+
+
+def test_a_claim_about_the_tool_that_did_run_is_no_claim_but_one_about_another_is() -> None:
+    text = "The tool read_file answered: milk and eggs. I called write_file to save it."
+    assert claimed_tool(text, OFFERED, called=["read_file"]) == "write_file"
+    assert claimed_tool("The tool read_file answered: milk.", OFFERED, called=["read_file"]) is None
+
+
+async def play(answers: list[list[str]], **options) -> tuple[list, str]:
+    model = ScriptedBackend(answers)
+    events = [e async for e in chat_with_llm(Conversation(), "Now add bread to that list.", backend=model,
+                                             registry=ToolRegistry([read_file, write_file]),
+                                             options=RallyOptions(mode=options.get("mode", "xml")))]
+    return events, "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+async def test_a_turn_that_claims_a_result_without_any_call_says_so_under_the_answer() -> None:
+    events, shown = await play([["The tool read_file answered: # Groceries - milk - eggs - bread"]])
+    assert not [e for e in events if isinstance(e, ToolProposed)]
+    notices = [e.message for e in events if isinstance(e, ErrorNotice)]
+    assert notices == [NOTICE] and "nothing was done" in notices[0]
+    assert shown.startswith("The tool read_file answered")  # kept as written: the transcript stays what happened
+
+
+async def test_a_turn_whose_answer_reports_the_call_it_made_gets_no_notice() -> None:
+    events, shown = await play([['<tool_call>\n{"name": "read_file", "arguments": {"path": "todo.md"}}\n</tool_call>'],
+                                ["The tool read_file answered with milk and eggs."]])
+    assert [e.result.output for e in events if isinstance(e, ToolFinished)] == ["# Groceries\n- milk\n- eggs"]
+    assert not [e for e in events if isinstance(e, ErrorNotice)]
+
+
+async def test_call_syntax_in_another_wrapper_mid_answer_is_run_and_never_shown() -> None:
+    for wrapped in ('Sure. <tool_call>{"name": "read_file", "arguments": {"path": "a.md"}}</tool_call>',
+                    'Sure. <request-id><tool name="read_file"><param name="path">a.md</param></tool></request-id>'):
+        events, shown = await play([[wrapped], ["It says milk."]])
+        assert [(e.call.name, e.call.arguments) for e in events if isinstance(e, ToolProposed)] == \
+            [("read_file", {"path": "a.md"})], wrapped
+        assert "<" not in shown and "read_file" not in shown and shown == "Sure. It says milk."
+
+
+async def test_a_wrapper_that_calls_nothing_readable_is_a_malformed_call_not_text() -> None:
+    events, shown = await play([["Let me see. <tool_call>read it please</tool_call>"]])
+    assert [e.reason for e in events if isinstance(e, MalformedCall)] and "tool_call" not in shown
+
+
+async def test_an_imitated_result_block_and_an_echoed_request_id_are_hidden() -> None:
+    events, shown = await play([["<tool_response>milk</tool_response>Done. <request-id>ab12cd34</request-id>"]])
+    assert shown == "Done. " and not [e for e in events if isinstance(e, (ToolProposed, MalformedCall))]
