@@ -123,11 +123,12 @@ async def _list_tools(args: argparse.Namespace) -> list[dict[str, Any]]:
     import contextlib
 
     from sidespin.engine import open_mcp
-    from sidespin.tools import ToolRegistry, load_plugins, plugins_dir
+    from sidespin.tools import ToolRegistry, load_plugins
 
     settings = _settings(args)
     _quiet_logging(settings, args.verbose)
-    registry = ToolRegistry(load_plugins(plugins_dir()))
+    folder = settings.plugins_folder
+    registry = ToolRegistry(load_plugins(folder) if folder else [])
     async with contextlib.AsyncExitStack() as stack:
         manager = await open_mcp(stack, settings, registry, strict=False)
         for name, reason in (manager.failures if manager else {}).items():
@@ -157,6 +158,8 @@ def cmd_tools(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     print(_rung_line(args))
+    folder = _settings(args).plugins_folder
+    print(f"plugins: {folder}" if folder else "plugins: off (config.json \"plugins\": false)")
     width = max((len(r["name"]) for r in rows), default=4)
     for row in rows:
         params = ", ".join(row["parameters"])

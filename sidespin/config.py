@@ -28,6 +28,7 @@
 | turn_tokens        | SIDESPIN_TURN_TOKENS  | 4096 streamed tokens per turn, all rounds |
 | vision             | SIDESPIN_VISION       | false; true: the model sees images tools return (openai, ollama, anthropic) |
 | models             | —                     | the configured backend alone; or [{"name", "backend", "vision"?}, …] |
+| plugins            | SIDESPIN_PLUGINS      | true: plugins/ beside the program; false: no built-in tools; a folder |
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ _ENV = {
     "anthropic_api_key": "ANTHROPIC_API_KEY",
     "system_prompt": "SIDESPIN_SYSTEM_PROMPT",
     "tool_mode": "SIDESPIN_TOOL_MODE",
+    "plugins": "SIDESPIN_PLUGINS",
     "max_rounds": "SIDESPIN_MAX_ROUNDS",
     "tool_timeout": "SIDESPIN_TOOL_TIMEOUT",
     "approval": "SIDESPIN_APPROVAL",
@@ -112,6 +114,8 @@ class Settings:
     # the configured model sees the images tools return (otherwise their placeholder text); a `models` entry
     # says it with its own "vision": true. The embedded backend has no vision projector and ignores it.
     vision: bool = False
+    # the built-in tools: true (plugins/ beside the program), false (none: only the MCP servers' tools), or a folder
+    plugins: bool | Path = True
 
     def __post_init__(self) -> None:
         if self.tool_mode not in get_args(ToolMode):
@@ -129,6 +133,13 @@ class Settings:
     def public_bind(self) -> bool:
         """Bound to an address other machines can reach: then a secret token is required."""
         return self.host not in LOOPBACK_HOSTS
+
+    @property
+    def plugins_folder(self) -> Path | None:
+        """The folder the Python plugins are loaded from, None when they are switched off."""
+        if self.plugins is True:
+            return PROJECT_DIR / "plugins"
+        return Path(self.plugins) if self.plugins else None
 
     @property
     def conversations_dir(self) -> Path:
@@ -173,7 +184,26 @@ def _check_models(models: Any) -> None:
             raise ConfigError(f"models: {name!r}: {error}") from None
 
 
+def _plugins(raw: Any, source: str) -> bool | Path:
+    """`plugins`: true, false, or a folder that exists (the words true/false/on/off/1/0 in the environment)."""
+    if isinstance(raw, bool):
+        return raw
+    text = str(raw).strip() if isinstance(raw, str) else None
+    if text is None or not text:
+        raise ConfigError(f"{source}: plugins must be true, false or a folder, not {raw!r}")
+    if text.lower() in ("true", "on", "yes", "1"):
+        return True
+    if text.lower() in ("false", "off", "no", "0"):
+        return False
+    folder = Path(text).expanduser()
+    if not folder.is_dir():
+        raise ConfigError(f"{source}: plugins = {raw!r} is no folder (true, false, or a folder of plugins)")
+    return folder
+
+
 def _convert(name: str, raw: Any, source: str) -> Any:
+    if name == "plugins":
+        return _plugins(raw, source)
     kinds = {f.name: f.type for f in fields(Settings)}
     kind = kinds[name]
     try:

@@ -32,7 +32,7 @@ from sidespin.llm import Backend
 from sidespin.protocol import poke_prompt, poke_target
 from sidespin.rally import Conversation, RallyOptions, TurnControl, chat_with_llm
 from sidespin.search import INDEX_FILE, SearchIndex
-from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult, load_plugins, plugins_dir
+from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult, load_plugins
 from sidespin.transcript import INTERRUPTED, Transcript, TranscriptRecorder, TranscriptStore
 
 __all__ = ["Engine", "Decision", "open_mcp", "TOOLS_OFF"]
@@ -78,7 +78,8 @@ class Engine:
         strict_mcp: bool = False,
         sign_ins: Any = None,
     ) -> AsyncIterator["Engine"]:
-        registry = ToolRegistry(load_plugins(plugins or plugins_dir()), max_result_chars=settings.max_result_chars)
+        folder = plugins or settings.plugins_folder
+        registry = ToolRegistry(load_plugins(folder) if folder else [], max_result_chars=settings.max_result_chars)
         logger.info("PLUGINS_LOADED {} tools: {}", len(registry), ", ".join(registry.names()))
         # a backend given here (`sidespin chat MODEL`, tests) is the default under its own name
         default_name = settings.models[0]["name"] if settings.models and backend is None else None
@@ -355,6 +356,7 @@ class Engine:
             "models": {name: "ready" if self.pool.ready(name) else "not started" for name in self.pool.names()},
             **self.rung.describe(),
             "tools": len(self.registry),
+            "plugins": str(self.settings.plugins_folder) if self.settings.plugins_folder else False,
             "mcp_servers": self.mcp.state() if self.mcp is not None else {},
         }
 
