@@ -19,7 +19,8 @@ response, SSE event, CLI) turns it into a message with `str(error)`.
     │   ├── BadAnswer               it does not fit the question's schema (the question stays open)
     │   ├── NoSuchQuestion          no question has that id
     │   └── QuestionClosed          the question was answered already, or its call ended
-    └── TranscriptError             a conversation file that cannot be read
+    ├── TranscriptError             a conversation file that cannot be read
+    └── SearchStopped               a search ran out of its time, or the person who asked left
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ __all__ = [
     "NoSuchQuestion",
     "QuestionClosed",
     "TranscriptError",
+    "SearchStopped",
 ]
 
 
@@ -137,3 +139,7 @@ class TranscriptError(SidespinError):
         super().__init__(f"{where}: {message}")
         self.path = path
         self.line = line
+
+
+class SearchStopped(SidespinError):
+    """A search was stopped before it found its matches: its time ran out, or the person who asked left."""

@@ -14,6 +14,12 @@ The rules, before the code:
 - A query of plain words finds messages holding every word, the last one as a prefix (a word
   being typed: "zepp" finds "zeppelins"). A query using FTS5 syntax ("a phrase", OR, NOT, NEAR,
   prefix*, …) is tried as such; when that is not valid FTS5 or finds nothing, as plain words.
+- Every search is bounded. SQLite finds and ranks the matches under a deadline (`SEARCH_SECONDS`,
+  checked by a progress handler, which also stops it at once when its `cancel` event is set): out
+  of time, `SearchStopped` says so. The snippets are cut here, not by FTS5's `snippet()` or
+  `highlight()`, whose cost grows with the square of a message's matches (40 KB of "a a a …" took
+  31 s): a linear scan of at most `SNIPPET_SCAN` characters of each message; a hit whose turn comes
+  after the deadline gets the start of its message instead.
 """
 
 from __future__ import annotations
@@ -24,13 +30,14 @@ import sqlite3
 import stat
 import threading
 import time
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from loguru import logger
 
-from sidespin.errors import TranscriptError
+from sidespin.errors import SearchStopped, TranscriptError
 from sidespin.protocol import poke_target
 from sidespin.transcript import Text, Transcript, TranscriptStore
 
@@ -40,6 +47,11 @@ INDEX_FILE = "search.sqlite3"
 SCHEMA = 2  # 2: files.turns, so a hit links to the page of a long conversation that draws it
 MARK = ("\x02", "\x03")  # around each matched word of a snippet; removed from indexed text
 SAVE_INTERVAL = 1.0  # seconds between two indexings of a conversation the store writes
+SEARCH_SECONDS = 2.0  # what SQLite may spend finding and ranking the matches of one search
+SNIPPET_SCAN = 100_000  # characters of a message looked through for its snippet
+SNIPPET_CHARS = 160  # about FTS5's 16 tokens
+_CHECK_EVERY = 1000  # SQLite virtual machine steps between two looks at the deadline
+_OPERATORS = {"AND", "OR", "NOT", "NEAR"}
 _UNMARK = str.maketrans("", "", "".join(MARK))
 _PLAIN = re.compile(r"(?!.*\b(?:AND|OR|NOT|NEAR)\b)[\w\s]*")  # words only: no FTS5 syntax in it
 _CREATE = """
@@ -77,6 +89,47 @@ def messages_of(transcript: Transcript) -> Iterator[tuple[int, str, str]]:
         answer = "".join(segment.raw for segment in turn.segments if isinstance(segment, Text)).strip()
         if answer:
             yield index, "assistant", answer
+
+
+class _Folded(dict):
+    """A `str.translate` table: each character to ONE character, lower case and without its accent (as the
+    index's tokenizer folds it), so a folded text's offsets are the original's."""
+
+    def __missing__(self, code: int) -> str:
+        base = unicodedata.normalize("NFKD", chr(code).lower())[:1] or chr(code)
+        self[code] = base
+        return base
+
+
+_FOLD = _Folded()
+
+
+def _word_pattern(query: str) -> re.Pattern[str] | None:
+    """The query's words, each as the start of a word (as FTS5 matches a prefix), folded."""
+    words = {word.translate(_FOLD) for word in re.findall(r"\w+", query) if word not in _OPERATORS}
+    if not words:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")\w*")
+
+
+def cut_snippet(text: str, pattern: re.Pattern[str] | None) -> str:
+    """About `SNIPPET_CHARS` of `text` around its first match of `pattern`, each match marked with MARK;
+    linear in the length of the text it looks through (at most `SNIPPET_SCAN`)."""
+    folded = text[:SNIPPET_SCAN].translate(_FOLD)
+    first = pattern.search(folded) if pattern is not None else None
+    start = 0
+    if first is not None and first.start() > SNIPPET_CHARS // 3:
+        start = first.start() - SNIPPET_CHARS // 4
+        start = folded.find(" ", start, first.start()) + 1 or start  # from a word's start
+    end = min(len(text), start + SNIPPET_CHARS)
+    if end < len(text):
+        end = folded.rfind(" ", first.end() if first is not None and first.end() < end else start, end) + 1 or end
+    pieces, at = [], start
+    for match in (pattern.finditer(folded, start, end) if pattern is not None else ()):
+        pieces += [text[at:match.start()], MARK[0], text[match.start():match.end()], MARK[1]]
+        at = match.end()
+    pieces.append(text[at:end])
+    return ("…" if start > 0 else "") + "".join(pieces).strip() + ("…" if end < len(text) else "")
 
 
 def plain_words(query: str) -> str:
@@ -248,14 +301,23 @@ class SearchIndex:
 
     # ---- searching ----
 
-    def search(self, query: str, limit: int = 50) -> list[Hit]:
-        """The messages matching `query`, best first (see the module docstring for the syntax)."""
+    def search(self, query: str, limit: int = 50, *, seconds: float = SEARCH_SECONDS,
+               cancel: threading.Event | None = None) -> list[Hit]:
+        """The messages matching `query`, best first (see the module docstring for the syntax).
+
+        Raises `SearchStopped` when finding and ranking them takes over `seconds`, or `cancel` is set.
+        """
         if not query.strip():
             return []
+        deadline = time.monotonic() + seconds
+
+        def stop() -> bool:
+            return time.monotonic() > deadline or (cancel is not None and cancel.is_set())
+
         try:
             with self._lock:
                 self.refresh()
-                return self._matches(query, limit)
+                return self._matches(query, limit, stop)
         except sqlite3.DatabaseError as error:
             if isinstance(error, sqlite3.OperationalError) and "locked" in str(error):
                 raise
@@ -264,26 +326,42 @@ class SearchIndex:
                 self.close()
                 self._remove()
                 self.refresh()
-                return self._matches(query, limit)
+                return self._matches(query, limit, stop)
 
-    def _matches(self, query: str, limit: int) -> list[Hit]:
+    def _matches(self, query: str, limit: int, stop: Callable[[], bool]) -> list[Hit]:
         db = self._connection()
         tries = [plain_words(query)] if _PLAIN.fullmatch(query) else [query, plain_words(query)]
-        for expression in tries:
-            try:
-                rows = db.execute(
-                    "SELECT messages.conversation, files.title, messages.turn, messages.role,"
-                    " snippet(messages, 0, ?, ?, '…', 16), files.mtime, files.turns"
-                    " FROM messages JOIN files ON files.conversation = messages.conversation"
-                    " WHERE messages MATCH ? ORDER BY rank LIMIT ?",
-                    (*MARK, expression, limit)).fetchall()
-            except sqlite3.OperationalError as error:  # not FTS5 syntax (an unclosed quote, a lone AND …)
-                logger.debug("SEARCH_QUERY_NOT_FTS {!r}: {}", query, error)
-                continue
-            if rows:
-                return [Hit(cid, title, int(turn), role, snippet, mtime, turns or 0)
-                        for cid, title, turn, role, snippet, mtime, turns in rows]
-        return []
+        db.set_progress_handler(lambda: int(stop()), _CHECK_EVERY)  # a true answer interrupts the statement
+        try:
+            for expression in tries:
+                try:
+                    rows = db.execute(
+                        "SELECT messages.conversation, files.title, messages.turn, messages.role,"
+                        " substr(messages.body, 1, ?), files.mtime, files.turns"
+                        " FROM messages JOIN files ON files.conversation = messages.conversation"
+                        " WHERE messages MATCH ? ORDER BY rank LIMIT ?",
+                        (SNIPPET_SCAN, expression, limit)).fetchall()
+                except sqlite3.OperationalError as error:  # not FTS5 syntax (an unclosed quote, a lone AND …)
+                    if stop():
+                        logger.warning("SEARCH_STOPPED chars={}: out of time, or its client left", len(query))
+                        raise SearchStopped("the search took too long and was stopped; try fewer, longer or rarer "
+                                            "words") from None
+                    logger.debug("SEARCH_QUERY_NOT_FTS {!r}: {}", query, error)
+                    continue
+                if rows:
+                    return self._hits(rows, query, stop)
+            return []
+        finally:
+            db.set_progress_handler(None, _CHECK_EVERY)
+
+    def _hits(self, rows: list[tuple[Any, ...]], query: str, stop: Callable[[], bool]) -> list[Hit]:
+        """The rows as hits, each with its snippet (after the deadline: the start of its message)."""
+        pattern = _word_pattern(query)
+        hits = []
+        for cid, title, turn, role, body, mtime, turns in rows:
+            snippet = cut_snippet(body, None if stop() else pattern)
+            hits.append(Hit(cid, title, int(turn), role, snippet, mtime, turns or 0))
+        return hits
 
 
 @contextlib.contextmanager

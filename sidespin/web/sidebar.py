@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import html
 import json
+import threading
 from datetime import date, datetime, timedelta
 from typing import Any, Iterable
 
@@ -26,8 +27,8 @@ from fasthtml.common import (
 from loguru import logger
 from starlette.requests import Request
 
-from sidespin.errors import TranscriptError
-from sidespin.search import MARK, Hit
+from sidespin.errors import SearchStopped, TranscriptError
+from sidespin.search import MARK, Hit, SearchIndex
 from sidespin.web.forms import refusal, text_fields
 from sidespin.web.live import dom_id, history_link, user_dom_id
 from sidespin.web.versions import ImportForm
@@ -36,6 +37,7 @@ __all__ = ["Sidebar", "install"]
 
 MAX_QUERY_CHARS = 500
 MAX_TITLE_CHARS = 200
+_CLIENT_CHECK = 0.25  # seconds between two looks at whether the person who searched is still there
 Listing = Iterable[tuple[str, str, float]]
 
 ar = APIRouter()
@@ -106,8 +108,10 @@ def SearchHit(hit: Hit):
               cls="hit", data_role=hit.role)
 
 
-def SearchResults(hits: list[Hit], query: str, current: str = ""):
+def SearchResults(hits: list[Hit], query: str, current: str = "", stopped: str = ""):
+    """`stopped`: why the search found nothing to show (it ran out of time)."""
     count = f"{len(hits)} match" + ("" if len(hits) == 1 else "es") if hits else f"Nothing matches “{query}”."
+    count = stopped[:1].upper() + stopped[1:] + "." if stopped else count
     return Div(P(count, cls="hits-count"), Ul(*[SearchHit(hit) for hit in hits]), cls="conversations results",
                **_redrawn(current))
 
@@ -152,9 +156,28 @@ async def search(request: Request, q: str = "", cid: str = ""):
         return refusal(f"the search has {len(q)} characters; the limit is {MAX_QUERY_CHARS}", 400)
     if not q.strip():
         return ConversationGroups(engine.listing(cid), cid)
-    hits = await asyncio.to_thread(engine.search.search, q)
+    try:
+        hits = await searched(request, engine.search, q)
+    except SearchStopped as stopped:
+        return SearchResults([], q.strip(), cid, stopped=str(stopped))
     logger.info("SEARCH hits={} chars={}", len(hits), len(q))
     return SearchResults(hits, q.strip(), cid)
+
+
+async def searched(request: Request, index: SearchIndex, query: str) -> list[Hit]:
+    """The hits for `query`, found off the event loop; the search stops when the person who asked leaves
+    (SearchStopped), or runs out of its time (`sidespin.search.SEARCH_SECONDS`)."""
+    cancel = threading.Event()
+    finding = asyncio.ensure_future(asyncio.to_thread(index.search, query, cancel=cancel))
+    try:
+        while not finding.done():
+            await asyncio.wait({finding}, timeout=_CLIENT_CHECK)
+            if not finding.done() and await request.is_disconnected():
+                logger.info("SEARCH_ABANDONED chars={}: the client left", len(query))
+                cancel.set()
+        return finding.result()
+    finally:
+        cancel.set()  # the route itself cancelled (a shutdown): the search stops too
 
 
 @ar("/rename", methods=["post"])
