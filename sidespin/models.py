@@ -41,6 +41,9 @@ class Model:
     size: int
     sha256: str
     licence: str
+    # the route calls when the probability of a call's opening is above this (`sidespin.route`), measured on
+    # BFCL's categories through bench/bench_bfcl.py: a small model opens with a call far more often than it should
+    route_threshold: float = 0.5
 
 
 MODELS: dict[str, Model] = {
@@ -55,6 +58,7 @@ MODELS: dict[str, Model] = {
             size=491_400_064,
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             licence="Apache-2.0 (Qwen2.5-Coder-0.5B-Instruct, Alibaba Cloud)",
+            route_threshold=0.75,
         ),
         Model(
             name="qwen2.5-coder-1.5b",

@@ -368,12 +368,22 @@ class Router:
         return ToolCall(name, kept), form.call_text(name, arguments)
 
     async def _another(self, written: str, form: CallFormat) -> bool:
-        """Whether the likeliest token after a call begins another call."""
-        likely = await self.llama.next_tokens(written, 5)
-        if not likely or not form.separator:
-            return False
-        token = likely[0][0]
-        return bool(token) and form.separator.startswith(token)
+        """Whether the likeliest tokens after a call write the separator up to its first visible part.
+
+        Whitespace alone decides nothing (a newline often comes before the end of the answer too):
+        the greedy path is followed until it leaves the separator or reaches text in it.
+        """
+        consumed = ""
+        for _ in range(4):
+            likely = await self.llama.next_tokens(written + consumed, 5)
+            if not likely or not likely[0][0]:
+                return False
+            consumed += likely[0][0]
+            if not form.separator.startswith(consumed) and not consumed.startswith(form.separator):
+                return False
+            if consumed.strip():
+                return True
+        return False
 
 
 def _opens_call(token: str, form: CallFormat) -> bool:

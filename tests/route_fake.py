@@ -62,7 +62,9 @@ class FakeLlama:
         if written == 0:
             p = self.p_call if wanted else 1 - self.p_call
             return sorted([("<tool_call>", p), ("Hello", 1 - p)], key=lambda pair: -pair[1])
-        return [("\n", 0.9), ("</assistant>", 0.1)] if written < len(wanted) else [("</assistant>", 0.9), ("\n", 0.1)]
+        if written < len(wanted):  # the separator, a token at a time: a newline, then the next call's opening
+            return [("<tool_call>", 0.9), ("</assistant>", 0.1)] if prompt.endswith("\n") else [("\n", 0.9)]
+        return [("\n", 0.6), ("</assistant>", 0.4)] if not prompt.endswith("\n") else [("</assistant>", 0.9)]
 
     async def complete(self, prompt: str, grammar: str | None, json_schema: dict[str, Any] | None,
                        max_tokens: int) -> str:

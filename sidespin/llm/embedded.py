@@ -33,7 +33,7 @@ from sidespin.llm.base import Backend, Delta, Grammar
 from sidespin.llm.openai import OpenAIBackend
 from sidespin.models import DEFAULT_MODEL, MODELS, MODELS_DIR, from_hub, verified
 from sidespin.llm.llama import LlamaServer
-from sidespin.route import SHORTLIST, Router
+from sidespin.route import SHORTLIST, THRESHOLD, Router
 from sidespin.tools import Tool
 
 __all__ = ["EmbeddedBackend", "default_model_path", "default_threads", "DEFAULT_MODEL_FILE"]
@@ -213,7 +213,9 @@ class EmbeddedBackend(Backend):
         if self._llama is None:
             raise self.not_started()
         if self._router is None:
-            self._router = Router(self._llama)
+            filename = self.model_path.name if self.model_path else DEFAULT_MODEL_FILE
+            known = [m.route_threshold for m in MODELS.values() if m.filename == filename]
+            self._router = Router(self._llama, threshold=known[0] if known else THRESHOLD)
         return self._router
 
     async def warm(self, tools: list[Tool]) -> None:
