@@ -56,11 +56,11 @@ __all__ = [
     "SHORTLIST",
 ]
 
-MAX_STRING = 200  # characters in one string argument
+MAX_STRING = 600  # characters in one string argument (a file's new content fits; a loop stays short)
 MAX_ITEMS = 8  # items in one array argument
 INTEGER_BOUND = 1_000_000  # |integer| when the tool's schema gives no range
 MAX_CALLS = 4  # calls in one answer
-SHORTLIST = 8  # tools the decision sees at most
+SHORTLIST = 10  # tools the decision sees at most
 THRESHOLD = 0.5  # probability of a call's opening above which the model calls (see `Router.threshold`)
 _DESCRIPTION = 300  # characters of a tool's description offered
 _PARAMETER_NOTE = 120  # characters of a parameter's description

@@ -1,7 +1,8 @@
 """A shortlist of the tools most relevant to a message, for a decision that cannot read them all.
 
 BM25 (SQLite's FTS5, with the Porter stemmer) over each tool's name split into words, its
-description and its parameters' names and descriptions; the query is the last user message.
+description and its parameters' names and descriptions; the query is the words of the last
+user message that carry meaning (not "the", "to", "that" …), then those of the one before.
 Tools the conversation already called stay on the list (a follow-up often needs the same tool
 again, or its sibling). With no word in common, the first tools in their listed order are kept.
 """
@@ -18,6 +19,10 @@ from sidespin.tools import Tool
 __all__ = ["shortlist", "words_of"]
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# words that match every description and tell no tool from another
+_STOP = frozenset("""a an and are as at be but by can could do does for from have how i in is it its me my of on or
+please so that the their them then there these this to was we what when where which who will with would you your
+now same just some any all also get give tell show let lets want need""".split())
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
@@ -33,11 +38,10 @@ def _document(tool: Tool) -> tuple[str, str]:
     return " ".join(words_of(tool.name)), " ".join(words_of(f"{tool.description} {parameters}"))
 
 
-def _last_user_text(messages: Sequence[dict[str, Any]]) -> str:
-    for message in reversed(messages):
-        if message.get("role") == "user" and isinstance(message.get("content"), str):
-            return message["content"]
-    return ""
+def _queries(messages: Sequence[dict[str, Any]]) -> list[list[str]]:
+    """The meaningful words of the last user message, then of the one before it."""
+    said = [m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    return [list(dict.fromkeys(w for w in words_of(text) if w not in _STOP and len(w) > 1)) for text in said[-2:][::-1]]
 
 
 def _called(messages: Sequence[dict[str, Any]]) -> set[str]:
@@ -52,7 +56,7 @@ def shortlist(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], size: i
     if len(tools) <= size:
         return list(tools)
     called = [t for t in tools if t.name in _called(messages)]
-    ranked = _ranked(tools, words_of(_last_user_text(messages)))
+    ranked = [tool for query in _queries(messages) for tool in _ranked(tools, query)]
     chosen: list[Tool] = []
     for tool in called + ranked + list(tools):
         if tool not in chosen and (len(chosen) < size or tool in called):
@@ -68,6 +72,6 @@ def _ranked(tools: Sequence[Tool], query: list[str]) -> list[Tool]:
         db.execute("CREATE VIRTUAL TABLE tools USING fts5(name, body, tokenize='porter unicode61')")
         db.executemany("INSERT INTO tools(rowid, name, body) VALUES (?, ?, ?)",
                        [(index, *_document(tool)) for index, tool in enumerate(tools)])
-        match = " OR ".join(f'"{word}"' for word in dict.fromkeys(query))
+        match = " OR ".join(f'"{word}"' for word in query)
         rows = db.execute("SELECT rowid FROM tools WHERE tools MATCH ? ORDER BY bm25(tools, 2.0, 1.0)", (match,))
         return [tools[row[0]] for row in rows]

@@ -179,5 +179,5 @@ def test_optional_properties_stay_optional_and_every_field_is_bounded() -> None:
     schema = arguments_schema(search)
     assert schema["required"] == ["query"] and schema["additionalProperties"] is False
     properties = schema["properties"]
-    assert properties["query"]["maxLength"] <= 200 and properties["tags"]["maxItems"] <= 8
+    assert properties["query"]["maxLength"] <= 600 and properties["tags"]["maxItems"] <= 8
     assert properties["limit"]["maximum"] <= 1_000_000

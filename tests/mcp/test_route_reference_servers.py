@@ -1,0 +1,104 @@
+"""Turns of more than one call against the real MCP reference servers (server-filesystem, mcp-server-time):
+a follow-up that edits the file just read, a chain within one turn, two calls at once. The route's decisions
+are scripted (tests/route_fake.py); the servers, the registry, the rally and the files on disk are real."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from sidespin.config import load_settings
+from sidespin.engine import Engine
+from sidespin.events import ToolFinished, ToolStarted
+from sidespin.route import Router
+from sidespin.testing.scripted import ScriptedBackend
+from tests.route_fake import FakeLlama
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+from servers_setup import make_workspace, missing_servers  # noqa: E402
+
+pytestmark = [
+    pytest.mark.node,
+    pytest.mark.skipif(bool(missing_servers()), reason=f"not installed: {missing_servers()} (scripts/setup-node)"),
+]
+
+
+class RoutedModel(ScriptedBackend):
+    supports_routing = True
+
+    def __init__(self, answers: list, llama: FakeLlama) -> None:
+        super().__init__(answers)
+        self.llama = llama
+
+    async def router(self) -> Router:
+        return Router(self.llama)
+
+
+async def play(engine: Engine, conversation, text: str) -> list:
+    """One turn; a call that waits for a person (a destructive one) is approved once, as ya on the page."""
+    events = [event async for event in engine.events(conversation, text)]
+    if events[-1].reason == "approval":
+        decision = engine.decide(conversation, "ya", None)
+        events += [event async for event in engine.events(conversation, None, decisions=decision.ready)]
+    return events
+
+
+@pytest.fixture
+def space(tmp_path: Path):
+    return make_workspace(tmp_path)
+
+
+def settings_of(space):
+    return load_settings(space.config, environ={}, tool_mode="route", approval="auto", plugins=False)
+
+
+async def test_a_follow_up_edits_the_file_just_read_and_the_decision_saw_what_was_read(space) -> None:
+    todo = str(space.files / "notes" / "todo.md")
+    read = "Read notes/todo.md and tell me what I need to buy."
+    add = "Now add bread to that list in the same file."
+    before = Path(todo).read_text()
+    llama = FakeLlama({
+        read: [("read_text_file", {"path": todo})],
+        add: [("write_file", {"path": todo, "content": before.replace("- rice", "- rice\n- bread")})],
+    })
+    model = RoutedModel([["Milk, eggs, spinach, coffee beans and rice."], ["Bread is on the list now."]], llama)
+    async with Engine.open(settings_of(space), backend=model, approval="auto") as engine:
+        conversation = engine.conversation()
+        first = await play(engine, conversation, read)
+        second = await play(engine, conversation, add)
+    assert [e.result.ok for e in first if isinstance(e, ToolFinished)] == [True]
+    assert [e.result.ok for e in second if isinstance(e, ToolFinished)] == [True]
+    assert "- bread" in Path(todo).read_text()  # the effect on disk, not a claim
+    decided = [a for a in llama.asked if a["kind"] == "render" and add in str(a["messages"])][0]
+    assert "coffee beans" in str(decided["messages"])  # the follow-up's decision saw the file as it was read
+    assert "write_file" in [t["function"]["name"] for t in decided["tools"]]  # and the shortlist kept a writer
+
+
+async def test_a_chain_in_one_turn_lists_then_reads(space) -> None:
+    notes = str(space.files / "notes")
+    text = "List my notes, then read the meeting one."
+    llama = FakeLlama({text: [("list_directory", {"path": notes})]},
+                      after={text: [("read_text_file", {"path": f"{notes}/meeting.md"})]})
+    model = RoutedModel([["The meeting notes say …"]], llama)
+    async with Engine.open(settings_of(space), backend=model, approval="auto") as engine:
+        events = await play(engine, engine.conversation(), text)
+    finished = [e.result for e in events if isinstance(e, ToolFinished)]
+    assert [r.call.name for r in finished] == ["list_directory", "read_text_file"]
+    assert "meeting.md" in str(finished[0].output) and all(r.ok for r in finished)
+    assert (space.files / "notes" / "meeting.md").read_text()[:30] in str(finished[1].output)
+
+
+async def test_two_times_asked_at_once_are_two_calls_running_together(space) -> None:
+    text = "What time is it in Tokyo and in Paris?"
+    llama = FakeLlama({text: [("get_current_time", {"timezone": "Asia/Tokyo"}),
+                              ("get_current_time", {"timezone": "Europe/Paris"})]})
+    model = RoutedModel([["It is evening in Tokyo and morning in Paris."]], llama)
+    async with Engine.open(settings_of(space), backend=model, approval="auto") as engine:
+        events = await play(engine, engine.conversation(), text)
+    started = [i for i, e in enumerate(events) if isinstance(e, ToolStarted)]
+    finished = [e.result for e in events if isinstance(e, ToolFinished)]
+    assert len(started) == 2 and max(started) < min(i for i, e in enumerate(events) if isinstance(e, ToolFinished))
+    assert sorted("Tokyo" in str(r.output) for r in finished) == [False, True] and all(r.ok for r in finished)
+    assert any("Paris" in str(r.output) for r in finished)
