@@ -398,10 +398,15 @@ def _opens_call(token: str, form: CallFormat) -> bool:
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_NUMBER_WORDS = {word: str(n) for n, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())} | {
+    "a": "1", "an": "1", "single": "1", "once": "1", "twice": "2", "pair": "2", "couple": "2", "dozen": "12",
+    "twenty": "20", "thirty": "30", "fifty": "50", "hundred": "100"}
 
 
 def _said(messages: Sequence[dict[str, Any]]) -> str:
-    """Everything the conversation said, in lower case: what a grounded argument may come from."""
+    """Everything the conversation said, in lower case, number words also as digits: what a grounded argument
+    may come from."""
     parts = []
     for message in messages:
         content = message.get("content")
@@ -409,7 +414,9 @@ def _said(messages: Sequence[dict[str, Any]]) -> str:
             parts.append(content)
         for call in message.get("tool_calls") or []:
             parts.append(str((call.get("function") or {}).get("arguments") or ""))
-    return "\n".join(parts).lower()
+    said = "\n".join(parts).lower()
+    digits = [_NUMBER_WORDS[w] for w in _WORD.findall(said) if w in _NUMBER_WORDS]
+    return said + ("\n" + " ".join(digits) if digits else "")
 
 
 def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
