@@ -37,6 +37,7 @@ from loguru import logger
 from starlette.requests import Request
 
 from sidespin.errors import MCPServerError, ToolNotFound, TranscriptError
+from sidespin.route import SHORTLIST
 from sidespin.rungs import rung_named
 from sidespin.tools import Tool
 from sidespin.web.composer import ChangedNotice
@@ -71,9 +72,12 @@ class Cost:
     tokens: int
     counted: bool
     mode: str
+    tools: int = 0  # how many tools the conversation offers
 
     def line(self) -> str:
         where = {"native": "native tool schemas", "route": "route prompt", "xml": "tool prompt"}.get(self.mode, self.mode)
+        if self.mode == "route" and self.tools > SHORTLIST:
+            where = f"route prompt: the {SHORTLIST} of {self.tools} tools most relevant to each message"
         figure = f"{self.tokens:,}" if self.counted else f"≈ {self.tokens:,}"
         return f"tool list: {figure} tokens ({where})"
 
@@ -88,7 +92,8 @@ async def tool_list_cost(engine: "Engine", transcript: "Transcript") -> Cost:
     model = engine.pool.choose(transcript.meta.get("model"))
     ready = engine.pool.ready(model)
     mode = engine.pool.rung(model).name if ready else engine.rung.name
-    text = tool_section(list(engine.registry_for(transcript)), mode)
+    tools = list(engine.registry_for(transcript))
+    text = tool_section(tools, mode)
     if not text:
         return Cost(0, True, mode)
     counted: int | None = None
@@ -98,8 +103,8 @@ async def tool_list_cost(engine: "Engine", transcript: "Transcript") -> Cost:
         except TimeoutError:
             logger.warning("TOOL_COST_UNCOUNTED {} no answer within {:g} s", model, COUNT_TIMEOUT)
     if counted is None:
-        return Cost(max(1, len(text) // 4), False, mode)
-    return Cost(counted, True, mode)
+        return Cost(max(1, len(text) // 4), False, mode, len(tools))
+    return Cost(counted, True, mode, len(tools))
 
 
 # ---------------------------------------------------------------- components
