@@ -20,8 +20,10 @@ The rules, before the code:
   tool's JSON schema with every field bounded (`arguments_schema`). An optional argument
   whose value the conversation never mentions is dropped: a made-up filter silently
   changes what a tool returns.
-- **More calls**: after a call, when the likeliest next token begins the separator, another
+- **More calls**: after a call, when the likeliest next tokens write the separator, another
   call follows ("the time in Tokyo and in Paris"), up to `MAX_CALLS`; a repeated call ends it.
+  Once results have come back the route decides again (read, then write), under a higher
+  threshold: halfway from the first one to certainty, since a small model keeps calling.
 - **Many tools**: when more than `SHORTLIST` tools are offered, the decision sees only the
   `SHORTLIST` most relevant to the message (`sidespin.shortlist`), and every tool the
   conversation already called.
@@ -315,7 +317,9 @@ class Router:
         prompt = await self.prompt(messages, chosen)
         form = await self.call_format()
         chance = await self.call_chance(prompt, form)
-        if chance < self.threshold:
+        again = bool(messages) and messages[-1].get("role") == "tool"  # results came back: deciding again
+        bar = (self.threshold + 1) / 2 if again else self.threshold
+        if chance < bar:
             logger.info("ROUTE_DECISION none p_call={:.2f} tools={} in {:.3f}s", chance, len(chosen),
                         time.perf_counter() - started)
             return []

@@ -48,7 +48,7 @@ async def test_the_route_calls_the_tool_and_the_model_answers_from_the_result_in
     events = [e async for e in chat_with_llm(conversation, "roll a d20", backend=model,
                                              registry=ToolRegistry([roll_dice, get_time]))]
     proposed = [e.call for e in events if isinstance(e, ToolProposed)]
-    assert [(c.name, c.arguments) for c in proposed] == [("roll_dice", {"sides": 20})]  # no count was asked for
+    assert [(c.name, c.arguments) for c in proposed] == [("roll_dice", {"sides": 20, "count": 1})]  # "a" d20
     assert [e.result.output for e in events if isinstance(e, ToolFinished)] == [{"rolls": [20], "total": 20}]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "You rolled 20."
     answered = model.calls[0]  # the one streamed answer: told the result, offered no tool, taught no block

@@ -181,3 +181,14 @@ def test_optional_properties_stay_optional_and_every_field_is_bounded() -> None:
     properties = schema["properties"]
     assert properties["query"]["maxLength"] <= 600 and properties["tags"]["maxItems"] <= 8
     assert properties["limit"]["maximum"] <= 1_000_000
+
+
+async def test_after_results_the_model_must_want_another_call_more_surely_than_the_first() -> None:
+    history = [{"role": "user", "content": "time in Lima"},
+               {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "type": "function", "function": {
+                   "name": "current_time", "arguments": '{"zone": "America/Lima"}'}}]},
+               {"role": "tool", "tool_call_id": "c", "content": "09:00"}]
+    wants = {"time in Lima": [("current_time", {"zone": "America/Lima"})]}
+    assert await Router(FakeLlama(wants, p_call=0.7, after=wants), threshold=0.5).route(history, TOOLS) == []
+    again = await Router(FakeLlama(wants, p_call=0.8, after=wants), threshold=0.5).route(history, TOOLS)
+    assert [c.name for c in again] == ["current_time"]

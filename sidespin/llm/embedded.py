@@ -155,7 +155,7 @@ class EmbeddedBackend(Backend):
                 raise BackendError(f"the embedded model did not load within {self.start_timeout:g} s: {path}") from None
             raise
         self._client = client
-        self._llama = await LlamaServer(client.base_url, api_key).__aenter__()
+        self._llama = await LlamaServer(client.base_url, api_key, timeout=self.start_timeout).__aenter__()
         logger.info("EMBEDDED_SERVER_READY {} in {:.2f}s", client.base_url, loop.time() - started)
 
     async def _handshake(self, process: asyncio.subprocess.Process, settings: dict[str, Any], path: Path) -> str:
