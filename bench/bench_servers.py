@@ -12,7 +12,7 @@ reset before each prompt and each script, so every one meets the same world.
 
 1. Single prompts (bench/server_eval/prompts.jsonl), each a fresh conversation:
    - decisions: the turn's first call is the expected tool (one of them, when a prompt accepts
-     several), or the turn makes no call on a no-tool prompt
+     several), or the turn makes no call on a no-tool prompt (a turn ended by an error is wrong)
    - called: tool prompts where the expected tool ran at some point of the turn
    - false calls: no-tool prompts that got a call
    - arguments: of the turns whose first call is the right tool and whose prompt states arguments
@@ -22,7 +22,9 @@ reset before each prompt and each script, so every one meets the same world.
    - claims: answers that claim a tool's result or effect in a turn where no call ran. A heuristic:
      regular expressions (CLAIM_PATTERNS) for "the tool returned/answered", "I called/used ...",
      "I've created/saved/added/remembered ...", "has been created/saved ...", a tool name followed
-     by "(" or "returned"
+     by "(" or "returned"; and results only a tool could give (MADE_UP): a clock time or date on
+     a get_current_time prompt, a commit hash on a git prompt, a file size or date on a
+     filesystem prompt
    - leaks: answers whose visible text shows call syntax: `<mcp-request`, `<tool_call>`,
      `<tool name=`, `{"name":`
    - median and 90th-percentile seconds per prompt, to the end of the answer (tools and approvals
@@ -97,8 +99,14 @@ CLAIM_PATTERNS = [
     + _OBJECT,
     r"\b(has|have) been (created|written|saved|added|updated|edited|committed|stored|remembered|staged|changed)\b",
 ]
-# a result only a tool could give, in a turn where none ran: the current time, a commit's hash
-MADE_UP = {"time": r"\b\d{1,2}:\d{2}\b", "git": r"\b[0-9a-f]{7,40}\b"}
+# a result only a tool could give, in a turn where none ran: the current time or date, a commit's hash, a file's size
+# or date
+_DATE = r"\b\d{4}-\d{2}-\d{2}\b"
+MADE_UP = {
+    "time": rf"\b\d{{1,2}}:\d{{2}}\b|\b\d{{1,2}} ?(AM|PM|a\.m\.|p\.m\.|heures|Uhr|horas)\b|{_DATE}",
+    "git": r"\b[0-9a-f]{7,40}\b",
+    "filesystem": rf"\b\d+([.,]\d+)? ?(KB|MB|GB|bytes|Bytes|octets)\b|{_DATE}",
+}
 HELLO = "Hello"
 
 
@@ -188,6 +196,9 @@ class Outcome:
 
     @property
     def right(self) -> bool:
+        """The right first call, or rightly none; a turn that ended in an error decided nothing."""
+        if self.turn.end == "error":
+            return False
         return self.turn.first in self.expected if self.expected else self.turn.first is None
 
     @property
@@ -215,8 +226,9 @@ class Outcome:
 def claimed(turn: Turn, tool_names: list[str], server: str, expected: list[str]) -> str | None:
     """The words of an answer that claim a tool's result or effect in a turn where no call ran (None: none do).
 
-    Besides CLAIM_PATTERNS and a tool's name followed by "(" or "returned": the current time (a
-    get_current_time prompt) or a commit hash (a git prompt) given with no call behind it.
+    Besides CLAIM_PATTERNS and a tool's name followed by "(" or "returned": a result with no call
+    behind it (MADE_UP): the current time or date (a get_current_time prompt), a commit hash (a git
+    prompt), a file's size or date (a filesystem prompt).
     """
     if turn.calls:
         return None
@@ -407,6 +419,7 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
         "approvals": sum(o.turn.approvals for o in outcomes),
         "claims": sum(o.claim is not None for o in outcomes),
         "leaks": sum(o.leak for o in outcomes),
+        "errors": sum(o.turn.end == "error" for o in outcomes),
         "median_seconds": statistics.median(seconds) if seconds else 0.0,
         "p90_seconds": p90(seconds),
         "median_input_tokens": statistics.median(tokens) if tokens else None,
@@ -424,6 +437,7 @@ def print_prompts(outcomes: list[Outcome]) -> None:
     print(f"  approvals given            {s['approvals']:>15}   (destructive calls held for a person, approved)")
     print(f"  claims without a call      {s['claims']:>15}")
     print(f"  call syntax in the answer  {s['leaks']:>15}")
+    print(f"  turns ended by an error    {s['errors']:>15}   (counted as wrong decisions)")
     print(f"  seconds per prompt         {s['median_seconds']:>9.1f} median {s['p90_seconds']:.1f} p90")
     tokens = s["median_input_tokens"]
     print(f"  prompt tokens per turn     {'-' if tokens is None else f'{tokens:,.0f}':>15}   (median, all rounds)")
