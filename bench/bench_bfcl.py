@@ -35,8 +35,9 @@ The rules, before the code:
 - multi_turn_base (only with --multi-turn, or named in --categories): BFCL's own executable classes
   (bfcl_eval/eval_checker/multi_turn_eval/func_source_code, which run here with mpmath) are the tools,
   really run; each turn is a turn of the rally (policy auto, BFCL's step limit as max_rounds), and the
-  calls run in each turn go to `multi_turn_checker`. A turn cut at the limit fails the question, as
-  BFCL's force-termination does. Slow: some 30 tools and several turns a question.
+  calls run in each turn go to `multi_turn_checker`. A turn cut at the limit (or by an error) fails
+  the question, as BFCL's force-termination does; a malformed call there only ends its step, as in
+  BFCL's loop. Slow: some 30 tools, a prompt of ~10,000 tokens (give --n-ctx 16384), several turns.
 
     python bench/bench_bfcl.py                                    qwen0.5b, the product's rung, 12 a category
     python bench/bench_bfcl.py --limit 2 --categories simple_python,live_irrelevance -v
@@ -375,9 +376,9 @@ async def answer_multi_turn(question: Question, backend: Backend, rung: str, run
             turn, reason = await play_turn(conversation, text, backend, registry, options, hold=False)
             answer.calls += turn.calls
             answer.visible += turn.visible + "\n"
-            answer.notes = "; ".join(n for n in (answer.notes, turn.notes) if n)
-            if reason == "limit" or turn.problem:
-                answer.problem = turn.problem or f"turn {len(stage.turns)} reached the step limit"
+            answer.notes = "; ".join(n for n in (answer.notes, turn.problem, turn.notes) if n)
+            if reason in ("error", "limit"):  # a malformed call only ends its step, as in BFCL's own loop
+                answer.problem = turn.problem if reason == "error" else f"turn {len(stage.turns)} was cut (limit)"
                 break  # BFCL fails a force-terminated question whole
     answer.turns = stage.turns
     return answer
@@ -554,6 +555,7 @@ def print_report(outcomes: list[Outcome], sizes: dict[str, int]) -> None:
               f"{sum(o.error for o in mine):>6}")
         for name, rate, how in aggregates(mine, sizes):
             print(f"  {name:<12} {pct(rate):>6}   {how}")
+        print("  (n/a: a category of the aggregate was not run)")
 
 
 def print_published() -> None:

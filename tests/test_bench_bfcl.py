@@ -123,3 +123,19 @@ def test_visible_call_syntax_is_noticed():
     assert bench.shows_call('I will call math.factorial(number=5) now', ["math.factorial"])
     assert bench.shows_call('{"name": "x", "arguments": {}}', ["x"])
     assert not bench.shows_call("The factorial of 5 is 120.", ["math.factorial"])
+
+
+async def test_a_multi_turn_tool_runs_on_bfcls_own_classes_and_its_call_joins_the_turn():
+    q = question("multi_turn_base", "0")  # GorillaFileSystem and TwitterAPI
+    stage = bench.Stage(q, "sidespin_test_stage")
+    stage.turns.append([])
+    result = await stage.body("cd")(folder="document")
+    assert "document" in result and stage.turns == [["cd(folder='document')"]]
+
+
+def test_multi_turn_answers_are_judged_by_bfcls_state_and_response_checker():
+    q = question("multi_turn_base", "0")
+    assert bench.judge(q, bench.Answer(turns=[list(turn) for turn in q.truth]), "sidespin_test_right") == (True, "")
+    wrong = [[]] + [list(turn) for turn in q.truth[1:]]
+    right, why = bench.judge(q, bench.Answer(turns=wrong), "sidespin_test_wrong")
+    assert not right and "empty_turn" in why
