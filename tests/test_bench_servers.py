@@ -158,3 +158,26 @@ async def test_the_five_real_servers_start_from_the_workspace_and_list_their_too
         assert "beagle" in dog.text()
         now = await registry.execute(ToolCall("get_current_time", {"timezone": "Europe/Berlin"}))
         assert "Europe/Berlin" in now.text()
+
+
+@pytest.mark.node
+@pytest.mark.skipif(bool(missing_servers()), reason="MCP servers missing: run scripts/setup-node")
+async def test_the_bench_plays_a_held_call_to_its_end_by_approving_it(tmp_path: Path) -> None:
+    from bench_servers import play
+
+    from sidespin.engine import Engine
+    from sidespin.testing.scripted import ScriptedBackend
+
+    space = make_workspace(tmp_path)
+    lines = [{"oldText": "- rice", "newText": "- rice\n- bread"}]
+    edit = ToolCall("edit_file", {"path": "notes/todo.md", "edits": lines})
+    backend = ScriptedBackend([[edit], ["Bread is on the list."]], supports_tools=True)
+    (tmp_path / "no-plugins").mkdir()
+    settings = load_settings(space.config, environ={})
+    async with Engine.open(settings, backend=backend, approval="auto", plugins=tmp_path / "no-plugins") as engine:
+        turn = await play(engine, engine.conversation(), "Add bread to my grocery list in notes/todo.md.")
+    assert turn.approvals == 1  # edit_file is destructive: held for a person, approved by the bench
+    assert turn.first == "edit_file" and [call.tool for call in turn.calls] == ["edit_file"]
+    assert turn.calls[0].error is None and turn.answer == "Bread is on the list." and turn.end == "done"
+    todo = {"check": "file_contains", "path": str(space.files / "notes" / "todo.md"), "text": "bread"}
+    assert judge(todo, [turn.played()], space.repo)[0]
