@@ -5,7 +5,8 @@ are connected through an mcp.json written by bench/servers_setup.py into a tempo
 a folder of notes, a git repository with two commits and an unstaged change, a memory graph and
 a fixed local timezone (Europe/Berlin). The product's engine is opened once, in process, as
 `sidespin ask` opens it (`Engine.open(settings, backend=..., approval="auto")`, the ladder picks
-the rung; a fresh data directory, so the probe runs), with no plugins: only the servers' tools.
+the rung; a fresh data directory, so the probe runs), with no plugins (the workspace's config.json
+says `"plugins": false`): only the servers' tools.
 Every call is run: a call the policy holds for a person (a destructive tool such as write_file or
 edit_file) is approved with `ya`, as a person would, and the turn played on. The workspace is
 reset before each prompt and each script, so every one meets the same world.
@@ -345,12 +346,10 @@ def backend_for(path: Path, threads: int, max_tokens: int, slot_dir: Path | None
 
 @contextlib.asynccontextmanager
 async def open_engine(space: Workspace, path: Path, threads: int, slot_dir: Path | None = None) -> Any:
-    """The engine `sidespin --config <workspace>/config.json ask` opens, without plugins."""
+    """The engine `sidespin --config <workspace>/config.json ask` opens (its config.json switches plugins off)."""
     settings = load_settings(space.config)
-    no_plugins = space.root / "no-plugins"
-    no_plugins.mkdir(exist_ok=True)
     backend = backend_for(path, threads, settings.max_tokens, slot_dir)
-    async with Engine.open(settings, backend=backend, approval="auto", plugins=no_plugins) as engine:
+    async with Engine.open(settings, backend=backend, approval="auto") as engine:
         failed = engine.mcp.failures if engine.mcp is not None else {name: "no mcp.json" for name in SERVER_NAMES}
         if failed:
             raise SystemExit(f"MCP servers failed: {failed}")

@@ -8,7 +8,8 @@
     repo/          a git repository with two commits and one unstaged change, for the git server
     memory.jsonl   the memory server's knowledge graph: a dog and a dentist already remembered
     mcp.json       the five servers: filesystem, memory, git, time (local timezone Europe/Berlin), everything
-    config.json    data_dir and mcp_config, so `sidespin --config root/config.json ask ...` runs here
+    config.json    data_dir, mcp_config and no plugins, so `sidespin --config root/config.json ask ...` runs
+                   here with the servers' tools alone
 
 and returns a `Workspace` of those paths. `Workspace.reset()` writes the files, the repository and the
 memory back as they were, in place (the running servers keep their paths), so each prompt of the
@@ -136,7 +137,8 @@ class Workspace:
 
     def env(self) -> dict[str, str]:
         """Environment variables that point `sidespin` at this workspace (as config.json does)."""
-        return {"SIDESPIN_DATA_DIR": str(self.data_dir), "SIDESPIN_MCP_CONFIG": str(self.mcp_config)}
+        return {"SIDESPIN_DATA_DIR": str(self.data_dir), "SIDESPIN_MCP_CONFIG": str(self.mcp_config),
+                "SIDESPIN_PLUGINS": "false"}
 
     def reset(self) -> None:
         """The files, the repository and the memory as `make_workspace` wrote them (the data directory kept)."""
@@ -182,8 +184,9 @@ def make_workspace(root: Path) -> Workspace:
     space.reset()
     servers = mcp_servers(space.files, space.repo, space.memory)
     space.mcp_config.write_text(json.dumps({"servers": servers}, indent=2), encoding="utf-8")
-    space.config.write_text(json.dumps({"data_dir": str(space.data_dir), "mcp_config": str(space.mcp_config)},
-                                       indent=2), encoding="utf-8")
+    # no built-in plugins: the model is offered the servers' tools alone
+    settings = {"data_dir": str(space.data_dir), "mcp_config": str(space.mcp_config), "plugins": False}
+    space.config.write_text(json.dumps(settings, indent=2), encoding="utf-8")
     return space
 
 

@@ -44,7 +44,8 @@ def test_sidespin_run_with_the_workspace_config_uses_its_data_dir_and_mcp_json(t
     settings = load_settings(space.config, environ={})
     assert settings.data_dir == space.data_dir
     assert settings.mcp_config == space.mcp_config
-    assert space.env() == {"SIDESPIN_DATA_DIR": str(space.data_dir), "SIDESPIN_MCP_CONFIG": str(space.mcp_config)}
+    assert settings.plugins_folder is None  # the servers' tools alone
+    assert load_settings(None, environ=space.env()).data_dir == space.data_dir
 
 
 def test_the_workspace_holds_notes_a_repository_with_two_commits_and_a_memory(tmp_path: Path) -> None:
@@ -172,9 +173,8 @@ async def test_the_bench_plays_a_held_call_to_its_end_by_approving_it(tmp_path: 
     lines = [{"oldText": "- rice", "newText": "- rice\n- bread"}]
     edit = ToolCall("edit_file", {"path": "notes/todo.md", "edits": lines})
     backend = ScriptedBackend([[edit], ["Bread is on the list."]], supports_tools=True)
-    (tmp_path / "no-plugins").mkdir()
     settings = load_settings(space.config, environ={})
-    async with Engine.open(settings, backend=backend, approval="auto", plugins=tmp_path / "no-plugins") as engine:
+    async with Engine.open(settings, backend=backend, approval="auto") as engine:
         turn = await play(engine, engine.conversation(), "Add bread to my grocery list in notes/todo.md.")
     assert turn.approvals == 1  # edit_file is destructive: held for a person, approved by the bench
     assert turn.first == "edit_file" and [call.tool for call in turn.calls] == ["edit_file"]
