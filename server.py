@@ -212,8 +212,9 @@ async def index(request: Request):
 async def chat(cid: str, request: Request, start: str = ""):
     engine = engine_of(request)
     try:
+        # the turns playing now are taken first: one that ends while the file is read is still drawn, from its record
+        running = board_of(request).running(cid)
         conversation, transcript = await engine.opened(cid)  # off the event loop: a long file takes seconds
-        running = board_of(request).running(conversation.id)
     except TranscriptError as error:
         return Title("sidespin"), Main(H1("This conversation cannot be shown"), Pre(str(error)),
                                        A("← back to the chat", href="/"), cls="logs-page")
