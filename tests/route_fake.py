@@ -13,12 +13,13 @@ import contextlib
 import json
 import math
 import re
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
 from tests.conftest import serving
 
+Handler = Callable[[web.Request], Awaitable[web.Response]]
 OPEN, BETWEEN, CLOSE = '<tool_call>\n{"name": "', '", "arguments": ', "}\n</tool_call>"
 
 
@@ -104,8 +105,13 @@ async def serving_llama(fake: FakeLlama) -> AsyncIterator[tuple[str, list[tuple[
         return web.json_response({"content": content, "completion_probabilities": probabilities,
                                   "tokens_evaluated": len(body["prompt"]), "tokens_predicted": len(content)})
 
+    async with serving(llama_app(apply_template, completion)) as url:
+        yield url, received
+
+
+def llama_app(apply_template: Handler, completion: Handler) -> web.Application:
+    """An app with llama.cpp's own two endpoints, answered by the given handlers."""
     app = web.Application()
     app.router.add_post("/apply-template", apply_template)
     app.router.add_post("/completion", completion)
-    async with serving(app) as url:
-        yield url, received
+    return app

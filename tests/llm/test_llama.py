@@ -13,6 +13,7 @@ from aiohttp import web
 from sidespin.errors import BackendError
 from sidespin.llm.llama import LlamaServer, counting
 from tests.conftest import serving
+from tests.route_fake import llama_app
 
 
 @contextlib.asynccontextmanager
@@ -37,10 +38,7 @@ async def fake_llama(answers: list[str]) -> AsyncIterator[tuple[str, list[tuple[
                                   "completion_probabilities": probabilities if body.get("n_probs") else [],
                                   "tokens_evaluated": len(body["prompt"]), "tokens_predicted": len(content)})
 
-    app = web.Application()
-    app.router.add_post("/apply-template", apply_template)
-    app.router.add_post("/completion", completion)
-    async with serving(app) as url:
+    async with serving(llama_app(apply_template, completion)) as url:
         yield url, received
 
 
