@@ -20,7 +20,7 @@ reset before each prompt and each script, so every one meets the same world.
      for that tool's parameters, those whose arguments match (bench/server_checks.py)
    - failed calls: calls the server answered with an error (a wrong path, a repo_path outside the
      repository ...)
-   - claims: answers that claim a tool's result or effect in a turn where no call ran. A heuristic:
+   - claims: answers that claim a tool's result or effect in a turn where no call succeeded. A heuristic:
      regular expressions (CLAIM_PATTERNS) for "the tool returned/answered", "I called/used ...",
      "I've created/saved/added/remembered ...", "has been created/saved ...", a tool name followed
      by "(" or "returned"; and results only a tool could give (MADE_UP): a clock time or date on
@@ -225,14 +225,14 @@ class Outcome:
 
 
 def claimed(turn: Turn, tool_names: list[str], server: str, expected: list[str]) -> str | None:
-    """The words of an answer that claim a tool's result or effect in a turn where no call ran (None: none do).
+    """The words of an answer that claim a tool's result or effect in a turn where no call succeeded (None: none do).
 
     Besides CLAIM_PATTERNS and a tool's name followed by "(" or "returned": a result with no call
     behind it (MADE_UP): the current time or date (a get_current_time prompt), a commit hash (a git
     prompt), a file's size or date (a filesystem prompt).
     """
-    if turn.calls:
-        return None
+    if any(call.error is None for call in turn.calls):
+        return None  # a failed call gave nothing to quote
     patterns = CLAIM_PATTERNS + [rf"\b{re.escape(name)}\b`?\s*(\(|returned|answered|says|said)" for name in tool_names]
     found = next((m for p in patterns if (m := re.search(p, turn.answer, re.IGNORECASE))), None)
     if found is None and server in MADE_UP and (server != "time" or "get_current_time" in expected):
