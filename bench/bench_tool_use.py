@@ -53,6 +53,7 @@ from loguru import logger
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from server_checks import arguments_match  # noqa: E402  (the argument matchers bench_servers uses too)
 from sidespin.config import load_settings  # noqa: E402
 from sidespin.engine import Engine  # noqa: E402
 from sidespin.errors import MalformedToolCall  # noqa: E402
@@ -90,35 +91,6 @@ def load_prompts(path: Path, limit: int | None) -> list[dict[str, Any]]:
         # evenly spaced, so a short run keeps the mix of tools, languages and no-tool prompts
         rows = [rows[int(i * len(rows) / limit)] for i in range(limit)]
     return rows
-
-
-def value_matches(value: Any, spec: Any, present: bool) -> bool:
-    """One argument against its expectation (see bench/tool_eval/README.md)."""
-    if not isinstance(spec, dict):
-        return present and _same(value, spec)
-    if "absent_or" in spec:
-        return not present or _same(value, spec["absent_or"])
-    if not present:
-        return False
-    text = str(value).lower()
-    checks = []
-    if "any_of" in spec:
-        checks.append(any(_same(value, option) for option in spec["any_of"]))
-    if "contains" in spec:
-        checks.append(all(str(word).lower() in text for word in spec["contains"]))
-    if "contains_any" in spec:
-        checks.append(any(str(word).lower() in text for word in spec["contains_any"]))
-    return bool(checks) and all(checks)
-
-
-def _same(value: Any, expected: Any) -> bool:
-    if isinstance(expected, str):
-        return isinstance(value, str) and value.strip().lower() == expected.strip().lower()
-    return value == expected and type(value) is type(expected)
-
-
-def arguments_match(arguments: dict[str, Any], expected: dict[str, Any]) -> bool:
-    return all(value_matches(arguments.get(name), spec, name in arguments) for name, spec in expected.items())
 
 
 # --- outcomes ----------------------------------------------------------------------

@@ -54,6 +54,8 @@ def value_matches(value: Any, spec: Any, present: bool) -> bool:
     """One argument against its expectation."""
     if not isinstance(spec, dict):
         return present and _same(value, spec)
+    if "absent_or" in spec:
+        return not present or _same(value, spec["absent_or"])
     if not present:
         return False
     text = (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)).lower()
