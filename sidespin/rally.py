@@ -274,6 +274,7 @@ class _Turn:
         self.reusable = {_call_key(result.call): result for result in options.reuse}
         self.answer: list[str] = []
         self.called: list[str] = []  # the names of every call made in the turn
+        self._rung: Rung | None = None
         # events a running call puts into the turn (a server's question): taken at the rally's next step
         self.aside: list[Event] = []
         self.aside_ready = asyncio.Event()
@@ -297,14 +298,16 @@ class _Turn:
         return asyncio.create_task(run(), name=f"tool-{call.id}")
 
     def rung(self) -> Rung:
-        """The rung of the ladder this turn stands on (a Poke forces its xml block)."""
-        if self.force_tool:
-            return rung_named("xml")
-        if self.options.mode == "auto":
-            if self.backend.supports_tools:
-                return rung_named("native")
-            return rung_named("route" if self.backend.supports_routing else "xml")
-        return rung_named(self.options.mode)
+        """The rung of the ladder this turn stands on (a Poke forces its xml block); chosen once a turn."""
+        if self._rung is None:
+            if self.force_tool:
+                name = "xml"
+            elif self.options.mode == "auto":
+                name = "native" if self.backend.supports_tools else "route" if self.backend.supports_routing else "xml"
+            else:
+                name = self.options.mode
+            self._rung = rung_named(name)
+        return self._rung
 
     def ask(self, round_number: int) -> Ask:
         forced = self.force_tool if self.force_tool in self.registry and round_number == 1 else None
