@@ -16,7 +16,7 @@ from loguru import logger
 from sidespin.approvals import CHOICES
 from sidespin.config import PROJECT_DIR, Settings, load_settings
 from sidespin.errors import SidespinError
-from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, TurnDone, Usage
+from sidespin.events import ApprovalNeeded, ErrorNotice, MalformedCall, TextDelta, ToolFinished, TurnDone, Usage
 from sidespin.logs import LINE_FORMAT, setup_logging
 
 __all__ = ["main"]
@@ -50,6 +50,8 @@ async def _one_turn(args: argparse.Namespace, poke_tool: str | None, text: str |
     settings = _settings(args)
     _quiet_logging(settings, args.verbose)
     async with Engine.open(settings, backend=_backend_for(args, settings), approval="auto") as engine:
+        if getattr(args, "yes", False):
+            engine.approve_everything()
         conversation = engine.conversation()
         started = time.perf_counter()
         calls: list[dict[str, Any]] = []
@@ -75,6 +77,12 @@ async def _one_turn(args: argparse.Namespace, poke_tool: str | None, text: str |
                 if not args.json:
                     outcome = json.dumps(result.output, ensure_ascii=False) if result.ok else f"error: {result.error}"
                     print(f"\n[tool] {result.call.name}({result.call.arguments_json()}) -> {outcome}", file=sys.stderr)
+            elif isinstance(event, ApprovalNeeded):
+                # One turn and no person to ask: the call is reported, not run, and not dropped silently.
+                calls.append({"tool": event.call.name, "arguments": event.call.arguments, "result": None,
+                              "error": None, "held": True, "seconds": 0.0})
+                notices.append(f"{event.call.name} was not run: it waits for a person's approval "
+                               "(answer it in `sidespin chat` or on the page, or pass --yes)")
             elif isinstance(event, MalformedCall):
                 notices.append(f"malformed tool call: {event.reason}")
             elif isinstance(event, ErrorNotice):
@@ -109,7 +117,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     outcome = asyncio.run(_one_turn(args, poke_tool=None, text=args.text))
     if args.json:
         print(json.dumps({
-            "tool_calls": [{k: c[k] for k in ("tool", "arguments", "result", "error")} for c in outcome["calls"]],
+            "tool_calls": [{k: c[k] for k in ("tool", "arguments", "result", "error", "held") if k in c}
+                           for c in outcome["calls"]],
             "visible_text": outcome["visible_text"],
             "seconds": outcome["seconds"],
             "notices": outcome["notices"],
@@ -369,6 +378,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("text", help="what to ask")
     ask.add_argument("--json", action="store_true", help="print {tool_calls, visible_text, seconds, usage}")
     ask.add_argument("--model", help="model spec as for `chat` (default: the configured backend)")
+    ask.add_argument("--yes", action="store_true",
+                     help="run calls that would wait for a person's approval (destructive tools) without asking")
     ask.set_defaults(func=cmd_ask)
 
     search = sub.add_parser("search", help="search the text of every conversation (full text, SQLite FTS5)")

@@ -58,6 +58,7 @@ class Engine:
         self.backend = backend
         self.registry = registry
         self.approval = approval
+        self.approve_all = False
         self.store = TranscriptStore(settings.conversations_dir)
         self.search = SearchIndex(Path(settings.data_dir) / INDEX_FILE, self.store)  # kept current on every save
         self.mcp: Any = None
@@ -114,7 +115,16 @@ class Engine:
         return self.pool.default
 
     def per_tool_approval(self) -> dict[str, str]:
-        return {name: opts["approval"] for name, opts in self.settings.tools.items() if opts.get("approval")}
+        configured = {name: opts["approval"] for name, opts in self.settings.tools.items() if opts.get("approval")}
+        if not self.approve_all:
+            return configured
+        return {**{name: "auto" for name in self.registry.names()}, **configured}
+
+    def approve_everything(self) -> None:
+        """Run every call without asking, destructive tools too (a non-interactive `sidespin ask --yes`).
+
+        A tool configured "deny" (or "ask") in config.json keeps its setting."""
+        self.approve_all = True
 
     def approvals(self, transcript: Transcript) -> Approvals:
         return Approvals.from_transcript(transcript, self.approval, self.per_tool_approval())
