@@ -21,7 +21,9 @@ The rules, before the code:
   whose value the conversation never mentions is dropped: a made-up filter silently
   changes what a tool returns.
 - **More calls**: after a call, when the likeliest next tokens write the separator, another
-  call follows ("the time in Tokyo and in Paris"), up to `MAX_CALLS`; a repeated call ends it.
+  call follows, up to `MAX_CALLS`; a repeated call ends it. When they do not, one more call is
+  tried anyway and kept only if the message asks for it (`asked_for`: its new values are in the
+  message): a small model writes one call where "the time in Tokyo and in Paris" asks for two.
   Once results have come back the route decides again (read, then write), under a higher
   threshold: halfway from the first one to certainty, since a small model keeps calling.
 - **Many tools**: when more than `SHORTLIST` tools are offered, the decision sees only the
@@ -326,13 +328,24 @@ class Router:
         by_name = {t.name: t for t in chosen}
         calls: list[ToolCall] = []
         written = prompt + form.opening
+        asked = _said(messages[-1:])
+        tried = False  # the model wrote no separator: the next call is tried, and kept only if the message asks it
         while len(calls) < MAX_CALLS:
-            call, text = await self._one_call(written, by_name, form, messages)
+            try:
+                call, text = await self._one_call(written, by_name, form, messages)
+            except MalformedToolCall:
+                if tried:
+                    break
+                raise
             if any(c.name == call.name and c.arguments == call.arguments for c in calls):
+                break
+            if tried and not asked_for(call, calls, by_name[call.name], asked):
+                logger.info("ROUTE_ANOTHER_REFUSED {} (not asked for in the message)", call.name)
                 break
             calls.append(call)
             written += text
-            if not await self._another(written, form):
+            tried = not await self._another(written, form)
+            if tried and again:
                 break
             written += form.separator
         logger.info("ROUTE_DECISION {} p_call={:.2f} tools={} in {:.3f}s", ",".join(c.name for c in calls), chance,
@@ -388,6 +401,37 @@ class Router:
             if consumed.strip():
                 return True
         return False
+
+
+def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: str) -> bool:
+    """Whether a call tried after the model stopped is one more thing the message asks for.
+
+    A small model writes one call where a message asks for several ("the time in Tokyo and in Paris"), so
+    after it stops one more call is tried; it is kept only when each of its values that no earlier call of
+    the tool had is mentioned in the message (`asked`, from `_said`) and is not part of, nor contains, the
+    earlier value (a folder of the file just read is not a second request), and at least one is new. A call of another tool is kept
+    when it has required arguments and the message mentions each of their values.
+    """
+    same = [c.arguments for c in earlier if c.name == call.name]
+    if not same:
+        required = [name for name in tool.required if name in call.arguments]
+        return bool(required) and all(_mentioned(name, call.arguments[name], asked) for name in required)
+    new = 0
+    for name, value in call.arguments.items():
+        before = [arguments.get(name) for arguments in same]
+        if value in before:
+            continue
+        if not _mentioned(name, value, asked) or any(_overlaps(value, b) for b in before):
+            return False
+        new += 1
+    return new > 0  # the same call with fewer arguments asks for nothing new
+
+
+def _overlaps(value: Any, other: Any) -> bool:
+    if not isinstance(value, str) or not isinstance(other, str):
+        return False
+    a, b = value.lower().strip(), other.lower().strip()
+    return bool(a) and bool(b) and (a in b or b in a)
 
 
 def _opens_call(token: str, form: CallFormat) -> bool:

@@ -2,7 +2,10 @@
 
 `FakeLlama(routes)` maps a user message to the calls the model "wants" (name, arguments):
 a message in `routes` opens its answer with a call (probability `p_call`), any other with
-text; after each call the model goes on to the next scripted one, then stops. Once results
+text; after each call the model goes on to the next scripted one, then stops. With `writes=N`
+it stops after N calls of its own accord, but writes the next scripted one when the answer is
+continued with the separator (a small model that writes one call where two were asked); past
+the scripted calls it writes the last one again. Once results
 have come back for the message, it wants what `after` says for it (nothing by default). Everything it
 was asked is kept in `asked` (kind, prompt, grammar or schema).
 """
@@ -25,8 +28,10 @@ OPEN, BETWEEN, CLOSE = '<tool_call>\n{"name": "', '", "arguments": ', "}\n</tool
 
 class FakeLlama:
     def __init__(self, routes: dict[str, list[tuple[str, dict[str, Any]]]] | None = None, *, p_call: float = 0.9,
-                 native: bool = True, after: dict[str, list[tuple[str, dict[str, Any]]]] | None = None) -> None:
+                 native: bool = True, after: dict[str, list[tuple[str, dict[str, Any]]]] | None = None,
+                 writes: int | None = None) -> None:
         self.routes = routes or {}
+        self.writes = writes
         self.after = after or {}
         self.p_call = p_call
         self.native = native  # False: a template that ignores `tools`
@@ -63,7 +68,7 @@ class FakeLlama:
         if written == 0:
             p = self.p_call if wanted else 1 - self.p_call
             return sorted([("<tool_call>", p), ("Hello", 1 - p)], key=lambda pair: -pair[1])
-        if written < len(wanted):  # the separator, a token at a time: a newline, then the next call's opening
+        if written < min(len(wanted), self.writes or len(wanted)):  # the separator, a token at a time: a newline, then the next call's opening
             return [("<tool_call>", 0.9), ("</assistant>", 0.1)] if prompt.endswith("\n") else [("\n", 0.9)]
         return [("\n", 0.6), ("</assistant>", 0.4)] if not prompt.endswith("\n") else [("</assistant>", 0.9)]
 

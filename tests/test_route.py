@@ -45,7 +45,7 @@ async def test_a_call_is_chosen_among_the_offered_names_and_its_arguments_come_u
     llama = FakeLlama({"Thai food in Manhattan": [("find_restaurants", {"location": "Manhattan", "cuisine": "Thai"})]})
     calls = await Router(llama).route(user("Thai food in Manhattan"), TOOLS)
     assert [(c.name, c.arguments) for c in calls] == [("find_restaurants", {"location": "Manhattan", "cuisine": "Thai"})]
-    name, arguments = [a for a in llama.asked if a["kind"] == "complete"]
+    name, arguments = [a for a in llama.asked if a["kind"] == "complete"][:2]
     assert name["prompt"].endswith("<assistant>" + OPEN)
     assert sentences_of(name["grammar"]) == {t.name + BETWEEN for t in TOOLS}
     assert arguments["schema"] == arguments_schema(FIND) and arguments["prompt"].endswith("find_restaurants" + BETWEEN)
@@ -55,7 +55,7 @@ async def test_a_tool_without_parameters_is_called_without_asking_for_arguments(
     llama = FakeLlama({"tell me something": [("random_fact", {})]})
     calls = await Router(llama).route(user("tell me something"), TOOLS)
     assert [(c.name, c.arguments) for c in calls] == [("random_fact", {})]
-    assert [a["schema"] for a in llama.asked if a["kind"] == "complete"] == [None]  # the name only
+    assert {a["schema"] for a in llama.asked if a["kind"] == "complete"} == {None}  # the name only
 
 
 async def test_the_threshold_decides_not_the_likeliest_token() -> None:
@@ -71,6 +71,34 @@ async def test_two_things_asked_at_once_are_two_calls() -> None:
     calls = await Router(FakeLlama(routes)).route(user("time in Tokyo and in Paris"), TOOLS)
     assert [c.arguments["zone"] for c in calls] == ["Asia/Tokyo", "Europe/Paris"]
     assert calls[0].id != calls[1].id
+
+
+async def test_a_second_call_the_model_did_not_write_is_kept_when_the_message_asks_for_it() -> None:
+    text = "time in Tokyo and in Paris"
+    routes = {text: [("current_time", {"zone": "Asia/Tokyo"}), ("current_time", {"zone": "Europe/Paris"})]}
+    calls = await Router(FakeLlama(routes, writes=1)).route(user(text), TOOLS)
+    assert [c.arguments["zone"] for c in calls] == ["Asia/Tokyo", "Europe/Paris"]
+
+
+async def test_a_second_call_the_message_does_not_ask_for_is_not_made() -> None:
+    text = "time in Tokyo"
+    for second in [("current_time", {"zone": "Europe/Paris"}),  # a value no one mentioned
+                   ("current_time", {"zone": "Tokyo"}),  # a part of the value already asked
+                   ("random_fact", {})]:  # another tool, with nothing the message asks of it
+        calls = await Router(FakeLlama({text: [("current_time", {"zone": "Asia/Tokyo"}), second]}, writes=1)).route(
+            user(text), TOOLS)
+        assert [c.arguments for c in calls] == [{"zone": "Asia/Tokyo"}], second
+    text = "Thai food in Manhattan"
+    fewer = [("find_restaurants", {"location": "Manhattan", "cuisine": "Thai"}), ("find_restaurants", {"location": "Manhattan"})]
+    assert len(await Router(FakeLlama({text: fewer}, writes=1)).route(user(text), TOOLS)) == 1  # nothing new
+
+
+async def test_another_tool_the_message_also_asks_for_is_called_too() -> None:
+    text = "time in Tokyo and Thai restaurants in Manhattan"
+    routes = {text: [("current_time", {"zone": "Asia/Tokyo"}),
+                     ("find_restaurants", {"location": "Manhattan", "cuisine": "Thai"})]}
+    calls = await Router(FakeLlama(routes, writes=1)).route(user(text), TOOLS)
+    assert [c.name for c in calls] == ["current_time", "find_restaurants"]
 
 
 async def test_a_model_that_would_call_on_and_on_stops_at_the_limit_and_a_repeated_call_ends_it_early() -> None:
