@@ -57,7 +57,7 @@ def _build(settings: "Settings") -> Backend:
         limit = {"max_tokens": settings.max_tokens} if settings.max_tokens > 0 else {}
         return AnthropicBackend(settings.anthropic_base_url, settings.model, settings.anthropic_api_key, **limit)
     if kind == "scripted":
-        from sidespin.testing.scripted import ScriptedBackend
+        from sidespin.llm.scripted import ScriptedBackend
 
         return ScriptedBackend([])  # test support: an empty script, only tests build useful ones
     raise ConfigError(f"unknown backend {settings.backend!r} (valid: {', '.join(BACKENDS)})")
