@@ -299,10 +299,6 @@ class Turn:
         for line in _split_lines(self.user_raw[len(USER):]):
             merged.update(_note_data(line) or {})
         return merged
-        if self.model is not None and not self.header_raw:
-            self.header_raw = ASSISTANT + (f"[{_clean_name(self.model)}]" if self.model else "")
-            if not (self.segments and isinstance(self.segments[0], Text) and self.segments[0].raw.startswith("\n")):
-                self.segments.insert(0, Text("\n\n"))
 
     @property
     def is_placeholder(self) -> bool:
