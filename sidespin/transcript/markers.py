@@ -7,16 +7,17 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
-
-from sidespin.approvals import CHOICES
+from typing import Any, Literal, get_args
 
 __all__ = [
-    "DECISIONS", "USER", "ASSISTANT", "THOUGHT", "SUMMARY", "PROPOSAL", "RESULT", "MARKERS",
+    "Choice", "CHOICES", "DECISIONS", "USER", "ASSISTANT", "THOUGHT", "SUMMARY", "PROPOSAL", "RESULT", "MARKERS",
     "REFUSED", "NOT_RUN", "INTERRUPTED", "NOTE_PREFIX", "CONDENSED", "IMPORTED",
 ]
 
-DECISIONS = CHOICES  # a person's choices, written after ❓: (see sidespin.approvals)
+# A person's answer to a proposed call, written after ❓: (what each means: `sidespin.approvals`).
+Choice = Literal["ya", "yA", "yo", "yO", "n"]
+CHOICES: tuple[Choice, ...] = get_args(Choice)
+DECISIONS = CHOICES  # the same keys, by the name the transcript's readers use
 
 USER = "💬:"
 ASSISTANT = "🤖:"
