@@ -155,7 +155,7 @@ class Turn:
         return found[-1] if found else None
 
     def messages(self, *, last: bool) -> list[dict[str, Any]]:
-        """This turn as chat messages; see the module docstring for the grouping."""
+        """This turn as chat messages; the grouping is described in `sidespin.transcript`."""
         messages: list[dict[str, Any]] = [{"role": "user", "content": self.user}] if self.user else []
         images = image_attachments(self.user_note.get("attachments"))
         if messages and images:
