@@ -18,21 +18,17 @@ the call's `❓:` marker, so reopening a conversation restores what was remember
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Literal, get_args
+from typing import Iterable, Literal, get_args
 
 from loguru import logger
 
 from sidespin.tools import Tool, ToolCall
-
-if TYPE_CHECKING:  # not at run time: the transcript reads the choices from here
-    from sidespin.transcript import Transcript, Turn
+from sidespin.transcript import Transcript, Turn
+from sidespin.transcript.markers import CHOICES, Choice  # the keys the transcript writes after ❓:
 
 __all__ = ["POLICIES", "Policy", "Choice", "CHOICES", "MEANINGS", "Approvals"]
 
 
-# A person's answer to a proposed call; every other module takes the keys from here.
-Choice = Literal["ya", "yA", "yo", "yO", "n"]
-CHOICES: tuple[Choice, ...] = get_args(Choice)
 Policy = Literal["auto", "ask", "deny"]  # what happens to a call of a tool: run it, ask a person, refuse it
 POLICIES: tuple[Policy, ...] = get_args(Policy)
 

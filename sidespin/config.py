@@ -41,13 +41,15 @@ from typing import Any, Literal, get_args
 
 from sidespin.errors import ConfigError
 
-__all__ = ["Settings", "ToolMode", "PROJECT_DIR", "LOOPBACK_HOSTS", "load_settings"]
+__all__ = ["Settings", "ToolMode", "PROJECT_DIR", "LOOPBACK_HOSTS", "BACKENDS", "check_spec", "load_settings"]
 
 # how a model is asked for tool calls: native calls, the constrained route, the <mcp-request> block, or found by a probe
 ToolMode = Literal["auto", "native", "route", "xml"]
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+BACKENDS = ("embedded", "openai", "ollama", "anthropic", "scripted")  # what `backend` may name (sidespin.llm builds it)
+_SPEC_KINDS = ("embedded", "ollama", "openai", "anthropic")
 
 _ENV = {
     "backend": "SIDESPIN_BACKEND",
@@ -150,10 +152,24 @@ class Settings:
         return Path(self.data_dir) / "logs"
 
 
+def check_spec(spec: str) -> tuple[str, str]:
+    """The (backend, model) a MODEL spec names, without building anything; `ConfigError` if it names nothing."""
+    spec = spec.strip()
+    if not spec:
+        return "embedded", ""
+    if spec.lower().endswith(".gguf") or spec.startswith("hf:"):
+        return "embedded", spec
+    kind, colon, name = spec.partition(":")
+    if kind.lower() in _SPEC_KINDS:  # `ollama` alone: the backend's default model
+        return kind.lower(), name
+    raise ConfigError(
+        f"model {spec!r} is not understood: use path/to/model.gguf, ollama:NAME, openai:NAME or anthropic:NAME "
+        f"(backends: {', '.join(BACKENDS)})"
+    )
+
+
 def _check_models(models: Any) -> None:
     """`models`: a list of {"name": …, "backend": …}, each name unique and each backend a spec `sidespin chat` takes."""
-    from sidespin.llm import check_spec  # here: the backends' package needs no settings to check a spec
-
     example = '[{"name": "qwen-0.5b", "backend": "embedded"}, {"name": "llama3", "backend": "ollama:llama3.2"}]'
     if not isinstance(models, list):
         raise ConfigError(f"models must be a list like {example}, not {type(models).__name__}")

@@ -38,7 +38,7 @@ from sidespin.events import ToolFinished
 from sidespin.mcp.attach import edited_note
 from sidespin.tools import ToolResult
 from sidespin.transcript import Transcript, TranscriptStore, parse
-from sidespin.transcript.model import IMPORTED
+from sidespin.transcript.markers import IMPORTED
 
 __all__ = ["Replay", "edit", "fork", "import_bytes", "recorded_results", "version_group", "MAX_IMPORT_BYTES",
            "MAX_IMPORT_TURNS"]

@@ -2,23 +2,21 @@
 
 The base types (`Backend`, `Delta`, `Grammar`) live in `sidespin.llm.base` and are
 re-exported here; backends import them from `sidespin.llm.base`, so this module can
-import the backends (lazily, each only when chosen) without a cycle.
+import the backends (lazily, each only when chosen) without a cycle. What a backend
+name or a MODEL spec may say (`BACKENDS`, `check_spec`) is the settings' to check:
+it lives in `sidespin.config` and is re-exported here.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from sidespin.config import BACKENDS, Settings, check_spec
 from sidespin.errors import ConfigError
 from sidespin.llm.base import Backend, Delta, Grammar, TokenUsage
 
-if TYPE_CHECKING:
-    from sidespin.config import Settings
-
 __all__ = ["TokenUsage", "Delta", "Grammar", "Backend", "BACKENDS", "make_backend", "backend_from_spec", "check_spec"]
-
-BACKENDS = ("embedded", "openai", "ollama", "anthropic", "scripted")
 
 
 def make_backend(settings: "Settings") -> Backend:
@@ -59,7 +57,7 @@ def _build(settings: "Settings") -> Backend:
         limit = {"max_tokens": settings.max_tokens} if settings.max_tokens > 0 else {}
         return AnthropicBackend(settings.anthropic_base_url, settings.model, settings.anthropic_api_key, **limit)
     if kind == "scripted":
-        from sidespin.testing.scripted import ScriptedBackend
+        from sidespin.llm.scripted import ScriptedBackend
 
         return ScriptedBackend([])  # test support: an empty script, only tests build useful ones
     raise ConfigError(f"unknown backend {settings.backend!r} (valid: {', '.join(BACKENDS)})")
@@ -68,25 +66,6 @@ def _build(settings: "Settings") -> Backend:
 def _limit(settings: "Settings") -> dict[str, Any]:
     """`max_tokens` for OpenAI-shaped requests (0: no limit); Ollama's is `num_predict`."""
     return {"max_tokens": settings.max_tokens} if settings.max_tokens > 0 else {}
-
-
-_SPEC_KINDS = ("embedded", "ollama", "openai", "anthropic")
-
-
-def check_spec(spec: str) -> tuple[str, str]:
-    """The (backend, model) a MODEL spec names, without building anything; `ConfigError` if it names nothing."""
-    spec = spec.strip()
-    if not spec:
-        return "embedded", ""
-    if spec.lower().endswith(".gguf") or spec.startswith("hf:"):
-        return "embedded", spec
-    kind, colon, name = spec.partition(":")
-    if kind.lower() in _SPEC_KINDS:  # `ollama` alone: the backend's default model
-        return kind.lower(), name
-    raise ConfigError(
-        f"model {spec!r} is not understood: use path/to/model.gguf, ollama:NAME, openai:NAME or anthropic:NAME "
-        f"(backends: {', '.join(BACKENDS)})"
-    )
 
 
 def backend_from_spec(spec: str, settings: "Settings") -> Backend:

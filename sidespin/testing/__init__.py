@@ -1,9 +1,9 @@
 """Test support, not product code: shipped in the package only for the test suite and the conformance runner.
 
 - `sidespin.testing.scripted`: `ScriptedBackend`, a fake model replaying scripted turns
-  (also selectable as backend "scripted", which only tests use).
+  (it lives in `sidespin.llm.scripted`, as the backend "scripted", which only tests use).
 - `sidespin.testing.conformance`: `python -m sidespin.testing.conformance URL`, sidespin as the
   client under test of the official MCP conformance suite (`tests/mcp/test_conformance.py`).
 
-Nothing in the product imports from here, except the backend factory's "scripted" choice.
+Nothing in the product imports from here.
 """

@@ -80,7 +80,7 @@ call that started and never finished, a result saying it was interrupted);
 text after the results starts a new assistant message. Thoughts and notes are not sent.
 """
 
-from sidespin.transcript.model import (
+from sidespin.transcript.markers import (
     ASSISTANT,
     CONDENSED,
     DECISIONS,
@@ -93,19 +93,13 @@ from sidespin.transcript.model import (
     SUMMARY,
     THOUGHT,
     USER,
-    Note,
-    Proposal,
-    Result,
-    Segment,
-    Summary,
-    Text,
-    Thought,
-    Transcript,
-    Turn,
 )
+from sidespin.transcript.model import Transcript
 from sidespin.transcript.parse import parse
 from sidespin.transcript.recorder import TranscriptRecorder
+from sidespin.transcript.segments import Note, Proposal, Result, Segment, Summary, Text, Thought
 from sidespin.transcript.store import TranscriptStore
+from sidespin.transcript.turn import Turn
 
 __all__ = [
     "USER", "ASSISTANT", "THOUGHT", "SUMMARY", "PROPOSAL", "RESULT", "DECISIONS", "REFUSED", "NOT_RUN",

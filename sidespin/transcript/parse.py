@@ -8,11 +8,13 @@ from loguru import logger
 
 from sidespin.errors import TranscriptError
 from sidespin.tools import ToolCall
-from sidespin.transcript.model import (
-    ASSISTANT, DECISIONS, NOTE_PREFIX, PROPOSAL, RESULT, SUMMARY, THOUGHT, USER, _HEADER, _PROPOSAL, _RESULT, Note,
-    Proposal, Result, Segment, Summary, Text, Thought, Transcript, Turn, _append, _marker, _split_lines,
-    _unquote_field,
+from sidespin.transcript.markers import (
+    _HEADER, _PROPOSAL, _RESULT, ASSISTANT, DECISIONS, NOTE_PREFIX, PROPOSAL, RESULT, SUMMARY, THOUGHT, USER, _marker,
+    _split_lines, _unquote_field,
 )
+from sidespin.transcript.model import Transcript
+from sidespin.transcript.segments import Note, Proposal, Result, Segment, Summary, Text, Thought, _append
+from sidespin.transcript.turn import Turn
 
 __all__ = ["parse"]
 

@@ -20,9 +20,8 @@ from typing import Callable
 from loguru import logger
 
 from sidespin.errors import TranscriptError
-from sidespin.transcript.model import (
-    ASSISTANT, NOTE_PREFIX, UNTITLED, USER, Transcript, _marker, _note_data, _shorten, _split_lines, title_of,
-)
+from sidespin.transcript.markers import ASSISTANT, NOTE_PREFIX, USER, _marker, _note_data, _split_lines
+from sidespin.transcript.model import UNTITLED, Transcript, _shorten, title_of
 from sidespin.transcript.parse import parse
 
 __all__ = ["TranscriptStore", "Stamp"]

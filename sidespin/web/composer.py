@@ -20,7 +20,7 @@ import json
 from typing import Any
 
 from fasthtml.common import (
-    APIRouter, Button, Details, Div, Hidden, Input, Label, Li, Pre, Span, Strong, Summary, Ul,
+    APIRouter, Button, Div, Hidden, Input, Label, Li, Span, Strong, Ul,
 )
 from loguru import logger
 from starlette.exceptions import HTTPException
@@ -29,12 +29,12 @@ from starlette.responses import JSONResponse
 
 from sidespin.errors import AttachmentRefused, MCPServerError
 from sidespin.mcp.attach import (
-    Composed, ResourceRef, compose, expand_template, prompt_text, split_attached, template_variables,
+    Composed, ResourceRef, compose, expand_template, prompt_text, template_variables,
 )
 from sidespin.mcp.catalog import Catalog
 from sidespin.web.forms import refusal
 
-__all__ = ["Chip", "AttachedResources", "ChangedNotice", "ComposerParts", "message_of", "install"]
+__all__ = ["Chip", "ChangedNotice", "ComposerParts", "message_of", "install"]
 
 MAX_MATCHES = 50
 MAX_QUERY_CHARS = 200
@@ -76,22 +76,6 @@ def Chip(ref: ResourceRef):
                 Button("×", type="button", cls="chip-remove", title=f"remove {ref.name or ref.uri}"),
                 Hidden(name="attach", value=json.dumps(ref.row(), ensure_ascii=False)),
                 cls="chip", data_uri=ref.uri, title=ref.uri)
-
-
-def AttachedResources(text: str, note: dict[str, Any]):
-    """The resources a user message carries, each collapsed under its name; its images drawn."""
-    from sidespin.web.page import Attachment  # page draws the user message with this; an import cycle otherwise
-
-    names = {row.get("uri"): row for row in note.get("attached") or [] if isinstance(row, dict)}
-    _, blocks = split_attached(text)
-    shown = [Details(Summary(Span("📎", cls="icon"), Span(str(names.get(block["uri"], {}).get("name") or block["uri"]),
-                                                          cls="chip-name"),
-                             Span(block["server"], cls="chip-server"),
-                             *([Span("changed since it was attached", cls="chip-changed")] if block["changed"] else [])),
-                     Pre(block["body"]), cls="attached", data_uri=block["uri"], title=block["uri"])
-             for block in blocks]
-    shown += [Attachment(item) for item in note.get("attachments") or [] if isinstance(item, dict)]
-    return Div(*shown, cls="attached-list")
 
 
 def _matches(row: dict[str, Any], query: str) -> bool:

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from fasthtml.common import (
-    A, Audio, Button, Details, Div, Form, Hidden, Img, NotStr, Option, Pre, Select, Span, Summary, Textarea, to_xml,
+    A, Button, Details, Div, Form, Hidden, NotStr, Option, Pre, Select, Span, Summary, Textarea, to_xml,
 )
 from markdown_it import MarkdownIt
 
@@ -22,7 +22,8 @@ from sidespin.mcp.attach import split_attached
 from sidespin.protocol import poke_target
 from sidespin.record import CallRecord, MarkdownStream, TurnRecord
 from sidespin.versions import version_group
-from sidespin.web.composer import AttachedResources, ComposerParts
+from sidespin.web.attachments import AttachedResources, Attachment
+from sidespin.web.composer import ComposerParts
 from sidespin.web.live import HISTORY_WINDOW, LiveTurn, dom_id, history_window, user_dom_id
 from sidespin.web.models import TurnMeter, meter_state
 from sidespin.web.questions import QuestionBox
@@ -106,19 +107,6 @@ def ToolCard(card: CallRecord, **kwargs: Any):
         **({"open": True} if card.status == "waiting" or card.open_questions() else {}),  # its buttons in sight
         **kwargs,
     )
-
-
-def Attachment(item: dict[str, Any]):
-    """What a tool returned besides its text: an image, a sound to play, or a resource's URI and text."""
-    kind, data = item.get("type"), item.get("data")
-    if kind == "image" and data:
-        return Img(src=f"data:{item.get('mimeType') or 'image/png'};base64,{data}", cls="attachment")
-    if kind == "audio" and data:
-        return Audio(controls=True, src=f"data:{item.get('mimeType') or 'audio/wav'};base64,{data}", cls="attachment")
-    if kind == "resource":
-        return Div(Span("resource", cls="k"), Span(str(item.get("uri", "")), cls="uri"),
-                   Pre(str(item.get("text", ""))), cls="attachment resource")
-    return ""
 
 
 def ApprovalButtons(card: CallRecord):
