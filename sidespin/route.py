@@ -19,7 +19,9 @@ The rules, before the code:
   are the offered names. **Arguments**: continued after the name and `between`, under the
   tool's JSON schema with every field bounded (`arguments_schema`). An optional argument
   whose value the conversation never mentions is dropped: a made-up filter silently
-  changes what a tool returns.
+  changes what a tool returns. A call whose *required* values neither the conversation nor
+  the tool's own description mention is not made at all (`invented`): a small model fills
+  an unrelated tool with made-up values rather than answer in words.
 - **More calls**: after a call, when the likeliest next tokens write the separator, another
   call follows, up to `MAX_CALLS`; a repeated call ends it. When they do not, one more call is
   tried anyway and kept only if the message asks for it (`asked_for`: its new values are in the
@@ -329,6 +331,7 @@ class Router:
         calls: list[ToolCall] = []
         written = prompt + form.opening
         asked = _said(messages[-1:])
+        said = _said(messages)
         tried = False  # the model wrote no separator: the next call is tried, and kept only if the message asks it
         while len(calls) < MAX_CALLS:
             try:
@@ -338,6 +341,11 @@ class Router:
                     break
                 raise
             if any(c.name == call.name and c.arguments == call.arguments for c in calls):
+                break
+            made_up = invented(by_name[call.name], call.arguments, said)
+            if made_up:
+                logger.info("ROUTE_INVENTED {} {}: required values nothing said, so no call", call.name,
+                            ", ".join(made_up))
                 break
             if tried and not asked_for(call, calls, by_name[call.name], asked):
                 logger.info("ROUTE_ANOTHER_REFUSED {} (not asked for in the message)", call.name)
@@ -401,6 +409,14 @@ class Router:
             if consumed.strip():
                 return True
         return False
+
+
+def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
+    """The required arguments whose values neither the conversation (`said`, from `_said`) nor the tool's own
+    description and schema mention: a value made up to fill a call the message did not ask for ("the capital
+    of Brazil?" answered with `calculate_area(base=10, height=5)`, a `repo_path` of "your-repo-path")."""
+    known = f"{said}\n{tool.description}\n{json.dumps(tool.input_schema, ensure_ascii=False)}".lower()
+    return [name for name in tool.required if name in arguments and not _mentioned(name, arguments[name], known)]
 
 
 def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: str) -> bool:

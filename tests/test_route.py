@@ -59,9 +59,9 @@ async def test_a_tool_without_parameters_is_called_without_asking_for_arguments(
 
 
 async def test_the_threshold_decides_not_the_likeliest_token() -> None:
-    routes = {"maybe the time?": [("current_time", {"zone": "UTC"})]}
-    assert await Router(FakeLlama(routes, p_call=0.4), threshold=0.5).route(user("maybe the time?"), TOOLS) == []
-    called = await Router(FakeLlama(routes, p_call=0.4), threshold=0.3).route(user("maybe the time?"), TOOLS)
+    routes = {"maybe the time in UTC?": [("current_time", {"zone": "UTC"})]}
+    assert await Router(FakeLlama(routes, p_call=0.4), threshold=0.5).route(user("maybe the time in UTC?"), TOOLS) == []
+    called = await Router(FakeLlama(routes, p_call=0.4), threshold=0.3).route(user("maybe the time in UTC?"), TOOLS)
     assert [c.name for c in called] == ["current_time"]
 
 
@@ -117,11 +117,27 @@ async def test_an_optional_argument_no_one_mentioned_is_dropped_and_a_mentioned_
     assert (await Router(FakeLlama({text: stated})).route(user(text), TOOLS))[0].arguments == stated[0][1]
 
 
-async def test_a_required_argument_is_kept_even_when_the_model_inferred_it() -> None:
-    inferred = [("current_time", {"zone": "Europe/Paris"})]
-    calls = await Router(FakeLlama({"what time is it in France?": inferred})).route(
-        user("what time is it in France?"), TOOLS)
-    assert calls[0].arguments == {"zone": "Europe/Paris"}
+async def test_a_call_whose_required_values_nothing_mentions_is_not_made() -> None:
+    made_up = {"What is the capital of Brazil?": [("find_restaurants", {"location": "Paris"})]}
+    assert await Router(FakeLlama(made_up)).route(user("What is the capital of Brazil?"), TOOLS) == []
+
+
+async def test_a_required_value_from_the_message_the_earlier_results_or_the_tools_description_is_kept() -> None:
+    local = foreign("local_time", "The time in a time zone; use 'Europe/Berlin' when none is given.",
+                    {"zone": {"type": "string"}}, ["zone"])
+    asked = {"what time is it?": [("local_time", {"zone": "Europe/Berlin"})],
+             "what time is it in Tokyo?": [("local_time", {"zone": "Asia/Tokyo"})]}
+    for text, wanted in asked.items():
+        calls = await Router(FakeLlama(asked)).route(user(text), [local])
+        assert [(c.name, c.arguments) for c in calls] == wanted
+    listed = [{"role": "user", "content": "list my notes, then read the first one"},
+              {"role": "assistant", "content": "", "tool_calls": [
+                  {"id": "c1", "type": "function", "function": {"name": "list_notes", "arguments": "{}"}}]},
+              {"role": "tool", "tool_call_id": "c1", "content": "groceries.md\nmeeting.md"}]
+    read = foreign("read_note", "Reads a note.", {"path": {"type": "string"}}, ["path"])
+    after = {"list my notes, then read the first one": [("read_note", {"path": "groceries.md"})]}
+    calls = await Router(FakeLlama(after=after), threshold=0.5).route(listed, [read])
+    assert [c.arguments for c in calls] == [{"path": "groceries.md"}]
 
 
 async def test_arguments_that_do_not_fit_the_tool_raise_malformed_tool_call() -> None:
