@@ -309,7 +309,7 @@ async def approve(cid: str, call_id: str, choice: str, request: Request):
 
 @rt(methods=["get"])
 async def stream(tid: str, request: Request):
-    """Server-sent updates of one live turn; each is idempotent, so a reconnect just redraws."""
+    """Server-sent updates of one live turn: the first draws the whole turn, so a reconnect just redraws."""
     turn = board_of(request).get(tid)
     if turn is None:
         return refusal(f"no such turn {tid!r}", 404)
@@ -319,10 +319,9 @@ async def stream(tid: str, request: Request):
         async for version in turn.changes():
             if await request.is_disconnected():
                 return
-            if version >= 0:
-                parts = watch.update()
-                if parts:
-                    yield sse_message(Div(*parts), event="update")
+            sent = "".join(watch.messages()) if version >= 0 else ""
+            if sent:
+                yield sent  # one write (one HTTP chunk) for what changed in a frame
         yield sse_message(Div(), event="done")
 
     return EventStream(updates())
