@@ -1,5 +1,5 @@
-"""What a page watching a live answer receives: the whole turn on (re)connect, and at the end the same
-answer a reload draws."""
+"""What a page watching a live answer receives: few bytes per byte of answer, the whole turn on (re)connect,
+and at the end the same answer a reload draws."""
 
 from __future__ import annotations
 
@@ -14,6 +14,10 @@ from sidespin.record import TurnRecord
 from sidespin.web.live import LiveTurn
 from sidespin.web.page import AnswerBody, TurnWatch, sse_event
 from tests.live_page import LivePage
+
+# the embedded model's decode on 2 shared cores under load: 56–76 tokens a second (sidespin/llm/embedded.py)
+EMBEDDED_TOKENS_PER_SECOND = 56
+
 
 SENTENCES = [
     "The ball crossed the net, spun, and came back faster than anyone expected.",
@@ -86,6 +90,24 @@ def reloaded_body(text: str, tid: str) -> str:
     record = TurnRecord.replay([TextDelta(text), TurnDone(reason="done")])
     body = BeautifulSoup(to_xml(AnswerBody(record.answer, f"{tid}-body")), "html.parser").div
     return "".join(str(child) for child in body.children)
+
+
+async def test_a_six_kilobyte_answer_streamed_a_token_at_a_time_costs_a_watcher_at_most_three_times_its_bytes():
+    text = six_kilobytes()
+    turn = LiveTurn("c")
+    # streamed text wakes a watcher once a frame: the tokens the model writes meanwhile go in one update
+    per_update = max(1, int(EMBEDDED_TOKENS_PER_SECOND * turn.frame))
+    page, watcher = LivePage(), TurnWatch(turn)
+    sent = watch(page, watcher)
+    for index, piece in enumerate(tokens(text), 1):
+        turn.apply(TextDelta(piece))
+        if index % per_update == 0:
+            sent += watch(page, watcher)
+    turn.apply(TurnDone(reason="done"))
+    sent += watch(page, watcher)
+    assert sent <= 3 * len(text.encode()), f"{sent:,} bytes sent for a {len(text.encode()):,}-byte answer"
+    assert canonical(page.body()) == canonical(reloaded_body(text, turn.id))  # drawn as a reload draws it
+    assert page.soup.find("b") is None and "<b>topspin</b>" in page.soup.get_text()  # text, never markup
 
 
 async def test_a_watcher_that_connects_mid_answer_gets_the_whole_turn_in_its_first_message():
