@@ -34,6 +34,7 @@ from sidespin.guard import BodyLimit, GuardPolicy, OriginGuard, SecurityHeaders,
 from sidespin.logs import LogHub, setup_logging
 from sidespin.mcp import build_mcp_server
 from sidespin.mcp.auth import CALLBACK_PATH
+from sidespin.protocol import poke_prompt
 from sidespin.tools import ToolCall, ToolRegistry, coerce_arguments
 from sidespin.web import composer
 from sidespin.web import models as model_picker
@@ -45,7 +46,7 @@ from sidespin.web import versions as versions_web
 from sidespin.web.forms import refusal, text_fields
 from sidespin.web.live import TurnBoard, user_dom_id
 from sidespin.web.page import (
-    ChatHistory, ChatMessage, Composer, LiveAnswer, StatusDot, ToolCard, TurnWatch, UserMessage,
+    ChatHistory, Composer, LiveAnswer, StatusDot, ToolCard, TurnWatch, UserMessage,
 )
 
 settings = load_settings()
@@ -284,7 +285,10 @@ async def poke(cid: str, request: Request, tool: str = "get_cat_fact", arguments
         return refusal(f"the tool {tool!r} is switched off for this conversation (Servers panel)", 409)
     parsed = json_object(arguments, "arguments")
     turn = board_of(request).start(conversation, None, poke_tool=tool, poke_arguments=parsed)
-    return ChatMessage("user", Div(f"🏓 Poke: call {tool}", cls="user-text")), LiveAnswer(turn)
+    # drawn from the prompt the turn writes (its salt aside), as a reload draws it: the same line and buttons
+    prompt = poke_prompt([engine.registry.get(tool)], tool_name=tool, arguments=parsed)
+    return (UserMessage(prompt, versions_web.UserTools(turn.index, prompt), id=user_dom_id(turn.index)),
+            LiveAnswer(turn))
 
 
 @rt(methods=["post"])
@@ -309,7 +313,7 @@ async def approve(cid: str, call_id: str, choice: str, request: Request):
 
 @rt(methods=["get"])
 async def stream(tid: str, request: Request):
-    """Server-sent updates of one live turn; each is idempotent, so a reconnect just redraws."""
+    """Server-sent updates of one live turn: the first draws the whole turn, so a reconnect just redraws."""
     turn = board_of(request).get(tid)
     if turn is None:
         return refusal(f"no such turn {tid!r}", 404)
@@ -319,10 +323,9 @@ async def stream(tid: str, request: Request):
         async for version in turn.changes():
             if await request.is_disconnected():
                 return
-            if version >= 0:
-                parts = watch.update()
-                if parts:
-                    yield sse_message(Div(*parts), event="update")
+            sent = "".join(watch.messages()) if version >= 0 else ""
+            if sent:
+                yield sent  # one write (one HTTP chunk) for what changed in a frame
         yield sse_message(Div(), event="done")
 
     return EventStream(updates())

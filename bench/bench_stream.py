@@ -1,79 +1,122 @@
-"""What one watcher of a streaming answer is sent: updates that carry what changed, against a full redraw.
+"""What one watcher of a streaming answer receives on the wire, per byte of the answer.
 
-Run: `python bench/bench_stream.py [--kib 64,256,1024] [--chunk 4] [--frame 64]`. One live turn is fed
-an answer of the given size in `chunk`-character pieces; every `frame` pieces (about one update
-of the page, which sends at most ~30 a second) a watcher takes an update. The baseline, in the
-same run on the same turn, is the first version's way: every update redraws the whole turn.
-Both are rendered by the app's own components; bytes and seconds are printed with their ratio.
+Run: `python bench/bench_stream.py [--kib 6,64] [--rate 56]`. A live turn is fed an answer of the
+given size the way the embedded model streams it: one token (a few characters) at a time, at `rate`
+tokens a second (56–76 measured on 2 shared cores under load, `sidespin/llm/embedded.py`). A watcher
+takes what changed once a frame (`LiveTurn.frame`: streamed text wakes it at most that often), so an
+update carries `rate × frame` tokens; no clock runs, the bytes are counted. Three ways, in the same run:
+
+    before   every change one `update` event of out-of-band swaps (the added text a <span> in it),
+             a frame of 0.03 s: the way the page was streamed up to November 2026
+    lean     `TurnWatch.messages` as the stream route sends them, at the same frame of 0.03 s
+    now      `TurnWatch.messages` at today's `LiveTurn.frame`
+
+Bytes are those on the wire: the SSE messages (the `done` event included) in the chunks of HTTP/1.1's
+chunked encoding, the route writing what changed in a frame at once (the baseline too, though it wrote each
+message apart); against the answer's UTF-8 bytes. Events: SSE messages.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fasthtml.common import Div, to_xml  # noqa: E402
+from fasthtml.common import Div, NotStr, Span, sse_message  # noqa: E402
 
-from sidespin.events import TextDelta  # noqa: E402
+from sidespin.events import TextDelta, TurnDone  # noqa: E402
 from sidespin.web.live import LiveTurn  # noqa: E402
-from sidespin.web.page import TurnParts, TurnWatch  # noqa: E402
+from sidespin.web.page import TurnWatch  # noqa: E402
 
 PARAGRAPH = "The ball crossed the net, spun, and came back faster than anyone expected. " * 6
+BEFORE_FRAME = 0.03
 
 
 def answer(kib: int) -> str:
+    """Markdown of `kib` KiB: bold-led paragraphs, and a code block every ten."""
     text, n = [], 0
     while sum(len(t) for t in text) < kib * 1024:
         text.append(f"**Rally {n}.** {PARAGRAPH}\n\n")
         if n % 10 == 9:
             text.append("```python\n" + "print('ping')\n" * 20 + "```\n\n")
         n += 1
-    return "".join(text)
+    return "".join(text)[: kib * 1024]
 
 
-def play(text: str, chunk: int, frame: int) -> tuple[int, int, float, float]:
-    """Bytes sent by the watcher and by a full redraw, and the seconds each spent rendering."""
+def tokens(text: str) -> list[str]:
+    """The text in pieces the size of a small model's tokens: a word with its space, long words cut at 6."""
+    pieces = re.findall(r" ?[^\s]{1,6}|\n|\s", text)
+    assert "".join(pieces) == text
+    return pieces
+
+
+class OneUpdateEvent(TurnWatch):
+    """The way before: every change one `update` event; the added text an out-of-band <span> in it."""
+
+    def messages(self) -> list[str]:
+        parts, blocks, added = self.update()
+        tid = self.turn.id
+        if blocks:  # the blocks appended, the tail started again
+            parts += [Div(NotStr(blocks), hx_swap_oob=f"beforeend:#{tid}-body-blocks"),
+                      Div(added, id=f"{tid}-body-tail", cls="tail writing", hx_swap_oob="true")]
+            added = ""
+        if added:
+            parts.append(Span(added, hx_swap_oob=f"beforeend:#{tid}-body-tail"))
+        return [sse_message(Div(*parts), event="update")] if parts else []
+
+
+def play(text: str, watch_type: type[TurnWatch], per_update: int) -> tuple[int, int]:
+    """The bytes and events a watcher receives while `text` streams a token at a time."""
     turn = LiveTurn("bench")
-    watch = TurnWatch(turn)
-    diff_bytes = full_bytes = 0
-    diff_seconds = full_seconds = 0.0
-    pieces = [text[i:i + chunk] for i in range(0, len(text), chunk)]
-    for index, piece in enumerate(pieces, 1):
+    watch = watch_type(turn)
+    sent = events = 0
+
+    def take() -> None:  # the route writes what changed in a frame at once: one HTTP chunk
+        nonlocal sent, events
+        messages = watch.messages()
+        size = len("".join(messages).encode())
+        sent += size + len(f"{size:x}\r\n\r\n") if size else 0
+        events += len(messages)
+
+    take()  # a page connects as the turn starts
+    for index, piece in enumerate(tokens(text), 1):
         turn.apply(TextDelta(piece))
-        if index % frame and index != len(pieces):
-            continue
-        started = time.perf_counter()
-        diff_bytes += len(to_xml(Div(*watch.update())).encode())
-        diff_seconds += time.perf_counter() - started
-        started = time.perf_counter()
-        full_bytes += len(to_xml(Div(*TurnParts(turn.record, turn.id, oob=True))).encode())
-        full_seconds += time.perf_counter() - started
-    return diff_bytes, full_bytes, diff_seconds, full_seconds
+        if index % per_update == 0:
+            take()
+    turn.apply(TurnDone(reason="stop"))
+    take()
+    done = len(sse_message(Div(), event="done").encode())
+    return sent + done + len(f"{done:x}\r\n\r\n"), events + 1
+
+
+async def run(text: str, watch_type: type[TurnWatch], per_update: int) -> tuple[int, int]:
+    return play(text, watch_type, per_update)  # LiveTurn schedules its wake-ups on a running loop
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--kib", default="64,256", help="answer sizes in KiB, comma-separated")
-    parser.add_argument("--chunk", type=int, default=4)
-    parser.add_argument("--frame", type=int, default=64, help="pieces per update")
+    parser.add_argument("--kib", default="6,64", help="answer sizes in KiB, comma-separated")
+    parser.add_argument("--rate", type=float, default=56.0, help="tokens a second the model streams")
     args = parser.parse_args()
-    print(f"{'answer':>10} {'updates':>8} {'sent (changes)':>15} {'sent (redraw)':>15} {'per answer byte':>16} "
-          f"{'saved':>7} {'render s':>9} {'redraw s':>9}")
+    now_frame = LiveTurn("bench").frame
+    ways = [("before", OneUpdateEvent, BEFORE_FRAME), ("lean", TurnWatch, BEFORE_FRAME), ("now", TurnWatch, now_frame)]
+    print(f"{'answer':>9} {'tokens':>7} {'way':>7} {'frame s':>8} {'tok/upd':>8} {'events':>7} {'bytes':>9} "
+          f"{'per answer byte':>16} {'vs before':>10}")
     for kib in [int(k) for k in args.kib.split(",")]:
+        text = answer(kib)
+        size = len(text.encode())
+        baseline = 0
 
-        async def run() -> tuple[int, int, float, float]:  # LiveTurn schedules its wake-ups on a loop
-            return play(answer(kib), args.chunk, args.frame)
-
-        text_bytes = len(answer(kib).encode())
-        diff, full, diff_s, full_s = asyncio.run(run())
-        updates = -(-len(answer(kib)) // (args.chunk * args.frame))
-        print(f"{kib:>7} KiB {updates:>8} {diff:>15,} {full:>15,} {diff / text_bytes:>15.2f}x "
-              f"{full / diff:>6.0f}x {diff_s:>9.2f} {full_s:>9.2f}")
+        for name, watch_type, frame in ways:
+            per_update = max(1, int(args.rate * frame))
+            sent, events = asyncio.run(run(text, watch_type, per_update))
+            baseline = baseline or sent
+            print(f"{kib:>5} KiB {len(tokens(text)):>7} {name:>7} {frame:>8.3f} {per_update:>8} {events:>7} "
+                  f"{sent:>9,} {sent / size:>15.2f}x {sent / baseline:>9.2f}x")
 
 
 if __name__ == "__main__":

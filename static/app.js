@@ -32,6 +32,17 @@
     var chat = document.getElementById("chat");
     if (chat && stick) chat.scrollTop = chat.scrollHeight;
   }
+  // A live answer's tail appends its streamed text (hx-swap="beforeend"); a `block` message to it carries the
+  // blocks completed since, rendered (TurnWatch): they go after the answer's other blocks, and the tail, whose
+  // text they are, starts again empty.
+  document.addEventListener("htmx:sseBeforeMessage", function (event) {
+    var tail = event.target;
+    if (event.detail.type !== "block" || !tail.classList.contains("tail")) return;
+    event.preventDefault();
+    var blocks = document.getElementById(tail.id.replace(/-tail$/, "-blocks"));
+    htmx.swap(blocks, event.detail.data, {swapStyle: "beforeend", swapDelay: 0, settleDelay: 0});
+    tail.textContent = "";
+  });
   document.addEventListener("htmx:afterSettle", follow);
   document.addEventListener("htmx:sseMessage", follow);
   document.addEventListener("DOMContentLoaded", function () {

@@ -39,7 +39,7 @@ async def stream_until_long(session: aiohttp.ClientSession, url: str, cid: str, 
             elif not line:
                 if event == "done":
                     return ""
-                page.apply("\n".join(data))
+                page.apply("\n".join(data), event or "message")  # no `event:` line: a plain message
                 shown = html.unescape(re.sub(r"<[^>]+>", " ", page.body()))
                 if len(words(shown)) >= 25:
                     return shown

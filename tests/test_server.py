@@ -8,6 +8,7 @@ import re
 
 import aiohttp
 import pytest
+from bs4 import BeautifulSoup
 
 from sidespin.testing.scripted import ScriptedBackend
 from tests.conftest import serve_app
@@ -111,6 +112,27 @@ async def test_poke_shows_a_done_card_and_the_formatted_fact(scripted, data_dir)
                 page = html.unescape(await response.text())
             assert page.count("🏓 Poke: call get_cat_fact") == 3 and page.count("Cat Fact Alert") == 3
             assert "<mcp-request" not in page
+
+
+async def test_a_poke_has_the_same_message_and_buttons_live_as_after_a_reload(scripted, data_dir):
+    with serve_app(scripted, data_dir) as base:
+        async with aiohttp.ClientSession() as session:
+            async with session.get(base + "/") as response:
+                cid = str(response.url).rsplit("/", 1)[1]
+            async with session.post(base + "/poke", data={"cid": cid}) as response:
+                live = BeautifulSoup(await response.text(), "html.parser")
+            await read_stream(session, base, turn_id(str(live)))
+            async with session.get(f"{base}/c/{cid}") as response:
+                reloaded = BeautifulSoup(await response.text(), "html.parser").find(id="chat")
+
+    def actions(message) -> list[tuple[str, str | None]]:
+        return [(item.get_text(strip=True), item.get("hx-post")) for item in message.select(".msg-tools button, "
+                                                                                            ".msg-tools summary")]
+
+    live_user, reloaded_user = live.select_one(".msg.user"), reloaded.select_one(".msg.user")
+    assert actions(live_user) == actions(reloaded_user) == [("⎇ Fork", "/fork")]  # a Poke has no ✎ Edit
+    assert live_user.decode() == reloaded_user.decode()  # the same message, id and buttons included
+    assert actions(live.select_one(".msg.assistant")) == actions(reloaded.select_one(".msg.assistant"))
 
 
 async def test_tool_executor_runs_tools_and_refuses_bad_input_with_reasons(scripted, data_dir):

@@ -70,7 +70,9 @@ class LiveTurn:
         self.conversation_id = conversation_id
         self.control = control or TurnControl()
         self.record = seed or TurnRecord()
-        self.frame = 0.03  # seconds between two updates of streamed text (about 30 a second)
+        # seconds between two updates of streamed text (8 a second): a small model's tokens are a few
+        # characters each, and an update's framing would outweigh one or two of them (bench/bench_stream.py)
+        self.frame = 0.125
         self.task: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
         self._wake: asyncio.TimerHandle | None = None

@@ -9,11 +9,13 @@ changed since its last update. Paths are the routes of `server.py`.
 from __future__ import annotations
 
 import asyncio
+import html
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from fasthtml.common import (
-    A, Button, Details, Div, Form, Hidden, NotStr, Option, Pre, Select, Span, Summary, Textarea, to_xml,
+    A, Button, Details, Div, Form, Hidden, NotStr, Option, Pre, Select, Span, Summary, Textarea, sse_message,
+    to_xml,
 )
 from markdown_it import MarkdownIt
 
@@ -134,13 +136,16 @@ def Notices(record: TurnRecord, **kwargs: Any):
 def AnswerBody(answer: MarkdownStream, body_id: str, *, done: bool = True, **kwargs: Any):
     """An answer as complete Markdown blocks, each rendered once, then the block being written.
 
-    While the answer streams its last block shows as plain text (a watcher is sent only what was
-    added); once done it is rendered like the others.
+    While the answer streams its last block shows as plain text: it takes the turn stream's plain
+    messages (text added) and `block` messages (blocks completed, rendered: app.js puts them after
+    the others and empties the tail), sent by `TurnWatch`. Once done it is rendered like the others.
     """
     tail = "".join(answer.tail)
+    writing = {} if done else {"sse_swap": "message,block", "hx_swap": "beforeend", "hx_target": "this"}
     return Div(
         Div(*[render_markdown(block) for block in answer.blocks], cls="blocks", id=f"{body_id}-blocks"),
-        Div(render_markdown(tail) if done else tail, cls="tail" if done else "tail writing", id=f"{body_id}-tail"),
+        Div(render_markdown(tail) if done else tail, cls="tail" if done else "tail writing", id=f"{body_id}-tail",
+            **writing),
         cls="body markdown", id=body_id, **kwargs,
     )
 
@@ -176,8 +181,9 @@ def AssistantMessage(record: TurnRecord, turn_id: str, *, index: int | None = No
 
 
 def LiveAnswer(turn: LiveTurn, *, replace: bool = False):
-    """A turn that plays: the SSE extension applies each update out of band. `replace`: it takes the
-    place of the turn's message already on the page (a continuation after an approval)."""
+    """A turn that plays: the SSE extension applies each `update` out of band; the answer's text and blocks
+    go to its tail (`AnswerBody`). `replace`: it takes the place of the turn's message already on the page
+    (a continuation after an approval)."""
     return AssistantMessage(
         turn.record, turn.id, index=turn.index, cls="msg assistant live",
         hx_ext="sse", sse_connect=f"/stream?tid={turn.key}", sse_swap="update", hx_swap="none", sse_close="done",
@@ -226,12 +232,31 @@ async def ChatHistory(transcript: Any, running: list[LiveTurn], cid: str = "", s
     return shown
 
 
+def sse_event(data: str, event: str | None = None) -> str:
+    """One SSE message whose data is `data` exactly: a `data:` line for each of its lines, which the
+    browser joins with newlines again. SSE also ends a line at a carriage return: one is sent as the
+    newline an HTML parser makes of it anyway. No `event:` line: a plain `message`."""
+    lines = data.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return (f"event: {event}\n" if event else "") + "".join(f"data: {line}\n" for line in lines) + "\n"
+
+
+class Changes(NamedTuple):
+    """What a watcher of a live turn has not been sent yet."""
+
+    parts: list[Any]  # elements to swap out of band: the whole turn at first, then what changed beside the answer
+    blocks: str = ""  # HTML: the answer's blocks completed since, rendered; its tail then starts again
+    added: str = ""  # text added to the answer's tail
+
+
 class TurnWatch:
     """What one watcher of a live turn has been sent, so each update carries only what changed.
 
     The first update is the whole turn (a reconnect redraws everything); after that: the
     answer's new blocks and the text added to its last one, cards whose version moved, the
     text added to the last thought, and the notices and state when they change.
+    `messages` puts them on the wire with as little framing as the page allows: new blocks of the
+    answer as a `block` message, the text added to it as a plain message (both taken by the
+    answer's tail, `AnswerBody`), everything else as one `update` of out-of-band swaps.
     """
 
     def __init__(self, turn: LiveTurn) -> None:
@@ -245,47 +270,68 @@ class TurnWatch:
         self.meter: Any = None
         self.done = False
 
-    def update(self) -> list[Any]:
-        record, tid, parts = self.turn.record, self.turn.id, []
+    def messages(self) -> list[str]:
+        """The SSE messages that bring a watcher's page up to date (none when nothing it shows changed)."""
+        changes = self.update()
+        sent = [sse_message(Div(*changes.parts), event="update")] if changes.parts else []
+        if changes.blocks:
+            sent.append(sse_event(changes.blocks, "block"))
+        if changes.added:
+            sent.append(sse_event(html.escape(changes.added, quote=False)))
+        return sent
+
+    def update(self) -> Changes:
+        record, tid = self.turn.record, self.turn.id
         if self.first:
-            self.first = False
-            parts.extend(TurnParts(record, tid, oob=True))
+            changes = Changes(list(TurnParts(record, tid, oob=True)))
+        elif record.done and not self.done:  # the answer's tail is drawn again, rendered: no text is added to it
+            changes = Changes([*self._changed_parts(), *self._end_parts()])
         else:
-            parts.extend(self._answer_parts())
-            parts.extend(ToolCard(card, hx_swap_oob="true") for card in record.calls.values()
-                         if self.cards.get(card.call.id) != card.version and card.call.id in self.cards)
-            new_cards = [card for card in record.calls.values() if card.call.id not in self.cards]
-            if new_cards:
-                parts.append(Div(*[ToolCard(card) for card in new_cards], hx_swap_oob=f"beforeend:#{tid}-tools"))
-            if record.done and not self.done and record.thoughts_tidied:  # the thoughts as kept: tidied once
-                parts.append(Thoughts(tid, record.thoughts, id=f"{tid}-thoughts", cls="thoughts", hx_swap_oob="true"))
-            else:
-                parts.extend(self._thought_parts())
-            if meter_state(record) != self.meter:
-                parts.append(TurnMeter(record, tid, hx_swap_oob="true"))
-            if len(record.malformed) + len(record.notices) != self.notices:
-                parts.append(Notices(record, id=f"{tid}-notices", cls="notices", hx_swap_oob="true"))
-            if record.done and not self.done:
-                done_tail = render_markdown("".join(record.answer.tail))
-                parts += [Div(done_tail, id=f"{tid}-body-tail", cls="tail", hx_swap_oob="true"),
-                          TurnState(record, tid, hx_swap_oob="true")]
+            changes = Changes(self._changed_parts(), *self._answer_changes())
+        self.first = False
         self.blocks, self.tail_pieces = len(record.answer.blocks), len(record.answer.tail)
         self.cards = {card.call.id: card.version for card in record.calls.values()}
         self.thoughts = (len(record.thoughts), len(record.thoughts[-1]) if record.thoughts else 0)
         self.notices = len(record.malformed) + len(record.notices)
         self.meter = meter_state(record)
         self.done = record.done
+        return changes
+
+    def _changed_parts(self) -> list[Any]:
+        """Cards, thoughts, meter and notices that changed, to swap out of band."""
+        record, tid = self.turn.record, self.turn.id
+        parts: list[Any] = [ToolCard(card, hx_swap_oob="true") for card in record.calls.values()
+                            if self.cards.get(card.call.id) != card.version and card.call.id in self.cards]
+        new_cards = [card for card in record.calls.values() if card.call.id not in self.cards]
+        if new_cards:
+            parts.append(Div(*[ToolCard(card) for card in new_cards], hx_swap_oob=f"beforeend:#{tid}-tools"))
+        if record.done and not self.done and record.thoughts_tidied:  # the thoughts as kept: tidied once
+            parts.append(Thoughts(tid, record.thoughts, id=f"{tid}-thoughts", cls="thoughts", hx_swap_oob="true"))
+        else:
+            parts.extend(self._thought_parts())
+        if meter_state(record) != self.meter:
+            parts.append(TurnMeter(record, tid, hx_swap_oob="true"))
+        if len(record.malformed) + len(record.notices) != self.notices:
+            parts.append(Notices(record, id=f"{tid}-notices", cls="notices", hx_swap_oob="true"))
         return parts
 
-    def _answer_parts(self) -> list[Any]:
-        answer, tid = self.turn.record.answer, self.turn.id
-        if len(answer.blocks) > self.blocks:  # blocks completed: add them, restart the tail
+    def _end_parts(self) -> list[Any]:
+        """The turn's end: blocks completed since, the tail rendered as Markdown (it replaces the tail
+        that took streamed text), the state without its Stop button."""
+        record, tid = self.turn.record, self.turn.id
+        new = [render_markdown(block) for block in record.answer.blocks[self.blocks:]]
+        return [*([Div(*new, hx_swap_oob=f"beforeend:#{tid}-body-blocks")] if new else []),
+                Div(render_markdown("".join(record.answer.tail)), id=f"{tid}-body-tail", cls="tail",
+                    hx_swap_oob="true"),
+                TurnState(record, tid, hx_swap_oob="true")]
+
+    def _answer_changes(self) -> tuple[str, str]:
+        """Blocks completed since, rendered (HTML), and the text added to the tail: all of it once it starts again."""
+        answer = self.turn.record.answer
+        if len(answer.blocks) > self.blocks:
             new = [render_markdown(block) for block in answer.blocks[self.blocks:]]
-            return [Div(*new, hx_swap_oob=f"beforeend:#{tid}-body-blocks"),
-                    Div("".join(answer.tail), id=f"{tid}-body-tail", cls="tail writing", hx_swap_oob="true")]
-        if len(answer.tail) > self.tail_pieces:
-            return [Span("".join(answer.tail[self.tail_pieces:]), hx_swap_oob=f"beforeend:#{tid}-body-tail")]
-        return []
+            return "".join(map(str, new)), "".join(answer.tail)
+        return "", "".join(answer.tail[self.tail_pieces:])
 
     def _thought_parts(self) -> list[Any]:
         record, tid = self.turn.record, self.turn.id
