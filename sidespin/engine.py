@@ -89,8 +89,11 @@ class Engine:
             stack.enter_context(registry)  # its worker threads end with the engine
             engine = cls(settings, backend, registry, approval=settings.approval or approval)
             stack.callback(engine.search.close)
+            # the model loads while the servers connect: neither waits for the other
+            starting = asyncio.create_task(backend.start(), name="backend-start")
+            stack.push_async_callback(_stop_backend, backend, starting)
             engine.mcp = await open_mcp(stack, settings, registry, strict_mcp, sign_ins)
-            await stack.enter_async_context(backend)
+            await starting
             engine.rung = choose_rung(backend, settings.tool_mode)
             logger.info("TOOL_RUNG {} ({})", engine.rung.name, engine.rung.source)
             engine.pool = BackendPool(settings, registry, backend, engine.rung, default_name or display_name(backend))
@@ -379,6 +382,13 @@ class _NullRecorder:
 
     def flush(self) -> None:
         pass
+
+
+async def _stop_backend(backend: Backend, starting: asyncio.Task[None]) -> None:
+    """Close the backend, first stopping its start if that is still under way (a server failed to connect)."""
+    starting.cancel()
+    await asyncio.gather(starting, return_exceptions=True)
+    await backend.aclose()
 
 
 async def open_mcp(
