@@ -2,7 +2,11 @@
 
 `function_schema` is how a plugin's parameters become the schema the model is shown;
 `coerce_arguments` is how the model's arguments are checked against a schema (any tool's,
-an MCP server's included) before the tool runs.
+an MCP server's included) before the tool runs: first coerced leniently ("3" becomes 3
+where an integer is expected, inside objects and arrays too), then validated by `jsonschema`
+(enum, minimum and maximum, nested fields, array items...). Every problem is listed in one
+`BadArguments`. A schema that is not a valid JSON schema (a server may send anything) is
+not checked: it is logged and the coerced arguments go on.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import json
 import types
 import typing
 from typing import Any, Callable
+
+from loguru import logger
 
 from sidespin.errors import BadArguments
 
@@ -146,29 +152,83 @@ def _coerce_value(name: str, value: Any, schema: dict[str, Any]) -> Any:
         wanted = list if expected == "array" else dict
         if not isinstance(value, wanted):
             raise BadArguments(f"argument {name!r} should be an {expected}, got {type(value).__name__}")
-        return value
+        return _coerce_inside(name, value, schema)
     return value
 
 
+def _coerce_inside(name: str, value: dict[str, Any] | list[Any], schema: dict[str, Any]) -> Any:
+    """An object's fields and an array's items coerced as their own schemas say (`name.field`, `name[0]`)."""
+    if isinstance(value, dict):
+        fields = schema.get("properties")
+        fields = fields if isinstance(fields, dict) else {}
+        return {key: _coerce_value(f"{name}.{key}", item, fields[key]) if isinstance(fields.get(key), dict) else item
+                for key, item in value.items()}
+    items = schema.get("items")
+    if not isinstance(items, dict):
+        return value
+    return [_coerce_value(f"{name}[{index}]", item, items) for index, item in enumerate(value)]
+
+
 def coerce_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    """Coerce argument values to the types the schema names and check required ones are there.
+    """Coerce argument values to the types the schema names, then validate them against the schema.
 
     A string stays a string ("02139" is not turned into 2139); "3" becomes 3 only where an
     integer is expected. Unknown arguments are refused when the schema says
     `additionalProperties: false` (every plugin's does) and passed on otherwise, as JSON Schema allows.
+    `BadArguments` names every argument that does not fit and what it should be.
     """
     if not isinstance(arguments, dict):
         raise BadArguments(f"arguments should be an object, got {type(arguments).__name__}")
-    properties = schema.get("properties", {}) or {}
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
     coerced: dict[str, Any] = {}
+    problems: list[str] = []
     for name, value in arguments.items():
         if name in properties:
-            coerced[name] = _coerce_value(name, value, properties[name] or {})
+            try:
+                coerced[name] = _coerce_value(name, value, properties[name] if isinstance(properties[name], dict) else {})
+            except BadArguments as error:
+                problems.append(str(error))
         elif schema.get("additionalProperties") is False:
-            raise BadArguments(f"unknown argument {name!r} (expected: {', '.join(properties) or 'none'})")
+            problems.append(f"unknown argument {name!r} (expected: {', '.join(properties) or 'none'})")
         else:
             coerced[name] = value
-    missing = [name for name in schema.get("required", []) if name not in coerced]
+    required = schema.get("required")
+    missing = [name for name in required if name not in arguments] if isinstance(required, list) else []
     if missing:
-        raise BadArguments(f"missing required argument{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
+        problems.append(f"missing required argument{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
+    problems += _schema_problems(schema, coerced)
+    if len(problems) > 1:
+        raise BadArguments(f"{len(problems)} problems with the arguments: " + "; ".join(problems))
+    if problems:
+        raise BadArguments(problems[0])
     return coerced
+
+
+def _schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    """What `jsonschema` finds wrong with the coerced arguments, beside what the coercion said already
+    (a missing or unknown argument; an argument it could not coerce is not among `arguments`)."""
+    import jsonschema  # a tenth of a second to import: only a call needs it
+    from referencing.exceptions import Unresolvable
+
+    dialect = schema.get("$schema")
+    checker = jsonschema.validators.validator_for({"$schema": dialect} if isinstance(dialect, str) else {},
+                                                  default=jsonschema.Draft202012Validator)
+    try:
+        checker.check_schema(schema)
+        errors = list(checker(schema).iter_errors(arguments))
+    except (jsonschema.SchemaError, Unresolvable) as error:
+        reason = error.message if isinstance(error, jsonschema.SchemaError) else str(error)
+        logger.warning("TOOL_SCHEMA_SKIPPED arguments not validated: the tool's schema is not valid: {}", reason[:200])
+        return []
+    told = {"required", "additionalProperties"}  # at the top, the coercion's own words said these
+    return [_problem(error) for error in errors if error.absolute_path or error.validator not in told]
+
+
+def _problem(error: Any) -> str:
+    """`argument 'filter.depth': 'deep' is not of type 'integer'`: where, and what was expected."""
+    where = ""
+    for part in error.absolute_path:
+        where += f"[{part}]" if isinstance(part, int) else f".{part}" if where else str(part)
+    message = error.message if len(error.message) <= 300 else error.message[:300] + "…"
+    return f"argument {where!r}: {message}" if where else f"the arguments: {message}"
