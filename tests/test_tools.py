@@ -4,12 +4,26 @@ arguments are coerced leniently, then validated against the tool's JSON schema, 
 from __future__ import annotations
 
 import asyncio
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Literal
 
 import pytest
 from loguru import logger
+from pydantic import Field
 
 from sidespin.errors import BadArguments
-from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult, coerce_arguments, tool
+from sidespin.tools import (
+    Tool,
+    ToolCall,
+    ToolRegistry,
+    ToolResult,
+    coerce_arguments,
+    function_schema,
+    tool,
+)
 
 
 @tool
@@ -137,3 +151,57 @@ async def test_the_registry_refuses_a_call_out_of_range_before_the_tool_runs() -
         refused = await registry.execute(ToolCall("roll", {"sides": 100}))
         assert (refused.kind, refused.error) == ("bad_arguments", "argument 'sides': 100 is greater than the maximum of 20")
         assert (await registry.execute(ToolCall("roll", {"sides": "12"}))).ok and ran == [{"sides": 12}]
+
+
+# --- schemas from signatures: each parameter's type read by pydantic ----------------------------
+
+class Colour(enum.Enum):
+    RED = "red"
+    BLUE = "blue"
+
+
+@dataclass
+class Box:
+    width: float
+    label: str = "box"
+
+
+def paint(
+    sides: Annotated[int, Field(ge=3, le=12)],
+    colour: Colour = Colour.RED,
+    box: Box | None = None,
+    note: str | None = None,
+    unit: Literal["cm", "in"] | None = None,
+    where: Path = Path("."),
+    then: Callable[[], None] | None = None,
+) -> str:
+    """Paint a polygon.
+
+    Args:
+        sides: how many sides
+    """
+    return "painted"
+
+
+def test_a_signature_becomes_a_plain_schema_with_its_limits_choices_and_nested_fields() -> None:
+    description, schema = function_schema(paint)
+    assert description == "Paint a polygon."
+    assert schema == {
+        "type": "object",
+        "properties": {
+            "sides": {"type": "integer", "minimum": 3, "maximum": 12, "description": "how many sides"},
+            "colour": {"type": "string", "enum": ["red", "blue"], "default": "red"},
+            "box": {"type": ["object", "null"], "properties": {"width": {"type": "number"},
+                                                               "label": {"type": "string", "default": "box"}},
+                    "required": ["width"]},
+            "note": {"type": ["string", "null"]},
+            "unit": {"type": "string", "enum": ["cm", "in"]},
+            "where": {"type": "string", "format": "path", "default": "."},
+            "then": {},  # a callable has no JSON form: any value
+        },
+        "additionalProperties": False,
+        "required": ["sides"],
+    }
+    assert refusal(schema, {"sides": "13"}) == "argument 'sides': 13 is greater than the maximum of 12"
+    assert coerce_arguments(schema, {"sides": "5", "note": None, "box": {"width": "2"}}) == {
+        "sides": 5, "note": None, "box": {"width": 2.0}}

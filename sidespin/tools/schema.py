@@ -1,6 +1,7 @@
 """A function's signature and docstring read as a JSON schema, and arguments coerced to a schema.
 
-`function_schema` is how a plugin's parameters become the schema the model is shown;
+`function_schema` is how a plugin's parameters become the schema the model is shown (each
+parameter's type read by pydantic, its description from the docstring's `Args:`);
 `coerce_arguments` is how the model's arguments are checked against a schema (any tool's,
 an MCP server's included) before the tool runs: first coerced leniently ("3" becomes 3
 where an integer is expected, inside objects and arrays too), then validated by `jsonschema`
@@ -11,48 +12,69 @@ not checked: it is logged and the coerced arguments go on.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
-import types
 import typing
 from typing import Any, Callable
 
+import pydantic
+import pydantic_core
 from loguru import logger
 
 from sidespin.errors import BadArguments
 
 __all__ = ["function_schema", "coerce_arguments"]
 
-_JSON_TYPES: dict[Any, str] = {
-    str: "string",
-    int: "integer",
-    float: "number",
-    bool: "boolean",
-    list: "array",
-    tuple: "array",
-    dict: "object",
-}
+_SUBSCHEMA = ("items", "additionalProperties", "not", "contains", "propertyNames")  # keywords whose value is a schema
+_SUBSCHEMAS = ("anyOf", "oneOf", "allOf", "prefixItems")  # ... a list of schemas
+_NAMED_SUBSCHEMAS = ("properties", "patternProperties")  # ... schemas by name
 
 
 def _schema_for(annotation: Any) -> dict[str, Any]:
+    """The JSON schema pydantic gives a parameter's type, in plain form (`_plain`); {} for any value."""
     if annotation is inspect.Parameter.empty or annotation is Any:
         return {}
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        members = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return _schema_for(members[0]) if len(members) == 1 else {}
-    if origin is typing.Literal:
-        values = list(typing.get_args(annotation))
-        return {"type": _JSON_TYPES.get(type(values[0]), "string"), "enum": values}
-    if origin in (list, tuple):
-        args = typing.get_args(annotation)
-        schema: dict[str, Any] = {"type": "array"}
-        if args:
-            schema["items"] = _schema_for(args[0])
+    try:
+        schema = pydantic.TypeAdapter(annotation).json_schema()
+    except pydantic.PydanticUserError:  # a type with no JSON form (a callable, a connection): any value
+        return {}
+    return _plain(schema, schema.get("$defs", {}))
+
+
+def _plain(node: Any, defs: dict[str, Any], seen: frozenset[str] = frozenset()) -> Any:
+    """A schema as the prompt, the grammar, the route and the coercion read one: references written
+    out (a type that holds itself stops at "object"), no titles, `X | None` read by `_nullable`."""
+    if not isinstance(node, dict):
+        return node
+    name = str(node.get("$ref", "")).removeprefix("#/$defs/")
+    if name in defs:  # written out, what stands beside the reference (a description) kept
+        written = {"type": "object"} if name in seen else _plain(defs[name], defs, seen | {name})
+        return {**written, **_plain({key: value for key, value in node.items() if key != "$ref"}, defs, seen)}
+    plain: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("title", "$defs"):
+            continue
+        if key in _SUBSCHEMA:
+            value = _plain(value, defs, seen)
+        elif key in _SUBSCHEMAS and isinstance(value, list):
+            value = [_plain(choice, defs, seen) for choice in value]
+        elif key in _NAMED_SUBSCHEMAS and isinstance(value, dict):
+            value = {field: _plain(sub, defs, seen) for field, sub in value.items()}
+        plain[key] = value
+    return _nullable(plain)
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """`{"anyOf": [X, {"type": "null"}]}` as X with "null" among its types; an enum X stays X alone."""
+    choices = schema.get("anyOf")
+    if not (isinstance(choices, list) and len(choices) == 2 and {"type": "null"} in choices):
         return schema
-    if origin is dict:
-        return {"type": "object"}
-    return {"type": _JSON_TYPES[annotation]} if annotation in _JSON_TYPES else {}
+    other = choices[0] if choices[1] == {"type": "null"} else choices[1]
+    if not isinstance(other.get("type"), str):  # `int | str | None`: the choices stay
+        return schema
+    rest = {key: value for key, value in schema.items() if key != "anyOf"}
+    return {**rest, **other} if "enum" in other else {**rest, **other, "type": [other["type"], "null"]}
 
 
 def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
@@ -83,7 +105,7 @@ def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
 def function_schema(fn: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
     """A function's description (its docstring without the `Args:` section) and the JSON schema of its parameters."""
     description, param_docs = _docstring_parts(fn.__doc__ or "")
-    hints = typing.get_type_hints(fn)
+    hints = typing.get_type_hints(fn, include_extras=True)  # Annotated[int, Field(ge=1)] keeps its limits
     properties: dict[str, Any] = {}
     required: list[str] = []
     for name, param in inspect.signature(fn).parameters.items():
@@ -95,7 +117,8 @@ def function_schema(fn: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
         if param.default is inspect.Parameter.empty:
             required.append(name)
         elif param.default is not None:
-            schema["default"] = param.default
+            with contextlib.suppress(pydantic_core.PydanticSerializationError):  # a default with no JSON form goes unsaid
+                schema["default"] = pydantic_core.to_jsonable_python(param.default)
         properties[name] = schema
     # a plugin's signature is its whole interface: any other argument is a mistake to report
     input_schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
