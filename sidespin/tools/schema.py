@@ -13,6 +13,7 @@ not checked: it is logged and the coerced arguments go on.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import json
 import typing
@@ -231,21 +232,36 @@ def coerce_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[
 def _schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
     """What `jsonschema` finds wrong with the coerced arguments, beside what the coercion said already
     (a missing or unknown argument; an argument it could not coerce is not among `arguments`)."""
-    import jsonschema  # a tenth of a second to import: only a call needs it
     from referencing.exceptions import Unresolvable
 
+    checker = _checker(json.dumps(schema, sort_keys=True, default=str))
+    try:
+        errors = list(checker.iter_errors(arguments)) if not isinstance(checker, str) else []
+    except Unresolvable as error:  # a $ref to elsewhere: nothing is fetched
+        checker = f"{type(error).__name__}: {error}"
+    if isinstance(checker, str):
+        logger.warning("TOOL_SCHEMA_SKIPPED arguments not validated: the tool's schema is not valid: {}", checker[:200])
+        return []
+    told = {"required", "additionalProperties"}  # at the top, the coercion's own words said these
+    return [_problem(error) for error in errors if error.absolute_path or error.validator not in told]
+
+
+@functools.lru_cache(maxsize=512)
+def _checker(schema_json: str) -> Any:
+    """The validator of a schema (in its `$schema` dialect, else Draft 2020-12), or why the schema is not valid.
+
+    Cached by the schema's text: checking a schema costs milliseconds, a call's arguments a tenth of one."""
+    import jsonschema  # a tenth of a second to import: only a call needs it
+
+    schema = json.loads(schema_json)
     dialect = schema.get("$schema")
     checker = jsonschema.validators.validator_for({"$schema": dialect} if isinstance(dialect, str) else {},
                                                   default=jsonschema.Draft202012Validator)
     try:
         checker.check_schema(schema)
-        errors = list(checker(schema).iter_errors(arguments))
-    except (jsonschema.SchemaError, Unresolvable) as error:
-        reason = error.message if isinstance(error, jsonschema.SchemaError) else str(error)
-        logger.warning("TOOL_SCHEMA_SKIPPED arguments not validated: the tool's schema is not valid: {}", reason[:200])
-        return []
-    told = {"required", "additionalProperties"}  # at the top, the coercion's own words said these
-    return [_problem(error) for error in errors if error.absolute_path or error.validator not in told]
+    except jsonschema.SchemaError as error:
+        return error.message
+    return checker(schema)
 
 
 def _problem(error: Any) -> str:
