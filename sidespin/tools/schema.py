@@ -25,6 +25,9 @@ from loguru import logger
 
 from sidespin.errors import BadArguments
 
+if typing.TYPE_CHECKING:
+    import jsonschema
+
 __all__ = ["function_schema", "coerce_arguments"]
 
 _SUBSCHEMA = ("items", "additionalProperties", "not", "contains", "propertyNames")  # keywords whose value is a schema
@@ -247,7 +250,7 @@ def _schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[
 
 
 @functools.lru_cache(maxsize=512)
-def _checker(schema_json: str) -> Any:
+def _checker(schema_json: str) -> jsonschema.protocols.Validator | str:
     """The validator of a schema (in its `$schema` dialect, else Draft 2020-12), or why the schema is not valid.
 
     Cached by the schema's text: checking a schema costs milliseconds, a call's arguments a tenth of one."""
@@ -264,10 +267,13 @@ def _checker(schema_json: str) -> Any:
     return checker(schema)
 
 
-def _problem(error: Any) -> str:
+def _problem(error: jsonschema.ValidationError) -> str:
     """`argument 'filter.depth': 'deep' is not of type 'integer'`: where, and what was expected."""
     where = ""
     for part in error.absolute_path:
-        where += f"[{part}]" if isinstance(part, int) else f".{part}" if where else str(part)
+        if isinstance(part, int):
+            where += f"[{part}]"
+        else:
+            where += f".{part}" if where else str(part)
     message = error.message if len(error.message) <= 300 else error.message[:300] + "…"
     return f"argument {where!r}: {message}" if where else f"the arguments: {message}"
