@@ -169,10 +169,9 @@ def cmd_tools(args: argparse.Namespace) -> int:
     print(_rung_line(args))
     folder = _settings(args).plugins_folder
     print(f"plugins: {folder}" if folder else "plugins: off (config.json \"plugins\": false)")
-    width = max((len(r["name"]) for r in rows), default=4)
-    for row in rows:
-        params = ", ".join(row["parameters"])
-        print(f"{row['name']:<{width}}  {row['source']:<24}  ({params})  {row['description']}")
+    shown = [{**row, "arguments": ", ".join(row["parameters"])} for row in rows]
+    _print_table(shown, [("name", "tool"), ("source", "source"), ("arguments", "arguments"),
+                         ("description", "description")])
     return 0
 
 
@@ -207,12 +206,12 @@ def cmd_servers(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return failed
+    shown = [{**row, "names": ", ".join(row["tool_names"])} for row in rows]
+    _print_table(shown, [("server", "server"), ("status", "status"), ("transport", "transport"),
+                         ("protocol", "protocol"), ("tools", "tools"), ("names", "tool names")])
     for row in rows:
-        print(f"{row['server']}: {row['status']} ({row['transport']}"
-              + (f", protocol {row['protocol']}" if row["protocol"] else "") + f") {row['tools']} tools"
-              + (f": {', '.join(row['tool_names'])}" if row["tool_names"] else ""))
         if row["error"]:
-            print("  " + row["error"].replace("\n", "\n  "))
+            print(f"\n{row['server']} {row['status']}:\n  " + row["error"].replace("\n", "\n  "))
     return failed
 
 
@@ -295,12 +294,21 @@ def cmd_prompts(args: argparse.Namespace) -> int:
 
 
 def _print_table(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> None:
-    """Rows as aligned columns under a header; the last column is not padded."""
-    cells = [[str(row.get(key) or "") for key, _ in columns] for row in rows]
-    header = [title for _, title in columns]
-    widths = [max(len(line[i]) for line in [header, *cells]) for i in range(len(columns))]
-    for line in [header, *cells]:
-        print("  ".join(cell.ljust(width) for cell, width in zip(line[:-1], widths)) + "  " + line[-1])
+    """Rows as columns under a header (`columns`: key, title): wrapped to a terminal's width, bold header;
+    to a pipe or a file one line a row, no colour, so a script can split it on whitespace."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for _, title in columns:
+        table.add_column(title, overflow="fold")
+    for row in rows:
+        table.add_row(*(Text("" if row.get(key) is None else str(row[key])) for key, _ in columns))
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=1_000_000)  # no wrapping: the table keeps its natural width
+    console.print(table)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -337,8 +345,9 @@ def cmd_search(args: argparse.Namespace) -> int:
              "when": datetime.fromtimestamp(hit.when).astimezone().isoformat(timespec="seconds")} for hit in hits]
     if args.json:
         print(json.dumps(rows, ensure_ascii=False, indent=2))
-    for row in [] if args.json else rows:
-        print(f"{row['when'][:16].replace('T', ' ')}  {row['id']}  {row['title']}\n    {row['snippet']}")
+    elif rows:
+        shown = [{**row, "at": row["when"][:16].replace("T", " ")} for row in rows]
+        _print_table(shown, [("at", "when"), ("id", "conversation"), ("title", "title"), ("snippet", "text")])
     return 0 if hits else 1
 
 

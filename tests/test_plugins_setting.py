@@ -63,6 +63,19 @@ def test_a_plugins_value_that_is_no_folder_is_refused_with_what_it_may_be(tmp_pa
     assert load_settings(configured(tmp_path, True), environ={"SIDESPIN_PLUGINS": "off"}).plugins_folder is None
 
 
+def test_sidespin_tools_piped_prints_one_line_a_tool_under_a_header(tmp_path: Path) -> None:
+    folder = tmp_path / "my-tools"
+    folder.mkdir()
+    (folder / "greet_crew.py").write_text(GREET)
+    shown = subprocess.run([sys.executable, "-m", "sidespin.cli", "--config", str(configured(tmp_path, str(folder))),
+                            "tools"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[2].split() == ["tool", "source", "arguments", "description"]
+    assert lines[3].split() == ["greet_crew", "plugin:greet_crew", "name", "Greets", "a", "member", "of", "the", "crew."]
+    assert "\x1b[" not in shown.stdout  # no colour into a pipe
+
+
 def test_sidespin_tools_says_the_plugins_are_off(tmp_path: Path) -> None:
     shown = subprocess.run([sys.executable, "-m", "sidespin.cli", "--config", str(configured(tmp_path, False)),
                             "tools"], cwd=ROOT, capture_output=True, text=True, timeout=120)

@@ -1,52 +1,84 @@
 """A function's signature and docstring read as a JSON schema, and arguments coerced to a schema.
 
-`function_schema` is how a plugin's parameters become the schema the model is shown;
+`function_schema` is how a plugin's parameters become the schema the model is shown (each
+parameter's type read by pydantic, its description from the docstring's `Args:`);
 `coerce_arguments` is how the model's arguments are checked against a schema (any tool's,
-an MCP server's included) before the tool runs.
+an MCP server's included) before the tool runs: first coerced leniently ("3" becomes 3
+where an integer is expected, inside objects and arrays too), then validated by `jsonschema`
+(enum, minimum and maximum, nested fields, array items...). Every problem is listed in one
+`BadArguments`. A schema that is not a valid JSON schema (a server may send anything) is
+not checked: it is logged and the coerced arguments go on.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import inspect
 import json
-import types
 import typing
 from typing import Any, Callable
 
+import pydantic
+import pydantic_core
+from loguru import logger
+
 from sidespin.errors import BadArguments
+
+if typing.TYPE_CHECKING:
+    import jsonschema
 
 __all__ = ["function_schema", "coerce_arguments"]
 
-_JSON_TYPES: dict[Any, str] = {
-    str: "string",
-    int: "integer",
-    float: "number",
-    bool: "boolean",
-    list: "array",
-    tuple: "array",
-    dict: "object",
-}
+_SUBSCHEMA = ("items", "additionalProperties", "not", "contains", "propertyNames")  # keywords whose value is a schema
+_SUBSCHEMAS = ("anyOf", "oneOf", "allOf", "prefixItems")  # ... a list of schemas
+_NAMED_SUBSCHEMAS = ("properties", "patternProperties")  # ... schemas by name
 
 
 def _schema_for(annotation: Any) -> dict[str, Any]:
+    """The JSON schema pydantic gives a parameter's type, in plain form (`_plain`); {} for any value."""
     if annotation is inspect.Parameter.empty or annotation is Any:
         return {}
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        members = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return _schema_for(members[0]) if len(members) == 1 else {}
-    if origin is typing.Literal:
-        values = list(typing.get_args(annotation))
-        return {"type": _JSON_TYPES.get(type(values[0]), "string"), "enum": values}
-    if origin in (list, tuple):
-        args = typing.get_args(annotation)
-        schema: dict[str, Any] = {"type": "array"}
-        if args:
-            schema["items"] = _schema_for(args[0])
+    try:
+        schema = pydantic.TypeAdapter(annotation).json_schema()
+    except pydantic.PydanticUserError:  # a type with no JSON form (a callable, a connection): any value
+        return {}
+    return _plain(schema, schema.get("$defs", {}))
+
+
+def _plain(node: Any, defs: dict[str, Any], seen: frozenset[str] = frozenset()) -> Any:
+    """A schema as the prompt, the grammar, the route and the coercion read one: references written
+    out (a type that holds itself stops at "object"), no titles, `X | None` read by `_nullable`."""
+    if not isinstance(node, dict):
+        return node
+    name = str(node.get("$ref", "")).removeprefix("#/$defs/")
+    if name in defs:  # written out, what stands beside the reference (a description) kept
+        written = {"type": "object"} if name in seen else _plain(defs[name], defs, seen | {name})
+        return {**written, **_plain({key: value for key, value in node.items() if key != "$ref"}, defs, seen)}
+    plain: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("title", "$defs"):
+            continue
+        if key in _SUBSCHEMA:
+            value = _plain(value, defs, seen)
+        elif key in _SUBSCHEMAS and isinstance(value, list):
+            value = [_plain(choice, defs, seen) for choice in value]
+        elif key in _NAMED_SUBSCHEMAS and isinstance(value, dict):
+            value = {field: _plain(sub, defs, seen) for field, sub in value.items()}
+        plain[key] = value
+    return _nullable(plain)
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    """`{"anyOf": [X, {"type": "null"}]}` as X with "null" among its types; an enum X stays X alone."""
+    choices = schema.get("anyOf")
+    if not (isinstance(choices, list) and len(choices) == 2 and {"type": "null"} in choices):
         return schema
-    if origin is dict:
-        return {"type": "object"}
-    return {"type": _JSON_TYPES[annotation]} if annotation in _JSON_TYPES else {}
+    other = choices[0] if choices[1] == {"type": "null"} else choices[1]
+    if not isinstance(other.get("type"), str):  # `int | str | None`: the choices stay
+        return schema
+    rest = {key: value for key, value in schema.items() if key != "anyOf"}
+    return {**rest, **other} if "enum" in other else {**rest, **other, "type": [other["type"], "null"]}
 
 
 def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
@@ -77,7 +109,7 @@ def _docstring_parts(doc: str) -> tuple[str, dict[str, str]]:
 def function_schema(fn: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
     """A function's description (its docstring without the `Args:` section) and the JSON schema of its parameters."""
     description, param_docs = _docstring_parts(fn.__doc__ or "")
-    hints = typing.get_type_hints(fn)
+    hints = typing.get_type_hints(fn, include_extras=True)  # Annotated[int, Field(ge=1)] keeps its limits
     properties: dict[str, Any] = {}
     required: list[str] = []
     for name, param in inspect.signature(fn).parameters.items():
@@ -89,7 +121,8 @@ def function_schema(fn: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
         if param.default is inspect.Parameter.empty:
             required.append(name)
         elif param.default is not None:
-            schema["default"] = param.default
+            with contextlib.suppress(pydantic_core.PydanticSerializationError):  # a default with no JSON form goes unsaid
+                schema["default"] = pydantic_core.to_jsonable_python(param.default)
         properties[name] = schema
     # a plugin's signature is its whole interface: any other argument is a mistake to report
     input_schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
@@ -146,29 +179,101 @@ def _coerce_value(name: str, value: Any, schema: dict[str, Any]) -> Any:
         wanted = list if expected == "array" else dict
         if not isinstance(value, wanted):
             raise BadArguments(f"argument {name!r} should be an {expected}, got {type(value).__name__}")
-        return value
+        return _coerce_inside(name, value, schema)
     return value
 
 
+def _coerce_inside(name: str, value: dict[str, Any] | list[Any], schema: dict[str, Any]) -> Any:
+    """An object's fields and an array's items coerced as their own schemas say (`name.field`, `name[0]`)."""
+    if isinstance(value, dict):
+        fields = schema.get("properties")
+        fields = fields if isinstance(fields, dict) else {}
+        return {key: _coerce_value(f"{name}.{key}", item, fields[key]) if isinstance(fields.get(key), dict) else item
+                for key, item in value.items()}
+    items = schema.get("items")
+    if not isinstance(items, dict):
+        return value
+    return [_coerce_value(f"{name}[{index}]", item, items) for index, item in enumerate(value)]
+
+
 def coerce_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
-    """Coerce argument values to the types the schema names and check required ones are there.
+    """Coerce argument values to the types the schema names, then validate them against the schema.
 
     A string stays a string ("02139" is not turned into 2139); "3" becomes 3 only where an
     integer is expected. Unknown arguments are refused when the schema says
     `additionalProperties: false` (every plugin's does) and passed on otherwise, as JSON Schema allows.
+    `BadArguments` names every argument that does not fit and what it should be.
     """
     if not isinstance(arguments, dict):
         raise BadArguments(f"arguments should be an object, got {type(arguments).__name__}")
-    properties = schema.get("properties", {}) or {}
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
     coerced: dict[str, Any] = {}
+    problems: list[str] = []
     for name, value in arguments.items():
         if name in properties:
-            coerced[name] = _coerce_value(name, value, properties[name] or {})
+            try:
+                coerced[name] = _coerce_value(name, value, properties[name] if isinstance(properties[name], dict) else {})
+            except BadArguments as error:
+                problems.append(str(error))
         elif schema.get("additionalProperties") is False:
-            raise BadArguments(f"unknown argument {name!r} (expected: {', '.join(properties) or 'none'})")
+            problems.append(f"unknown argument {name!r} (expected: {', '.join(properties) or 'none'})")
         else:
             coerced[name] = value
-    missing = [name for name in schema.get("required", []) if name not in coerced]
+    required = schema.get("required")
+    missing = [name for name in required if name not in arguments] if isinstance(required, list) else []
     if missing:
-        raise BadArguments(f"missing required argument{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
+        problems.append(f"missing required argument{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
+    problems += _schema_problems(schema, coerced)
+    if len(problems) > 1:
+        raise BadArguments(f"{len(problems)} problems with the arguments: " + "; ".join(problems))
+    if problems:
+        raise BadArguments(problems[0])
     return coerced
+
+
+def _schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    """What `jsonschema` finds wrong with the coerced arguments, beside what the coercion said already
+    (a missing or unknown argument; an argument it could not coerce is not among `arguments`)."""
+    from referencing.exceptions import Unresolvable
+
+    checker = _checker(json.dumps(schema, sort_keys=True, default=str))
+    try:
+        errors = list(checker.iter_errors(arguments)) if not isinstance(checker, str) else []
+    except Unresolvable as error:  # a $ref to elsewhere: nothing is fetched
+        checker = f"{type(error).__name__}: {error}"
+    if isinstance(checker, str):
+        logger.warning("TOOL_SCHEMA_SKIPPED arguments not validated: the tool's schema is not valid: {}", checker[:200])
+        return []
+    told = {"required", "additionalProperties"}  # at the top, the coercion's own words said these
+    return [_problem(error) for error in errors if error.absolute_path or error.validator not in told]
+
+
+@functools.lru_cache(maxsize=512)
+def _checker(schema_json: str) -> jsonschema.protocols.Validator | str:
+    """The validator of a schema (in its `$schema` dialect, else Draft 2020-12), or why the schema is not valid.
+
+    Cached by the schema's text: checking a schema costs milliseconds, a call's arguments a tenth of one."""
+    import jsonschema  # a tenth of a second to import: only a call needs it
+
+    schema = json.loads(schema_json)
+    dialect = schema.get("$schema")
+    checker = jsonschema.validators.validator_for({"$schema": dialect} if isinstance(dialect, str) else {},
+                                                  default=jsonschema.Draft202012Validator)
+    try:
+        checker.check_schema(schema)
+    except jsonschema.SchemaError as error:
+        return error.message
+    return checker(schema)
+
+
+def _problem(error: jsonschema.ValidationError) -> str:
+    """`argument 'filter.depth': 'deep' is not of type 'integer'`: where, and what was expected."""
+    where = ""
+    for part in error.absolute_path:
+        if isinstance(part, int):
+            where += f"[{part}]"
+        else:
+            where += f".{part}" if where else str(part)
+    message = error.message if len(error.message) <= 300 else error.message[:300] + "…"
+    return f"argument {where!r}: {message}" if where else f"the arguments: {message}"

@@ -164,7 +164,7 @@ def test_the_terminal_prints_the_sign_in_url_and_takes_the_callback_on_its_own_l
     from rich.console import Console
 
     from sidespin.config import load_settings
-    from sidespin.terminal import _sign_in_listener
+    from sidespin.terminal.sign_in import sign_in_listener
     from tests.conftest import free_port
 
     async def scenario() -> None:
@@ -172,7 +172,7 @@ def test_the_terminal_prints_the_sign_in_url_and_takes_the_callback_on_its_own_l
             settings = load_settings(data_dir=tmp_path, port=free_port(), mcp_config=tmp_path / "none.json")
             printed = Console(record=True, width=400)
             async with contextlib.AsyncExitStack() as stack:
-                sign_ins = await _sign_in_listener(stack, settings, printed)
+                sign_ins = await sign_in_listener(stack, settings, printed)
                 config = ServerConfig(name="vault", transport="http", url=oauth.url)
                 async with MCPManager([config], sign_ins=sign_ins, token_dir=tmp_path / "oauth") as manager:
                     url = manager.connection("vault").sign_in_url

@@ -86,3 +86,10 @@ def test_sidespin_servers_prints_each_status_tools_and_the_stderr_tail(tmp_path,
     rows = {row["server"]: row for row in json.loads(capsys.readouterr().out)}
     assert rows["shouter"]["status"] == "ready" and rows["shouter"]["tool_names"] == ["shout"]
     assert rows["broken"]["status"] == "failed" and "cannot open /nonexistent/db.sqlite" in rows["broken"]["error"]
+
+    assert main(["--mcp-config", str(config), "servers"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["server", "status", "transport", "protocol", "tools", "tool", "names"]
+    shouter = next(line.split() for line in lines if line.startswith("shouter "))
+    assert shouter[:3] == ["shouter", "ready", "stdio"] and shouter[-2:] == ["1", "shout"]
+    assert "broken failed:" in lines and any("cannot open /nonexistent/db.sqlite" in line for line in lines)
