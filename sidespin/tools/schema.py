@@ -237,7 +237,10 @@ def _schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[
     (a missing or unknown argument; an argument it could not coerce is not among `arguments`)."""
     from referencing.exceptions import Unresolvable
 
-    checker = _checker(json.dumps(schema, sort_keys=True, default=str))
+    text = json.dumps(schema, sort_keys=True, default=str)
+    if _checked_by_coercion(text):
+        return []
+    checker = _checker(text)
     try:
         errors = list(checker.iter_errors(arguments)) if not isinstance(checker, str) else []
     except Unresolvable as error:  # a $ref to elsewhere: nothing is fetched
@@ -247,6 +250,24 @@ def _schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[
         return []
     told = {"required", "additionalProperties"}  # at the top, the coercion's own words said these
     return [_problem(error) for error in errors if error.absolute_path or error.validator not in told]
+
+
+_SCALARS = {"string", "integer", "number", "boolean"}
+_WORDS = {"type", "description", "title", "default", "examples"}  # keys that constrain nothing the coercion misses
+
+
+@functools.lru_cache(maxsize=512)
+def _checked_by_coercion(schema_json: str) -> bool:
+    """Whether the coercion has already checked all this schema asks (scalar arguments, no enum, range, pattern or
+    nesting): then jsonschema, ten times the coercion's cost a call, is not asked again."""
+    schema = json.loads(schema_json)
+    properties = schema.get("properties", {})
+    if set(schema) - {"type", "properties", "required", "additionalProperties", "title", "description"}:
+        return False
+    if schema.get("type") != "object" or not isinstance(properties, dict):
+        return False  # not a plain object schema: jsonschema says what is odd about it
+    return all(isinstance(sub, dict) and set(sub) <= _WORDS and isinstance(sub.get("type"), str)
+               and sub["type"] in _SCALARS for sub in properties.values())
 
 
 @functools.lru_cache(maxsize=512)
