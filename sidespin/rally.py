@@ -41,7 +41,8 @@ from sidespin.events import (
     TurnDone,
     Usage,
 )
-from sidespin.formats import ATTACHMENTS, MALFORMED, call_from_openai, call_to_openai, tool_message
+from sidespin.formats import ATTACHMENTS, MALFORMED, call_to_openai, tool_message
+from sidespin.history import pending_calls, recent
 from sidespin.honesty import NOTICE, claimed_tool
 from sidespin.intercept import Block, Interceptor, Text
 from sidespin.limits import TurnControl, TurnCut
@@ -50,11 +51,10 @@ from sidespin.llm.llama import counting
 from sidespin.protocol import MCP_TAG, parse_request, poke_prompt
 from sidespin.protocol.loose import find_loose_call
 from sidespin.questions import CallScope, current_call
-from sidespin.record import CallRecord, waiting
 from sidespin.rungs import Ask, Request, Rung, rung_named
 from sidespin.tools import DEFAULT_TIMEOUT, Tool, ToolCall, ToolRegistry, ToolResult
 
-__all__ = ["Conversation", "RallyOptions", "chat_with_llm", "poke", "pending_calls"]
+__all__ = ["Conversation", "RallyOptions", "chat_with_llm", "poke"]
 
 THINK_TAG = "think"
 # A small model sometimes imitates the result markup it saw in the history; that is never answer text.
@@ -91,29 +91,8 @@ class RallyOptions:
     reuse: list[ToolResult] = field(default_factory=list)
 
 
-def pending_calls(messages: list[dict[str, Any]]) -> list[ToolCall]:
-    """Calls of the last assistant message that have no result yet: they wait for a person (`record.waiting`)."""
-    answered: set[str] = set()
-    for message in reversed(messages):
-        if message["role"] == "tool":
-            answered.add(message.get("tool_call_id"))
-        elif message["role"] == "assistant" and message.get("tool_calls"):
-            calls = [call_from_openai(item) for item in message["tool_calls"]]
-            return waiting(CallRecord(call, "done" if call.id in answered else "waiting") for call in calls)
-        elif message["role"] in ("assistant", "user"):
-            return []
-    return []
-
-
 def _call_key(call: ToolCall) -> str:
     return call.name + json.dumps(call.arguments, sort_keys=True, default=str)
-
-
-def _recent(messages: list[dict[str, Any]], keep_turns: int | None) -> list[dict[str, Any]]:
-    if not keep_turns:
-        return list(messages)
-    starts = [i for i, message in enumerate(messages) if message["role"] == "user"]
-    return list(messages[starts[-keep_turns]:]) if len(starts) > keep_turns else list(messages)
 
 
 class _Round:
@@ -242,7 +221,7 @@ class _Turn:
     def ask(self, round_number: int) -> Ask:
         forced = self.force_tool if self.force_tool in self.registry and round_number == 1 else None
         return Ask(
-            history=_recent(self.conversation.messages, self.options.keep_turns),
+            history=recent(self.conversation.messages, self.options.keep_turns),
             tools=list(self.registry),
             system=self.options.system_prompt,
             salt=self.conversation.salt,
