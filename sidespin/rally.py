@@ -25,6 +25,7 @@ from typing import Any, AsyncIterator, Callable
 
 from loguru import logger
 
+from sidespin.answer import TAGS, AnswerReader, Round
 from sidespin.approvals import Policy
 from sidespin.config import ToolMode
 from sidespin.errors import BackendError, MalformedToolCall
@@ -34,35 +35,25 @@ from sidespin.events import (
     Event,
     MalformedCall,
     TextDelta,
-    Thought,
     ToolFinished,
     ToolProposed,
     ToolStarted,
     TurnDone,
     Usage,
 )
-from sidespin.formats import ATTACHMENTS, MALFORMED, call_to_openai, tool_message
+from sidespin.formats import ATTACHMENTS, call_to_openai, tool_message
 from sidespin.history import pending_calls, recent
 from sidespin.honesty import NOTICE, claimed_tool
-from sidespin.intercept import Block, Interceptor, Text
+from sidespin.intercept import Interceptor
 from sidespin.limits import TurnControl, TurnCut
-from sidespin.llm.base import Backend, Delta
+from sidespin.llm.base import Backend
 from sidespin.llm.llama import counting
-from sidespin.protocol import MCP_TAG, parse_request, poke_prompt
-from sidespin.protocol.loose import find_loose_call
+from sidespin.protocol import poke_prompt
 from sidespin.questions import CallScope, current_call
 from sidespin.rungs import Ask, Request, Rung, rung_named
 from sidespin.tools import DEFAULT_TIMEOUT, Tool, ToolCall, ToolRegistry, ToolResult
 
 __all__ = ["Conversation", "RallyOptions", "chat_with_llm", "poke"]
-
-THINK_TAG = "think"
-# A small model sometimes imitates the result markup it saw in the history; that is never answer text.
-ECHO_TAGS = ("mcp-response", "tool_response")
-# Call syntax in another format's wrapper (Qwen's and Hermes' `<tool_call>`; `<request-id>`, an echo of the
-# salted prompt's "Request ID" line, once seen around a call): read as a call, or said to be malformed.
-WRAPPER_TAGS = ("tool_call", "request-id")
-TAGS = (MCP_TAG, THINK_TAG, *ECHO_TAGS, *WRAPPER_TAGS)
 
 PolicyFor = Callable[[Tool], Policy]  # the approval policy of a tool: auto, ask or deny
 
@@ -95,70 +86,6 @@ def _call_key(call: ToolCall) -> str:
     return call.name + json.dumps(call.arguments, sort_keys=True, default=str)
 
 
-class _Round:
-    """What one model answer produced: its visible text, its calls and the running tool tasks."""
-
-    def __init__(self) -> None:
-        self.text: list[str] = []
-        self.calls: list[ToolCall] = []
-        self.tasks: dict[asyncio.Task[ToolResult], ToolCall] = {}
-        self.results: dict[str, ToolResult] = {}
-        self.pending: list[ToolCall] = []
-        self.repeats = 0
-        self.held = _Held()
-        self.usage: Usage | None = None  # told after the text the stream still holds, so it follows the answer
-        self.route_usage: Usage | None = None  # what the route's completions cost, before the answer
-        self.answering = False  # the model's answer began to stream
-
-    def take_usage(self, *, cut: bool = False) -> list[Event]:
-        """The round's usage (its route's and its answer's added up), once. A round `cut` while its answer
-        streamed, before the answer's count came, tells none: the route's alone would read as the answer's."""
-        parts = [usage for usage in (self.route_usage, self.usage) if usage is not None]
-        if cut and self.answering and self.usage is None:
-            parts = []
-        self.route_usage = self.usage = None
-        return [parts[0].plus(parts[1]) if len(parts) == 2 else parts[0]] if parts else []
-
-
-class _Held:
-    """An answer that opens like a call written without the block (`{`, a ``` fence, `<tool`) is held back.
-
-    Small models often answer with nothing but `{"name": …, "arguments": …}`: shown as it
-    streams, the page would flash raw JSON. Such an opening is kept from the page until
-    the round ends (or `LIMIT` characters prove it is prose), then read as a call or let go.
-    """
-
-    OPENINGS = ("{", "```", "<tool")
-    LIMIT = 4000
-
-    def __init__(self) -> None:
-        self.pieces: list[str] = []
-        self.decided = False  # once decided, text flows (or is held) without looking again
-        self.holding = False
-
-    def take(self, text: str) -> str:
-        """What of `text` may be shown now."""
-        if self.decided and not self.holding:
-            return text
-        self.pieces.append(text)
-        so_far = "".join(self.pieces)
-        start = so_far.lstrip()
-        if not self.decided:
-            if len(start) < 5 and any(opening.startswith(start) for opening in self.OPENINGS):
-                return ""  # too short to tell yet
-            self.decided = True
-            self.holding = start.startswith(self.OPENINGS)
-        if self.holding and len(so_far) <= self.LIMIT:
-            return ""
-        self.holding, self.pieces = False, []
-        return so_far
-
-    def release(self) -> str:
-        """The text still held, at the end of the round."""
-        held, self.pieces, self.holding, self.decided = "".join(self.pieces), [], False, True
-        return held
-
-
 class _Turn:
     """Plays one turn; the state that persists across chunks and rounds lives here."""
 
@@ -187,6 +114,7 @@ class _Turn:
         # events a running call puts into the turn (a server's question): taken at the rally's next step
         self.aside: list[Event] = []
         self.aside_ready = asyncio.Event()
+        self.reader = AnswerReader(conversation.id, registry, self.dispatch, self.holds_openings)
 
     def put_aside(self, event: Event) -> None:
         self.aside.append(event)
@@ -218,6 +146,10 @@ class _Turn:
             self._rung = rung_named(name)
         return self._rung
 
+    def holds_openings(self) -> bool:
+        """Whether an answer that opens like a call is held back: the rung says, and a Poke's never is."""
+        return self.rung().holds_openings and not self.force_tool
+
     def ask(self, round_number: int) -> Ask:
         forced = self.force_tool if self.force_tool in self.registry and round_number == 1 else None
         return Ask(
@@ -229,7 +161,7 @@ class _Turn:
             forced=self.registry.get(forced) if forced else None,
         )
 
-    async def decide(self, current: _Round, round_number: int) -> list[Event]:
+    async def decide(self, current: Round, round_number: int) -> list[Event]:
         """The route's decision before the answer: the calls it chose, dispatched ([] when it chose none)."""
         with counting() as spent:
             try:
@@ -254,7 +186,7 @@ class _Turn:
     def request(self, round_number: int) -> Request:
         return self.rung().request(self.ask(round_number))
 
-    def dispatch(self, call: ToolCall, current: _Round) -> list[Event]:
+    def dispatch(self, call: ToolCall, current: Round) -> list[Event]:
         """Decide what happens to a complete call: run it now, refuse it, or wait for a person."""
         current.calls.append(call)
         self.called.append(call.name)
@@ -291,106 +223,8 @@ class _Turn:
             events.append(ToolStarted(call))
         return events
 
-    def on_block(self, block: Block, current: _Round) -> list[Event]:
-        if block.tag in ECHO_TAGS:
-            logger.info("MCP_RESPONSE_ECHO_HIDDEN conv={} chars={}", self.conversation.id, len(block.raw))
-            logger.debug("MCP_RESPONSE_ECHO_RAW {}", block.raw)
-            return []
-        if block.tag in WRAPPER_TAGS:
-            return self.on_wrapper(block, current)
-        if block.tag == THINK_TAG:
-            inner = block.raw[len("<think>"):]
-            inner = inner[: -len("</think>")] if block.closed else inner
-            return [Thought(inner.strip(), closed=block.closed)]
-        logger.info("MCP_BLOCK_HIDDEN conv={} chars={} closed={}", self.conversation.id, len(block.raw), block.closed)
-        logger.debug("MCP_BLOCK_RAW {}", block.raw)
-        if not block.closed:
-            reason = f"the model stopped in the middle of a tool call (no </{MCP_TAG}>)"
-            logger.warning("MCP_BLOCK_MALFORMED {}", reason)
-            return [MalformedCall(block.raw, reason)]
-        try:
-            # read against every tool: a call to one switched off is then refused as such, not as unknown
-            call = parse_request(block.raw, self.registry.base)
-        except MalformedToolCall as error:
-            logger.warning("MCP_BLOCK_MALFORMED {}", error.reason)
-            return [MalformedCall(block.raw, error.reason)]
-        return self.dispatch(call, current)
-
-    def on_wrapper(self, block: Block, current: _Round) -> list[Event]:
-        """A call in another format's wrapper: run it when it names a tool, else say so (never shown raw)."""
-        logger.info("MCP_WRAPPER_HIDDEN conv={} tag={} chars={}", self.conversation.id, block.tag, len(block.raw))
-        logger.debug("MCP_WRAPPER_RAW {}", block.raw)
-        inner = block.raw[block.raw.find(">") + 1:]
-        inner = inner.removesuffix(f"</{block.tag}>")
-        try:
-            found = find_loose_call(inner, list(self.registry.base))
-        except MalformedToolCall as error:
-            return [MalformedCall(block.raw, error.reason)]
-        if found is not None:
-            return self.dispatch(found.call, current)
-        if block.tag == "request-id" and "<" not in inner and "{" not in inner:
-            return []  # only the id echoed back: nothing to show, nothing to run
-        reason = f"the model wrote a <{block.tag}> that calls no offered tool in a form this server can read"
-        logger.warning("MCP_WRAPPER_MALFORMED {}", reason)
-        return [MalformedCall(block.raw, reason)]
-
-    def on_native(self, call: ToolCall, current: _Round) -> list[Event]:
-        if MALFORMED in call.arguments:
-            reason = f"the arguments of {call.name!r} are not valid JSON"
-            return [MalformedCall(str(call.arguments[MALFORMED]), reason)]
-        return self.dispatch(call, current)
-
-    def on_events(self, found: list[Text | Block], current: _Round) -> list[Event]:
-        events: list[Event] = []
-        for item in found:
-            if isinstance(item, Text):
-                shown = current.held.take(item.text) if self.rung().holds_openings and not self.force_tool \
-                    else item.text
-                if shown:
-                    current.text.append(shown)
-                    events.append(TextDelta(shown))
-            else:
-                events.extend(self.on_block(item, current))
-        return events
-
-    def on_held(self, current: _Round, *, calls: bool = True) -> list[Event]:
-        """At the end of an answer: read held-back text as a call written without the block, or show it.
-
-        With `calls` False (the turn was cut) nothing new may start: the text is kept as it was written.
-        """
-        held = current.held.release()
-        if not held:
-            return []
-        if not calls:
-            current.text.append(held)
-            return [TextDelta(held)]
-        try:
-            found = find_loose_call(held, list(self.registry))
-        except MalformedToolCall as error:
-            logger.warning("MCP_LOOSE_MALFORMED {}", error.reason)
-            return [MalformedCall(held, error.reason)]
-        if found is None:
-            current.text.append(held)
-            return [TextDelta(held)]
-        logger.info("MCP_LOOSE_CALL_HIDDEN conv={} {} chars={}", self.conversation.id, found.call.name, len(held))
-        logger.debug("MCP_LOOSE_CALL_RAW {}", held[found.start:found.end])
-        events: list[Event] = []
-        for shown in (held[:found.start], held[found.end:]):
-            if shown.strip():
-                current.text.append(shown)
-                events.append(TextDelta(shown))
-        return events + self.dispatch(found.call, current)
-
-    def on_delta(self, delta: Delta, interceptor: Interceptor, current: _Round) -> list[Event]:
-        events: list[Event] = [Thought(delta.thinking, closed=False)] if delta.thinking else []
-        if delta.text:
-            events.extend(self.on_events(interceptor.feed(delta.text), current))
-        for call in delta.tool_calls:
-            events.extend(self.on_native(call, current))
-        return events
-
     @staticmethod
-    def finished(current: _Round) -> list[Event]:
+    def finished(current: Round) -> list[Event]:
         """Results of the tool tasks that are done, without waiting for the others."""
         events: list[Event] = []
         for task in [t for t in current.tasks if t.done()]:
@@ -400,7 +234,7 @@ class _Turn:
             events.append(ToolFinished(result))
         return events
 
-    def close_round(self, current: _Round) -> None:
+    def close_round(self, current: Round) -> None:
         message: dict[str, Any] = {"role": "assistant", "content": "".join(current.text)}
         if current.calls:
             message["tool_calls"] = [call_to_openai(call) for call in current.calls]
@@ -409,7 +243,7 @@ class _Turn:
             if call.id in current.results:
                 self.conversation.messages.append(tool_message(current.results[call.id]))
 
-    def formatted(self, current: _Round) -> str | None:
+    def formatted(self, current: Round) -> str | None:
         """The server-side answer when every result of the round has a formatter (the seed's Poke)."""
         if not current.calls or current.pending or len(current.results) != len(current.calls):
             return None
@@ -423,7 +257,7 @@ class _Turn:
         return "\n\n".join(parts)
 
 
-async def _wait_tools(turn: _Turn, current: _Round) -> AsyncIterator[Event]:
+async def _wait_tools(turn: _Turn, current: Round) -> AsyncIterator[Event]:
     """Until every call of the round is done: each result as it comes, and what the calls put aside meanwhile."""
     while current.tasks:
         async with turn.control.bounded():
@@ -438,7 +272,7 @@ async def _wait_tools(turn: _Turn, current: _Round) -> AsyncIterator[Event]:
         yield event
 
 
-async def _abandon_tools(current: _Round, why: str) -> list[Event]:
+async def _abandon_tools(current: Round, why: str) -> list[Event]:
     """Cancel the calls still running (a sync tool is asked to stop too); each gets an error result."""
     tasks = list(current.tasks)
     for task in tasks:
@@ -455,15 +289,15 @@ async def _abandon_tools(current: _Round, why: str) -> list[Event]:
     return events
 
 
-def _decided_round(turn: _Turn, decisions: dict[str, bool]) -> _Round:
+def _decided_round(turn: _Turn, decisions: dict[str, bool]) -> Round:
     """The calls that waited for a person, as a round whose answer is already in the history."""
-    current = _Round()
+    current = Round()
     current.calls = [call for call in pending_calls(turn.conversation.messages) if call.id in decisions]
     turn.called.extend(call.name for call in current.calls)
     return current
 
 
-async def _run_decided(turn: _Turn, current: _Round, decisions: dict[str, bool]) -> AsyncIterator[Event]:
+async def _run_decided(turn: _Turn, current: Round, decisions: dict[str, bool]) -> AsyncIterator[Event]:
     """Run (or refuse) the calls that waited for a person."""
     for call in current.calls:
         turn.seen.add(_call_key(call))
@@ -479,14 +313,14 @@ async def _run_decided(turn: _Turn, current: _Round, decisions: dict[str, bool])
         yield event
 
 
-def _record_decided(turn: _Turn, current: _Round) -> None:
+def _record_decided(turn: _Turn, current: Round) -> None:
     for call in current.calls:
         if call.id in current.results:
             turn.conversation.messages.append(tool_message(current.results[call.id]))
 
 
 async def _stream_answer(
-    turn: _Turn, current: _Round, interceptor: Interceptor, round_number: int
+    turn: _Turn, current: Round, interceptor: Interceptor, round_number: int
 ) -> AsyncIterator[Event]:
     """One answer of the model, each piece bounded by the turn's clock, its budget and a person's Stop."""
     current.answering = True
@@ -503,7 +337,7 @@ async def _stream_answer(
             if delta is None:
                 return
             turn.control.spend(delta.text + delta.thinking)
-            for event in turn.on_delta(delta, interceptor, current) + turn.take_aside() + turn.finished(current):
+            for event in turn.reader.on_delta(delta, interceptor, current) + turn.take_aside() + turn.finished(current):
                 yield event
             if delta.usage is not None:  # the record adds up the rounds of the turn
                 used = delta.usage
@@ -542,7 +376,7 @@ async def chat_with_llm(
     turn = _Turn(conversation, backend, registry, options, policy, force_tool, control)
     if user_text is not None:
         conversation.messages.append({"role": "user", "content": user_text, **({ATTACHMENTS: images} if images else {})})
-    current = _Round()
+    current = Round()
     interceptor = Interceptor(tags=TAGS)
     rounds = 0
     reason = "done"
@@ -553,12 +387,12 @@ async def chat_with_llm(
             async for event in _run_decided(turn, current, decisions or {}):
                 yield event
             _record_decided(turn, current)
-            current, decided = _Round(), False
+            current, decided = Round(), False
             if pending_calls(conversation.messages):
                 yield TurnDone(reason="approval", pending=pending_calls(conversation.messages))
                 return
         for rounds in range(1, options.max_rounds + 1):
-            current = _Round()
+            current = Round()
             interceptor = Interceptor(tags=TAGS)
             failure: ErrorNotice | None = None
             try:
@@ -572,7 +406,7 @@ async def chat_with_llm(
             except BackendError as error:
                 logger.error("LLM_ERROR conv={} {}", conversation.id, error)
                 failure, reason = ErrorNotice(str(error)), "error"
-            for event in turn.on_events(interceptor.close(), current) + turn.on_held(current) + current.take_usage():
+            for event in turn.reader.on_events(interceptor.close(), current) + turn.reader.on_held(current) + current.take_usage():
                 yield event
             if failure is not None:
                 yield failure
@@ -602,7 +436,7 @@ async def chat_with_llm(
             yield ErrorNotice(f"stopped after {options.max_rounds} tool rounds (the limit; see max_rounds)")
             reason = "limit"
     except TurnCut as cut:
-        for event in turn.on_events(interceptor.close(), current) + turn.on_held(current, calls=False):
+        for event in turn.reader.on_events(interceptor.close(), current) + turn.reader.on_held(current, calls=False):
             yield event
         for event in current.take_usage(cut=True) + turn.take_aside() + await _abandon_tools(current, cut.why):
             yield event
