@@ -10,7 +10,11 @@ person's approval, or the round limit is reached.
 
 The conversation's `messages` (OpenAI-shaped, without the system prompt) are
 the only state; calls that wait for approval are the last assistant message's
-`tool_calls` that have no tool message yet.
+`tool_calls` that have no tool message yet (`history.pending_calls`).
+
+Beside it: `answer` reads each piece of a round's answer into events,
+`limits` ends a turn at its clock, its token budget or a person's Stop, and
+`history` says what the messages say.
 """
 
 from __future__ import annotations
