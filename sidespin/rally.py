@@ -118,7 +118,6 @@ class _Turn:
         # events a running call puts into the turn (a server's question): taken at the rally's next step
         self.aside: list[Event] = []
         self.aside_ready = asyncio.Event()
-        self.reader = AnswerReader(conversation.id, registry, self.dispatch, self.holds_openings)
 
     def put_aside(self, event: Event) -> None:
         self.aside.append(event)
@@ -324,7 +323,7 @@ def _record_decided(turn: _Turn, current: Round) -> None:
 
 
 async def _stream_answer(
-    turn: _Turn, current: Round, interceptor: Interceptor, round_number: int
+    turn: _Turn, reader: AnswerReader, current: Round, interceptor: Interceptor, round_number: int
 ) -> AsyncIterator[Event]:
     """One answer of the model, each piece bounded by the turn's clock, its budget and a person's Stop."""
     current.answering = True
@@ -341,7 +340,7 @@ async def _stream_answer(
             if delta is None:
                 return
             turn.control.spend(delta.text + delta.thinking)
-            for event in turn.reader.on_delta(delta, interceptor, current) + turn.take_aside() + turn.finished(current):
+            for event in reader.on_delta(delta, interceptor, current) + turn.take_aside() + turn.finished(current):
                 yield event
             if delta.usage is not None:  # the record adds up the rounds of the turn
                 used = delta.usage
@@ -378,6 +377,8 @@ async def chat_with_llm(
     options = options or RallyOptions()
     control = control or TurnControl(options.turn_seconds, options.turn_tokens)
     turn = _Turn(conversation, backend, registry, options, policy, force_tool, control)
+    # a local, not the turn's: a turn holding its own methods would be a cycle, outliving its last reference
+    reader = AnswerReader(conversation.id, registry, turn.dispatch, turn.holds_openings)
     if user_text is not None:
         conversation.messages.append({"role": "user", "content": user_text, **({ATTACHMENTS: images} if images else {})})
     current = Round()
@@ -405,12 +406,12 @@ async def chat_with_llm(
                 for event in decided_calls:
                     yield event
                 if not current.calls:  # no call decided before the answer: the model answers (and may call)
-                    async for event in _stream_answer(turn, current, interceptor, rounds):
+                    async for event in _stream_answer(turn, reader, current, interceptor, rounds):
                         yield event
             except BackendError as error:
                 logger.error("LLM_ERROR conv={} {}", conversation.id, error)
                 failure, reason = ErrorNotice(str(error)), "error"
-            for event in turn.reader.on_events(interceptor.close(), current) + turn.reader.on_held(current) + current.take_usage():
+            for event in reader.on_events(interceptor.close(), current) + reader.on_held(current) + current.take_usage():
                 yield event
             if failure is not None:
                 yield failure
@@ -440,7 +441,7 @@ async def chat_with_llm(
             yield ErrorNotice(f"stopped after {options.max_rounds} tool rounds (the limit; see max_rounds)")
             reason = "limit"
     except TurnCut as cut:
-        for event in turn.reader.on_events(interceptor.close(), current) + turn.reader.on_held(current, calls=False):
+        for event in reader.on_events(interceptor.close(), current) + reader.on_held(current, calls=False):
             yield event
         for event in current.take_usage(cut=True) + turn.take_aside() + await _abandon_tools(current, cut.why):
             yield event
