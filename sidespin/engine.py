@@ -28,9 +28,10 @@ from sidespin.errors import BackendError, TranscriptError
 from sidespin.events import ErrorNotice, Event, ToolProposed, TurnDone
 from sidespin.formats import image_attachments
 from sidespin.ladder import Choice, choose_rung
+from sidespin.limits import TurnControl
 from sidespin.llm import Backend
 from sidespin.protocol import poke_prompt, poke_target
-from sidespin.rally import Conversation, RallyOptions, TurnControl, chat_with_llm
+from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.search import INDEX_FILE, SearchIndex
 from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult, load_plugins
 from sidespin.transcript import INTERRUPTED, Transcript, TranscriptRecorder, TranscriptStore

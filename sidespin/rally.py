@@ -10,7 +10,11 @@ person's approval, or the round limit is reached.
 
 The conversation's `messages` (OpenAI-shaped, without the system prompt) are
 the only state; calls that wait for approval are the last assistant message's
-`tool_calls` that have no tool message yet.
+`tool_calls` that have no tool message yet (`history.pending_calls`).
+
+Beside it: `answer` reads each piece of a round's answer into events,
+`limits` ends a turn at its clock, its token budget or a person's Stop, and
+`history` says what the messages say.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any, AsyncIterator, Callable
 
 from loguru import logger
 
+from sidespin.answer import TAGS, AnswerReader, Round
 from sidespin.approvals import Policy
 from sidespin.config import ToolMode
 from sidespin.errors import BackendError, MalformedToolCall
@@ -34,34 +39,25 @@ from sidespin.events import (
     Event,
     MalformedCall,
     TextDelta,
-    Thought,
     ToolFinished,
     ToolProposed,
     ToolStarted,
     TurnDone,
     Usage,
 )
-from sidespin.formats import ATTACHMENTS, MALFORMED, call_from_openai, call_to_openai, tool_message
+from sidespin.formats import ATTACHMENTS, call_to_openai, tool_message
+from sidespin.history import pending_calls, recent
 from sidespin.honesty import NOTICE, claimed_tool
-from sidespin.intercept import Block, Interceptor, Text
-from sidespin.llm.base import Backend, Delta
+from sidespin.intercept import Interceptor
+from sidespin.limits import TurnControl, TurnCut
+from sidespin.llm.base import Backend
 from sidespin.llm.llama import counting
-from sidespin.protocol import MCP_TAG, parse_request, poke_prompt
-from sidespin.protocol.loose import find_loose_call
+from sidespin.protocol import poke_prompt
 from sidespin.questions import CallScope, current_call
-from sidespin.record import CallRecord, waiting
 from sidespin.rungs import Ask, Request, Rung, rung_named
 from sidespin.tools import DEFAULT_TIMEOUT, Tool, ToolCall, ToolRegistry, ToolResult
 
-__all__ = ["Conversation", "RallyOptions", "TurnControl", "TurnCut", "chat_with_llm", "poke", "pending_calls"]
-
-THINK_TAG = "think"
-# A small model sometimes imitates the result markup it saw in the history; that is never answer text.
-ECHO_TAGS = ("mcp-response", "tool_response")
-# Call syntax in another format's wrapper (Qwen's and Hermes' `<tool_call>`; `<request-id>`, an echo of the
-# salted prompt's "Request ID" line, once seen around a call): read as a call, or said to be malformed.
-WRAPPER_TAGS = ("tool_call", "request-id")
-TAGS = (MCP_TAG, THINK_TAG, *ECHO_TAGS, *WRAPPER_TAGS)
+__all__ = ["Conversation", "RallyOptions", "chat_with_llm", "poke"]
 
 PolicyFor = Callable[[Tool], Policy]  # the approval policy of a tool: auto, ask or deny
 
@@ -90,164 +86,8 @@ class RallyOptions:
     reuse: list[ToolResult] = field(default_factory=list)
 
 
-class TurnCut(Exception):
-    """A turn ended early: a person stopped it (`stopped`), or it reached its `time` or `tokens` limit."""
-
-    def __init__(self, reason: str, message: str, why: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
-        self.why = why  # for the result of a call cut short: "<why> before this call finished"
-
-
-class TurnControl:
-    """A handle on one running turn: its wall clock and token budget end it, and so can a person.
-
-    Every await of the rally that may take long (the model's next piece, the tools
-    under way) runs inside `bounded()`; `stop()` ends the one under way at once (the
-    clock's timeout is simply moved to now) and every later one before it starts.
-    """
-
-    def __init__(self, seconds: float = 300.0, tokens: int = 4096) -> None:
-        self.seconds = seconds
-        self.tokens = tokens
-        self.spent = 0
-        self.reason: str | None = None
-        self._deadline: float | None = None
-        self._scope: asyncio.Timeout | None = None
-
-    def stop(self) -> None:
-        """A person's Stop: the turn ends at its next (or current) await, keeping what was said."""
-        self.reason = self.reason or "stopped"
-        if self._scope is not None and not self._scope.expired():
-            self._scope.reschedule(asyncio.get_running_loop().time())
-
-    def spend(self, text: str) -> None:
-        """Count a streamed piece: one token, or one per 4 characters of a longer piece."""
-        if not text:
-            return
-        self.spent += max(1, -(-len(text) // 4))
-        if self.spent > self.tokens:
-            self.reason = self.reason or "tokens"
-            raise self.cut()
-
-    def cut(self) -> TurnCut:
-        if self.reason == "stopped":
-            return TurnCut("stopped", "stopped by you; what was said so far is kept", "the turn was stopped")
-        if self.reason == "tokens":
-            return TurnCut("tokens", f"this turn reached its limit of {self.tokens} tokens (turn_tokens) and was "
-                           "stopped; what was said so far is kept", "the turn reached its token limit")
-        return TurnCut("time", f"this turn ran longer than {self.seconds:g} s (turn_seconds) and was stopped; "
-                       "what was said so far is kept", "the turn ran out of time")
-
-    @contextlib.asynccontextmanager
-    async def bounded(self) -> AsyncIterator[None]:
-        """Run the body within the turn's deadline; raise `TurnCut` if the turn is (or gets) cut."""
-        if self._deadline is None:
-            self._deadline = asyncio.get_running_loop().time() + self.seconds
-        if self.reason is not None:
-            raise self.cut()
-        scope = asyncio.timeout_at(self._deadline)
-        try:
-            async with scope:
-                self._scope = scope
-                yield
-        except TimeoutError:
-            if not scope.expired():
-                raise  # a timeout of the body's own, not the turn's
-            self.reason = self.reason or "time"
-            raise self.cut() from None
-        finally:
-            self._scope = None
-
-
-def pending_calls(messages: list[dict[str, Any]]) -> list[ToolCall]:
-    """Calls of the last assistant message that have no result yet: they wait for a person (`record.waiting`)."""
-    answered: set[str] = set()
-    for message in reversed(messages):
-        if message["role"] == "tool":
-            answered.add(message.get("tool_call_id"))
-        elif message["role"] == "assistant" and message.get("tool_calls"):
-            calls = [call_from_openai(item) for item in message["tool_calls"]]
-            return waiting(CallRecord(call, "done" if call.id in answered else "waiting") for call in calls)
-        elif message["role"] in ("assistant", "user"):
-            return []
-    return []
-
-
 def _call_key(call: ToolCall) -> str:
     return call.name + json.dumps(call.arguments, sort_keys=True, default=str)
-
-
-def _recent(messages: list[dict[str, Any]], keep_turns: int | None) -> list[dict[str, Any]]:
-    if not keep_turns:
-        return list(messages)
-    starts = [i for i, message in enumerate(messages) if message["role"] == "user"]
-    return list(messages[starts[-keep_turns]:]) if len(starts) > keep_turns else list(messages)
-
-
-class _Round:
-    """What one model answer produced: its visible text, its calls and the running tool tasks."""
-
-    def __init__(self) -> None:
-        self.text: list[str] = []
-        self.calls: list[ToolCall] = []
-        self.tasks: dict[asyncio.Task[ToolResult], ToolCall] = {}
-        self.results: dict[str, ToolResult] = {}
-        self.pending: list[ToolCall] = []
-        self.repeats = 0
-        self.held = _Held()
-        self.usage: Usage | None = None  # told after the text the stream still holds, so it follows the answer
-        self.route_usage: Usage | None = None  # what the route's completions cost, before the answer
-        self.answering = False  # the model's answer began to stream
-
-    def take_usage(self, *, cut: bool = False) -> list[Event]:
-        """The round's usage (its route's and its answer's added up), once. A round `cut` while its answer
-        streamed, before the answer's count came, tells none: the route's alone would read as the answer's."""
-        parts = [usage for usage in (self.route_usage, self.usage) if usage is not None]
-        if cut and self.answering and self.usage is None:
-            parts = []
-        self.route_usage = self.usage = None
-        return [parts[0].plus(parts[1]) if len(parts) == 2 else parts[0]] if parts else []
-
-
-class _Held:
-    """An answer that opens like a call written without the block (`{`, a ``` fence, `<tool`) is held back.
-
-    Small models often answer with nothing but `{"name": …, "arguments": …}`: shown as it
-    streams, the page would flash raw JSON. Such an opening is kept from the page until
-    the round ends (or `LIMIT` characters prove it is prose), then read as a call or let go.
-    """
-
-    OPENINGS = ("{", "```", "<tool")
-    LIMIT = 4000
-
-    def __init__(self) -> None:
-        self.pieces: list[str] = []
-        self.decided = False  # once decided, text flows (or is held) without looking again
-        self.holding = False
-
-    def take(self, text: str) -> str:
-        """What of `text` may be shown now."""
-        if self.decided and not self.holding:
-            return text
-        self.pieces.append(text)
-        so_far = "".join(self.pieces)
-        start = so_far.lstrip()
-        if not self.decided:
-            if len(start) < 5 and any(opening.startswith(start) for opening in self.OPENINGS):
-                return ""  # too short to tell yet
-            self.decided = True
-            self.holding = start.startswith(self.OPENINGS)
-        if self.holding and len(so_far) <= self.LIMIT:
-            return ""
-        self.holding, self.pieces = False, []
-        return so_far
-
-    def release(self) -> str:
-        """The text still held, at the end of the round."""
-        held, self.pieces, self.holding, self.decided = "".join(self.pieces), [], False, True
-        return held
 
 
 class _Turn:
@@ -309,10 +149,14 @@ class _Turn:
             self._rung = rung_named(name)
         return self._rung
 
+    def holds_openings(self) -> bool:
+        """Whether an answer that opens like a call is held back: the rung says, and a Poke's never is."""
+        return self.rung().holds_openings and not self.force_tool
+
     def ask(self, round_number: int) -> Ask:
         forced = self.force_tool if self.force_tool in self.registry and round_number == 1 else None
         return Ask(
-            history=_recent(self.conversation.messages, self.options.keep_turns),
+            history=recent(self.conversation.messages, self.options.keep_turns),
             tools=list(self.registry),
             system=self.options.system_prompt,
             salt=self.conversation.salt,
@@ -320,7 +164,7 @@ class _Turn:
             forced=self.registry.get(forced) if forced else None,
         )
 
-    async def decide(self, current: _Round, round_number: int) -> list[Event]:
+    async def decide(self, current: Round, round_number: int) -> list[Event]:
         """The route's decision before the answer: the calls it chose, dispatched ([] when it chose none)."""
         with counting() as spent:
             try:
@@ -345,7 +189,7 @@ class _Turn:
     def request(self, round_number: int) -> Request:
         return self.rung().request(self.ask(round_number))
 
-    def dispatch(self, call: ToolCall, current: _Round) -> list[Event]:
+    def dispatch(self, call: ToolCall, current: Round) -> list[Event]:
         """Decide what happens to a complete call: run it now, refuse it, or wait for a person."""
         current.calls.append(call)
         self.called.append(call.name)
@@ -382,106 +226,8 @@ class _Turn:
             events.append(ToolStarted(call))
         return events
 
-    def on_block(self, block: Block, current: _Round) -> list[Event]:
-        if block.tag in ECHO_TAGS:
-            logger.info("MCP_RESPONSE_ECHO_HIDDEN conv={} chars={}", self.conversation.id, len(block.raw))
-            logger.debug("MCP_RESPONSE_ECHO_RAW {}", block.raw)
-            return []
-        if block.tag in WRAPPER_TAGS:
-            return self.on_wrapper(block, current)
-        if block.tag == THINK_TAG:
-            inner = block.raw[len("<think>"):]
-            inner = inner[: -len("</think>")] if block.closed else inner
-            return [Thought(inner.strip(), closed=block.closed)]
-        logger.info("MCP_BLOCK_HIDDEN conv={} chars={} closed={}", self.conversation.id, len(block.raw), block.closed)
-        logger.debug("MCP_BLOCK_RAW {}", block.raw)
-        if not block.closed:
-            reason = f"the model stopped in the middle of a tool call (no </{MCP_TAG}>)"
-            logger.warning("MCP_BLOCK_MALFORMED {}", reason)
-            return [MalformedCall(block.raw, reason)]
-        try:
-            # read against every tool: a call to one switched off is then refused as such, not as unknown
-            call = parse_request(block.raw, self.registry.base)
-        except MalformedToolCall as error:
-            logger.warning("MCP_BLOCK_MALFORMED {}", error.reason)
-            return [MalformedCall(block.raw, error.reason)]
-        return self.dispatch(call, current)
-
-    def on_wrapper(self, block: Block, current: _Round) -> list[Event]:
-        """A call in another format's wrapper: run it when it names a tool, else say so (never shown raw)."""
-        logger.info("MCP_WRAPPER_HIDDEN conv={} tag={} chars={}", self.conversation.id, block.tag, len(block.raw))
-        logger.debug("MCP_WRAPPER_RAW {}", block.raw)
-        inner = block.raw[block.raw.find(">") + 1:]
-        inner = inner.removesuffix(f"</{block.tag}>")
-        try:
-            found = find_loose_call(inner, list(self.registry.base))
-        except MalformedToolCall as error:
-            return [MalformedCall(block.raw, error.reason)]
-        if found is not None:
-            return self.dispatch(found.call, current)
-        if block.tag == "request-id" and "<" not in inner and "{" not in inner:
-            return []  # only the id echoed back: nothing to show, nothing to run
-        reason = f"the model wrote a <{block.tag}> that calls no offered tool in a form this server can read"
-        logger.warning("MCP_WRAPPER_MALFORMED {}", reason)
-        return [MalformedCall(block.raw, reason)]
-
-    def on_native(self, call: ToolCall, current: _Round) -> list[Event]:
-        if MALFORMED in call.arguments:
-            reason = f"the arguments of {call.name!r} are not valid JSON"
-            return [MalformedCall(str(call.arguments[MALFORMED]), reason)]
-        return self.dispatch(call, current)
-
-    def on_events(self, found: list[Text | Block], current: _Round) -> list[Event]:
-        events: list[Event] = []
-        for item in found:
-            if isinstance(item, Text):
-                shown = current.held.take(item.text) if self.rung().holds_openings and not self.force_tool \
-                    else item.text
-                if shown:
-                    current.text.append(shown)
-                    events.append(TextDelta(shown))
-            else:
-                events.extend(self.on_block(item, current))
-        return events
-
-    def on_held(self, current: _Round, *, calls: bool = True) -> list[Event]:
-        """At the end of an answer: read held-back text as a call written without the block, or show it.
-
-        With `calls` False (the turn was cut) nothing new may start: the text is kept as it was written.
-        """
-        held = current.held.release()
-        if not held:
-            return []
-        if not calls:
-            current.text.append(held)
-            return [TextDelta(held)]
-        try:
-            found = find_loose_call(held, list(self.registry))
-        except MalformedToolCall as error:
-            logger.warning("MCP_LOOSE_MALFORMED {}", error.reason)
-            return [MalformedCall(held, error.reason)]
-        if found is None:
-            current.text.append(held)
-            return [TextDelta(held)]
-        logger.info("MCP_LOOSE_CALL_HIDDEN conv={} {} chars={}", self.conversation.id, found.call.name, len(held))
-        logger.debug("MCP_LOOSE_CALL_RAW {}", held[found.start:found.end])
-        events: list[Event] = []
-        for shown in (held[:found.start], held[found.end:]):
-            if shown.strip():
-                current.text.append(shown)
-                events.append(TextDelta(shown))
-        return events + self.dispatch(found.call, current)
-
-    def on_delta(self, delta: Delta, interceptor: Interceptor, current: _Round) -> list[Event]:
-        events: list[Event] = [Thought(delta.thinking, closed=False)] if delta.thinking else []
-        if delta.text:
-            events.extend(self.on_events(interceptor.feed(delta.text), current))
-        for call in delta.tool_calls:
-            events.extend(self.on_native(call, current))
-        return events
-
     @staticmethod
-    def finished(current: _Round) -> list[Event]:
+    def finished(current: Round) -> list[Event]:
         """Results of the tool tasks that are done, without waiting for the others."""
         events: list[Event] = []
         for task in [t for t in current.tasks if t.done()]:
@@ -491,7 +237,7 @@ class _Turn:
             events.append(ToolFinished(result))
         return events
 
-    def close_round(self, current: _Round) -> None:
+    def close_round(self, current: Round) -> None:
         message: dict[str, Any] = {"role": "assistant", "content": "".join(current.text)}
         if current.calls:
             message["tool_calls"] = [call_to_openai(call) for call in current.calls]
@@ -500,7 +246,7 @@ class _Turn:
             if call.id in current.results:
                 self.conversation.messages.append(tool_message(current.results[call.id]))
 
-    def formatted(self, current: _Round) -> str | None:
+    def formatted(self, current: Round) -> str | None:
         """The server-side answer when every result of the round has a formatter (the seed's Poke)."""
         if not current.calls or current.pending or len(current.results) != len(current.calls):
             return None
@@ -514,7 +260,7 @@ class _Turn:
         return "\n\n".join(parts)
 
 
-async def _wait_tools(turn: _Turn, current: _Round) -> AsyncIterator[Event]:
+async def _wait_tools(turn: _Turn, current: Round) -> AsyncIterator[Event]:
     """Until every call of the round is done: each result as it comes, and what the calls put aside meanwhile."""
     while current.tasks:
         async with turn.control.bounded():
@@ -529,7 +275,7 @@ async def _wait_tools(turn: _Turn, current: _Round) -> AsyncIterator[Event]:
         yield event
 
 
-async def _abandon_tools(current: _Round, why: str) -> list[Event]:
+async def _abandon_tools(current: Round, why: str) -> list[Event]:
     """Cancel the calls still running (a sync tool is asked to stop too); each gets an error result."""
     tasks = list(current.tasks)
     for task in tasks:
@@ -546,15 +292,15 @@ async def _abandon_tools(current: _Round, why: str) -> list[Event]:
     return events
 
 
-def _decided_round(turn: _Turn, decisions: dict[str, bool]) -> _Round:
+def _decided_round(turn: _Turn, decisions: dict[str, bool]) -> Round:
     """The calls that waited for a person, as a round whose answer is already in the history."""
-    current = _Round()
+    current = Round()
     current.calls = [call for call in pending_calls(turn.conversation.messages) if call.id in decisions]
     turn.called.extend(call.name for call in current.calls)
     return current
 
 
-async def _run_decided(turn: _Turn, current: _Round, decisions: dict[str, bool]) -> AsyncIterator[Event]:
+async def _run_decided(turn: _Turn, current: Round, decisions: dict[str, bool]) -> AsyncIterator[Event]:
     """Run (or refuse) the calls that waited for a person."""
     for call in current.calls:
         turn.seen.add(_call_key(call))
@@ -570,14 +316,14 @@ async def _run_decided(turn: _Turn, current: _Round, decisions: dict[str, bool])
         yield event
 
 
-def _record_decided(turn: _Turn, current: _Round) -> None:
+def _record_decided(turn: _Turn, current: Round) -> None:
     for call in current.calls:
         if call.id in current.results:
             turn.conversation.messages.append(tool_message(current.results[call.id]))
 
 
 async def _stream_answer(
-    turn: _Turn, current: _Round, interceptor: Interceptor, round_number: int
+    turn: _Turn, reader: AnswerReader, current: Round, interceptor: Interceptor, round_number: int
 ) -> AsyncIterator[Event]:
     """One answer of the model, each piece bounded by the turn's clock, its budget and a person's Stop."""
     current.answering = True
@@ -594,7 +340,7 @@ async def _stream_answer(
             if delta is None:
                 return
             turn.control.spend(delta.text + delta.thinking)
-            for event in turn.on_delta(delta, interceptor, current) + turn.take_aside() + turn.finished(current):
+            for event in reader.on_delta(delta, interceptor, current) + turn.take_aside() + turn.finished(current):
                 yield event
             if delta.usage is not None:  # the record adds up the rounds of the turn
                 used = delta.usage
@@ -631,9 +377,11 @@ async def chat_with_llm(
     options = options or RallyOptions()
     control = control or TurnControl(options.turn_seconds, options.turn_tokens)
     turn = _Turn(conversation, backend, registry, options, policy, force_tool, control)
+    # a local, not the turn's: a turn holding its own methods would be a cycle, outliving its last reference
+    reader = AnswerReader(conversation.id, registry, turn.dispatch, turn.holds_openings)
     if user_text is not None:
         conversation.messages.append({"role": "user", "content": user_text, **({ATTACHMENTS: images} if images else {})})
-    current = _Round()
+    current = Round()
     interceptor = Interceptor(tags=TAGS)
     rounds = 0
     reason = "done"
@@ -644,12 +392,12 @@ async def chat_with_llm(
             async for event in _run_decided(turn, current, decisions or {}):
                 yield event
             _record_decided(turn, current)
-            current, decided = _Round(), False
+            current, decided = Round(), False
             if pending_calls(conversation.messages):
                 yield TurnDone(reason="approval", pending=pending_calls(conversation.messages))
                 return
         for rounds in range(1, options.max_rounds + 1):
-            current = _Round()
+            current = Round()
             interceptor = Interceptor(tags=TAGS)
             failure: ErrorNotice | None = None
             try:
@@ -658,12 +406,12 @@ async def chat_with_llm(
                 for event in decided_calls:
                     yield event
                 if not current.calls:  # no call decided before the answer: the model answers (and may call)
-                    async for event in _stream_answer(turn, current, interceptor, rounds):
+                    async for event in _stream_answer(turn, reader, current, interceptor, rounds):
                         yield event
             except BackendError as error:
                 logger.error("LLM_ERROR conv={} {}", conversation.id, error)
                 failure, reason = ErrorNotice(str(error)), "error"
-            for event in turn.on_events(interceptor.close(), current) + turn.on_held(current) + current.take_usage():
+            for event in reader.on_events(interceptor.close(), current) + reader.on_held(current) + current.take_usage():
                 yield event
             if failure is not None:
                 yield failure
@@ -693,7 +441,7 @@ async def chat_with_llm(
             yield ErrorNotice(f"stopped after {options.max_rounds} tool rounds (the limit; see max_rounds)")
             reason = "limit"
     except TurnCut as cut:
-        for event in turn.on_events(interceptor.close(), current) + turn.on_held(current, calls=False):
+        for event in reader.on_events(interceptor.close(), current) + reader.on_held(current, calls=False):
             yield event
         for event in current.take_usage(cut=True) + turn.take_aside() + await _abandon_tools(current, cut.why):
             yield event

@@ -151,7 +151,7 @@ async def test_a_loose_call_on_the_native_rung_is_run_too():
 
 
 async def test_a_held_call_is_not_started_when_the_turn_is_cut():
-    from sidespin.rally import TurnControl
+    from sidespin.limits import TurnControl
 
     control = TurnControl(seconds=60, tokens=20)  # a whole call is held back, then the budget runs out
     model = ScriptedBackend([['{"name": "roll_dice", "arguments": {"sides": 20}}', "x" * 100]])

@@ -10,7 +10,8 @@ from sidespin.events import (
     ApprovalNeeded, ErrorNotice, MalformedCall, TextDelta, Thought, ToolFinished, ToolStarted, TurnDone,
 )
 from sidespin.testing.scripted import ScriptedBackend
-from sidespin.rally import Conversation, RallyOptions, chat_with_llm, pending_calls, poke
+from sidespin.history import pending_calls
+from sidespin.rally import Conversation, RallyOptions, chat_with_llm, poke
 from sidespin.tools import ToolCall, ToolRegistry, tool
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator
 from loguru import logger
 
 from sidespin.events import ErrorNotice, Event, TextDelta, Thought, TurnDone
-from sidespin.rally import TurnControl
+from sidespin.limits import TurnControl
 from sidespin.record import TurnRecord
 
 if TYPE_CHECKING:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import weakref
 
 from sidespin.config import load_settings
 from sidespin.engine import Engine
+from sidespin.rally import Conversation, chat_with_llm
 from sidespin.testing.scripted import ScriptedBackend
+from sidespin.tools import ToolRegistry, tool
 from sidespin.web.live import TurnBoard
 
 
@@ -26,3 +29,24 @@ async def test_conversations_not_in_use_leave_memory_and_a_running_one_stays(tmp
         assert set(engine.conversations) == {held.id}  # only the one still referenced
         assert len(board.turns) <= 51  # finished turns are forgotten (their transcript has them)
         assert engine.conversation(ids[5]).messages[-1] == {"role": "assistant", "content": "ok"}  # read back
+
+
+@tool(read_only=True)
+def say_hello(name: str) -> str:
+    """Greet someone."""
+    return f"Hello, {name}!"
+
+
+async def test_a_played_turn_lets_its_conversation_go_at_once_not_at_the_next_collection():
+    call = '<mcp-request>\n  <tool name="say_hello" />\n  <param name="name">Ann</param>\n</mcp-request>'
+    conversation = Conversation()
+    gone = weakref.ref(conversation)
+    gc.disable()  # the engine's weak map of conversations: nothing of a finished turn may keep one in a cycle
+    try:
+        async for _ in chat_with_llm(conversation, "hi", backend=ScriptedBackend([[call], ["Done."]]),
+                                     registry=ToolRegistry([say_hello])):
+            pass
+        del conversation, _
+        assert gone() is None
+    finally:
+        gc.enable()

@@ -8,9 +8,10 @@ from typing import Any, AsyncIterator
 import aiohttp
 
 from sidespin.events import ErrorNotice, TextDelta, ToolFinished, ToolStarted, TurnDone
+from sidespin.limits import TurnControl
 from sidespin.llm import Backend, Delta
 from sidespin.testing.scripted import ScriptedBackend
-from sidespin.rally import Conversation, RallyOptions, TurnControl, chat_with_llm
+from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.tools import ToolCall, ToolRegistry, tool
 from sidespin.transcript import parse
 from tests.conftest import serve_app

@@ -1,0 +1,84 @@
+"""The limits of a turn: its wall clock, its token budget, and a person's Stop.
+
+`TurnControl` holds them for one running turn; whichever comes first ends the turn
+with a `TurnCut`, which says why (for the person, and for a call it cut short).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import AsyncIterator
+
+__all__ = ["TurnControl", "TurnCut"]
+
+
+class TurnCut(Exception):
+    """A turn ended early: a person stopped it (`stopped`), or it reached its `time` or `tokens` limit."""
+
+    def __init__(self, reason: str, message: str, why: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+        self.why = why  # for the result of a call cut short: "<why> before this call finished"
+
+
+class TurnControl:
+    """A handle on one running turn: its wall clock and token budget end it, and so can a person.
+
+    Every await of the rally that may take long (the model's next piece, the tools
+    under way) runs inside `bounded()`; `stop()` ends the one under way at once (the
+    clock's timeout is simply moved to now) and every later one before it starts.
+    """
+
+    def __init__(self, seconds: float = 300.0, tokens: int = 4096) -> None:
+        self.seconds = seconds
+        self.tokens = tokens
+        self.spent = 0
+        self.reason: str | None = None
+        self._deadline: float | None = None
+        self._scope: asyncio.Timeout | None = None
+
+    def stop(self) -> None:
+        """A person's Stop: the turn ends at its next (or current) await, keeping what was said."""
+        self.reason = self.reason or "stopped"
+        if self._scope is not None and not self._scope.expired():
+            self._scope.reschedule(asyncio.get_running_loop().time())
+
+    def spend(self, text: str) -> None:
+        """Count a streamed piece: one token, or one per 4 characters of a longer piece."""
+        if not text:
+            return
+        self.spent += max(1, -(-len(text) // 4))
+        if self.spent > self.tokens:
+            self.reason = self.reason or "tokens"
+            raise self.cut()
+
+    def cut(self) -> TurnCut:
+        if self.reason == "stopped":
+            return TurnCut("stopped", "stopped by you; what was said so far is kept", "the turn was stopped")
+        if self.reason == "tokens":
+            return TurnCut("tokens", f"this turn reached its limit of {self.tokens} tokens (turn_tokens) and was "
+                           "stopped; what was said so far is kept", "the turn reached its token limit")
+        return TurnCut("time", f"this turn ran longer than {self.seconds:g} s (turn_seconds) and was stopped; "
+                       "what was said so far is kept", "the turn ran out of time")
+
+    @contextlib.asynccontextmanager
+    async def bounded(self) -> AsyncIterator[None]:
+        """Run the body within the turn's deadline; raise `TurnCut` if the turn is (or gets) cut."""
+        if self._deadline is None:
+            self._deadline = asyncio.get_running_loop().time() + self.seconds
+        if self.reason is not None:
+            raise self.cut()
+        scope = asyncio.timeout_at(self._deadline)
+        try:
+            async with scope:
+                self._scope = scope
+                yield
+        except TimeoutError:
+            if not scope.expired():
+                raise  # a timeout of the body's own, not the turn's
+            self.reason = self.reason or "time"
+            raise self.cut() from None
+        finally:
+            self._scope = None
