@@ -1,0 +1,117 @@
+"""What a conversation said, and which of a call's values come from it (for the route, `sidespin.route`).
+
+The rules, before the code:
+
+- **Said** (`said_in`): every message's text and every earlier call's arguments, in lower case,
+  with number words also as digits ("two dice" says 2). Tool results are messages too, so a
+  value read from a listing counts as said.
+- **Mentioned** (`_mentioned`): a string whose words (three letters or more, or digits) appear in
+  what was said; a number written in it; a switch whose name's words appear; a list all of whose
+  items are mentioned; an object with any mentioned value.
+- **Optional values no one asked for are dropped** (`grounded`): a made-up filter silently
+  changes what a tool returns.
+- **A call of invented required values is not made** (`invented`): neither the conversation nor
+  the tool's own description and schema mention them.
+- **One more call is kept only if the message asks for it** (`asked_for`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Sequence
+
+from loguru import logger
+
+from sidespin.tools import Tool, ToolCall
+
+__all__ = ["said_in", "grounded", "invented", "asked_for"]
+
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_NUMBER_WORDS = {word: str(n) for n, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())} | {
+    "a": "1", "an": "1", "single": "1", "once": "1", "twice": "2", "pair": "2", "couple": "2", "dozen": "12",
+    "twenty": "20", "thirty": "30", "fifty": "50", "hundred": "100"}
+
+
+def said_in(messages: Sequence[dict[str, Any]]) -> str:
+    """Everything the conversation said, in lower case, number words also as digits: what a grounded argument
+    may come from."""
+    parts = []
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        for call in message.get("tool_calls") or []:
+            parts.append(str((call.get("function") or {}).get("arguments") or ""))
+    said = "\n".join(parts).lower()
+    digits = [_NUMBER_WORDS[w] for w in _WORD.findall(said) if w in _NUMBER_WORDS]
+    return said + ("\n" + " ".join(digits) if digits else "")
+
+
+def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
+    """The arguments without the optional ones whose value the conversation never mentions."""
+    kept = {}
+    for name, value in arguments.items():
+        if name in tool.required or _mentioned(name, value, said):
+            kept[name] = value
+        else:
+            logger.info("ROUTE_ARGUMENT_DROPPED {}.{} (an optional value the conversation never mentions)",
+                        tool.name, name)
+    return kept
+
+
+def _mentioned(name: str, value: Any, said: str) -> bool:
+    if isinstance(value, bool):  # a switch is asked for by naming what it switches
+        return any(word[:5] in said for word in _WORD.findall(name.lower()) if len(word) >= 4)
+    if isinstance(value, (int, float)):
+        number = f"{value:g}" if isinstance(value, float) else str(value)
+        return number in said or _mentioned(name, True, said)
+    if isinstance(value, str):
+        words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
+        return not words or any(w in said for w in words)
+    if isinstance(value, list):
+        return all(_mentioned(name, item, said) for item in value) if value else False
+    if isinstance(value, dict):
+        return any(_mentioned(key, item, said) for key, item in value.items())
+    return value is None
+
+
+def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
+    """The required arguments whose values neither the conversation (`said`, from `said_in`) nor the tool's own
+    description and schema mention: a value made up to fill a call the message did not ask for ("the capital
+    of Brazil?" answered with `calculate_area(base=10, height=5)`, a `repo_path` of "your-repo-path")."""
+    known = f"{said}\n{tool.description}\n{json.dumps(tool.input_schema, ensure_ascii=False)}".lower()
+    return [name for name in tool.required if name in arguments and not _mentioned(name, arguments[name], known)]
+
+
+def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: str) -> bool:
+    """Whether a call tried after the model stopped is one more thing the message asks for.
+
+    A small model writes one call where a message asks for several ("the time in Tokyo and in Paris"), so
+    after it stops one more call is tried; it is kept only when each of its values that no earlier call of
+    the tool had is mentioned in the message (`asked`, from `said_in`) and is not part of, nor contains, the
+    earlier value (a folder of the file just read is not a second request), and at least one is new. A call of another tool is kept
+    when it has required arguments and the message mentions each of their values.
+    """
+    same = [c.arguments for c in earlier if c.name == call.name]
+    if not same:
+        required = [name for name in tool.required if name in call.arguments]
+        return bool(required) and all(_mentioned(name, call.arguments[name], asked) for name in required)
+    new = 0
+    for name, value in call.arguments.items():
+        before = [arguments.get(name) for arguments in same]
+        if value in before:
+            continue
+        if not _mentioned(name, value, asked) or any(_overlaps(value, b) for b in before):
+            return False
+        new += 1
+    return new > 0  # the same call with fewer arguments asks for nothing new
+
+
+def _overlaps(value: Any, other: Any) -> bool:
+    if not isinstance(value, str) or not isinstance(other, str):
+        return False
+    a, b = value.lower().strip(), other.lower().strip()
+    return bool(a) and bool(b) and (a in b or b in a)
