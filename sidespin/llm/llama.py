@@ -53,7 +53,10 @@ class LlamaServer:
 
     async def __aenter__(self) -> "LlamaServer":
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        self._session = aiohttp.ClientSession(headers=headers, timeout=aiohttp.ClientTimeout(total=self.timeout))
+        # llama.cpp closes a connection after its answer without saying so: a kept one fails the next request
+        # ("Server disconnected"), and a new loopback connection costs nothing
+        self._session = aiohttp.ClientSession(headers=headers, timeout=aiohttp.ClientTimeout(total=self.timeout),
+                                              connector=aiohttp.TCPConnector(force_close=True))
         return self
 
     async def __aexit__(self, *exc: Any) -> None:

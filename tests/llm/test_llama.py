@@ -92,3 +92,25 @@ async def test_an_error_answer_from_llama_cpp_becomes_a_backend_error_that_names
 async def test_the_client_must_be_opened_before_use() -> None:
     with pytest.raises(BackendError, match="not open"):
         await LlamaServer("http://127.0.0.1:9").render([])
+
+
+async def test_a_connection_llama_cpp_closed_after_an_answer_is_never_reused() -> None:
+    """llama.cpp closes a connection after its answer, unannounced; the next request must not be sent on it
+    (it failed as "Server disconnected" and ended a person's turn in an error)."""
+    answer = b'{"prompt": "p"}'
+
+    async def respond(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length"))
+        await reader.readexactly(length)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+                     % (len(answer), answer))  # no "Connection: close": the client thinks it may keep the socket
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(respond, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server, LlamaServer(f"http://127.0.0.1:{port}") as llama:
+        for _ in range(20):
+            assert await llama.render([{"role": "user", "content": "hi"}]) == "p"
