@@ -90,15 +90,18 @@ def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: st
     """Whether a call tried after the model stopped is one more thing the message asks for.
 
     A small model writes one call where a message asks for several ("the time in Tokyo and in Paris"), so
-    after it stops one more call is tried; it is kept only when each of its values that no earlier call of
-    the tool had is mentioned in the message (`asked`, from `said_in`) and is not part of, nor contains, the
-    earlier value (a folder of the file just read is not a second request), and at least one is new. A call of another tool is kept
-    when it has required arguments and the message mentions each of their values.
+    after it stops one more call is tried. A call of the same tool is kept when each of its values that no
+    earlier call of the tool had is mentioned in the message (`asked`, from `said_in`) and is not part of,
+    nor contains, the earlier value (a folder of the file just read is not a second request), and at least
+    one is new. A call of another tool is kept when the message mentions each of its required values and
+    one of them no earlier call had (a similar tool offered the same values is not a second request).
     """
     same = [c.arguments for c in earlier if c.name == call.name]
     if not same:
         required = [name for name in tool.required if name in call.arguments]
-        return bool(required) and all(_mentioned(name, call.arguments[name], asked) for name in required)
+        used = [value for c in earlier for value in c.arguments.values()]
+        new = [name for name in required if call.arguments[name] not in used]
+        return bool(new) and all(_mentioned(name, call.arguments[name], asked) for name in required)
     new = 0
     for name, value in call.arguments.items():
         before = [arguments.get(name) for arguments in same]

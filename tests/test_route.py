@@ -93,6 +93,14 @@ async def test_a_second_call_the_message_does_not_ask_for_is_not_made() -> None:
     assert len(await Router(FakeLlama({text: fewer}, writes=1)).route(user(text), TOOLS)) == 1  # nothing new
 
 
+async def test_a_similar_tool_given_the_same_values_is_not_a_second_request() -> None:
+    text = "time in Tokyo"
+    lookalike = foreign("clock_in_zone", "The clock of a time zone.", {"zone": {"type": "string"}}, ["zone"])
+    routes = {text: [("current_time", {"zone": "Asia/Tokyo"}), ("clock_in_zone", {"zone": "Asia/Tokyo"})]}
+    calls = await Router(FakeLlama(routes, writes=1)).route(user(text), [*TOOLS, lookalike])
+    assert [c.name for c in calls] == ["current_time"]
+
+
 async def test_another_tool_the_message_also_asks_for_is_called_too() -> None:
     text = "time in Tokyo and Thai restaurants in Manhattan"
     routes = {text: [("current_time", {"zone": "Asia/Tokyo"}),
