@@ -403,7 +403,8 @@ def judge(question: Question, answer: Answer, run_name: str = CHECKER_MODEL) -> 
 
     result = ast_checker(question.entry["function"], answer.calls, question.truth, Language.PYTHON, category,
                          CHECKER_MODEL)
-    return bool(result["valid"]), "" if result["valid"] else f"{result['error_type']}: {' '.join(result['error'])}"
+    errors = " ".join(e if isinstance(e, str) else json.dumps(e, default=str) for e in result["error"])
+    return bool(result["valid"]), "" if result["valid"] else f"{result['error_type']}: {errors}"
 
 
 def _judge_multi_turn(question: Question, answer: Answer, run_name: str) -> tuple[bool, str]:

@@ -97,6 +97,9 @@ def test_parallel_answers_are_checked_in_any_order():
              {"math_toolkit.sum_of_multiples": {"lower_limit": 1, "upper_limit": 1000, "multiples": [3, 5]}}]
     assert bench.judge(q, bench.Answer(calls=calls)) == (True, "")
     assert not bench.judge(q, bench.Answer(calls=calls[:1]))[0]
+    wrong = [calls[0], {"math_toolkit.sum_of_multiples": {"lower_limit": 1, "upper_limit": 999, "multiples": [3, 5]}}]
+    right, why = bench.judge(q, bench.Answer(calls=wrong))  # BFCL explains this one with a dict among its strings
+    assert not right and "999" in why
 
 
 def test_irrelevance_is_right_without_a_call_and_relevance_with_one():
