@@ -6,7 +6,7 @@ The rules, before the code:
   with number words also as digits ("two dice" says 2). Tool results are messages too, so a
   value read from a listing counts as said.
 - **Mentioned** (`_mentioned`): a string whose words (three letters or more, or digits) appear in
-  what was said; a number written in it; a switch whose name's words appear; a list all of whose
+  what was said; a number written in it as a number (1 is not in "10", 5000 is in "5,000"); a switch whose name's words appear; a list all of whose
   items are mentioned; an object with any mentioned value.
 - **Optional values no one asked for are dropped** (`grounded`): a made-up filter silently
   changes what a tool returns.
@@ -62,12 +62,19 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
     return kept
 
 
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
+def _numbers(said: str) -> set[float]:
+    return {float(n) for n in _NUMBER.findall(_THOUSANDS.sub("", said))}
+
+
 def _mentioned(name: str, value: Any, said: str) -> bool:
     if isinstance(value, bool):  # a switch is asked for by naming what it switches
         return any(word[:5] in said for word in _WORD.findall(name.lower()) if len(word) >= 4)
-    if isinstance(value, (int, float)):
-        number = f"{value:g}" if isinstance(value, float) else str(value)
-        return number in said or _mentioned(name, True, said)
+    if isinstance(value, (int, float)):  # a number said as such: 1 is not in "10", 5000 is in "5,000"
+        return abs(value) in _numbers(said)
     if isinstance(value, str):
         words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
         return not words or any(w in said for w in words)

@@ -130,6 +130,14 @@ async def test_a_call_whose_required_values_nothing_mentions_is_not_made() -> No
     assert await Router(FakeLlama(made_up)).route(user("What is the capital of Brazil?"), TOOLS) == []
 
 
+async def test_a_required_number_counts_as_said_only_when_said_as_that_number() -> None:
+    roll = foreign("roll", "Rolls a die.", {"sides": {"type": "integer"}}, ["sides"])
+    text = "roll a die with 10 sides, 1,000 times"
+    for sides, called in [(1, False), (10, True), (1000, True), (100, False)]:
+        calls = await Router(FakeLlama({text: [("roll", {"sides": sides})]})).route(user(text), [roll])
+        assert bool(calls) == called, sides
+
+
 async def test_a_required_value_from_the_message_the_earlier_results_or_the_tools_description_is_kept() -> None:
     local = foreign("local_time", "The time in a time zone; use 'Europe/Berlin' when none is given.",
                     {"zone": {"type": "string"}}, ["zone"])
