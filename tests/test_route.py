@@ -132,7 +132,7 @@ async def test_a_call_whose_required_values_nothing_mentions_is_not_made() -> No
 
 async def test_a_required_number_counts_as_said_only_when_said_as_that_number() -> None:
     roll = foreign("roll", "Rolls a die.", {"sides": {"type": "integer"}}, ["sides"])
-    text = "roll a die with 10 sides, 1,000 times"
+    text = "roll the die with 10 sides, 1,000 times"
     for sides, called in [(1, False), (10, True), (1000, True), (100, False)]:
         calls = await Router(FakeLlama({text: [("roll", {"sides": sides})]})).route(user(text), [roll])
         assert bool(calls) == called, sides
