@@ -64,6 +64,7 @@ __all__ = [
 ]
 
 MAX_STRING = 600  # characters in one string argument (a file's new content fits; a loop stays short)
+SHORT_STRING = 120  # ... when the arguments were cut off at MAX_STRING: asked once more
 MAX_ITEMS = 8  # items in one array argument
 INTEGER_BOUND = 1_000_000  # |integer| when the tool's schema gives no range
 MAX_CALLS = 4  # calls in one answer
@@ -375,11 +376,10 @@ class Router:
         if name not in tools:
             raise MalformedToolCall(f"the router answered {answer[:60]!r}, which is no offered tool", answer)
         tool = tools[name]
-        schema = arguments_schema(tool, max_string=self.max_string)
         started = time.perf_counter()
         raw = "{}"
         if tool.parameters:
-            raw = await self.llama.complete(written + answer, None, schema, _token_budget(schema))
+            raw = await self._arguments(written + answer, tool)
         logger.info("ROUTE_ARGUMENTS {} chars={} in {:.3f}s", name, len(raw), time.perf_counter() - started)
         logger.debug("ROUTE_ARGUMENTS_RAW {} {}", name, raw)
         try:
@@ -392,6 +392,21 @@ class Router:
             raise MalformedToolCall(str(error), raw) from None
         kept = grounded(tool, arguments, said_in(messages))
         return ToolCall(name, kept), form.call_text(name, arguments)
+
+    async def _arguments(self, prompt: str, tool: Tool) -> str:
+        """The arguments' JSON under the tool's bounded schema. A small model may write a string on and on (a
+        path repeating itself) until the budget cuts it: then it is asked once more with strings of at most
+        `SHORT_STRING` characters."""
+        raw = ""
+        for limit in dict.fromkeys((self.max_string, min(self.max_string, SHORT_STRING))):
+            schema = arguments_schema(tool, max_string=limit)
+            raw = await self.llama.complete(prompt, None, schema, _token_budget(schema))
+            try:
+                json.loads(raw)
+                return raw
+            except json.JSONDecodeError:
+                logger.info("ROUTE_ARGUMENTS_UNFINISHED {} with strings of up to {} characters", tool.name, limit)
+        return raw
 
     async def _another(self, written: str, form: CallFormat) -> bool:
         """Whether the likeliest tokens after a call write the separator up to its first visible part.

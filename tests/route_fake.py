@@ -29,8 +29,9 @@ OPEN, BETWEEN, CLOSE = '<tool_call>\n{"name": "', '", "arguments": ', "}\n</tool
 class FakeLlama:
     def __init__(self, routes: dict[str, list[tuple[str, dict[str, Any]]]] | None = None, *, p_call: float = 0.9,
                  native: bool = True, after: dict[str, list[tuple[str, dict[str, Any]]]] | None = None,
-                 writes: int | None = None) -> None:
+                 writes: int | None = None, loops_past: int | None = None) -> None:
         self.routes = routes or {}
+        self.loops_past = loops_past  # arguments under strings longer than this are cut off (a model that loops)
         self.writes = writes
         self.after = after or {}
         self.p_call = p_call
@@ -80,6 +81,9 @@ class FakeLlama:
         name, arguments = wanted[min(written, len(wanted) - 1)] if wanted else ("", {})
         if grammar is not None:
             return name + BETWEEN
+        longest = max((p.get("maxLength", 0) for p in (json_schema or {}).get("properties", {}).values()), default=0)
+        if self.loops_past is not None and longest > self.loops_past:
+            return json.dumps(arguments)[:-3]
         return json.dumps(arguments)
 
     def kinds(self) -> list[str]:

@@ -156,6 +156,16 @@ async def test_a_required_value_from_the_message_the_earlier_results_or_the_tool
     assert [c.arguments for c in calls] == [{"path": "groceries.md"}]
 
 
+async def test_arguments_cut_off_in_a_loop_are_asked_again_with_short_strings() -> None:
+    text = "Thai food in Manhattan"
+    routes = {text: [("find_restaurants", {"location": "Manhattan", "cuisine": "Thai"})]}
+    llama = FakeLlama(routes, loops_past=200)
+    calls = await Router(llama).route(user(text), TOOLS)
+    assert calls[0].arguments == {"location": "Manhattan", "cuisine": "Thai"}
+    with pytest.raises(MalformedToolCall, match="cut off"):  # still cut off with short strings: said so
+        await Router(FakeLlama(routes, loops_past=10)).route(user(text), TOOLS)
+
+
 async def test_arguments_that_do_not_fit_the_tool_raise_malformed_tool_call() -> None:
     wrong = [("find_restaurants", {"cuisine": "Thai"})]  # the location it needs is missing
     with pytest.raises(MalformedToolCall):
