@@ -44,13 +44,14 @@ def _backend_for(args: argparse.Namespace, settings: Settings):
     return backend_from_spec(spec, settings)
 
 
-async def _one_turn(args: argparse.Namespace, poke_tool: str | None, text: str | None) -> dict[str, Any]:
+async def _one_turn(args: argparse.Namespace, poke_tool: str | None, text: str | None,
+                    approve_all: bool = False) -> dict[str, Any]:
     from sidespin.engine import Engine
 
     settings = _settings(args)
     _quiet_logging(settings, args.verbose)
     async with Engine.open(settings, backend=_backend_for(args, settings), approval="auto") as engine:
-        if getattr(args, "yes", False):
+        if approve_all:
             engine.approve_everything()
         conversation = engine.conversation()
         started = time.perf_counter()
@@ -114,7 +115,7 @@ def cmd_poke(args: argparse.Namespace) -> int:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    outcome = asyncio.run(_one_turn(args, poke_tool=None, text=args.text))
+    outcome = asyncio.run(_one_turn(args, poke_tool=None, text=args.text, approve_all=args.yes))
     if args.json:
         print(json.dumps({
             "tool_calls": [{k: c[k] for k in ("tool", "arguments", "result", "error", "held") if k in c}
