@@ -93,6 +93,14 @@ def test_a_valid_call_passes_with_its_strings_coerced_inside_objects_and_arrays_
     assert coerce_arguments(TRIP, arguments) == {"unit": "mi", "stops": 3, "car": {"seats": 4}, "towns": ["Ely", "12"]}
 
 
+def test_an_optional_argument_given_as_null_is_left_out_and_a_required_one_is_refused() -> None:
+    # MCP's conformance suite calls a tool with {"verbose": null} for an optional boolean (SEP-2243)
+    assert coerce_arguments(TRIP, {"unit": "km", "stops": None}) == {"unit": "km"}
+    assert "unit" in refusal(TRIP, {"unit": None})
+    nullable = {"type": "object", "properties": {"note": {"type": ["string", "null"]}}}
+    assert coerce_arguments(nullable, {"note": None}) == {"note": None}
+
+
 def test_a_value_outside_the_enum_is_refused_with_the_choices() -> None:
     assert refusal(TRIP, {"unit": "furlong"}) == "argument 'unit': 'furlong' is not one of ['km', 'mi']"
 

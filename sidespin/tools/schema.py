@@ -196,12 +196,22 @@ def _coerce_inside(name: str, value: dict[str, Any] | list[Any], schema: dict[st
     return [_coerce_value(f"{name}[{index}]", item, items) for index, item in enumerate(value)]
 
 
+def _admits_null(spec: Any) -> bool:
+    if not isinstance(spec, dict) or not spec:
+        return True
+    kind = spec.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(_admits_null(sub) for key in ("anyOf", "oneOf") for sub in spec.get(key) or [] if isinstance(sub, dict))
+
+
 def coerce_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
     """Coerce argument values to the types the schema names, then validate them against the schema.
 
     A string stays a string ("02139" is not turned into 2139); "3" becomes 3 only where an
     integer is expected. Unknown arguments are refused when the schema says
     `additionalProperties: false` (every plugin's does) and passed on otherwise, as JSON Schema allows.
+    An optional argument given as null, where its schema admits no null, is left out (not given).
     `BadArguments` names every argument that does not fit and what it should be.
     """
     if not isinstance(arguments, dict):
@@ -210,7 +220,11 @@ def coerce_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[
     properties = properties if isinstance(properties, dict) else {}
     coerced: dict[str, Any] = {}
     problems: list[str] = []
+    required = schema.get("required")
     for name, value in arguments.items():
+        if value is None and name in properties and not _admits_null(properties[name]) and (
+                not isinstance(required, list) or name not in required):
+            continue  # an optional argument given as null is an argument not given (MCP's SEP-2243 omits it too)
         if name in properties:
             try:
                 coerced[name] = _coerce_value(name, value, properties[name] if isinstance(properties[name], dict) else {})
@@ -220,7 +234,6 @@ def coerce_arguments(schema: dict[str, Any], arguments: dict[str, Any]) -> dict[
             problems.append(f"unknown argument {name!r} (expected: {', '.join(properties) or 'none'})")
         else:
             coerced[name] = value
-    required = schema.get("required")
     missing = [name for name in required if name not in arguments] if isinstance(required, list) else []
     if missing:
         problems.append(f"missing required argument{'s' if len(missing) > 1 else ''}: {', '.join(missing)}")
