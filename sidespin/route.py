@@ -337,7 +337,7 @@ class Router:
         tried = False  # the model wrote no separator: the next call is tried, and kept only if the message asks it
         while len(calls) < MAX_CALLS:
             try:
-                call, text = await self._one_call(written, by_name, form, messages)
+                call, text = await self._one_call(written, by_name, form, said)
             except MalformedToolCall:
                 if tried:
                     break
@@ -368,9 +368,10 @@ class Router:
         return sum(p for token, p in likely if _opens_call(token, form))
 
     async def _one_call(
-        self, written: str, tools: dict[str, Tool], form: CallFormat, messages: Sequence[dict[str, Any]]
+        self, written: str, tools: dict[str, Tool], form: CallFormat, said: str
     ) -> tuple[ToolCall, str]:
-        """The next call's name under the names grammar, then its arguments under its schema."""
+        """The next call's name under the names grammar, then its arguments under its schema (the optional ones
+        kept only when the conversation, `said`, mentions them)."""
         answer = await self.llama.complete(written, names_grammar(tools, form.between), None, 48)
         name = answer.removesuffix(form.between)
         if name not in tools:
@@ -390,7 +391,7 @@ class Router:
             arguments = coerce_arguments(tool.input_schema, arguments)
         except BadArguments as error:
             raise MalformedToolCall(str(error), raw) from None
-        kept = grounded(tool, arguments, said_in(messages))
+        kept = grounded(tool, arguments, said)
         return ToolCall(name, kept), form.call_text(name, arguments)
 
     async def _arguments(self, prompt: str, tool: Tool) -> str:
