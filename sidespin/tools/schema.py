@@ -250,10 +250,9 @@ def _schema_problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[
     (a missing or unknown argument; an argument it could not coerce is not among `arguments`)."""
     from referencing.exceptions import Unresolvable
 
-    text = json.dumps(schema, sort_keys=True, default=str)
-    if _checked_by_coercion(text):
+    if _checked_by_coercion(schema):
         return []
-    checker = _checker(text)
+    checker = _checker(json.dumps(schema, sort_keys=True, default=str))
     try:
         errors = list(checker.iter_errors(arguments)) if not isinstance(checker, str) else []
     except Unresolvable as error:  # a $ref to elsewhere: nothing is fetched
@@ -269,11 +268,10 @@ _SCALARS = {"string", "integer", "number", "boolean"}
 _WORDS = {"type", "description", "title", "default", "examples"}  # keys that constrain nothing the coercion misses
 
 
-@functools.lru_cache(maxsize=512)
-def _checked_by_coercion(schema_json: str) -> bool:
+def _checked_by_coercion(schema: dict[str, Any]) -> bool:
     """Whether the coercion has already checked all this schema asks (scalar arguments, no enum, range, pattern or
-    nesting): then jsonschema, ten times the coercion's cost a call, is not asked again."""
-    schema = json.loads(schema_json)
+    nesting): then jsonschema, ten times the coercion's cost a call, is not asked again (nor the schema written
+    out as the text its validator is cached by)."""
     properties = schema.get("properties", {})
     if set(schema) - {"type", "properties", "required", "additionalProperties", "title", "description"}:
         return False
