@@ -319,7 +319,7 @@ class TurnWatch:
         """The turn's end: blocks completed since, the tail rendered as Markdown (it replaces the tail
         that took streamed text), the state without its Stop button."""
         record, tid = self.turn.record, self.turn.id
-        new = [render_markdown(block) for block in record.answer.blocks[self.blocks:]]
+        new = self._new_blocks()
         return [*([Div(*new, hx_swap_oob=f"beforeend:#{tid}-body-blocks")] if new else []),
                 Div(render_markdown("".join(record.answer.tail)), id=f"{tid}-body-tail", cls="tail",
                     hx_swap_oob="true"),
@@ -328,10 +328,14 @@ class TurnWatch:
     def _answer_changes(self) -> tuple[str, str]:
         """Blocks completed since, rendered (HTML), and the text added to the tail: all of it once it starts again."""
         answer = self.turn.record.answer
-        if len(answer.blocks) > self.blocks:
-            new = [render_markdown(block) for block in answer.blocks[self.blocks:]]
+        new = self._new_blocks()
+        if new:
             return "".join(map(str, new)), "".join(answer.tail)
         return "", "".join(answer.tail[self.tail_pieces:])
+
+    def _new_blocks(self) -> list[Any]:
+        """The answer's blocks completed since the last update, rendered."""
+        return [render_markdown(block) for block in self.turn.record.answer.blocks[self.blocks:]]
 
     def _thought_parts(self) -> list[Any]:
         record, tid = self.turn.record, self.turn.id
