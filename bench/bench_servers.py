@@ -498,6 +498,9 @@ async def main(args: argparse.Namespace) -> int:
     path = model_path(args.model)
     rows = [] if args.only_scripts else load_rows(PROMPTS, args.limit)
     scripts = [] if args.only_prompts else load_rows(SCRIPTS, args.limit)
+    if args.match:  # a focused run: the prompts whose text, and the scripts whose name, match
+        rows = [row for row in rows if re.search(args.match, row["text"], re.IGNORECASE)]
+        scripts = [script for script in scripts if re.search(args.match, script["name"], re.IGNORECASE)]
     print(f"model {path.name}; threads {args.threads}; {len(rows)} prompts, {len(scripts)} scripts")
     outcomes: list[Outcome] = []
     results: list[ScriptResult] = []
@@ -534,6 +537,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="qwen0.5b", help=f"{', '.join(NAMED_MODELS)} or a .gguf path")
     parser.add_argument("--limit", type=int, help="evenly spaced subset of N prompts (and of N scripts)")
+    parser.add_argument("--match", help="only the prompts (texts) and scripts (names) matching this regex")
     parser.add_argument("--only-prompts", action="store_true", help="single prompts only")
     parser.add_argument("--only-scripts", action="store_true", help="multi-turn scripts only")
     parser.add_argument("--no-startup", action="store_true", help="skip the start-up measurement")

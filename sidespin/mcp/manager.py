@@ -29,6 +29,7 @@ from sidespin.mcp.catalog import Catalog, PromptMessage, Reading, prompt_message
 from sidespin.mcp.config import ServerConfig
 from sidespin.mcp.connection import STARTUP_TIMEOUT, Connection, ServerStatus
 from sidespin.mcp.content import render_result, tool_from_mcp
+from sidespin.mcp.places import places_prompt
 from sidespin.mcp.subscriptions import Subscriptions
 from sidespin.questions import QuestionDesk
 from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult
@@ -310,6 +311,10 @@ class MCPManager:
 
         call_mcp_tool.__name__ = tool
         return call_mcp_tool
+
+    def places(self) -> str:
+        """Where the ready servers work, for the system message (`sidespin.mcp.places`)."""
+        return places_prompt(c.config for c in self._connections.values() if c.status == "ready")
 
     def register_into(self, registry: ToolRegistry) -> list[Tool]:
         """Add every ready server's tools to `registry` as `mcp:<server>`; clashing names become `server__tool`.

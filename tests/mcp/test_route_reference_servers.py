@@ -102,3 +102,19 @@ async def test_two_times_asked_at_once_are_two_calls_running_together(space) -> 
     assert len(started) == 2 and max(started) < min(i for i, e in enumerate(events) if isinstance(e, ToolFinished))
     assert sorted("Tokyo" in str(r.output) for r in finished) == [False, True] and all(r.ok for r in finished)
     assert any("Paris" in str(r.output) for r in finished)
+
+
+async def test_a_repository_the_person_never_names_is_the_one_mcp_json_gave_the_git_server(space) -> None:
+    # "my repo" names no path: where the git server works is told in the system message the decision reads
+    text = "What's the git status of my repo?"
+    llama = FakeLlama({text: [("git_status", {"repo_path": str(space.repo)})]})
+    model = RoutedModel([["One file is changed and not staged."]], llama)
+    async with Engine.open(settings_of(space), backend=model, approval="auto") as engine:
+        events = await play(engine, engine.conversation(), text)
+    finished = [e.result for e in events if isinstance(e, ToolFinished)]
+    assert [(r.call.name, r.ok) for r in finished] == [("git_status", True)]
+    assert "greet.py" in str(finished[0].output)  # the repository's own unstaged change
+    decided = [a for a in llama.asked if a["kind"] == "render" and text in str(a["messages"])][0]
+    system = decided["messages"][0]
+    assert system["role"] == "system" and str(space.repo) in system["content"]
+    assert str(space.files) in system["content"]  # the filesystem server's allowed folder too
