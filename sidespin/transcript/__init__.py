@@ -98,11 +98,11 @@ from sidespin.transcript.model import Transcript
 from sidespin.transcript.parse import parse
 from sidespin.transcript.recorder import TranscriptRecorder
 from sidespin.transcript.segments import Note, Proposal, Result, Segment, Summary, Text, Thought
-from sidespin.transcript.store import TranscriptStore
+from sidespin.transcript.store import Loaded, TranscriptStore
 from sidespin.transcript.turn import Turn
 
 __all__ = [
     "USER", "ASSISTANT", "THOUGHT", "SUMMARY", "PROPOSAL", "RESULT", "DECISIONS", "REFUSED", "NOT_RUN",
     "INTERRUPTED", "NOTE_PREFIX", "CONDENSED", "Text", "Thought", "Summary", "Proposal", "Result", "Note",
-    "Segment", "Turn", "Transcript", "parse", "TranscriptStore", "TranscriptRecorder",
+    "Segment", "Turn", "Transcript", "parse", "TranscriptStore", "Loaded", "TranscriptRecorder",
 ]

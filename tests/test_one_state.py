@@ -1,0 +1,74 @@
+"""One state per turn: a send reads and parses its conversation file once, whichever way it comes in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sidespin.config import load_settings
+from sidespin.engine import Engine
+from sidespin.protocol import format_block
+from sidespin.testing.scripted import ScriptedBackend
+from sidespin.tools import ToolCall, tool
+from sidespin.transcript.parse import _Parser
+from sidespin.web.live import TurnBoard
+
+
+@tool(read_only=True)
+def lookup(city: str) -> str:
+    """Looks a city up."""
+    return f"{city}: 12 °C"
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every parse of a transcript from now on (by whoever calls it), as the path it was read from."""
+    seen: list[str] = []
+    real = _Parser.transcript
+
+    def counted(self, final_newline: bool):
+        seen.append(self.path or "text")
+        return real(self, final_newline)
+
+    monkeypatch.setattr(_Parser, "transcript", counted)
+    return seen
+
+
+def settings_in(tmp_path: Path):
+    return load_settings(data_dir=tmp_path, mcp_config=tmp_path / "none.json", tool_mode="xml")
+
+
+def script() -> ScriptedBackend:
+    return ScriptedBackend([
+        ["Hello."],
+        ["Let me look.", format_block(ToolCall("lookup", {"city": "Lyon"}))],
+        ["Lyon has 12 °C."],
+    ])
+
+
+async def test_a_send_from_the_page_parses_the_conversation_file_once(tmp_path: Path, parses: list[str]) -> None:
+    async with Engine.open(settings_in(tmp_path), backend=script(), approval="auto") as engine:
+        engine.registry.add(lookup)
+        board = TurnBoard(engine)
+        cid = engine.conversation().id
+        await board.start(engine.conversation(cid), "hi").wait(timeout=10)
+        parses.clear()
+        # as the send route plays it: the conversation by its id, then the turn on the board
+        live = board.start(engine.conversation(cid), "Weather in Lyon?")
+        await live.wait(timeout=10)
+        assert live.record.answer.text == "Let me look.\n\nLyon has 12 °C."
+        assert len(parses) == 1, parses
+        turns = engine.store.load(cid).turns
+    assert [turn.user for turn in turns[:2]] == ["hi", "Weather in Lyon?"]
+
+
+async def test_a_turn_played_by_the_engine_parses_the_conversation_file_once(tmp_path: Path,
+                                                                             parses: list[str]) -> None:
+    async with Engine.open(settings_in(tmp_path), backend=script(), approval="auto") as engine:
+        engine.registry.add(lookup)
+        conversation = engine.conversation()
+        [_ async for _ in engine.events(conversation, "hi")]
+        parses.clear()
+        [_ async for _ in engine.events(engine.conversation(conversation.id), "Weather in Lyon?")]
+        assert len(parses) == 1, parses
