@@ -10,6 +10,7 @@ from sidespin.config import load_settings
 from sidespin.engine import Engine
 from sidespin.protocol import format_block
 from sidespin.testing.scripted import ScriptedBackend
+from sidespin.events import ToolFinished
 from sidespin.tools import ToolCall, tool
 from sidespin.transcript.parse import _Parser
 from sidespin.web.live import TurnBoard
@@ -72,3 +73,29 @@ async def test_a_turn_played_by_the_engine_parses_the_conversation_file_once(tmp
         parses.clear()
         [_ async for _ in engine.events(engine.conversation(conversation.id), "Weather in Lyon?")]
         assert len(parses) == 1, parses
+
+
+@tool
+def send_note(text: str) -> str:
+    """Sends a note (asks first)."""
+    return f"sent: {text}"
+
+
+async def test_a_call_approved_after_its_answer_went_on_runs_and_its_result_takes_its_place(tmp_path: Path) -> None:
+    backend = ScriptedBackend([["Sending.", ToolCall("send_note", {"text": "hi"}, id="c1"), " Then I wait."],
+                               ["Sent."]], supports_tools=True)
+    settings = load_settings(data_dir=tmp_path, mcp_config=tmp_path / "none.json", tool_mode="native")
+    async with Engine.open(settings, backend=backend, approval="ask") as engine:
+        engine.registry.add(send_note)
+        conversation = engine.conversation()
+        asked = [event async for event in engine.events(conversation, "send hi")]
+        assert asked[-1].reason == "approval" and [call.id for call in asked[-1].pending] == ["c1"]
+        decision = engine.decide(conversation, "yo", "c1")
+        played = [event async for event in engine.events(conversation, None, decisions=decision.ready)]
+        reloaded = engine.store.load(conversation.id).to_messages()
+    assert [event.result.output for event in played if isinstance(event, ToolFinished)] == ["sent: hi"]
+    assert played[-1].reason == "done"
+    # what the model read next: the call, its result, then what the answer said after it
+    assert [(m["role"], m.get("content")) for m in backend.calls[1][-3:]] == [
+        ("assistant", "Sending."), ("tool", "sent: hi"), ("assistant", "Then I wait.")]
+    assert reloaded[:3] == backend.calls[1][-4:-1]  # and a reload reads the same, the answer's end after it
