@@ -31,7 +31,7 @@ from sidespin.formats import image_attachments
 from sidespin.ladder import Choice, choose_rung
 from sidespin.limits import TurnControl
 from sidespin.llm import Backend
-from sidespin.protocol import poke_prompt, poke_target
+from sidespin.protocol import poke_note, poke_prompt, poked
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.search import INDEX_FILE, SearchIndex
 from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult, load_plugins
@@ -286,8 +286,10 @@ class Engine:
         if poke_tool:
             # only the asked-for tool: a short prompt is a fast prefill (the grammar admits no other tool)
             user_text = poke_prompt([registry.get(poke_tool)], tool_name=poke_tool, arguments=poke_arguments)
-        elif user_text is not None and (again := poke_target(user_text)) in registry.names():
+            note = {**(note or {}), **poke_note(poke_tool, poke_arguments)}  # the tool, beside its prompt
+        elif user_text is not None and (again := poked(note, user_text)) in registry.names():
             poke_tool = again  # a Poke played again (a regenerate) calls its tool again
+            note = {**poke_note(again), **(note or {})}  # a Poke written before its tool was noted gets it now
         if user_text is not None:
             recorder.user(user_text, note)
             if self.mcp is not None:  # what it carried is sent fresh, and followed from now on

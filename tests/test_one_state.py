@@ -6,14 +6,18 @@ from pathlib import Path
 
 import pytest
 
+from fasthtml.common import to_xml
+
+from sidespin import versions
 from sidespin.config import load_settings
 from sidespin.engine import Engine
-from sidespin.protocol import format_block
+from sidespin.protocol import format_block, poke_prompt
 from sidespin.testing.scripted import ScriptedBackend
-from sidespin.events import ToolFinished
+from sidespin.events import ToolFinished, ToolProposed
 from sidespin.tools import ToolCall, tool
 from sidespin.transcript.parse import _Parser
 from sidespin.web.live import TurnBoard
+from sidespin.web.page import UserMessage
 
 
 @tool(read_only=True)
@@ -99,3 +103,30 @@ async def test_a_call_approved_after_its_answer_went_on_runs_and_its_result_take
     assert [(m["role"], m.get("content")) for m in backend.calls[1][-3:]] == [
         ("assistant", "Sending."), ("tool", "sent: hi"), ("assistant", "Then I wait.")]
     assert reloaded[:3] == backend.calls[1][-4:-1]  # and a reload reads the same, the answer's end after it
+
+
+async def test_a_pokes_tool_is_data_in_its_note_and_a_regenerate_pokes_it_again(tmp_path: Path) -> None:
+    backend = ScriptedBackend([[format_block(ToolCall("lookup", {"city": "Oslo"}))], ["Oslo, then."],
+                               [format_block(ToolCall("lookup", {"city": "Oslo"}))], ["Oslo again."]])
+    async with Engine.open(settings_in(tmp_path), backend=backend, approval="auto") as engine:
+        engine.registry.add(lookup)
+        cid = engine.conversation().id
+        [_ async for _ in engine.events(engine.conversation(cid), None, poke_tool="lookup",
+                                        poke_arguments={"city": "Oslo"})]
+        (turn, _) = engine.store.load(cid).turns
+        assert turn.user_note == {"poke": {"tool": "lookup", "arguments": {"city": "Oslo"}}}
+        assert turn.poke == "lookup" and engine.store.list()[0][1] == "🏓 lookup" == engine.store.load(cid).title()
+        replay = versions.edit(engine.store, cid, 0)  # ↻ Regenerate
+        [_ async for _ in engine.events(engine.conversation(cid), replay.text, note=replay.note)]
+        (again, _) = engine.store.load(cid).turns
+    assert again.user == turn.user and again.user_note == turn.user_note
+    assert backend.calls[2][0]["role"] == "user"  # played as a Poke: its prompt alone, no teaching of every tool
+    assert [e.call.name for e in again.events(last=True) if isinstance(e, ToolProposed)] == ["lookup"]
+
+
+def test_the_page_draws_a_poke_from_its_note_and_an_older_poke_from_its_prompt() -> None:
+    noted = to_xml(UserMessage("Poke: call the lookup tool.", note={"poke": {"tool": "lookup"}}))
+    older = to_xml(UserMessage(poke_prompt([lookup], tool_name="lookup")))  # a file written before the note
+    for drawn in (noted, older):
+        assert "🏓 Poke: call lookup" in drawn and "Now call" not in drawn
+    assert "🏓" not in to_xml(UserMessage("Poke: call the lookup tool.", note={"attached": []}))

@@ -45,6 +45,10 @@ The notes, so that a reloaded page draws exactly what was seen live (`sidespin.r
                                          there): the resources attached with `@`, whose text is
                                          in the message (`sidespin.mcp.attach`); the images go
                                          to a model with vision with that message
+    {"poke": {"tool": name, "arguments": {...}}}
+                                         the same note, under a Poke's prompt: the tool it asks
+                                         for (`sidespin.protocol.poked`; a Poke written before
+                                         this note is known by its prompt)
     {"started": id}                      the call began to run (removed once its result is in)
     {"result": id, "seconds": 0.52, "kind": "timeout", "attachments": [...]}
                                          right after a 🛠️: block: its duration, its error's

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sidespin.events import QuestionAnswered, QuestionAsked, Usage
-from sidespin.protocol import poke_target
+from sidespin.protocol import poked
 from sidespin.record import TurnRecord
 from sidespin.tools import ToolCall
 from sidespin.transcript.markers import (
@@ -70,7 +70,7 @@ class Transcript:
             return _shorten(given)
         for turn in self.turns:
             if turn.user:
-                return title_of(turn.user)
+                return title_of(turn.user, turn.user_note)
         for turn in self.turns:
             answer = "".join(s.raw for s in turn.segments if isinstance(s, Text)).strip()
             if answer:
@@ -353,9 +353,9 @@ class Transcript:
         self.turns.append(Turn(""))
 
 
-def title_of(user_text: str) -> str:
-    """A conversation's title made from its first message; a Poke reads as "🏓 get_cat_fact"."""
-    tool = poke_target(user_text)
+def title_of(user_text: str, note: dict[str, Any] | None = None) -> str:
+    """A conversation's title made from its first message (and its `note`); a Poke reads as "🏓 get_cat_fact"."""
+    tool = poked(note, user_text)
     return f"🏓 {tool}" if tool else _shorten(user_text)
 
 

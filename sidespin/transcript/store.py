@@ -284,14 +284,17 @@ def _scan_versions(head: list[str]) -> set[str]:
 def _scan_title(head: list[str]) -> str:
     """`Transcript.title` read from the top of a file without parsing it: the title a person gave
     (the note before the first 💬:), else the first message (a Poke as "🏓 tool"), else the first answer's line."""
-    where, user = "preamble", []
+    where, user, note = "preamble", [], {}
     for line in head:
         marker = _marker(line)
-        if where == "user" and marker is None:
-            user.append(line)
+        if where == "user" and marker in (None, NOTE_PREFIX):
+            if marker is None:
+                user.append(line)
+            else:  # what the message carries besides its text (a Poke's tool)
+                note.update(_note_data(line) or {})
             continue
         if "".join(user).strip():
-            return title_of("".join(user))
+            return title_of("".join(user), note)
         if marker == USER:
             where, user = "user", [line[len(USER):]]
         elif marker == ASSISTANT:
@@ -304,4 +307,4 @@ def _scan_title(head: list[str]) -> str:
             return _shorten(line)
         elif marker is not None:
             where = "elsewhere"  # thoughts, calls, results: not a title
-    return title_of("".join(user)) if "".join(user).strip() else UNTITLED
+    return title_of("".join(user), note) if "".join(user).strip() else UNTITLED
