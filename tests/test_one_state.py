@@ -14,7 +14,10 @@ from sidespin.engine import Engine
 from sidespin.protocol import format_block, poke_prompt
 from sidespin.testing.scripted import ScriptedBackend
 from sidespin.events import ToolFinished, ToolProposed
+from sidespin.mcp.attach import ResourceRef, attached_blocks, compose, split_attached
+from sidespin.mcp.catalog import Catalog, Reading
 from sidespin.tools import ToolCall, tool
+from sidespin.transcript import Transcript, parse
 from sidespin.transcript.parse import _Parser
 from sidespin.web.live import TurnBoard
 from sidespin.web.page import UserMessage
@@ -130,3 +133,40 @@ def test_the_page_draws_a_poke_from_its_note_and_an_older_poke_from_its_prompt()
     for drawn in (noted, older):
         assert "🏓 Poke: call lookup" in drawn and "Now call" not in drawn
     assert "🏓" not in to_xml(UserMessage("Poke: call the lookup tool.", note={"attached": []}))
+
+
+class Shelf:
+    """An MCP manager with two text resources, as `compose` reads them."""
+
+    texts = {"demo://a": "line one\nline two", "demo://b": "```\nfenced\n```"}
+
+    async def catalog(self, fresh: bool = False) -> Catalog:
+        return Catalog(resources=[{"server": "demo", "uri": uri, "name": uri[-1]} for uri in self.texts])
+
+    async def read_resource(self, server: str, uri: str) -> Reading:
+        return Reading(self.texts[uri])
+
+
+async def test_a_messages_attachments_are_told_apart_by_its_note_and_an_older_messages_by_its_text() -> None:
+    # what a person typed may look like an attached block: only the note says which blocks are attachments
+    typed = "Compare these. I wrote:\n\n📎 demo://fake (demo)\n```\nnot attached\n```"
+    refs = [ResourceRef("demo", "demo://a", "a"), ResourceRef("demo", "demo://b", "b")]
+    composed = await compose(Shelf(), typed, refs, max_chars=1000)
+    transcript = Transcript()
+    transcript.add_user(composed.text, composed.note)
+    turn = parse(transcript.render()).turns[0]
+    said, blocks = attached_blocks(turn.user, turn.user_note)
+    assert said == typed
+    assert [(block["name"], block["body"]) for block in blocks] == [("a", "line one\nline two"),
+                                                                      ("b", "```\nfenced\n```")]
+    drawn = to_xml(UserMessage(turn.user, note=turn.user_note))
+    assert drawn.count('class="attached"') == 2 and "not attached" in drawn.split('class="attached-list"')[0]
+    assert split_attached(turn.user)[0] == "Compare these. I wrote:"  # read from the text, it was cut short
+    # a message written before the note kept each block's lines is read from its text, as it always was
+    plain = await compose(Shelf(), "Compare these.", refs, max_chars=1000)
+    older = {"attached": [{key: value for key, value in row.items() if key != "lines"}
+                          for row in plain.note["attached"]]}
+    assert attached_blocks(plain.text, older) == attached_blocks(plain.text, plain.note) == ("Compare these.", blocks)
+    assert to_xml(UserMessage(plain.text, note=older)) == to_xml(UserMessage(plain.text, note=plain.note))
+    # and so is one whose lines a hand edit moved
+    assert attached_blocks("Added by hand.\n" + plain.text, plain.note) == ("Added by hand.\nCompare these.", blocks)

@@ -20,7 +20,7 @@ from fasthtml.common import (
 from markdown_it import MarkdownIt
 
 from sidespin.approvals import CHOICES
-from sidespin.mcp.attach import split_attached
+from sidespin.mcp.attach import attached_blocks
 from sidespin.protocol import poked
 from sidespin.record import CallRecord, MarkdownStream, TurnRecord
 from sidespin.versions import version_group
@@ -66,9 +66,10 @@ def UserMessage(text: str, *after: Any, note: dict[str, Any] | None = None, **kw
     tool = poked(note, text)
     if tool:  # the salted one-shot prompt is for the model; the page shows what the person did
         return ChatMessage("user", Div(f"🏓 Poke: call {tool}", cls="user-text"), *after, **kwargs)
-    attached = AttachedResources(text, note) if note and note.get("attached") else ()
-    if attached:
-        text = split_attached(text)[0]
+    attached = ()
+    if note and note.get("attached"):
+        text, blocks = attached_blocks(text, note)
+        attached = AttachedResources(blocks, note)
     if len(text) > 600:
         typed = Details(Summary(text[:120] + "…"), Pre(text), cls="prompt")
     else:
