@@ -34,7 +34,7 @@ from sidespin.guard import BodyLimit, GuardPolicy, OriginGuard, SecurityHeaders,
 from sidespin.logs import LogHub, setup_logging
 from sidespin.mcp import build_mcp_server
 from sidespin.mcp.auth import CALLBACK_PATH
-from sidespin.protocol import poke_prompt
+from sidespin.protocol import poke_note, poke_prompt
 from sidespin.tools import ToolCall, ToolRegistry, coerce_arguments
 from sidespin.web import composer
 from sidespin.web import models as model_picker
@@ -285,10 +285,10 @@ async def poke(cid: str, request: Request, tool: str = "get_cat_fact", arguments
         return refusal(f"the tool {tool!r} is switched off for this conversation (Servers panel)", 409)
     parsed = json_object(arguments, "arguments")
     turn = board_of(request).start(conversation, None, poke_tool=tool, poke_arguments=parsed)
-    # drawn from the prompt the turn writes (its salt aside), as a reload draws it: the same line and buttons
-    prompt = poke_prompt([engine.registry.get(tool)], tool_name=tool, arguments=parsed)
-    return (UserMessage(prompt, versions_web.UserTools(turn.index, prompt), id=user_dom_id(turn.index)),
-            LiveAnswer(turn))
+    # drawn from the prompt and note the turn writes (its salt aside), as a reload draws it: the same line and buttons
+    prompt, note = poke_prompt([engine.registry.get(tool)], tool_name=tool, arguments=parsed), poke_note(tool, parsed)
+    return (UserMessage(prompt, versions_web.UserTools(turn.index, prompt, note=note), note=note,
+                        id=user_dom_id(turn.index)), LiveAnswer(turn))
 
 
 @rt(methods=["post"])

@@ -297,17 +297,19 @@ def split_messages(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]]
 
 
 async def play_turn(
-    conversation: Conversation, text: str, backend: Backend, registry: ToolRegistry, options: RallyOptions,
-    *, hold: bool,
+    conversation: Conversation, history: list[dict[str, Any]], text: str, backend: Backend, registry: ToolRegistry,
+    options: RallyOptions, *, hold: bool,
 ) -> tuple[Answer, str]:
-    """One turn of the rally; its proposed calls, visible text, problems, and how it ended."""
+    """One turn of the rally on `history` (which it extends); its proposed calls, visible text, problems, and how
+    it ended."""
     answer = Answer()
     visible: list[str] = []
     problems: list[str] = []
     notices: list[str] = []
     reason = "done"
     policy = (lambda tool: "ask") if hold else None
-    events = chat_with_llm(conversation, text, backend=backend, registry=registry, options=options, policy=policy)
+    events = chat_with_llm(conversation, text, backend=backend, registry=registry, history=history, options=options,
+                           policy=policy)
     async with contextlib.aclosing(events):
         async for event in events:
             if isinstance(event, ToolProposed):
@@ -330,7 +332,7 @@ async def answer_single(question: Question, backend: Backend, rung: str) -> Answ
     """The calls a single-turn question gets: one turn, one round, every call held so nothing runs."""
     history, text = split_messages(question.entry["question"][0])
     with offered(question.entry["function"]) as registry:
-        answer, _ = await play_turn(Conversation(messages=history), text, backend, registry,
+        answer, _ = await play_turn(Conversation(), history, text, backend, registry,
                                     RallyOptions(mode=rung, max_rounds=1), hold=True)
     return answer
 
@@ -365,15 +367,15 @@ async def answer_multi_turn(question: Question, backend: Backend, rung: str, run
     from bfcl_eval.constants.default_prompts import MAXIMUM_STEP_LIMIT
 
     stage = Stage(question, run_name)
-    conversation = Conversation()
+    conversation, said = Conversation(), []  # said: the messages of every turn so far
     answer = Answer()
     options = RallyOptions(mode=rung, max_rounds=MAXIMUM_STEP_LIMIT)
     with offered(question.entry["function"], stage.body) as registry:
         for messages in question.entry["question"]:
             history, text = split_messages(messages)
-            conversation.messages.extend(history)
+            said.extend(history)
             stage.turns.append([])
-            turn, reason = await play_turn(conversation, text, backend, registry, options, hold=False)
+            turn, reason = await play_turn(conversation, said, text, backend, registry, options, hold=False)
             answer.calls += turn.calls
             answer.visible += turn.visible + "\n"
             answer.notes = "; ".join(n for n in (answer.notes, turn.problem, turn.notes) if n)

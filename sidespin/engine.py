@@ -5,9 +5,10 @@ MCP servers and yields an engine; leaving the context closes them all. Each
 conversation plays with the model it picked (`sidespin.backends`): any but the
 default starts on the first turn that needs it, the turn reporting the load.
 
-The transcript is the state: before every turn the conversation's messages
-and remembered approvals are rebuilt from its markdown file (so a hand edit
-is the new truth), and every event of the turn is written back as it arrives.
+The transcript is the state: a turn reads the conversation's markdown file
+once (so a hand edit is the new truth), builds from it the messages it sends,
+the approvals remembered and the calls that wait, and writes every event back
+as it arrives. In memory a conversation is only what the file does not hold.
 """
 
 from __future__ import annotations
@@ -30,11 +31,11 @@ from sidespin.formats import image_attachments
 from sidespin.ladder import Choice, choose_rung
 from sidespin.limits import TurnControl
 from sidespin.llm import Backend
-from sidespin.protocol import poke_prompt, poke_target
+from sidespin.protocol import poke_note, poke_prompt, poked
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.search import INDEX_FILE, SearchIndex
 from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult, load_plugins
-from sidespin.transcript import INTERRUPTED, Transcript, TranscriptRecorder, TranscriptStore
+from sidespin.transcript import Loaded, Transcript, TranscriptRecorder, TranscriptStore
 
 __all__ = ["Engine", "Decision", "open_mcp", "TOOLS_OFF"]
 
@@ -181,48 +182,38 @@ class Engine:
     # ---- conversations ----
 
     def conversation(self, conversation_id: str | None = None) -> Conversation:
-        """A conversation by id (read from its file), or a new one when no id is given."""
+        """A conversation by id, or a new one when no id is given. Its file is not read here: a turn
+        reads it (`events`), a page too (`opened`). TranscriptError when there is no such file."""
         known = self.conversations.get(conversation_id) if conversation_id is not None else None
         if known is not None:
             return known
         if conversation_id is None:
             conversation = Conversation(id=self.store.new())
-        else:
-            transcript = self.store.load(conversation_id)  # TranscriptError when missing or broken
-            self._close_interrupted(conversation_id, transcript)
-            conversation = Conversation(id=conversation_id, messages=transcript.to_messages())
+        elif self.store.exists(conversation_id):
+            conversation = Conversation(id=conversation_id)
+        else:  # a link is no conversation either: it is never followed
+            raise TranscriptError(f"no conversation {conversation_id!r}", path=str(self.store.path(conversation_id)))
         self.conversations[conversation.id] = conversation
         return conversation
 
     async def opened(self, conversation_id: str) -> tuple[Conversation, Transcript]:
-        """A conversation and its file as it is now, for a page: read, parsed and turned into messages off
-        the event loop (a long file takes seconds). The file is the truth: a hand edit included, its messages
-        replace those in memory unless a turn plays it now. TranscriptError when missing or broken."""
+        """A conversation and its file as it is now, for a page: read and parsed off the event loop (a long
+        file takes seconds). The file is the truth, a hand edit included. TranscriptError when missing or broken."""
         transcript = await asyncio.to_thread(self.store.load, conversation_id)
-        messages = await asyncio.to_thread(transcript.to_messages)
         conversation = self.conversations.get(conversation_id)
         if conversation is None:  # on the loop, as every creator: one Conversation (one lock) per id
-            if transcript.turns and transcript.turns[-1].interrupted():
-                self._close_interrupted(conversation_id, transcript)
-                messages = transcript.to_messages()
+            closed = transcript.close_interrupted()  # no turn of ours plays it (a turn holds it in memory)
+            if closed:
+                self._log_interrupted(conversation_id, closed)
+                self.store.save(conversation_id, transcript)
             conversation = self.conversations[conversation_id] = Conversation(id=conversation_id)
-        if not conversation.lock.locked():  # no turn plays it (a turn holds the lock while it plays)
-            conversation.messages = messages
         return conversation, transcript
 
-    def _close_interrupted(self, conversation_id: str, transcript: Transcript) -> None:
-        """Calls that started and never finished (sidespin was killed) get a result saying so.
-
-        Only for a conversation no turn of ours is playing (it is not in memory): the model
-        then reads that the call did not complete, and nothing runs again unless a person asks.
-        """
-        if not transcript.turns or not transcript.turns[-1].interrupted():
-            return
-        for call in transcript.turns[-1].interrupted():
+    @staticmethod
+    def _log_interrupted(conversation_id: str, calls: list[ToolCall]) -> None:
+        """Say on the console which calls were closed as interrupted (`Transcript.close_interrupted`)."""
+        for call in calls:
             logger.warning("TOOL_CALL_INTERRUPTED {} id={} conv={}", call.name, call.id, conversation_id)
-            transcript.add_result(call, INTERRUPTED, is_error=True)
-            transcript.add_note({"interrupted": call.id})
-        self.store.save(conversation_id, transcript)
 
     def rerun(self, conversation: Conversation, call_id: str) -> dict[str, bool]:
         """A person's choice to run an interrupted call of the last answer again, as a new call.
@@ -231,6 +222,8 @@ class Engine:
         Raises ValueError when `call_id` is not an interrupted call of the last answer.
         """
         recorder = TranscriptRecorder(self.store, conversation.id, self.model_name)
+        if not conversation.lock.locked():  # no turn plays it: a call started and never finished was interrupted
+            self._log_interrupted(conversation.id, recorder.close_interrupted())
         last = recorder.transcript.turns[-1] if recorder.transcript.turns else None
         found = recorder.transcript.find_proposal(call_id)
         interrupted = {n.get("interrupted") for n in last.notes()} if last is not None else set()
@@ -272,29 +265,36 @@ class Engine:
         control: TurnControl | None = None,
         reuse: list[ToolResult] | None = None,
         note: dict[str, Any] | None = None,
+        loaded: Loaded | None = None,
     ) -> AsyncIterator[Event]:
         """Play one turn and record each of its events in the transcript as it arrives.
 
         `reuse`: results recorded in the version of the turn an edit replaced (`sidespin.versions`).
         `note`: what the user message carries besides its text (`sidespin.mcp.attach.Composed.note`).
+        `loaded`: the conversation's file as the caller read it (the page's board), not to read it again.
         """
         try:
-            recorder = TranscriptRecorder(self.store, conversation.id, self.model_name)
+            recorder = TranscriptRecorder(self.store, conversation.id, self.model_name, loaded=loaded)
         except TranscriptError as error:
             logger.error("TRANSCRIPT_UNREADABLE conv={} {}", conversation.id, error)
             yield ErrorNotice(f"{error} — fix or move the file; it was not changed")
             yield TurnDone(reason="error")
             return
+        # the turns of a conversation never interleave: a call started and never finished was interrupted
+        self._log_interrupted(conversation.id, recorder.close_interrupted())
         transcript = recorder.transcript
         recorder.model_name = model = self.pool.choose(transcript.meta.get("model"))
-        conversation.messages = transcript.to_messages(summarize_after=self.settings.summarize_after or None)
+        history = transcript.to_messages(summarize_after=self.settings.summarize_after or None)
+        waiting = transcript.open_calls() if user_text is None and not poke_tool else []
         approvals = self.approvals(transcript)
         registry = self.registry_for(transcript)
         if poke_tool:
             # only the asked-for tool: a short prompt is a fast prefill (the grammar admits no other tool)
             user_text = poke_prompt([registry.get(poke_tool)], tool_name=poke_tool, arguments=poke_arguments)
-        elif user_text is not None and (again := poke_target(user_text)) in registry.names():
+            note = {**(note or {}), **poke_note(poke_tool, poke_arguments)}  # the tool, beside its prompt
+        elif user_text is not None and (again := poked(note, user_text)) in registry.names():
             poke_tool = again  # a Poke played again (a regenerate) calls its tool again
+            note = {**poke_note(again), **(note or {})}  # a Poke written before its tool was noted gets it now
         if user_text is not None:
             recorder.user(user_text, note)
             if self.mcp is not None:  # what it carried is sent fresh, and followed from now on
@@ -309,9 +309,11 @@ class Engine:
                 user_text,
                 backend=self.pool.backend(model),
                 registry=registry,
+                history=history,
                 options=replace(self.options(keep_turns, reuse), mode=self.pool.rung(model).name),
                 policy=approvals.policy_for,
                 decisions=decisions,
+                waiting=waiting,
                 force_tool=poke_tool,
                 control=control,
                 images=image_attachments((note or {}).get("attachments")),

@@ -1,32 +1,14 @@
-"""What a conversation's history says: the calls that wait for a person, and its recent turns.
+"""What a turn does to a conversation's history: keep its recent turns, put a decided call's result in place.
 
-The history is a conversation's messages, OpenAI-shaped, without the system prompt:
-the rally's only state (`sidespin.rally`).
+The history is a conversation's messages, OpenAI-shaped, without the system prompt, as the transcript
+stands for them (`Transcript.to_messages`) and a turn extends them (`sidespin.rally`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sidespin.formats import call_from_openai
-from sidespin.record import CallRecord, waiting
-from sidespin.tools import ToolCall
-
-__all__ = ["pending_calls", "recent"]
-
-
-def pending_calls(messages: list[dict[str, Any]]) -> list[ToolCall]:
-    """Calls of the last assistant message that have no result yet: they wait for a person (`record.waiting`)."""
-    answered: set[str] = set()
-    for message in reversed(messages):
-        if message["role"] == "tool":
-            answered.add(message.get("tool_call_id"))
-        elif message["role"] == "assistant" and message.get("tool_calls"):
-            calls = [call_from_openai(item) for item in message["tool_calls"]]
-            return waiting(CallRecord(call, "done" if call.id in answered else "waiting") for call in calls)
-        elif message["role"] in ("assistant", "user"):
-            return []
-    return []
+__all__ = ["recent", "put_result"]
 
 
 def recent(messages: list[dict[str, Any]], keep_turns: int | None) -> list[dict[str, Any]]:
@@ -35,3 +17,16 @@ def recent(messages: list[dict[str, Any]], keep_turns: int | None) -> list[dict[
         return list(messages)
     starts = [i for i, message in enumerate(messages) if message["role"] == "user"]
     return list(messages[starts[-keep_turns]:]) if len(starts) > keep_turns else list(messages)
+
+
+def put_result(messages: list[dict[str, Any]], reply: dict[str, Any]) -> None:
+    """Put the result of a call a person decided (a tool message) into the history: where the last turn said
+    the call was not run (its answer went on after the call while the call waited), else at the end."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message["role"] == "user":
+            break
+        if message["role"] == "tool" and message.get("tool_call_id") == reply["tool_call_id"]:
+            messages[index] = reply
+            return
+    messages.append(reply)

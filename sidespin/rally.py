@@ -8,13 +8,16 @@ back as tool messages and the model is called again, until it answers
 without a call, a server-side formatter answers for it, a call waits for a
 person's approval, or the round limit is reached.
 
-The conversation's `messages` (OpenAI-shaped, without the system prompt) are
-the only state; calls that wait for approval are the last assistant message's
-`tool_calls` that have no tool message yet (`history.pending_calls`).
+A turn plays on its `history`: the messages so far (OpenAI-shaped, without the
+system prompt), which the caller builds from the transcript (`Transcript.to_messages`),
+the only state of a conversation; the turn appends to that list what it says as it
+plays, and nothing else holds it. Which calls wait for a person is the caller's to
+say (`waiting`, read off the transcript's record): a turn that ends waiting says
+which (`TurnDone.pending`).
 
 Beside it: `answer` reads each piece of a round's answer into events,
 `limits` ends a turn at its clock, its token budget or a person's Stop, and
-`history` says what the messages say.
+`history` keeps a long conversation's recent turns.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from sidespin.events import (
     Usage,
 )
 from sidespin.formats import ATTACHMENTS, call_to_openai, tool_message
-from sidespin.history import pending_calls, recent
+from sidespin.history import put_result, recent
 from sidespin.honesty import NOTICE, claimed_tool
 from sidespin.intercept import Interceptor
 from sidespin.limits import TurnControl, TurnCut
@@ -64,10 +67,10 @@ PolicyFor = Callable[[Tool], Policy]  # the approval policy of a tool: auto, ask
 
 @dataclass
 class Conversation:
-    """One conversation: its id and the messages exchanged so far."""
+    """One conversation, as memory keeps what its file does not: its id, the salt of its prompts, and the
+    lock its turns take one after another. What was said is in its transcript, and only there."""
 
     id: str = field(default_factory=lambda: secrets.token_hex(6))
-    messages: list[dict[str, Any]] = field(default_factory=list)
     salt: str = field(default_factory=lambda: secrets.token_hex(4))
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
 
@@ -96,6 +99,7 @@ class _Turn:
     def __init__(
         self,
         conversation: Conversation,
+        messages: list[dict[str, Any]],
         backend: Backend,
         registry: ToolRegistry,
         options: RallyOptions,
@@ -105,6 +109,7 @@ class _Turn:
     ) -> None:
         self.control = control
         self.conversation = conversation
+        self.messages = messages  # the history this turn plays on, and what it says appended as it goes
         self.backend = backend
         self.registry = registry
         self.options = options
@@ -156,7 +161,7 @@ class _Turn:
     def ask(self, round_number: int) -> Ask:
         forced = self.force_tool if self.force_tool in self.registry and round_number == 1 else None
         return Ask(
-            history=recent(self.conversation.messages, self.options.keep_turns),
+            history=recent(self.messages, self.options.keep_turns),
             tools=list(self.registry),
             system=self.options.system_prompt,
             salt=self.conversation.salt,
@@ -241,10 +246,10 @@ class _Turn:
         message: dict[str, Any] = {"role": "assistant", "content": "".join(current.text)}
         if current.calls:
             message["tool_calls"] = [call_to_openai(call) for call in current.calls]
-        self.conversation.messages.append(message)
+        self.messages.append(message)
         for call in current.calls:
             if call.id in current.results:
-                self.conversation.messages.append(tool_message(current.results[call.id]))
+                self.messages.append(tool_message(current.results[call.id]))
 
     def formatted(self, current: Round) -> str | None:
         """The server-side answer when every result of the round has a formatter (the seed's Poke)."""
@@ -292,10 +297,10 @@ async def _abandon_tools(current: Round, why: str) -> list[Event]:
     return events
 
 
-def _decided_round(turn: _Turn, decisions: dict[str, bool]) -> Round:
-    """The calls that waited for a person, as a round whose answer is already in the history."""
+def _decided_round(turn: _Turn, waiting: list[ToolCall], decisions: dict[str, bool]) -> Round:
+    """The calls a person decided, as a round whose answer is already in the history."""
     current = Round()
-    current.calls = [call for call in pending_calls(turn.conversation.messages) if call.id in decisions]
+    current.calls = [call for call in waiting if call.id in decisions]
     turn.called.extend(call.name for call in current.calls)
     return current
 
@@ -319,7 +324,7 @@ async def _run_decided(turn: _Turn, current: Round, decisions: dict[str, bool]) 
 def _record_decided(turn: _Turn, current: Round) -> None:
     for call in current.calls:
         if call.id in current.results:
-            turn.conversation.messages.append(tool_message(current.results[call.id]))
+            put_result(turn.messages, tool_message(current.results[call.id]))
 
 
 async def _stream_answer(
@@ -357,17 +362,21 @@ async def chat_with_llm(
     *,
     backend: Backend,
     registry: ToolRegistry,
+    history: list[dict[str, Any]] | None = None,
     options: RallyOptions | None = None,
     policy: PolicyFor | None = None,
     decisions: dict[str, bool] | None = None,
+    waiting: list[ToolCall] | None = None,
     force_tool: str | None = None,
     control: TurnControl | None = None,
     images: list[dict[str, Any]] | None = None,
 ) -> AsyncIterator[Event]:
     """Play one turn of the rally and yield its events.
 
-    `user_text` None continues the conversation: calls that waited for approval are
-    run or refused according to `decisions` ({call id: approved}) and the model goes on.
+    `history`: the messages so far; the turn appends what it says to this list (none: a new conversation).
+    `user_text` None continues the conversation: of the calls of the last answer that `waiting`
+    names (proposed, no result yet), those in `decisions` ({call id: approved}) are run or
+    refused and the model goes on; if others still wait, the turn ends waiting for them.
     `policy(tool)` answers auto, ask or deny for each call (default: auto).
     `force_tool` (a tool name) constrains the first answer to one block calling it (the Poke).
     `control` lets a person stop the turn; it also holds the turn's wall-clock and token limits
@@ -376,11 +385,12 @@ async def chat_with_llm(
     """
     options = options or RallyOptions()
     control = control or TurnControl(options.turn_seconds, options.turn_tokens)
-    turn = _Turn(conversation, backend, registry, options, policy, force_tool, control)
+    messages = history if history is not None else []
+    turn = _Turn(conversation, messages, backend, registry, options, policy, force_tool, control)
     # a local, not the turn's: a turn holding its own methods would be a cycle, outliving its last reference
     reader = AnswerReader(conversation.id, registry, turn.dispatch, turn.holds_openings)
     if user_text is not None:
-        conversation.messages.append({"role": "user", "content": user_text, **({ATTACHMENTS: images} if images else {})})
+        messages.append({"role": "user", "content": user_text, **({ATTACHMENTS: images} if images else {})})
     current = Round()
     interceptor = Interceptor(tags=TAGS)
     rounds = 0
@@ -388,13 +398,14 @@ async def chat_with_llm(
     decided = user_text is None  # the current round is the calls a person just decided
     try:
         if decided:
-            current = _decided_round(turn, decisions or {})
+            current = _decided_round(turn, waiting or [], decisions or {})
             async for event in _run_decided(turn, current, decisions or {}):
                 yield event
             _record_decided(turn, current)
             current, decided = Round(), False
-            if pending_calls(conversation.messages):
-                yield TurnDone(reason="approval", pending=pending_calls(conversation.messages))
+            still = [call for call in waiting or [] if call.id not in (decisions or {})]
+            if still:
+                yield TurnDone(reason="approval", pending=still)
                 return
         for rounds in range(1, options.max_rounds + 1):
             current = Round()
@@ -424,7 +435,7 @@ async def chat_with_llm(
             formatted = turn.formatted(current)
             if formatted is not None:
                 logger.info("TOOL_RESULT_FORMATTED conv={} chars={}", conversation.id, len(formatted))
-                conversation.messages.append({"role": "assistant", "content": formatted})
+                messages.append({"role": "assistant", "content": formatted})
                 turn.answer.append(formatted)
                 yield TextDelta(formatted)
                 break
@@ -468,6 +479,7 @@ def poke(
     *,
     backend: Backend,
     registry: ToolRegistry,
+    history: list[dict[str, Any]] | None = None,
     options: RallyOptions | None = None,
     tool_name: str = "get_cat_fact",
     arguments: dict[str, Any] | None = None,
@@ -479,6 +491,7 @@ def poke(
         poke_prompt([registry.get(tool_name)], tool_name=tool_name, arguments=arguments),
         backend=backend,
         registry=registry,
+        history=history,
         options=options,
         policy=policy,
         force_tool=tool_name,

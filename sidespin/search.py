@@ -38,7 +38,6 @@ from typing import Any, Callable, Iterator
 from loguru import logger
 
 from sidespin.errors import SearchStopped, TranscriptError
-from sidespin.protocol import poke_target
 from sidespin.transcript import Text, Transcript, TranscriptStore
 
 __all__ = ["SearchIndex", "Hit", "INDEX_FILE", "MARK"]
@@ -84,7 +83,7 @@ def messages_of(transcript: Transcript) -> Iterator[tuple[int, str, str]]:
     """(turn index, role, text) of what a person sees of each turn."""
     for index, turn in enumerate(transcript.turns):
         if turn.user:
-            tool = poke_target(turn.user)
+            tool = turn.poke
             yield index, "user", f"🏓 Poke: call {tool}" if tool else turn.user
         answer = "".join(segment.raw for segment in turn.segments if isinstance(segment, Text)).strip()
         if answer:

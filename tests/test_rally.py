@@ -10,7 +10,6 @@ from sidespin.events import (
     ApprovalNeeded, ErrorNotice, MalformedCall, TextDelta, Thought, ToolFinished, ToolStarted, TurnDone,
 )
 from sidespin.testing.scripted import ScriptedBackend
-from sidespin.history import pending_calls
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm, poke
 from sidespin.tools import ToolCall, ToolRegistry, tool
 
@@ -68,8 +67,8 @@ async def test_xml_block_is_hidden_run_and_answered():
         ["Let me greet. <mcp-req", 'uest>\n  <tool name="say_hello" />\n  <param name="name">Ada', "</param>\n</mcp-request>"],
         ["Done: I greeted Ada."],
     ])
-    conversation = Conversation()
-    events = await play(conversation, backend, "greet Ada")
+    history: list[dict] = []
+    events = await play(Conversation(), backend, "greet Ada", history=history)
     assert "<mcp-request" not in visible(events)
     assert visible(events) == "Let me greet. Done: I greeted Ada."
     finished = [e for e in events if isinstance(e, ToolFinished)]
@@ -77,9 +76,9 @@ async def test_xml_block_is_hidden_run_and_answered():
     assert isinstance(events[-1], TurnDone) and events[-1].rounds == 2
     # the second model call saw the result, and the history holds the call and the result
     assert "Hello, Ada!" in str(backend.calls[1])
-    roles = [m["role"] for m in conversation.messages]
+    roles = [m["role"] for m in history]
     assert roles == ["user", "assistant", "tool", "assistant"]
-    assert conversation.messages[1]["tool_calls"][0]["function"]["name"] == "say_hello"
+    assert history[1]["tool_calls"][0]["function"]["name"] == "say_hello"
 
 
 async def test_native_tool_calls_are_run_and_sent_back_as_tool_messages():
@@ -103,13 +102,13 @@ async def test_a_formatter_answers_without_a_second_model_call():
 
 async def test_model_stopping_mid_block_is_reported_and_the_next_turn_works():
     backend = ScriptedBackend([['Sure <mcp-request>\n  <tool name="say_hello" />'], ["Hello again."]])
-    conversation = Conversation()
-    events = await play(conversation, backend, "hi")
+    conversation, history = Conversation(), []
+    events = await play(conversation, backend, "hi", history=history)
     malformed = [e for e in events if isinstance(e, MalformedCall)]
     assert len(malformed) == 1 and "stopped in the middle" in malformed[0].reason
     assert "<mcp-request" not in visible(events)
     assert isinstance(events[-1], TurnDone)
-    events = await play(conversation, backend, "again")
+    events = await play(conversation, backend, "again", history=history)
     assert visible(events) == "Hello again."
 
 
@@ -185,25 +184,27 @@ async def test_the_round_limit_ends_a_turn():
 
 async def test_approval_pauses_and_a_decision_resumes_the_turn():
     backend = ScriptedBackend([[block("add", a=2, b=2)], ["Four."]])
-    conversation = Conversation()
-    events = await play(conversation, backend, "2+2", policy=lambda t: "ask")
+    conversation, history = Conversation(), []
+    events = await play(conversation, backend, "2+2", history=history, policy=lambda t: "ask")
     assert any(isinstance(e, ApprovalNeeded) for e in events)
     assert not any(isinstance(e, ToolStarted) for e in events)
     assert events[-1].reason == "approval"
-    waiting = pending_calls(conversation.messages)
+    waiting = events[-1].pending
     assert [c.name for c in waiting] == ["add"]
-    events = await play(conversation, backend, None, decisions={waiting[0].id: True})
+    events = await play(conversation, backend, None, history=history, waiting=waiting,
+                        decisions={waiting[0].id: True})
     assert [e.result.output for e in events if isinstance(e, ToolFinished)] == [4]
     assert visible(events) == "Four."
-    assert pending_calls(conversation.messages) == []
+    assert events[-1].reason == "done" and events[-1].pending == []
+    assert [m["role"] for m in history] == ["user", "assistant", "tool", "assistant"]
 
 
 async def test_a_refused_call_is_told_to_the_model():
     backend = ScriptedBackend([[block("add", a=2, b=2)], ["OK, I will not."]])
-    conversation = Conversation()
-    await play(conversation, backend, "2+2", policy=lambda t: "ask")
-    call = pending_calls(conversation.messages)[0]
-    events = await play(conversation, backend, None, decisions={call.id: False})
+    conversation, history = Conversation(), []
+    waiting = (await play(conversation, backend, "2+2", history=history, policy=lambda t: "ask"))[-1].pending
+    call = waiting[0]
+    events = await play(conversation, backend, None, history=history, waiting=waiting, decisions={call.id: False})
     assert "refused" in [e for e in events if isinstance(e, ToolFinished)][0].result.error
     assert "refused" in str(backend.calls[1])
 
@@ -220,22 +221,22 @@ async def test_a_backend_failure_keeps_the_conversation_and_the_next_turn_works(
         raise BackendError("cannot reach the model")
 
     backend = ScriptedBackend([failing, ["Back again."]])
-    conversation = Conversation()
-    events = await play(conversation, backend, "first")
+    conversation, history = Conversation(), []
+    events = await play(conversation, backend, "first", history=history)
     assert any(isinstance(e, ErrorNotice) and "cannot reach" in e.message for e in events)
     assert events[-1].reason == "error"
-    events = await play(conversation, backend, "second")
+    events = await play(conversation, backend, "second", history=history)
     assert visible(events) == "Back again."
-    assert [m["content"] for m in conversation.messages if m["role"] == "user"] == ["first", "second"]
+    assert [m["content"] for m in history if m["role"] == "user"] == ["first", "second"]
 
 
 async def test_poke_forces_one_call_and_is_salted_every_time():
     backend = ScriptedBackend([[block("get_cat_fact")], [block("get_cat_fact")]])
-    conversation = Conversation()
-    first = [e async for e in poke(conversation, backend=backend, registry=registry())]
-    second = [e async for e in poke(conversation, backend=backend, registry=registry())]
+    conversation, history = Conversation(), []
+    first = [e async for e in poke(conversation, backend=backend, registry=registry(), history=history)]
+    second = [e async for e in poke(conversation, backend=backend, registry=registry(), history=history)]
     assert visible(first) == visible(second) == "🐱 Cats sleep a lot."
-    prompts = [m["content"] for m in conversation.messages if m["role"] == "user"]
+    prompts = [m["content"] for m in history if m["role"] == "user"]
     assert len(prompts) == 2 and prompts[0] != prompts[1]
 
 

@@ -3,12 +3,15 @@
     ref = find_resource(catalog, "demo://resource/static/document/features.md")  # which server lists it
     composed = await compose(manager, "Summarise this", [ref], max_chars=100_000, conversation=cid)
     composed.text      # the typed text, then one fenced block per attached resource (what the model reads)
-    composed.note      # {"attached": [{server, uri, name}], "attachments": [images]}: the user turn's note
+    composed.note      # {"attached": [{server, uri, name, lines}], "attachments": [images]}: the user turn's note
+    typed, blocks = attached_blocks(composed.text, composed.note)   # told apart again, for a page
     text = prompt_text(await manager.get_prompt(server, name, arguments))   # a prompt as the message to send
 
 A text resource goes inline, under a `📎 URI (server)` line, in a fence longer than any run of
-backticks inside it, so the transcript stays readable Markdown and a reload shows the same. An
-image goes to a model with vision as an image (`sidespin.formats`); the text holds its placeholder.
+backticks inside it, so the transcript stays readable Markdown and a reload shows the same: the
+note's row of each resource says which lines of the message are its text (`lines`, the first and
+one past the last, counted from 0), so nothing is read back out of the text. An image goes to a
+model with vision as an image (`sidespin.formats`); the text holds its placeholder.
 Every attachment is read at send time; one that cannot be read, or is over the limit, refuses the
 whole message with an `AttachmentRefused` naming it. Only what a server offered is read from it: a
 URI it lists, or one that fills in one of its templates. Any other (a page may post any server and
@@ -35,7 +38,7 @@ from sidespin.tools.types import MAX_ATTACHMENT_CHARS
 
 __all__ = [
     "MAX_ATTACHED", "ResourceRef", "Composed", "find_resource", "offers", "expand_template", "template_variables",
-    "compose", "split_attached", "edited_note", "prompt_text",
+    "compose", "attached_blocks", "split_attached", "edited_note", "prompt_text",
 ]
 
 MAX_ATTACHED = 10  # resources attached to one message
@@ -175,8 +178,11 @@ async def compose(
             # the person did not attach it to this message and cannot take it off: it is left out, not refused
             logger.warning("MCP_RESOURCE_UPDATE_LEFT_OUT {} {}: {}", ref.server, ref.uri, error)
             continue
+        above = "\n\n".join(part for part in parts if part)
+        first = above.count("\n") + (2 if above else 0) + 2  # the block's header, its fence, then its text
         parts.append(_block(ref, reading.text, again))
-        attached.append({**ref.row(), "changed": True} if again else ref.row())
+        row = {**ref.row(), **({"changed": True} if again else {})}
+        attached.append({**row, "lines": [first, first + reading.text.count("\n") + 1]})
         images += [{**item, "uri": ref.uri} for item in reading.attachments if item.get("type") == "image"]
     note: dict[str, Any] = {"attached": attached} if attached else {}
     if images:
@@ -184,19 +190,57 @@ async def compose(
     return Composed("\n\n".join(part for part in parts if part), note)
 
 
-def split_attached(text: str) -> tuple[str, list[dict[str, str]]]:
-    """A user message as `compose` wrote it: the typed text, and each attached block's uri, server, body and
-    whether it was sent again because it `changed`."""
-    blocks = [{**match.groupdict(), "changed": bool(match["changed"])} for match in _BLOCK.finditer(text)]
+def attached_blocks(text: str, note: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """A user message `compose` wrote, told apart by its `note`: the typed text, and each attached resource's
+    uri, server, name, body and whether it was sent again because it `changed`. A note written before its rows
+    kept their `lines`, or lines a hand edit has moved since, leave the text to `split_attached`."""
+    rows = [row for row in note.get("attached") or [] if isinstance(row, dict)]
+    lines = text.split("\n")
+    if not rows or not all(_holds(lines, row.get("lines")) for row in rows):
+        typed, found = split_attached(text)
+        names = {row.get("uri"): row.get("name") for row in rows}
+        return typed, [{"uri": block["uri"], "server": block["server"], "name": names.get(block["uri"]) or block["uri"],
+                        "changed": block["changed"], "body": block["body"]} for block in found]
+    blocks = [{"uri": str(row.get("uri", "")), "server": str(row.get("server", "")),
+               "name": str(row.get("name") or row.get("uri", "")), "changed": row.get("changed") is True,
+               "body": "\n".join(lines[row["lines"][0]:row["lines"][1]])} for row in rows]
+    return "\n".join(lines[: min(row["lines"][0] for row in rows) - 2]).strip(), blocks
+
+
+def _holds(lines: list[str], span: Any) -> bool:
+    """Whether `span` is a row's `lines` that still frame a block: its header and fence before, the fence after."""
+    if not (isinstance(span, list) and len(span) == 2 and all(isinstance(n, int) and not isinstance(n, bool)
+                                                              for n in span)):
+        return False
+    first, end = span
+    return (2 <= first <= end < len(lines) and lines[first - 2].startswith(CLIP + " ")
+            and lines[first - 1].startswith("```") and lines[end] == lines[first - 1])
+
+
+def split_attached(text: str) -> tuple[str, list[dict[str, Any]]]:
+    """A user message as `compose` writes it, read from its text alone (a message written before its note kept
+    the lines of each block, or an edit a person typed): the typed text, and each attached block's uri, server,
+    body, whether it was sent again because it `changed`, and its `lines`."""
+    blocks = [{**match.groupdict(), "changed": bool(match["changed"]), "lines": _lines(text, match)}
+              for match in _BLOCK.finditer(text)]
     first = _BLOCK.search(text)
     return (text[: first.start()] if first else text).strip(), blocks
 
 
+def _lines(text: str, match: re.Match[str]) -> list[int]:
+    first = text.count("\n", 0, match.start("body"))
+    return [first, first + match["body"].count("\n") + 1]
+
+
 def edited_note(note: dict[str, Any], text: str) -> dict[str, Any]:
     """The user turn's note for `text`, an edit of a message that had `note`: the resources whose block the
-    edit kept (and their images); none are added, so an edit cannot attach what was never read."""
-    kept = {block["uri"] for block in split_attached(text)[1]}
-    attached = [row for row in note.get("attached") or [] if isinstance(row, dict) and row.get("uri") in kept]
+    edit kept (and their images), each with the lines its text has now; none are added, so an edit cannot
+    attach what was never read."""
+    blocks = split_attached(text)[1]
+    where = {(block["server"], block["uri"]): block["lines"] for block in reversed(blocks)}  # the first, if twice
+    kept = {block["uri"] for block in blocks}
+    attached = [{**row, "lines": where[row["server"], row["uri"]]} for row in note.get("attached") or []
+                if isinstance(row, dict) and (row.get("server"), row.get("uri")) in where]
     # an image from a note written before images named their resource is kept while any block is
     images = [item for item in note.get("attachments") or []
               if isinstance(item, dict) and (item["uri"] in kept if "uri" in item else bool(kept))]

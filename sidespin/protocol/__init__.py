@@ -14,7 +14,7 @@ blocks naming registered tools.
 One job per module:
 
 - `prompt`: the salted teaching prompt and the Poke prompt (`teaching_prompt`,
-  `poke_prompt`, `poke_target`);
+  `poke_prompt`), and which tool a Poke asks for (`poke_note`, `poked`);
 - `block`: the block itself, written (`format_block`) and read back into a
   `ToolCall` (`parse_request`), and its tag name `MCP_TAG`;
 - `grammar`: the GBNF grammar of the blocks a set of tools admits (`grammar_for`).
@@ -22,7 +22,7 @@ One job per module:
 
 from sidespin.protocol.block import MCP_TAG, format_block, parse_request
 from sidespin.protocol.grammar import grammar_for
-from sidespin.protocol.prompt import poke_prompt, poke_target, teaching_prompt
+from sidespin.protocol.prompt import poke_note, poke_prompt, poke_target, poked, teaching_prompt
 
 __all__ = [
     "MCP_TAG",
@@ -31,5 +31,7 @@ __all__ = [
     "format_block",
     "parse_request",
     "poke_target",
+    "poke_note",
+    "poked",
     "grammar_for",
 ]

@@ -2,6 +2,8 @@
 
 The teaching prompt lists every tool with its parameters and shows one worked
 example; a Poke adds the order to call one tool now and write only its block.
+Which tool a Poke asks for is data beside its prompt, the note of its user
+message (`poke_note`), read back by `poked`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from sidespin.errors import ToolNotFound
 from sidespin.protocol.block import MCP_TAG, _json_type, format_block
 from sidespin.tools import Tool, ToolCall
 
-__all__ = ["teaching_prompt", "poke_prompt", "poke_target"]
+__all__ = ["teaching_prompt", "poke_prompt", "poke_target", "poke_note", "poked", "POKE"]
+
+POKE = "poke"  # the key of a Poke's note: {"poke": {"tool": name, "arguments": {...}}}
 
 _MAX_TOOL_DESCRIPTION = 200
 _MAX_PARAM_DESCRIPTION = 120
@@ -78,8 +82,24 @@ _POKE_END = f"Output only the tool block, starting with <{MCP_TAG}>. Say nothing
 _POKE_TASK = re.compile(r"^Now call the (\S+) tool\b", re.M)
 
 
+def poke_note(tool_name: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the user message of a Poke carries besides its prompt: the tool it asks for, and the arguments
+    given (none: the prompt's example values)."""
+    return {POKE: {"tool": tool_name, **({"arguments": arguments} if arguments else {})}}
+
+
+def poked(note: dict[str, Any] | None, text: str = "") -> str | None:
+    """The tool a user message Pokes (pages show a Poke as one line), or None: its note's (`poke_note`);
+    for a message written before Pokes had a note, the one its prompt `text` asks for."""
+    poke = (note or {}).get(POKE)
+    if isinstance(poke, dict) and isinstance(poke.get("tool"), str):
+        return poke["tool"]
+    return poke_target(text) if text else None
+
+
 def poke_target(text: str) -> str | None:
-    """The tool a `poke_prompt` asked for, or None for any other text (pages show a Poke as one line)."""
+    """The tool a `poke_prompt` asked for, read from its text, or None for any other text (`poked` reads a
+    Poke's note first; this is for a message written before, or a Poke prompt pasted by hand)."""
     if not text.rstrip().endswith(_POKE_END):
         return None
     found = _POKE_TASK.findall(text)

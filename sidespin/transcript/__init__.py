@@ -45,6 +45,10 @@ The notes, so that a reloaded page draws exactly what was seen live (`sidespin.r
                                          there): the resources attached with `@`, whose text is
                                          in the message (`sidespin.mcp.attach`); the images go
                                          to a model with vision with that message
+    {"poke": {"tool": name, "arguments": {...}}}
+                                         the same note, under a Poke's prompt: the tool it asks
+                                         for (`sidespin.protocol.poked`; a Poke written before
+                                         this note is known by its prompt)
     {"started": id}                      the call began to run (removed once its result is in)
     {"result": id, "seconds": 0.52, "kind": "timeout", "attachments": [...]}
                                          right after a 🛠️: block: its duration, its error's
@@ -98,11 +102,11 @@ from sidespin.transcript.model import Transcript
 from sidespin.transcript.parse import parse
 from sidespin.transcript.recorder import TranscriptRecorder
 from sidespin.transcript.segments import Note, Proposal, Result, Segment, Summary, Text, Thought
-from sidespin.transcript.store import TranscriptStore
+from sidespin.transcript.store import Loaded, TranscriptStore
 from sidespin.transcript.turn import Turn
 
 __all__ = [
     "USER", "ASSISTANT", "THOUGHT", "SUMMARY", "PROPOSAL", "RESULT", "DECISIONS", "REFUSED", "NOT_RUN",
     "INTERRUPTED", "NOTE_PREFIX", "CONDENSED", "Text", "Thought", "Summary", "Proposal", "Result", "Note",
-    "Segment", "Turn", "Transcript", "parse", "TranscriptStore", "TranscriptRecorder",
+    "Segment", "Turn", "Transcript", "parse", "TranscriptStore", "Loaded", "TranscriptRecorder",
 ]

@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sidespin.events import QuestionAnswered, QuestionAsked, Usage
-from sidespin.protocol import poke_target
+from sidespin.protocol import poked
 from sidespin.record import TurnRecord
 from sidespin.tools import ToolCall
 from sidespin.transcript.markers import (
-    _TEXT_BREAKS, ASSISTANT, CONDENSED, DECISIONS, IMPORTED, NOTE_PREFIX, USER, _clean_name, _escape, _guard_notes,
-    _note_data, _split_lines,
+    _TEXT_BREAKS, ASSISTANT, CONDENSED, DECISIONS, IMPORTED, INTERRUPTED, NOTE_PREFIX, USER, _clean_name, _escape,
+    _guard_notes, _note_data, _split_lines,
 )
 from sidespin.transcript.notes import _question_note, _usage_event
 from sidespin.transcript.segments import Note, Proposal, Result, Segment, Text, Thought, _append
@@ -70,7 +70,7 @@ class Transcript:
             return _shorten(given)
         for turn in self.turns:
             if turn.user:
-                return title_of(turn.user)
+                return title_of(turn.user, turn.user_note)
         for turn in self.turns:
             answer = "".join(s.raw for s in turn.segments if isinstance(s, Text)).strip()
             if answer:
@@ -103,6 +103,14 @@ class Transcript:
             for card in record.calls.values():
                 card.imported = True
         return record
+
+    def open_calls(self) -> list[ToolCall]:
+        """Calls of the last answer with no result that a person has yet to choose on, or approved and not yet
+        run: what a turn that goes on after a choice runs, or still waits for (the record says, as it says
+        `pending_calls`). A refused call is not open: the model reads the refusal."""
+        if not self.turns:
+            return []
+        return [card.call for card in self.record().calls.values() if card.status in ("waiting", "approved")]
 
     def decided_unrun(self) -> dict[str, bool]:
         """Calls of the last answer a person decided that have no result yet: {call id: approved}."""
@@ -323,6 +331,16 @@ class Transcript:
         """Note at the end of the answer that it was stopped before it was complete."""
         self.add_note({"stopped": True})
 
+    def close_interrupted(self) -> list[ToolCall]:
+        """Calls of the last turn that started and never finished (sidespin stopped while they ran) get a result
+        saying so, and a note; the calls so closed. Only for a conversation no turn plays: the model then reads
+        that the call did not complete, and nothing runs again unless a person asks."""
+        closed = self.turns[-1].interrupted() if self.turns else []
+        for call in closed:
+            self.add_result(call, INTERRUPTED, is_error=True)
+            self.add_note({"interrupted": call.id})
+        return closed
+
     def interrupted_ids(self) -> set[str]:
         """Calls a note says were interrupted by a crash (their result says so too)."""
         return {n["interrupted"] for turn in self.turns for n in turn.notes() if isinstance(n.get("interrupted"), str)}
@@ -335,9 +353,9 @@ class Transcript:
         self.turns.append(Turn(""))
 
 
-def title_of(user_text: str) -> str:
-    """A conversation's title made from its first message; a Poke reads as "🏓 get_cat_fact"."""
-    tool = poke_target(user_text)
+def title_of(user_text: str, note: dict[str, Any] | None = None) -> str:
+    """A conversation's title made from its first message (and its `note`); a Poke reads as "🏓 get_cat_fact"."""
+    tool = poked(note, user_text)
     return f"🏓 {tool}" if tool else _shorten(user_text)
 
 

@@ -25,9 +25,8 @@ from sidespin.events import (
     TurnDone,
     Usage,
 )
-from sidespin.tools import ToolResult
-from sidespin.transcript.parse import parse
-from sidespin.transcript.store import TranscriptStore
+from sidespin.tools import ToolCall, ToolResult
+from sidespin.transcript.store import Loaded, TranscriptStore
 
 __all__ = ["TranscriptRecorder"]
 
@@ -72,6 +71,8 @@ class TranscriptRecorder:
     before the next event is recorded; streamed text not yet written is then
     appended to the reloaded version. Held-back text is kept as pieces and joined
     once per write, so recording a long answer stays linear in its length.
+    `loaded`: the file as the caller read it already (`TranscriptStore.load_stamped`); it is read
+    again only if it changed since, so a turn reads and parses its file once.
     """
 
     def __init__(
@@ -82,15 +83,18 @@ class TranscriptRecorder:
         *,
         min_interval: float = 0.05,
         clock: Callable[[], float] = time.monotonic,
+        loaded: Loaded | None = None,
     ) -> None:
         self.store = store
         self.conversation_id = conversation_id
         self.model_name = model_name
         self.min_interval = min_interval
         self.clock = clock
-        self.transcript = store.load(conversation_id)
+        if loaded is not None and loaded.stamp != store.stamp(conversation_id):
+            logger.debug("TRANSCRIPT_READ_AGAIN conv={}: written since it was read", conversation_id)
+            loaded = None  # a turn before this one wrote it meanwhile (a queued question)
+        self.transcript, self._stamp = loaded or store.load_stamped(conversation_id)
         self.writes = 0
-        self._stamp = store.stamp(conversation_id)
         self._last_write = float("-inf")
         self._dirty = False
         self._thought: str | None = None
@@ -110,6 +114,14 @@ class TranscriptRecorder:
         self.transcript.decide(call_id, choice)
         logger.info("TRANSCRIPT_DECISION conv={} id={} {}", self.conversation_id, call_id, choice)
         self._save()
+
+    def close_interrupted(self) -> list[ToolCall]:
+        """Give the calls that started and never finished a result saying so (`Transcript.close_interrupted`)."""
+        self._sync()
+        closed = self.transcript.close_interrupted()
+        if closed:
+            self._save()
+        return closed
 
     def apply(self, event: Event) -> None:
         """Record one rally event."""
@@ -165,7 +177,6 @@ class TranscriptRecorder:
                 transcript.mark_stopped()
             if event.reason != "approval":
                 transcript.end_turn()
-            self.transcript = parse(transcript.render(), path=str(self.store.path(self.conversation_id)))
         self._save()
 
     def flush(self) -> None:

@@ -15,7 +15,7 @@ import stat as stat_kind
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from loguru import logger
 
@@ -24,11 +24,18 @@ from sidespin.transcript.markers import ASSISTANT, NOTE_PREFIX, USER, _marker, _
 from sidespin.transcript.model import UNTITLED, Transcript, _shorten, title_of
 from sidespin.transcript.parse import parse
 
-__all__ = ["TranscriptStore", "Stamp"]
+__all__ = ["TranscriptStore", "Stamp", "Loaded"]
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,79}")
 Stamp = tuple[int, int, int]
 Watcher = Callable[[str, "Transcript | None"], None]
+
+
+class Loaded(NamedTuple):
+    """A conversation file as it was read: its transcript, and its stamp then (None: it was not there)."""
+
+    transcript: Transcript
+    stamp: Stamp | None
 _HEAD_BYTES = 64 * 1024  # what `list` reads of each file for its title
 UNREADABLE = "⚠ unreadable:"  # the title `list` gives a file it cannot open
 # a file's own bytes: never through a link (ELOOP), never blocking on a FIFO
@@ -197,6 +204,12 @@ class TranscriptStore:
         """Parse the file as it is now on disk (a hand edit is the new truth)."""
         return parse(self.read(conversation_id), path=str(self.path(conversation_id)))
 
+    def load_stamped(self, conversation_id: str) -> Loaded:
+        """`load`, with the stamp the file had when it was read: whoever holds it later can tell whether
+        the file changed since (`stamp`) without reading it again."""
+        stamp = self.stamp(conversation_id)  # before reading: a write meanwhile makes the stamps differ
+        return Loaded(self.load(conversation_id), stamp)
+
     def save(self, conversation_id: str, transcript: Transcript) -> None:
         _write_atomic(self.path(conversation_id), transcript.render())
         self._tell(conversation_id, transcript)
@@ -271,14 +284,17 @@ def _scan_versions(head: list[str]) -> set[str]:
 def _scan_title(head: list[str]) -> str:
     """`Transcript.title` read from the top of a file without parsing it: the title a person gave
     (the note before the first 💬:), else the first message (a Poke as "🏓 tool"), else the first answer's line."""
-    where, user = "preamble", []
+    where, user, note = "preamble", [], {}
     for line in head:
         marker = _marker(line)
-        if where == "user" and marker is None:
-            user.append(line)
+        if where == "user" and marker in (None, NOTE_PREFIX):
+            if marker is None:
+                user.append(line)
+            else:  # what the message carries besides its text (a Poke's tool)
+                note.update(_note_data(line) or {})
             continue
         if "".join(user).strip():
-            return title_of("".join(user))
+            return title_of("".join(user), note)
         if marker == USER:
             where, user = "user", [line[len(USER):]]
         elif marker == ASSISTANT:
@@ -291,4 +307,4 @@ def _scan_title(head: list[str]) -> str:
             return _shorten(line)
         elif marker is not None:
             where = "elsewhere"  # thoughts, calls, results: not a title
-    return title_of("".join(user)) if "".join(user).strip() else UNTITLED
+    return title_of("".join(user), note) if "".join(user).strip() else UNTITLED

@@ -23,6 +23,7 @@ from sidespin.events import (
     TurnDone,
 )
 from sidespin.formats import ATTACHMENTS, image_attachments
+from sidespin.protocol import poked
 from sidespin.questions import ACTIONS
 from sidespin.tools import ToolCall, ToolResult
 from sidespin.transcript.markers import (
@@ -58,6 +59,11 @@ class Turn:
         for line in _split_lines(self.user_raw[len(USER):]):
             merged.update(_note_data(line) or {})
         return merged
+
+    @property
+    def poke(self) -> str | None:
+        """The tool this user message Pokes (`sidespin.protocol.poked`), or None."""
+        return poked(self.user_note, self.user)
 
     @property
     def is_placeholder(self) -> bool:

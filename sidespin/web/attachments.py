@@ -9,8 +9,6 @@ from typing import Any
 
 from fasthtml.common import Audio, Details, Div, Img, Pre, Span, Summary
 
-from sidespin.mcp.attach import split_attached
-
 __all__ = ["AttachedResources", "Attachment"]
 
 
@@ -27,12 +25,10 @@ def Attachment(item: dict[str, Any]):
     return ""
 
 
-def AttachedResources(text: str, note: dict[str, Any]):
-    """The resources a user message carries, each collapsed under its name; its images drawn."""
-    names = {row.get("uri"): row for row in note.get("attached") or [] if isinstance(row, dict)}
-    _, blocks = split_attached(text)
-    shown = [Details(Summary(Span("📎", cls="icon"), Span(str(names.get(block["uri"], {}).get("name") or block["uri"]),
-                                                          cls="chip-name"),
+def AttachedResources(blocks: list[dict[str, Any]], note: dict[str, Any]):
+    """The resources a user message carries (its `blocks`, `sidespin.mcp.attach.attached_blocks`), each collapsed
+    under its name; its images (in its `note`) drawn."""
+    shown = [Details(Summary(Span("📎", cls="icon"), Span(str(block["name"]), cls="chip-name"),
                              Span(block["server"], cls="chip-server"),
                              *([Span("changed since it was attached", cls="chip-changed")] if block["changed"] else [])),
                      Pre(block["body"]), cls="attached", data_uri=block["uri"], title=block["uri"])

@@ -17,9 +17,11 @@ from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from loguru import logger
 
+from sidespin.errors import TranscriptError
 from sidespin.events import ErrorNotice, Event, TextDelta, Thought, TurnDone
 from sidespin.limits import TurnControl
 from sidespin.record import TurnRecord
+from sidespin.transcript import Loaded, Transcript
 
 if TYPE_CHECKING:
     from sidespin.engine import Engine
@@ -153,10 +155,12 @@ class TurnBoard:
         """Play a turn in the background (`play`: poke_tool, poke_arguments, decisions, as `Engine.events`).
 
         A new question gets a new message; a continuation (decisions) goes on in the message of the last turn.
-        Turns of one conversation queue up, never interleave.
+        Turns of one conversation queue up, never interleave. The file is read here, once: the turn records
+        into what was read (read again only if a turn before it wrote it meanwhile).
         """
         engine = self.engine
-        transcript = engine.store.load(conversation.id)
+        loaded = self._read(conversation.id)
+        transcript = loaded.transcript if loaded is not None else Transcript()
         control = TurnControl(engine.settings.turn_seconds, engine.settings.turn_tokens)
         if user_text is not None or play.get("poke_tool"):
             # a turn still queued has not written its question yet: the next one comes after it
@@ -168,7 +172,7 @@ class TurnBoard:
             live = LiveTurn(conversation.id, index, control, seed)
 
         async def serialized() -> AsyncIterator[Event]:
-            turn = engine.events(conversation, user_text, control=control, **play)
+            turn = engine.events(conversation, user_text, control=control, loaded=loaded, **play)
             async with conversation.lock, contextlib.aclosing(turn):
                 async for event in turn:
                     yield event
@@ -178,6 +182,14 @@ class TurnBoard:
         live.start(serialized())
         live.task.add_done_callback(lambda _: self._forget_old())
         return live
+
+    def _read(self, conversation_id: str) -> Loaded | None:
+        """The conversation's file as it is now; None when it cannot be read (the turn then says why)."""
+        try:
+            return self.engine.store.load_stamped(conversation_id)
+        except TranscriptError as error:
+            logger.warning("TURN_FILE_UNREADABLE conv={} {}", conversation_id, error)
+            return None
 
     def stop(self, conversation_id: str) -> list[LiveTurn]:
         """A person's Stop: every running (or queued) turn of the conversation ends, keeping what was said."""

@@ -20,8 +20,8 @@ from fasthtml.common import (
 from markdown_it import MarkdownIt
 
 from sidespin.approvals import CHOICES
-from sidespin.mcp.attach import split_attached
-from sidespin.protocol import poke_target
+from sidespin.mcp.attach import attached_blocks
+from sidespin.protocol import poked
 from sidespin.record import CallRecord, MarkdownStream, TurnRecord
 from sidespin.versions import version_group
 from sidespin.web.attachments import AttachedResources, Attachment
@@ -61,13 +61,15 @@ def ChatMessage(role: str, content: Any, *after: Any, **kwargs: Any):
 
 
 def UserMessage(text: str, *after: Any, note: dict[str, Any] | None = None, **kwargs: Any):
-    """A user message; `note`: what it carries besides its text (resources attached with `@`), drawn under it."""
-    tool = poke_target(text)
+    """A user message; `note`: what it carries besides its text (resources attached with `@`, drawn under it;
+    the tool a Poke asks for)."""
+    tool = poked(note, text)
     if tool:  # the salted one-shot prompt is for the model; the page shows what the person did
         return ChatMessage("user", Div(f"🏓 Poke: call {tool}", cls="user-text"), *after, **kwargs)
-    attached = AttachedResources(text, note) if note and note.get("attached") else ()
-    if attached:
-        text = split_attached(text)[0]
+    attached = ()
+    if note and note.get("attached"):
+        text, blocks = attached_blocks(text, note)
+        attached = AttachedResources(blocks, note)
     if len(text) > 600:
         typed = Details(Summary(text[:120] + "…"), Pre(text), cls="prompt")
     else:
@@ -204,7 +206,7 @@ def PastTurns(transcript: Any, cid: str, window: range, live: set[int]) -> NotSt
         if turn.is_placeholder:
             continue
         if turn.user:
-            tools = UserTools(index, turn.user, version_group(transcript, index), cid)
+            tools = UserTools(index, turn.user, version_group(transcript, index), cid, note=turn.user_note)
             # a search hit links to it
             pieces.append(to_xml(UserMessage(turn.user, tools, note=turn.user_note, id=user_dom_id(index))))
         if turn.model is not None and index not in live:

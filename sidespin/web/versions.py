@@ -24,7 +24,7 @@ from starlette.responses import RedirectResponse
 
 from sidespin import versions
 from sidespin.errors import TranscriptError
-from sidespin.protocol import poke_target
+from sidespin.protocol import poked
 
 __all__ = ["UserTools", "AnswerTools", "VersionNav", "Lineage", "ExportLink", "ImportForm", "install"]
 
@@ -51,9 +51,11 @@ def VersionNav(ids: list[str], current: str, index: int):
                 title=f"{len(ids)} versions of this message")
 
 
-def UserTools(index: int, text: str, group: list[str] = (), current: str = ""):
-    """Under a user message: its versions, ✎ Edit (opens a form in place) and ⎇ Fork (a Poke: no edit)."""
-    edit = () if poke_target(text) else Details(
+def UserTools(index: int, text: str, group: list[str] = (), current: str = "", *,
+              note: dict[str, Any] | None = None):
+    """Under a user message: its versions, ✎ Edit (opens a form in place) and ⎇ Fork (a Poke: no edit; `note`:
+    what the message carries besides its text, a Poke's tool among it)."""
+    edit = () if poked(note, text) else Details(
         Summary("✎ Edit", title="Edit this message and answer it again; the version it replaces is kept (↑ in an "
                                 "empty composer edits your last message)"),
         Form(

@@ -70,8 +70,10 @@ async def test_an_attached_text_resource_is_inline_in_what_the_model_receives_an
     assert sent["content"].startswith("What does it say?\n\n📎 " + FEATURES + " (everything)\n```")
     assert "# Everything Server - Features" in sent["content"]  # the resource's own text
     assert transcript.turns[0].user == sent["content"]  # the file holds what the model read
+    # the note says which lines are the resource's text: after the typed line, a blank one, its 📎 line and fence
     assert transcript.turns[0].user_note["attached"] == [{"server": "everything", "uri": FEATURES,
-                                                          "name": "features.md"}]
+                                                          "name": "features.md",
+                                                          "lines": [4, sent["content"].count("\n")]}]
     assert transcript.to_messages()[0] == sent  # a reload sends the model the same message
 
 

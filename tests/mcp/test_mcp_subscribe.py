@@ -98,7 +98,8 @@ async def test_a_changed_attached_resource_goes_again_with_the_next_message_and_
     assert "# Everything Server - Features" in again  # read again from the server
     assert transcript.turns[1].user == again
     assert transcript.turns[1].user_note["attached"] == [
-        {"server": "everything", "uri": FEATURES, "name": "features.md", "changed": True}
+        {"server": "everything", "uri": FEATURES, "name": "features.md", "changed": True,
+         "lines": [4, again.count("\n")]}
     ]
     assert transcript.to_messages()[2] == backend.calls[1][-1]  # a reload sends the model the same message
     assert backend.calls[2][-1]["content"] == "And now?"  # once sent, not sent again until it changes again

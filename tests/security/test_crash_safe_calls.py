@@ -102,7 +102,8 @@ async def test_a_kill_during_a_tool_call_shows_it_interrupted_after_restart_and_
             assert shown.find(f"{shown.tid}-state")["data-state"] == "done"
 
 
-def test_a_started_call_without_result_becomes_interrupted_when_the_conversation_is_opened(tmp_path):
+def interrupted_in(tmp_path: Path) -> tuple[TranscriptStore, str]:
+    """A conversation whose last call started and has no result: sidespin stopped while it ran."""
     store = TranscriptStore(tmp_path / "conversations")
     cid = store.new()
     recorder = TranscriptRecorder(store, cid, "m", min_interval=0)
@@ -111,19 +112,39 @@ def test_a_started_call_without_result_becomes_interrupted_when_the_conversation
     for event in (TextDelta("Searching."), ToolProposed(call), ToolStarted(call)):
         recorder.apply(event)
     assert store.load(cid).pending_calls() == []  # it started: never offered for approval again
+    return store, cid
+
+
+def test_a_started_call_without_result_becomes_interrupted_when_the_conversation_is_opened(tmp_path):
+    store, cid = interrupted_in(tmp_path)
 
     async def open_it():
         settings = load_settings(data_dir=tmp_path, mcp_config=tmp_path / "none.json")
         async with Engine.open(settings, backend=ScriptedBackend([]), approval="ask") as engine:
-            return engine.conversation(cid)
+            return (await engine.opened(cid))[1]  # as the page opens it
 
-    conversation = asyncio.run(open_it())
-    tool_message = conversation.messages[-1]
+    tool_message = asyncio.run(open_it()).to_messages()[-1]
     assert tool_message["role"] == "tool" and tool_message["tool_call_id"] == "call]odd[id%"
     assert tool_message["content"] == INTERRUPTED
     transcript = store.load(cid)
     assert transcript.interrupted_ids() == {"call]odd[id%"}
     assert parse(transcript.render()).render() == transcript.render()
+
+
+def test_a_started_call_without_result_is_told_to_the_model_as_interrupted_on_the_next_message(tmp_path):
+    store, cid = interrupted_in(tmp_path)
+    backend = ScriptedBackend([["Sorry, the search did not finish."]], supports_tools=True)
+
+    async def send():
+        settings = load_settings(data_dir=tmp_path, mcp_config=tmp_path / "none.json", tool_mode="native")
+        async with Engine.open(settings, backend=backend, approval="ask") as engine:
+            [_ async for _ in engine.events(engine.conversation(cid), "and now?")]
+
+    asyncio.run(send())
+    sent = backend.calls[0]
+    assert sent[-2] == {"role": "tool", "tool_call_id": "call]odd[id%", "name": "web_search", "content": INTERRUPTED}
+    assert sent[-1]["content"] == "and now?"
+    assert store.load(cid).interrupted_ids() == {"call]odd[id%"}
 
 
 @pytest.mark.parametrize("call_id", ["call]1", "a[b]c", "x%5Dy", "line\nbreak", "tab\there", "💬: not a marker", "`tick`"])

@@ -28,7 +28,7 @@ async def test_conversations_not_in_use_leave_memory_and_a_running_one_stays(tmp
         gc.collect()
         assert set(engine.conversations) == {held.id}  # only the one still referenced
         assert len(board.turns) <= 51  # finished turns are forgotten (their transcript has them)
-        assert engine.conversation(ids[5]).messages[-1] == {"role": "assistant", "content": "ok"}  # read back
+        assert engine.store.load(ids[5]).to_messages()[-1] == {"role": "assistant", "content": "ok"}  # read back
 
 
 @tool(read_only=True)

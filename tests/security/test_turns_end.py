@@ -79,30 +79,30 @@ async def test_a_model_that_talks_too_much_is_stopped_by_the_token_cap():
 
 async def test_stop_ends_a_streaming_answer_at_once_and_keeps_the_words():
     control = TurnControl(seconds=60, tokens=10**6)
-    conversation = Conversation()
+    history: list = []
     events = []
-    async for event in chat_with_llm(conversation, "sing", backend=EndlessBackend(), registry=ToolRegistry([hang]),
-                                     control=control):
+    async for event in chat_with_llm(Conversation(), "sing", backend=EndlessBackend(), registry=ToolRegistry([hang]),
+                                     history=history, control=control):
         events.append(event)
         if sum(isinstance(e, TextDelta) for e in events) == 5:
             control.stop()
     assert events[-1].reason == "stopped" and events[-1].text == "la " * 5
-    assert conversation.messages[-1] == {"role": "assistant", "content": "la " * 5}
+    assert history[-1] == {"role": "assistant", "content": "la " * 5}
 
 
 async def test_stop_ends_a_hung_tool_and_the_model_reads_why():
     control = TurnControl(seconds=60, tokens=1000)
     backend = ScriptedBackend([[ToolCall("hang", {}, id="call_h")]], supports_tools=True)
-    conversation = Conversation()
+    history: list = []
     events = []
-    async for event in chat_with_llm(conversation, "wait", backend=backend, registry=ToolRegistry([hang]),
-                                     control=control):
+    async for event in chat_with_llm(Conversation(), "wait", backend=backend, registry=ToolRegistry([hang]),
+                                     history=history, control=control):
         events.append(event)
         if isinstance(event, ToolStarted):
             asyncio.get_running_loop().call_later(0.1, control.stop)
     finished = [e for e in events if isinstance(e, ToolFinished)]
     assert finished and "stopped" in finished[0].result.error and events[-1].reason == "stopped"
-    assert conversation.messages[-1]["role"] == "tool" and "did not complete" in conversation.messages[-1]["content"]
+    assert history[-1]["role"] == "tool" and "did not complete" in history[-1]["content"]
 
 
 async def test_the_stop_button_ends_a_running_answer_and_the_conversation_goes_on(data_dir):
