@@ -110,14 +110,9 @@ class Engine:
         s = self.settings
         return RallyOptions(
             mode=self.rung.name, max_rounds=s.max_rounds, tool_timeout=s.tool_timeout,
-            system_prompt=self.system_prompt(), keep_turns=keep_turns,
+            system_prompt=s.system_prompt, keep_turns=keep_turns,
             turn_seconds=s.turn_seconds, turn_tokens=s.turn_tokens, reuse=list(reuse or []),
         )
-
-    def system_prompt(self) -> str:
-        """The configured system prompt, then where the connected servers work (`sidespin.mcp.places`)."""
-        places = self.mcp.places() if self.mcp is not None else ""
-        return "\n\n".join(part for part in (self.settings.system_prompt, places) if part)
 
     @property
     def model_name(self) -> str:

@@ -262,3 +262,21 @@ async def test_after_results_the_model_must_want_another_call_more_surely_than_t
     assert await Router(FakeLlama(wants, p_call=0.7, after=wants), threshold=0.5).route(history, TOOLS) == []
     again = await Router(FakeLlama(wants, p_call=0.8, after=wants), threshold=0.5).route(history, TOOLS)
     assert [c.name for c in again] == ["current_time"]
+
+
+async def test_a_folder_its_server_works_in_is_a_known_value_and_is_offered_with_the_tool() -> None:
+    def status(repo_path: str) -> str:
+        """Shows the working tree status"""
+        return "clean"
+
+    text = "What's the git status of my repo?"
+    llama = FakeLlama({text: [("git_status", {"repo_path": "/home/ada/project"})]})
+    where = Tool("git_status", "Shows the working tree status",
+                 {"type": "object", "properties": {"repo_path": {"type": "string"}}, "required": ["repo_path"]},
+                 fn=status, place="/home/ada/project")
+    nowhere = Tool(where.name, where.description, where.input_schema, fn=status)
+    messages = [{"role": "user", "content": text}]
+    assert [c.arguments for c in await Router(llama).route(messages, [where])] == [{"repo_path": "/home/ada/project"}]
+    decided = [a for a in llama.asked if a["kind"] == "render" and text in str(a["messages"])][0]
+    assert "It works in /home/ada/project." in json.dumps(decided["tools"])
+    assert await Router(FakeLlama(llama.routes)).route(messages, [nowhere]) == []  # a folder nothing said: invented

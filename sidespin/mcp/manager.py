@@ -13,6 +13,7 @@ its results are rendered for the model by `sidespin.mcp.content`.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -29,7 +30,7 @@ from sidespin.mcp.catalog import Catalog, PromptMessage, Reading, prompt_message
 from sidespin.mcp.config import ServerConfig
 from sidespin.mcp.connection import STARTUP_TIMEOUT, Connection, ServerStatus
 from sidespin.mcp.content import render_result, tool_from_mcp
-from sidespin.mcp.places import places_prompt
+from sidespin.mcp.places import folders
 from sidespin.mcp.subscriptions import Subscriptions
 from sidespin.questions import QuestionDesk
 from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult
@@ -312,10 +313,6 @@ class MCPManager:
         call_mcp_tool.__name__ = tool
         return call_mcp_tool
 
-    def places(self) -> str:
-        """Where the ready servers work, for the system message (`sidespin.mcp.places`)."""
-        return places_prompt(c.config for c in self._connections.values() if c.status == "ready")
-
     def register_into(self, registry: ToolRegistry) -> list[Tool]:
         """Add every ready server's tools to `registry` as `mcp:<server>`; clashing names become `server__tool`.
 
@@ -331,13 +328,13 @@ class MCPManager:
 
     def _register(self, registry: ToolRegistry, connection: Connection) -> list[Tool]:
         name = connection.name
+        place = ", ".join(folders(connection.config))  # where the server works, as mcp.json says
         return [
             registry.add(
-                tool_from_mcp(
-                    listed,
-                    self._tool_fn(name, listed.name),
-                    source=f"mcp:{name}",
-                    timeout=max(_HARD_CAP, connection.config.timeout),
+                dataclasses.replace(
+                    tool_from_mcp(listed, self._tool_fn(name, listed.name), source=f"mcp:{name}",
+                                  timeout=max(_HARD_CAP, connection.config.timeout)),
+                    place=place,
                 ),
                 server=name,
             )

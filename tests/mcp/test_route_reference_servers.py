@@ -105,7 +105,8 @@ async def test_two_times_asked_at_once_are_two_calls_running_together(space) -> 
 
 
 async def test_a_repository_the_person_never_names_is_the_one_mcp_json_gave_the_git_server(space) -> None:
-    # "my repo" names no path: where the git server works is told in the system message the decision reads
+    # "my repo" names no path: where the git server works is offered with its tools, the files' folder with the
+    # filesystem server's, and a call with that folder counts as known
     text = "What's the git status of my repo?"
     llama = FakeLlama({text: [("git_status", {"repo_path": str(space.repo)})]})
     model = RoutedModel([["One file is changed and not staged."]], llama)
@@ -115,6 +116,7 @@ async def test_a_repository_the_person_never_names_is_the_one_mcp_json_gave_the_
     assert [(r.call.name, r.ok) for r in finished] == [("git_status", True)]
     assert "greet.py" in str(finished[0].output)  # the repository's own unstaged change
     decided = [a for a in llama.asked if a["kind"] == "render" and text in str(a["messages"])][0]
-    system = decided["messages"][0]
-    assert system["role"] == "system" and str(space.repo) in system["content"]
-    assert str(space.files) in system["content"]  # the filesystem server's allowed folder too
+    offered = {t["function"]["name"]: t["function"]["description"] for t in decided["tools"]}
+    assert offered["git_status"].endswith(f"It works in {space.repo}.")
+    assert all(str(space.files) not in description for name, description in offered.items() if name.startswith("git"))
+    assert not any(m["role"] == "system" for m in decided["messages"])  # not a system message: see mcp/places
