@@ -17,10 +17,10 @@ import pytest
 
 from sidespin.llm.base import Delta
 from sidespin.protocol import format_block
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall, ToolResult, tool
 from tests.browser.conftest import ARTIFACTS, wait_for
 from tests.conftest import app_for, running
+from tests.scripted import ScriptedBackend
 
 pytestmark = [pytest.mark.browser]
 

@@ -10,10 +10,10 @@ from typing import Iterator
 import pytest
 
 from sidespin.llm import Delta, TokenUsage
-from sidespin.testing.scripted import ScriptedBackend
 from tests.browser.conftest import ARTIFACTS, wait_for
 from tests.browser.test_reload import message_html, wait_done
 from tests.conftest import app_for, running
+from tests.scripted import ScriptedBackend
 
 pytestmark = [pytest.mark.browser]
 

@@ -14,10 +14,10 @@ from typing import Any, Iterator
 import pytest
 
 from sidespin.protocol import format_block
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall, tool
 from tests.browser.conftest import ARTIFACTS, wait_for
 from tests.conftest import app_for, running
+from tests.scripted import ScriptedBackend
 
 pytestmark = [pytest.mark.browser]
 

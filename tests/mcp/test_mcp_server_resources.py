@@ -18,9 +18,9 @@ from mcp_harness import ROOT, endpoint_app, free_socket, serve_in_thread
 from sidespin.mcp import build_mcp_server
 from sidespin.mcp.server import report_progress
 from sidespin.protocol import poke_target
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolRegistry, load_plugins, plugins_dir, tool
 from tests.conftest import serve_app
+from tests.scripted import ScriptedBackend
 
 PARIS = "20260101-090000-abc123"
 PARIS_TEXT = "💬: What time is it in Paris?\n\n🤖:[scripted] Let me look.\n"

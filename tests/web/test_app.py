@@ -16,11 +16,11 @@ from starlette.routing import Match
 
 from sidespin.mcp.auth import CALLBACK_PATH
 from sidespin.record import CallRecord
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall
 from sidespin.web import oauth
 from sidespin.web.page import ToolCard
 from tests.conftest import ROOT, app_for, running
+from tests.scripted import ScriptedBackend
 
 LINK = re.compile(r'\b(href|action|hx-get|hx-post|sse-connect)="(/[^"]*)"')
 
