@@ -39,7 +39,7 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def app_url(data_dir: Path) -> Iterator[str]:
-    """The real web app (server.py, a scripted model) on a free port; yields its /mcp URL."""
+    """The real web app (create_app, a scripted model) on a free port; yields its /mcp URL."""
     with serve_app(ScriptedBackend([]), data_dir) as base:
         yield f"{base}/mcp"
 
