@@ -14,7 +14,7 @@ from typing import Any, Awaitable, Callable, Sequence
 from loguru import logger
 
 from sidespin.approvals import CHOICES
-from sidespin.config import PROJECT_DIR, Settings, load_settings
+from sidespin.config import Settings, load_settings
 from sidespin.errors import SidespinError
 from sidespin.events import ApprovalNeeded, ErrorNotice, MalformedCall, TextDelta, ToolFinished, TurnDone, Usage
 from sidespin.logs import LINE_FORMAT, setup_logging
@@ -317,11 +317,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         os.environ["SIDESPIN_HOST"] = args.host
     if args.port:
         os.environ["SIDESPIN_PORT"] = str(args.port)
-    sys.path.insert(0, str(PROJECT_DIR))
-    import uvicorn
+    from sidespin.web.app import create_app
+    from sidespin.web.serve import serve
 
     settings = _settings(args)
-    uvicorn.run("server:app", host=settings.host, port=settings.port, reload=False, log_level="warning")
+    serve(create_app(settings), settings.host, settings.port, log_level="warning")
     return 0
 
 

@@ -48,7 +48,7 @@ ToolMode = Literal["auto", "native", "route", "xml"]
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
-BACKENDS = ("embedded", "openai", "ollama", "anthropic", "scripted")  # what `backend` may name (sidespin.llm builds it)
+BACKENDS = ("embedded", "openai", "ollama", "anthropic")  # what `backend` may name (sidespin.llm builds it)
 _SPEC_KINDS = ("embedded", "ollama", "openai", "anthropic")
 
 _ENV = {

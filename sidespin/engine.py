@@ -50,6 +50,7 @@ class Decision:
     decided: dict[str, bool]
     calls: list[ToolCall]  # the calls that were waiting when the choice was made
     ready: dict[str, bool] | None  # all decisions of the answer once none waits any more
+    loaded: Loaded | None = None  # the file as the choice left it: the turn that goes on records into it
 
 
 class Engine:
@@ -361,9 +362,10 @@ class Engine:
         for decided_id in decided:
             recorder.record_decision(decided_id, choice)
         logger.info("TOOL_CALL_DECIDED conv={} choice={} calls={}", conversation.id, choice, ",".join(decided))
+        loaded = Loaded(recorder.transcript, self.store.stamp(conversation.id))
         if recorder.transcript.pending_calls():
-            return Decision(decided, waiting, None)
-        return Decision(decided, waiting, recorder.transcript.decided_unrun())
+            return Decision(decided, waiting, None, loaded)
+        return Decision(decided, waiting, recorder.transcript.decided_unrun(), loaded)
 
     def health(self) -> dict[str, Any]:
         return {

@@ -39,17 +39,23 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-@contextlib.contextmanager
-def serve_app(backend, data_dir: Path, **settings_overrides) -> Iterator[str]:
-    """Run server.app with `backend` (None: the configured one) in a thread; yield its base URL."""
-
-    import server
+def app_for(backend, data_dir: Path, **settings_overrides):
+    """The app `python server.py` builds, on a free port, with `backend` (None: the configured one) as its
+    model and `data_dir` for its files."""
     from sidespin.config import load_settings
+    from sidespin.web.app import create_app
 
-    port = free_port()
-    server.app.state.settings = load_settings(data_dir=data_dir, port=port, mcp_config=data_dir / "mcp.json", **settings_overrides)
-    server.app.state.backend = backend
-    instance = server.Uvicorn(server.uvicorn_config("127.0.0.1", port, log_level="warning"))
+    settings = load_settings(data_dir=data_dir, port=free_port(), mcp_config=data_dir / "mcp.json", **settings_overrides)
+    return create_app(settings, backend=backend)
+
+
+@contextlib.contextmanager
+def running(app) -> Iterator[str]:
+    """Run `app` with uvicorn in a thread, on its settings' port; yield its base URL."""
+    from sidespin.web.serve import Uvicorn, uvicorn_config
+
+    port = app.state.settings.port
+    instance = Uvicorn(uvicorn_config(app, "127.0.0.1", port, log_level="warning"))
     thread = threading.Thread(target=instance.run, name="uvicorn", daemon=True)
     thread.start()
     ready = threading.Event()
@@ -69,7 +75,13 @@ def serve_app(backend, data_dir: Path, **settings_overrides) -> Iterator[str]:
     finally:
         instance.should_exit = True
         thread.join(timeout=30)
-        server.app.state.backend = None
+
+
+@contextlib.contextmanager
+def serve_app(backend, data_dir: Path, **settings_overrides) -> Iterator[str]:
+    """Run the app with `backend` (None: the configured one) in a thread; yield its base URL."""
+    with running(app_for(backend, data_dir, **settings_overrides)) as url:
+        yield url
 
 
 @contextlib.asynccontextmanager

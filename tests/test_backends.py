@@ -17,8 +17,8 @@ from sidespin.errors import BackendError, ConfigError
 from sidespin.llm import make_backend
 from sidespin.events import ErrorNotice, ModelLoading, TextDelta, TurnDone
 from sidespin.record import TurnRecord
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.web.live import TurnBoard
+from tests.scripted import ScriptedBackend
 
 
 class SlowStart(ScriptedBackend):

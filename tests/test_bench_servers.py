@@ -167,7 +167,7 @@ async def test_the_bench_plays_a_held_call_to_its_end_by_approving_it(tmp_path: 
     from bench_servers import play
 
     from sidespin.engine import Engine
-    from sidespin.testing.scripted import ScriptedBackend
+    from tests.scripted import ScriptedBackend
 
     space = make_workspace(tmp_path)
     lines = [{"oldText": "- rice", "newText": "- rice\n- bread"}]

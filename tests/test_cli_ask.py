@@ -11,8 +11,8 @@ import pytest
 
 from sidespin import cli
 from sidespin.protocol import format_block
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall
+from tests.scripted import ScriptedBackend
 
 PLUGIN = '''
 from pathlib import Path

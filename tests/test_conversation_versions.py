@@ -12,9 +12,9 @@ from sidespin.config import load_settings
 from sidespin.engine import Engine
 from sidespin.errors import TranscriptError
 from sidespin.protocol import format_block
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall, ToolRegistry, tool
 from sidespin.transcript import TranscriptStore
+from tests.scripted import ScriptedBackend
 
 CALL = ToolCall("lookup", {"city": "Lyon"}, id="call_1")
 

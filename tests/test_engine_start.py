@@ -13,7 +13,7 @@ import pytest
 from sidespin.config import load_settings
 from sidespin.engine import Engine
 from sidespin.errors import MCPServerError
-from sidespin.testing.scripted import ScriptedBackend
+from tests.scripted import ScriptedBackend
 
 SLOW_SERVER = """
 import sys, time

@@ -6,8 +6,8 @@ from __future__ import annotations
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, ToolProposed
 from sidespin.honesty import NOTICE, claimed_tool
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolRegistry, tool
+from tests.scripted import ScriptedBackend
 
 
 @tool(read_only=True)

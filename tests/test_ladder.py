@@ -11,10 +11,10 @@ from sidespin.events import TextDelta, ToolFinished, ToolProposed, ToolStarted
 from sidespin.ladder import Choice, choose_rung
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.route import Router
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolRegistry, tool
 from tests.conftest import serve_app
 from tests.route_fake import FakeLlama
+from tests.scripted import ScriptedBackend
 
 
 @tool(read_only=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from sidespin import versions
 from sidespin.config import load_settings
 from sidespin.engine import Engine
 from sidespin.protocol import format_block, poke_prompt
-from sidespin.testing.scripted import ScriptedBackend
+from tests.scripted import ScriptedBackend
 from sidespin.events import ToolFinished, ToolProposed
 from sidespin.mcp.attach import ResourceRef, attached_blocks, compose, split_attached
 from sidespin.mcp.catalog import Catalog, Reading
@@ -170,3 +171,36 @@ async def test_a_messages_attachments_are_told_apart_by_its_note_and_an_older_me
     assert to_xml(UserMessage(plain.text, note=older)) == to_xml(UserMessage(plain.text, note=plain.note))
     # and so is one whose lines a hand edit moved
     assert attached_blocks("Added by hand.\n" + plain.text, plain.note) == ("Added by hand.\nCompare these.", blocks)
+
+
+
+def test_a_send_a_poke_and_a_choice_from_the_page_each_parse_the_file_once(tmp_path: Path,
+                                                                           parses: list[str]) -> None:
+    # in-process (no socket is the point here): the routes as the page posts to them
+    from starlette.testclient import TestClient
+
+    from tests.conftest import app_for
+
+    say = format_block(ToolCall("say_hello", {"name": "Ada"}))
+    backend = ScriptedBackend([["Hello."], [say], ["I said hello to Ada."]])
+    app = app_for(backend, tmp_path, tool_mode="xml", tools={"say_hello": {"approval": "ask"}})
+    with TestClient(app, base_url=f"http://127.0.0.1:{app.state.settings.port}") as client:
+        engine, board = app.state.engine, app.state.board
+        cid = engine.conversation().id
+
+        def played(response, step: str) -> None:
+            assert response.status_code == 200, (step, response.text)
+            assert len(parses) == 1, (step, parses)  # before the turn ends: what the route itself read
+            while board.running(cid):
+                time.sleep(0.02)
+
+        parses.clear()
+        played(client.post("/send", data={"cid": cid, "msg": "hi"}), "send")
+        parses.clear()
+        played(client.post("/poke", data={"cid": cid, "tool": "say_hello", "arguments": '{"name": "Ada"}'}), "poke")
+        [waiting] = engine.store.load(cid).pending_calls()
+        parses.clear()
+        played(client.post("/approve", data={"cid": cid, "call_id": waiting.id, "choice": "ya"}), "approve")
+        text = engine.store.path(cid).read_text(encoding="utf-8")
+    assert "Hello." in text and "I said hello to Ada." in text  # each turn was played to its end and written
+    assert text.count("say_hello") >= 2 and "Hello, Ada" in text  # the call, approved, ran: its result is there

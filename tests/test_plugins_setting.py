@@ -12,7 +12,7 @@ import pytest
 from sidespin.config import PROJECT_DIR, load_settings
 from sidespin.engine import Engine
 from sidespin.errors import ConfigError
-from sidespin.testing.scripted import ScriptedBackend
+from tests.scripted import ScriptedBackend
 
 ROOT = Path(__file__).resolve().parent.parent
 GREET = '''from sidespin.tools import tool

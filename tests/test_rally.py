@@ -9,9 +9,9 @@ from sidespin.errors import BackendError
 from sidespin.events import (
     ApprovalNeeded, ErrorNotice, MalformedCall, TextDelta, Thought, ToolFinished, ToolStarted, TurnDone,
 )
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm, poke
 from sidespin.tools import ToolCall, ToolRegistry, tool
+from tests.scripted import ScriptedBackend
 
 
 def block(tool_name: str, **params: object) -> str:

@@ -234,7 +234,7 @@ def test_sidespin_search_finds_what_sidespin_ask_said(tmp_path):
 async def test_the_sidebar_routes_refuse_bad_input_with_a_clear_json_reason(tmp_path):
     import aiohttp
 
-    from sidespin.testing.scripted import ScriptedBackend
+    from tests.scripted import ScriptedBackend
     from tests.conftest import serve_app
 
     with serve_app(ScriptedBackend([]), tmp_path / "data") as base:

@@ -10,9 +10,9 @@ import aiohttp
 import pytest
 from bs4 import BeautifulSoup
 
-from sidespin.testing.scripted import ScriptedBackend
 from tests.conftest import serve_app
 from tests.live_page import page_of
+from tests.scripted import ScriptedBackend
 
 BLOCK = '<mcp-request>\n  <tool name="get_cat_fact" />\n</mcp-request>'
 

@@ -13,11 +13,11 @@ from sidespin.llm import Delta, TokenUsage
 from sidespin.protocol import format_block
 from sidespin.llm.llama import LlamaServer
 from sidespin.route import Router
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall, tool
 from sidespin.transcript import parse
 from sidespin.web.live import LiveTurn, TurnBoard
 from tests.route_fake import FakeLlama, serving_llama
+from tests.scripted import ScriptedBackend
 
 
 @tool(read_only=True)

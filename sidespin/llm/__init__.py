@@ -56,10 +56,6 @@ def _build(settings: "Settings") -> Backend:
         # Anthropic requires a max_tokens; "no limit" is its own large default
         limit = {"max_tokens": settings.max_tokens} if settings.max_tokens > 0 else {}
         return AnthropicBackend(settings.anthropic_base_url, settings.model, settings.anthropic_api_key, **limit)
-    if kind == "scripted":
-        from sidespin.llm.scripted import ScriptedBackend
-
-        return ScriptedBackend([])  # test support: an empty script, only tests build useful ones
     raise ConfigError(f"unknown backend {settings.backend!r} (valid: {', '.join(BACKENDS)})")
 
 

@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import (
@@ -33,6 +33,9 @@ from sidespin.terminal.line import read_line
 from sidespin.terminal.sign_in import sign_in_listener
 from sidespin.tools import ToolCall
 
+if TYPE_CHECKING:
+    from sidespin.llm.base import Backend
+
 __all__ = ["PROMPT", "run_chat"]
 
 PROMPT = "prompt -> "
@@ -46,8 +49,9 @@ def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(getattr(args, "config", None), **overrides)
 
 
-def run_chat(args: argparse.Namespace) -> int:
-    """The whole terminal session; start-up failures are fatal and clear, the rest is reported."""
+def run_chat(args: argparse.Namespace, backend: Backend | None = None) -> int:
+    """The whole terminal session; start-up failures are fatal and clear, the rest is reported.
+    `backend`: the model to talk to (None: the one `args.model` or the settings name)."""
     console = Console(highlight=False)
     settings = _settings(args)
     setup_logging(settings.logs_dir, console=bool(getattr(args, "verbose", False)))
@@ -57,7 +61,7 @@ def run_chat(args: argparse.Namespace) -> int:
             # llama.cpp reports no load progress of its own: an indeterminate bar and the elapsed time show it goes on
             with _load_line(console, "loading the model and the tools (the first start also picks the tool rung)"):
                 started = time.monotonic()
-                engine = runner.run(_open_engine(stack, args, settings))
+                engine = runner.run(_open_engine(stack, args, settings, backend))
             console.print(Text(f"ready in {time.monotonic() - started:.1f} s · tool rung: {engine.rung.name} "
                                f"({engine.rung.source})", style="dim"))
         except SidespinError as error:
@@ -83,11 +87,13 @@ def _load_line(console: Console, what: str) -> Progress:
     return line
 
 
-async def _open_engine(stack: contextlib.AsyncExitStack, args: argparse.Namespace, settings: Settings):
+async def _open_engine(stack: contextlib.AsyncExitStack, args: argparse.Namespace, settings: Settings,
+                       backend: Backend | None = None):
     from sidespin.engine import Engine
     from sidespin.llm import backend_from_spec
 
-    backend = backend_from_spec(args.model, settings) if args.model else None
+    if backend is None and args.model:
+        backend = backend_from_spec(args.model, settings)
     approval = "ask" if args.approve else "auto"
     sign_ins = await sign_in_listener(stack, settings, Console(highlight=False))
     engine = await stack.enter_async_context(

@@ -1,7 +1,5 @@
 """Test support, not product code: shipped in the package only for the test suite and the conformance runner.
 
-- `sidespin.testing.scripted`: `ScriptedBackend`, a fake model replaying scripted turns
-  (it lives in `sidespin.llm.scripted`, as the backend "scripted", which only tests use).
 - `sidespin.testing.conformance`: `python -m sidespin.testing.conformance URL`, sidespin as the
   client under test of the official MCP conformance suite (`tests/mcp/test_conformance.py`).
 

@@ -1,2 +1,2 @@
-"""The web page's side of sidespin: turns played in the background for pages to watch (`live`), and the
-components that draw a conversation (`page`). `server.py` holds the app and its routes."""
+"""The web app: `app.create_app(settings, backend)` builds it from the modules here, each a FastHTML
+`APIRouter` with the components it draws and the routes they use; `serve` runs it with uvicorn."""

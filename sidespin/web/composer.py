@@ -11,7 +11,7 @@ every server's prompts (static/composer.js asks these routes as the person types
     POST /composer/prompt                server, name, arguments: {"text": …} for the textarea, or {"error": …}
 
 A chip carries its resource as a hidden `attach` input; `/send` reads every attached resource
-(`sidespin.mcp.attach.compose`). `install(rt)` adds the routes to the app.
+(`sidespin.mcp.attach.compose`). The routes are `ar`'s, under /composer.
 """
 
 from __future__ import annotations
@@ -34,17 +34,12 @@ from sidespin.mcp.attach import (
 from sidespin.mcp.catalog import Catalog
 from sidespin.web.forms import refusal
 
-__all__ = ["Chip", "ChangedNotice", "ComposerParts", "message_of", "install"]
+__all__ = ["Chip", "ChangedNotice", "ComposerParts", "message_of", "ar"]
 
 MAX_MATCHES = 50
 MAX_QUERY_CHARS = 200
 
-ar = APIRouter()
-
-
-def install(rt: Any) -> None:
-    """Add the composer's routes to the app whose `rt` (FastHTML's `app.route`) this is."""
-    ar.to_app(rt.__self__)
+ar = APIRouter(prefix="/composer")
 
 
 # ---------------------------------------------------------------- components
@@ -162,39 +157,39 @@ def _query(q: Any) -> str:
     return q.strip()[:MAX_QUERY_CHARS]
 
 
-@ar("/composer/resources", methods=["get"])
+@ar("/resources", methods=["get"])
 async def composer_resources(request: Request, q: str = ""):
     catalog, query = await _catalog(request), _query(q)
     rows = [row for row in catalog.resources + catalog.templates if _matches(row, query)]
     return Menu([ResourceItem(row) for row in rows], catalog.problems, "no resource matches")
 
 
-@ar("/composer/prompts", methods=["get"])
+@ar("/prompts", methods=["get"])
 async def composer_prompts(request: Request, q: str = ""):
     catalog, query = await _catalog(request), _query(q)
     rows = [row for row in catalog.prompts if _matches(row, query)]
     return Menu([PromptItem(row) for row in rows], catalog.problems, "no prompt matches")
 
 
-@ar("/composer/template_form", methods=["get"])
+@ar("/template_form", methods=["get"])
 async def composer_template_form(server: str, template: str, name: str = ""):
     fields = [_field(variable, required=True, hint=None) for variable in template_variables(template)]
-    return PanelForm(f"📎 {name or template} · {server}", fields, "/composer/chip",
+    return PanelForm(f"📎 {name or template} · {server}", fields, composer_chip.to(),
                      {"server": server, "template": template, "name": name}, "Attach")
 
 
-@ar("/composer/prompt_form", methods=["get"])
+@ar("/prompt_form", methods=["get"])
 async def composer_prompt_form(request: Request, server: str, name: str):
     catalog = await _catalog(request)
     row = next((row for row in catalog.prompts if row["server"] == server and row["name"] == name), None)
     if row is None:
         return Div(f"no prompt {name!r} on {server!r} now", cls="panel-error", role="alert")
     fields = [_field(a["name"], required=a["required"], hint=a.get("description")) for a in row["arguments"]]
-    return PanelForm(f"/{name} · {server}", fields, "/composer/prompt", {"server": server, "name": name,
+    return PanelForm(f"/{name} · {server}", fields, composer_prompt.to(), {"server": server, "name": name,
                      "args": str(len(fields))}, "Insert")
 
 
-@ar("/composer/chip", methods=["post"])
+@ar("/chip", methods=["post"])
 async def composer_chip(server: str, name: str = "", uri: str = "", template: str = "", values: str = ""):
     try:
         if template:
@@ -208,7 +203,7 @@ async def composer_chip(server: str, name: str = "", uri: str = "", template: st
     return Chip(ResourceRef(server, uri, name))
 
 
-@ar("/composer/prompt", methods=["post"])
+@ar("/prompt", methods=["post"])
 async def composer_prompt(request: Request, server: str, name: str, arguments: str = ""):
     """The prompt rendered with its arguments, as the text to put in the textarea; a refusal says why."""
     try:

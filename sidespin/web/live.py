@@ -151,15 +151,17 @@ class TurnBoard:
     def running(self, conversation_id: str) -> list[LiveTurn]:
         return [t for t in self.turns.values() if t.conversation_id == conversation_id and not t.done]
 
-    def start(self, conversation: Conversation, user_text: str | None, **play: Any) -> LiveTurn:
+    def start(self, conversation: Conversation, user_text: str | None, *, loaded: Loaded | None = None,
+              **play: Any) -> LiveTurn:
         """Play a turn in the background (`play`: poke_tool, poke_arguments, decisions, as `Engine.events`).
 
         A new question gets a new message; a continuation (decisions) goes on in the message of the last turn.
         Turns of one conversation queue up, never interleave. The file is read here, once: the turn records
-        into what was read (read again only if a turn before it wrote it meanwhile).
+        into what was read (read again only if a turn before it wrote it meanwhile). A caller that has just
+        read it (to check a Poke's tool, to record a choice) hands it over as `loaded`.
         """
         engine = self.engine
-        loaded = self._read(conversation.id)
+        loaded = loaded or self._read(conversation.id)
         transcript = loaded.transcript if loaded is not None else Transcript()
         control = TurnControl(engine.settings.turn_seconds, engine.settings.turn_tokens)
         if user_text is not None or play.get("poke_tool"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from fasthtml.common import Div, Label, Option, Progress, Select, Span
+from fasthtml.common import APIRouter, Div, Label, Option, Progress, Select, Span
 from loguru import logger
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -21,7 +21,9 @@ from sidespin.record import TurnRecord
 if TYPE_CHECKING:
     from sidespin.engine import Engine
 
-__all__ = ["ModelPicker", "TurnMeter", "meter_state", "install"]
+__all__ = ["ModelPicker", "TurnMeter", "meter_state", "ar"]
+
+ar = APIRouter()
 
 
 def ModelPicker(engine: "Engine", cid: str, chosen: str | None = None):
@@ -33,7 +35,7 @@ def ModelPicker(engine: "Engine", cid: str, chosen: str | None = None):
     return Label(
         Span("model", cls="k"),
         Select(*[Option(name, value=name, selected=name == chosen) for name in names],
-               name="model", hx_post="/model", hx_vals=json.dumps({"cid": cid}), hx_trigger="change",
+               name="model", hx_post=pick_model.to(), hx_vals=json.dumps({"cid": cid}), hx_trigger="change",
                hx_target="#model-picker", hx_swap="outerHTML", title="the model that answers this conversation"),
         cls="model picker", id="model-picker",
     )
@@ -62,23 +64,20 @@ def meter_state(record: TurnRecord) -> tuple[Any, ...]:
     return loading, record.usage
 
 
-def install(rt: Any) -> None:
-    """Add the picker's route to the app."""
-
-    @rt("/model", methods=["post"])
-    async def model(request: Request, cid: str = "", model: str = ""):
-        """Pick the model that answers a conversation from its next message on (kept in its transcript)."""
-        for name, value in (("cid", cid), ("model", model)):
-            if not isinstance(value, str) or not value:
-                raise HTTPException(400, f"the field {name!r} must be non-empty text")
-        engine: Engine = request.app.state.engine
-        if model not in engine.pool.names():
-            raise HTTPException(400, f"no model named {model!r}; the models are {', '.join(engine.pool.names())}")
-        try:
-            transcript = engine.store.load(cid)
-        except TranscriptError as error:
-            raise HTTPException(404, str(error)) from None
-        transcript.set_meta("model", model)
-        engine.store.save(cid, transcript)
-        logger.info("MODEL_PICKED conv={} {}", cid, model)
-        return ModelPicker(engine, cid, model)
+@ar("/model", methods=["post"])
+async def pick_model(request: Request, cid: str = "", model: str = ""):
+    """Pick the model that answers a conversation from its next message on (kept in its transcript)."""
+    for name, value in (("cid", cid), ("model", model)):
+        if not isinstance(value, str) or not value:
+            raise HTTPException(400, f"the field {name!r} must be non-empty text")
+    engine: Engine = request.app.state.engine
+    if model not in engine.pool.names():
+        raise HTTPException(400, f"no model named {model!r}; the models are {', '.join(engine.pool.names())}")
+    try:
+        transcript = engine.store.load(cid)
+    except TranscriptError as error:
+        raise HTTPException(404, str(error)) from None
+    transcript.set_meta("model", model)
+    engine.store.save(cid, transcript)
+    logger.info("MODEL_PICKED conv={} {}", cid, model)
+    return ModelPicker(engine, cid, model)

@@ -18,18 +18,20 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fasthtml.common import A, Body, H1, Head, Html, Link, Main, Meta, P, Title, to_xml
+from fasthtml.common import A, APIRouter, Body, H1, Head, Html, Link, Main, Meta, P, Title, to_xml
 from loguru import logger
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from sidespin.errors import MCPServerError
-from sidespin.mcp.auth import CALLBACK_PATH, SignInError
+from sidespin.mcp.auth import SignInError
 from sidespin.web.forms import refusal
 
-__all__ = ["SignInPage", "install"]
+__all__ = ["SignInPage", "ar"]
 
 _CONNECT_WAIT = 20.0  # seconds the callback page waits to say whether the server connected
+
+ar = APIRouter(prefix="/oauth")
 
 
 def SignInPage(title: str, *lines: Any, status: int = 200) -> HTMLResponse:
@@ -67,49 +69,47 @@ def _go(request: Request, url: str) -> Response:
     return RedirectResponse(url, status_code=303)
 
 
-def install(rt: Any) -> None:
-    """Add the routes: GET /oauth/callback, POST /oauth/{server}/sign-in."""
+@ar("/callback", methods=["get"])  # the redirect URI `sidespin.mcp.auth` gives: CALLBACK_PATH
+async def oauth_callback(request: Request):
+    manager = _manager(request)
+    query = request.query_params
+    if manager is None:
+        return SignInPage("Sign-in failed", "No MCP servers are configured here.", status=400)
+    try:
+        server = manager.sign_ins.finish(
+            query.get("state", ""), query.get("code"), query.get("iss"), query.get("error")
+        )
+    except SignInError as error:
+        return SignInPage("Sign-in failed", str(error), status=400)
+    if error := query.get("error"):
+        described = query.get("error_description")
+        return SignInPage(
+            f"Sign-in to {server} was refused",
+            f"The authorization server answered: {error}" + (f" ({described})" if described else ""),
+            status=400,
+        )
+    connection = await _settled(manager, server)
+    if connection.status == "ready":
+        return SignInPage(f"Signed in to {server}", "You can close this tab.")
+    if connection.status == "failed":
+        return SignInPage(f"Sign-in to {server} failed", connection.error or "", status=502)
+    return SignInPage(f"Signing in to {server}…", "The server is still connecting; its status shows on the page.")
 
-    @rt(CALLBACK_PATH, methods=["get"])
-    async def oauth_callback(request: Request):
-        manager = _manager(request)
-        query = request.query_params
-        if manager is None:
-            return SignInPage("Sign-in failed", "No MCP servers are configured here.", status=400)
-        try:
-            server = manager.sign_ins.finish(
-                query.get("state", ""), query.get("code"), query.get("iss"), query.get("error")
-            )
-        except SignInError as error:
-            return SignInPage("Sign-in failed", str(error), status=400)
-        if error := query.get("error"):
-            described = query.get("error_description")
-            return SignInPage(
-                f"Sign-in to {server} was refused",
-                f"The authorization server answered: {error}" + (f" ({described})" if described else ""),
-                status=400,
-            )
-        connection = await _settled(manager, server)
-        if connection.status == "ready":
-            return SignInPage(f"Signed in to {server}", "You can close this tab.")
-        if connection.status == "failed":
-            return SignInPage(f"Sign-in to {server} failed", connection.error or "", status=502)
-        return SignInPage(f"Signing in to {server}…", "The server is still connecting; its status shows on the page.")
 
-    @rt("/oauth/{server}/sign-in", methods=["post"])
-    async def oauth_sign_in(request: Request, server: str):
-        manager = _manager(request)
-        try:
-            connection = manager.connection(server) if manager is not None else None
-        except MCPServerError as error:
-            return refusal(str(error), 404)
-        if connection is None:
-            return refusal("no MCP servers are configured here", 404)
-        if connection.sign_in_url is None and connection.status != "ready":
-            logger.info("OAUTH_SIGN_IN_RESTART {}", server)
-            await connection.restart(connection.generation, "sign-in asked for")
-        if connection.sign_in_url is not None:
-            return _go(request, connection.sign_in_url)
-        if connection.status == "ready":
-            return refusal(f"{server} is connected: it needs no sign-in now", 409)
-        return refusal(f"cannot sign in to {server}: {connection.error or 'its status is ' + connection.status}", 502)
+@ar("/{server}/sign-in", methods=["post"])
+async def oauth_sign_in(request: Request, server: str):
+    manager = _manager(request)
+    try:
+        connection = manager.connection(server) if manager is not None else None
+    except MCPServerError as error:
+        return refusal(str(error), 404)
+    if connection is None:
+        return refusal("no MCP servers are configured here", 404)
+    if connection.sign_in_url is None and connection.status != "ready":
+        logger.info("OAUTH_SIGN_IN_RESTART {}", server)
+        await connection.restart(connection.generation, "sign-in asked for")
+    if connection.sign_in_url is not None:
+        return _go(request, connection.sign_in_url)
+    if connection.status == "ready":
+        return refusal(f"{server} is connected: it needs no sign-in now", 409)
+    return refusal(f"cannot sign in to {server}: {connection.error or 'its status is ' + connection.status}", 502)

@@ -1,40 +1,46 @@
-"""The components the chat page is drawn with: one renderer for a turn, live or reloaded.
+"""The components a turn is drawn with, live or reloaded, and the routes of a turn that plays.
 
 Every assistant message is drawn from a `TurnRecord` by `AssistantMessage`:
 while a turn plays, from its `LiveTurn`'s record; after a reload, from the
 record the transcript replays. `TurnWatch` sends a watching page only what
-changed since its last update. Paths are the routes of `server.py`.
+changed since its last update. The routes its buttons and streams use:
+
+    POST /approve   cid, call_id, choice: a choice on a waiting tool card
+    POST /rerun     cid, call_id: run again a call a crash interrupted
+    POST /stop      cid: stop the conversation's running answer
+    GET  /stream    tid: server-sent updates of one live turn
 """
 
 from __future__ import annotations
 
-import asyncio
 import html
 import json
 from typing import Any, NamedTuple
 
 from fasthtml.common import (
-    A, Button, Details, Div, Form, Hidden, NotStr, Option, Pre, Select, Span, Summary, Textarea, sse_message,
-    to_xml,
+    APIRouter, Button, Details, Div, EventStream, JSONResponse, NotStr, Option, Pre, Select, Span, Summary,
+    sse_message,
 )
 from markdown_it import MarkdownIt
+from starlette.requests import Request
 
 from sidespin.approvals import CHOICES
 from sidespin.mcp.attach import attached_blocks
 from sidespin.protocol import poked
 from sidespin.record import CallRecord, MarkdownStream, TurnRecord
-from sidespin.versions import version_group
 from sidespin.web.attachments import AttachedResources, Attachment
-from sidespin.web.composer import ComposerParts
-from sidespin.web.live import HISTORY_WINDOW, LiveTurn, dom_id, history_window, user_dom_id
+from sidespin.web.forms import board_of, engine_of, find_conversation, refusal, text_fields
+from sidespin.web.live import LiveTurn
 from sidespin.web.models import TurnMeter, meter_state
 from sidespin.web.questions import QuestionBox
-from sidespin.web.versions import AnswerTools, Lineage, UserTools
+from sidespin.web.versions import AnswerTools
 
 __all__ = [
     "render_markdown", "ChatMessage", "UserMessage", "AssistantMessage", "LiveAnswer", "ToolCard", "TurnWatch",
-    "Composer", "StatusDot", "ChatHistory",
+    "PokeTool", "ar",
 ]
+
+ar = APIRouter()
 
 _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
@@ -100,7 +106,7 @@ def ToolCard(card: CallRecord, **kwargs: Any):
     if card.status == "waiting":
         body.append(ApprovalButtons(card))
     if card.status == "interrupted" and not card.imported:
-        body.append(Button("↻ Run again", cls="rerun", hx_post="/rerun", hx_include="#composer [name=cid]",
+        body.append(Button("↻ Run again", cls="rerun", hx_post=rerun.to(), hx_include="#composer [name=cid]",
                            hx_vals=json.dumps({"call_id": call.id}), hx_target="#chat", hx_swap="beforeend",
                            title="sidespin stopped while this call ran; run it again (nothing runs unless you ask)"))
     return Details(
@@ -116,7 +122,7 @@ def ToolCard(card: CallRecord, **kwargs: Any):
 def ApprovalButtons(card: CallRecord):
     return Div(
         *[Button(_CHOICE_LABELS[key], name="choice", value=key, title=key, cls=f"approve {key}",
-                 hx_post="/approve", hx_include="#composer [name=cid]", hx_vals=json.dumps({"call_id": card.call.id}),
+                 hx_post=approve.to(), hx_include="#composer [name=cid]", hx_vals=json.dumps({"call_id": card.call.id}),
                  hx_target="#chat", hx_swap="beforeend") for key in CHOICES],
         cls="approvals",
     )
@@ -154,7 +160,7 @@ def AnswerBody(answer: MarkdownStream, body_id: str, *, done: bool = True, **kwa
 
 def TurnState(record: TurnRecord, turn_id: str, **kwargs: Any):
     """Whether the turn runs; while it does, its Stop button (Esc does the same)."""
-    stop_button = Button("■ Stop", cls="stop", hx_post="/stop", hx_include="#composer [name=cid]", hx_swap="none",
+    stop_button = Button("■ Stop", cls="stop", hx_post=stop.to(), hx_include="#composer [name=cid]", hx_swap="none",
                          title="Stop this answer (Esc); what was said so far is kept")
     return Span(() if record.done else stop_button, cls="turn-state", id=f"{turn_id}-state",
                 data_state="done" if record.done else "running", **kwargs)
@@ -188,50 +194,9 @@ def LiveAnswer(turn: LiveTurn, *, replace: bool = False):
     (a continuation after an approval)."""
     return AssistantMessage(
         turn.record, turn.id, index=turn.index, cls="msg assistant live",
-        hx_ext="sse", sse_connect=f"/stream?tid={turn.key}", sse_swap="update", hx_swap="none", sse_close="done",
+        hx_ext="sse", sse_connect=stream.to(tid=turn.key), sse_swap="update", hx_swap="none", sse_close="done",
         **({"hx_swap_oob": "true"} if replace else {}),
     )
-
-
-def PastTurns(transcript: Any, cid: str, window: range, live: set[int]) -> NotStr:
-    """The turns of `window` as the file has them (the answers of the `live` ones left out), as HTML.
-
-    Each message is rendered on its own and the pieces joined once: a node of thousands of children
-    costs fastcore's renderer time quadratic in the page's size. Reads the transcript only, so it can
-    run off the event loop.
-    """
-    pieces: list[str] = []
-    for index in window:
-        turn = transcript.turns[index]
-        if turn.is_placeholder:
-            continue
-        if turn.user:
-            tools = UserTools(index, turn.user, version_group(transcript, index), cid, note=turn.user_note)
-            # a search hit links to it
-            pieces.append(to_xml(UserMessage(turn.user, tools, note=turn.user_note, id=user_dom_id(index))))
-        if turn.model is not None and index not in live:
-            pieces.append(to_xml(AssistantMessage(transcript.record(index), dom_id(index), index=index)))
-    return NotStr("".join(pieces))
-
-
-async def ChatHistory(transcript: Any, running: list[LiveTurn], cid: str = "", start: int | None = None) -> list[Any]:
-    """A conversation's messages, `HISTORY_WINDOW` turns at a time: each turn drawn from its record (off the
-    event loop: a long file takes seconds), a turn that plays from its live turn (it is always the last)."""
-    count = transcript.filled_turns
-    window = history_window(count, start)
-    live = {turn.index: turn for turn in running}
-    shown: list[Any] = [*Lineage(transcript.meta)]
-    if window.start > 0:
-        earlier = f"/c/{cid}?start={max(0, window.start - HISTORY_WINDOW)}"
-        shown.append(A(f"↑ {window.start} earlier messages", href=earlier, cls="history-page earlier"))
-    shown.append(await asyncio.to_thread(PastTurns, transcript, cid, window, set(live)))
-    last = max(0, count - HISTORY_WINDOW)
-    if window.start < last:
-        later = f"/c/{cid}" if window.stop >= last else f"/c/{cid}?start={window.stop}"
-        shown.append(A(f"↓ {count - window.stop} later messages", href=later, cls="history-page later"))
-    else:
-        shown.extend(LiveAnswer(turn) for _, turn in sorted(live.items()))  # what plays now, started or queued
-    return shown
 
 
 def sse_event(data: str, event: str | None = None) -> str:
@@ -356,21 +321,66 @@ def PokeTool(tool_names: list[str], **kwargs: Any):
                   id="poke-tool", name="tool", title="the tool Poke asks for", **kwargs)
 
 
-def Composer(cid: str, tool_names: list[str]):
-    return Form(
-        Hidden(name="cid", value=cid),
-        *ComposerParts(),
-        Textarea(name="msg", id="msg", placeholder="Ask something… (Enter to send, Shift+Enter for a new line; "
-                 "@ attaches a resource, / at the start runs a prompt)", rows="2", required=True, autofocus=True),
-        Button("Send", type="submit", id="send"),
-        Div(Button("🏓 Poke", type="button", id="poke", hx_post="/poke", hx_vals=json.dumps({"cid": cid}),
-                   hx_include="#poke-tool", hx_target="#chat", hx_swap="beforeend",
-                   title="Send the salted one-shot prompt asking the model to call the chosen tool"),
-            PokeTool(tool_names), cls="poke"),
-        id="composer", hx_post="/send", hx_target="#chat", hx_swap="beforeend",
-    )
+# ---------------------------------------------------------------- routes
+
+@ar(methods=["post"])
+async def approve(cid: str, call_id: str, choice: str, request: Request):
+    """A choice on a waiting tool card; once no call waits, the rally goes on in a new live answer."""
+    engine = engine_of(request)
+    cid, call_id, choice = text_fields(cid=cid, call_id=call_id, choice=choice)
+    conversation, refused = find_conversation(engine, cid)
+    if refused:
+        return refused
+    try:
+        decision = engine.decide(conversation, choice, call_id)
+    except ValueError as error:
+        return refusal(str(error))
+    if decision.ready is None:  # others still wait: redraw the cards just decided
+        record = decision.loaded.transcript.record()
+        return tuple(ToolCard(record.calls[call_id], hx_swap_oob="true") for call_id in decision.decided
+                     if call_id in record.calls)
+    turn = board_of(request).start(conversation, None, decisions=decision.ready, loaded=decision.loaded)
+    return LiveAnswer(turn, replace=True)  # the turn goes on in its own message
 
 
-def StatusDot():
-    return Span(Span(cls="dot"), Span("connecting", cls="label"), id="status", data_state="connecting",
-                hx_ext="sse", sse_connect="/pulse", title="connection to the server")
+@ar(methods=["get"])
+async def stream(tid: str, request: Request):
+    """Server-sent updates of one live turn: the first draws the whole turn, so a reconnect just redraws."""
+    turn = board_of(request).get(tid)
+    if turn is None:
+        return refusal(f"no such turn {tid!r}", 404)
+
+    async def updates():
+        watch = TurnWatch(turn)
+        async for version in turn.changes():
+            if await request.is_disconnected():
+                return
+            sent = "".join(watch.messages()) if version >= 0 else ""
+            if sent:
+                yield sent  # one write (one HTTP chunk) for what changed in a frame
+        yield sse_message(Div(), event="done")
+
+    return EventStream(updates())
+
+
+@ar(methods=["post"])
+async def rerun(cid: str, call_id: str, request: Request):
+    """Run a call again that a crash interrupted, by a person's choice; the rally goes on after it."""
+    engine = engine_of(request)
+    cid, call_id = text_fields(cid=cid, call_id=call_id)
+    conversation, refused = find_conversation(engine, cid)
+    if refused:
+        return refused
+    try:
+        decisions = engine.rerun(conversation, call_id)
+    except ValueError as error:
+        return refusal(str(error))
+    return LiveAnswer(board_of(request).start(conversation, None, decisions=decisions), replace=True)
+
+
+@ar(methods=["post"])
+async def stop(cid: str, request: Request):
+    """Stop the running answer of a conversation; the transcript keeps what was said, marked stopped."""
+    (cid,) = text_fields(cid=cid)
+    stopped = board_of(request).stop(cid)
+    return JSONResponse({"status": "success", "stopped": [turn.key for turn in stopped]})

@@ -1,6 +1,6 @@
 """A server's question on the page: a form inside the running tool's card, and the route that answers it.
 
-Its route, added to the app by `install(rt)`:
+Its route (`ar`):
 
     POST /question   qid, action (accept, decline, cancel) and the form's fields (`field.NAME`):
                      the answer goes to the server and the form becomes its one-line summary;
@@ -26,18 +26,13 @@ from sidespin.questions import Field, QuestionDesk, fields, summary
 from sidespin.record import CallRecord, QuestionRecord
 from sidespin.web.forms import refusal
 
-__all__ = ["QuestionBox", "QuestionForm", "install"]
+__all__ = ["QuestionBox", "QuestionForm", "ar"]
 
 FIELD_PREFIX = "field."
 _MAX_FIELDS = 100
 _INPUT_TYPES = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
 
 ar = APIRouter()
-
-
-def install(rt: Any) -> None:
-    """Add the question route to the app whose `rt` (FastHTML's `app.route`) this is."""
-    ar.to_app(rt.__self__)
 
 
 # ---------------------------------------------------------------- components

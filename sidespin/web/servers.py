@@ -12,7 +12,7 @@ anyway is refused. The panel's first line says how many tokens the tool list cos
 the mode it plays (the XML teaching prompt, the route's prompt, or the native JSON schemas),
 counted by the model's own tokenizer where the backend has one, else estimated (chars / 4, "≈").
 
-Routes, added to the app by `install(rt)`:
+Routes (`ar`, under /servers):
 
     GET  /servers/panel?cid=…   the panel's body (what the live stream sends)
     GET  /servers/live?cid=…    SSE: the body again whenever a server's status changes; a heartbeat
@@ -28,7 +28,7 @@ import asyncio
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlencode
+from urllib.parse import quote
 
 from fasthtml.common import (
     APIRouter, Button, Details, Div, EventStream, Input, Label, Li, P, Pre, Span, Summary, Ul, sse_message,
@@ -42,25 +42,21 @@ from sidespin.rungs import rung_named
 from sidespin.tools import Tool
 from sidespin.web.composer import ChangedNotice
 from sidespin.web.forms import refusal, text_fields
+from sidespin.web.oauth import oauth_sign_in
 from sidespin.web.page import PokeTool
 
 if TYPE_CHECKING:
     from sidespin.engine import Engine
     from sidespin.transcript import Transcript
 
-__all__ = ["ServersPanel", "ServersBody", "tool_list_cost", "install"]
+__all__ = ["ServersPanel", "ServersBody", "tool_list_cost", "ar"]
 
 HEARTBEAT = 15.0  # seconds between two keep-alive comments of the live stream
 MAX_ERROR_CHARS = 4000  # of a failed server's reason and stderr tail, as shown
 COUNT_TIMEOUT = 5.0  # seconds the model's tokenizer gets before the estimate is shown instead
 PLUGINS = "plugins"
 
-ar = APIRouter()
-
-
-def install(rt: Any) -> None:
-    """Add the panel's routes to the app whose `rt` (FastHTML's `app.route`) this is."""
-    ar.to_app(rt.__self__)
+ar = APIRouter(prefix="/servers")
 
 
 # ---------------------------------------------------------------- the cost of the tool list
@@ -140,7 +136,7 @@ def ServerCard(name: str, state: dict[str, Any], tools: list[Tool], off: set[str
     actions: list[Any] = []
     if status == "needs sign-in":
         # a POST (it may restart the server), answered with HX-Redirect to the authorization server
-        actions.append(Button("Sign in", cls="sign-in", hx_post=f"/oauth/{quote(name, safe='')}/sign-in",
+        actions.append(Button("Sign in", cls="sign-in", hx_post=oauth_sign_in.to(server=quote(name, safe='')),
                               hx_swap="none", title=f"sign in to {name} at its authorization server"))
     actions.append(Button("Restart", cls="restart", hx_post=restart.to(), hx_vals=json.dumps({"server": name, "cid": cid}),
                           hx_target="#servers-body", hx_swap="innerHTML", disabled=status in ("starting", "restarting"),
@@ -197,13 +193,9 @@ async def ServersPanel(engine: "Engine", cid: str, transcript: "Transcript"):
     return Details(
         Summary(_summary(engine), cls="servers-summary"),
         Div(*await ServersBody(engine, cid, transcript), id="servers-body", hx_ext="sse",
-            sse_connect=live.to() + "?" + _query(cid), sse_swap="servers", hx_swap="innerHTML"),
+            sse_connect=live.to(cid=cid), sse_swap="servers", hx_swap="innerHTML"),
         id="servers", cls="servers-panel", open=failed,
     )
-
-
-def _query(cid: str) -> str:
-    return urlencode({"cid": cid})
 
 
 # ---------------------------------------------------------------- routes
@@ -212,7 +204,7 @@ def _load(engine: "Engine", cid: str) -> "Transcript":
     return engine.store.load(cid)
 
 
-@ar("/servers/panel", methods=["get"])
+@ar("/panel", methods=["get"])
 async def panel(request: Request, cid: str = ""):
     engine = request.app.state.engine
     text_fields(cid=cid)
@@ -223,7 +215,7 @@ async def panel(request: Request, cid: str = ""):
     return tuple(await ServersBody(engine, cid, transcript))
 
 
-@ar("/servers/live", methods=["get"])
+@ar("/live", methods=["get"])
 async def live(request: Request, cid: str = ""):
     """The panel's body whenever a server's status changes (and once on connecting); a heartbeat between."""
     engine = request.app.state.engine
@@ -261,7 +253,7 @@ async def live(request: Request, cid: str = ""):
     return EventStream(updates())
 
 
-@ar("/servers/restart", methods=["post"])
+@ar("/restart", methods=["post"])
 async def restart(request: Request, server: str = "", cid: str = ""):
     """Restart a server by a person's choice; the panel's new body once it is done (or failed again)."""
     engine = request.app.state.engine
@@ -280,7 +272,7 @@ async def restart(request: Request, server: str = "", cid: str = ""):
             PokeTool(engine.registry_for(transcript).names(), hx_swap_oob="true"))
 
 
-@ar("/servers/tool", methods=["post"])
+@ar("/tool", methods=["post"])
 async def switch_tool(request: Request, cid: str = "", tool: str = "", on: str = ""):
     """Switch a tool on (`on` = "1") or off for the conversation, in its transcript; the panel's new body."""
     engine = request.app.state.engine

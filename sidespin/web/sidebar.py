@@ -1,7 +1,8 @@
 """The sidebar: conversations grouped by day, full-text search, rename, and a trash to undo a delete.
 
-Its routes, added to the app by `install(rt)`:
+Its routes (`ar`):
 
+    POST /new                a new conversation, opened
     GET  /search?q=…&cid=…   the matching messages (or, for an empty query, the list again)
     POST /rename             cid, title: the title kept in the file's top note ("" gives the made one back)
     POST /delete             cid: the file moves to conversations/.trash/
@@ -9,6 +10,7 @@ Its routes, added to the app by `install(rt)`:
     POST /restore            cid: the file moves back
 
 A search hit links to its message: `/c/{id}#turn-{n}` (the answer) or `#user-{n}` (the question).
+The footer links to the JSON endpoints (`sidespin.web.api`) and the server log (`sidespin.web.server_log`).
 """
 
 from __future__ import annotations
@@ -29,11 +31,14 @@ from starlette.requests import Request
 
 from sidespin.errors import SearchStopped, TranscriptError
 from sidespin.search import MARK, Hit, SearchIndex
-from sidespin.web.forms import refusal, text_fields
+from sidespin.web.api import health, tools
+from sidespin.web.forms import engine_of, refusal, text_fields
+from sidespin.web.links import chat_link
 from sidespin.web.live import dom_id, history_link, user_dom_id
+from sidespin.web.server_log import logs
 from sidespin.web.versions import ImportForm
 
-__all__ = ["Sidebar", "install"]
+__all__ = ["Sidebar", "ar"]
 
 MAX_QUERY_CHARS = 500
 MAX_TITLE_CHARS = 200
@@ -41,11 +46,6 @@ _CLIENT_CHECK = 0.25  # seconds between two looks at whether the person who sear
 Listing = Iterable[tuple[str, str, float]]
 
 ar = APIRouter()
-
-
-def install(rt: Any) -> None:
-    """Add the sidebar's routes to the app whose `rt` (FastHTML's `app.route`) this is."""
-    ar.to_app(rt.__self__)
 
 
 # ---------------------------------------------------------------- components
@@ -62,7 +62,7 @@ def day_label(moment: float, today: date) -> str:
 
 def ConversationItem(cid: str, title: str, current: bool):
     """A conversation's link; the current one also holds its Rename and Delete."""
-    link = A(title, href=f"/c/{cid}", title=title)
+    link = A(title, href=chat_link(cid), title=title)
     if not current:
         return Li(link, data_cid=cid)
     actions = Details(
@@ -126,13 +126,13 @@ def Sidebar(listing: Listing, current: str, trashed: int = 0, panel: Any = None)
     """`panel`: a collapsible section under the list (the Servers panel)."""
     return Div(
         # an ASCII plus: Debian's fonts have no fullwidth ＋ (U+FF0B), which drew as an empty box
-        Form(Button("+ New chat", cls="new-chat"), method="post", action="/new"),
+        Form(Button("+ New chat", cls="new-chat"), method="post", action=new.to()),
         SearchBox(current),
         ConversationGroups(listing, current),
         panel,
         A(f"🗑 Trash ({trashed})" if trashed else "🗑 Trash", href=trash.to(), cls="trash-link"),
         ImportForm(),
-        Footer(A("tools", href="/tools"), " · ", A("health", href="/health"), " · ", A("logs", href="/logs")),
+        Footer(A("tools", href=tools.to()), " · ", A("health", href=health.to()), " · ", A("logs", href=logs.to())),
         cls="sidebar",
     )
 
@@ -146,6 +146,12 @@ def TrashItem(cid: str, title: str, mtime: float):
 
 
 # ---------------------------------------------------------------- routes
+
+@ar(methods=["post"])
+async def new(request: Request):
+    conversation = engine_of(request).conversation()
+    return Redirect(chat_link(conversation.id))
+
 
 @ar("/search", methods=["get"])
 async def search(request: Request, q: str = "", cid: str = ""):
@@ -194,7 +200,7 @@ async def rename(request: Request, cid: str, title: str = ""):
     transcript.set_meta("title", title or None)  # none: the title made from the first message again
     engine.store.save(cid, transcript)
     logger.info("CONVERSATION_RENAMED {} chars={}", cid, len(title))
-    return Redirect(f"/c/{cid}")
+    return Redirect(chat_link(cid))
 
 
 @ar("/delete", methods=["post"])
@@ -233,4 +239,4 @@ async def restore(request: Request, cid: str):
         return refusal(str(error), 404)
     except FileExistsError as error:
         return refusal(str(error), 409)
-    return Redirect(f"/c/{cid}")
+    return Redirect(chat_link(cid))

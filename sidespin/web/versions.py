@@ -4,8 +4,8 @@ A user message carries ✎ Edit (a form that opens in place, with "run tools aga
 once it has more than one version, "‹ 2/3 ›" linking to the others; an answer carries ↻ Regenerate
 and ⎇ Fork. What they change is done by `sidespin.versions`; the routes only check the input, start
 the turn to play again (`TurnBoard.start`) and send the page to the conversation to open. Every
-refusal is a 4xx JSON error with a reason; app.js shows it beside the button. `install(rt)` adds
-the routes to the app.
+refusal is a 4xx JSON error with a reason; app.js shows it beside the button. Routes: POST
+/edit_message, /regenerate, /fork, /import (multipart), GET /export.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import json
 from typing import Any, Awaitable, Callable
 
 from fasthtml.common import (
-    A, Button, Details, Div, Form, Input, JSONResponse, Label, Response, Span, Summary, Textarea,
+    A, APIRouter, Button, Details, Div, Form, Input, JSONResponse, Label, Response, Span, Summary, Textarea,
 )
 from loguru import logger
 from starlette.requests import Request
@@ -25,10 +25,13 @@ from starlette.responses import RedirectResponse
 from sidespin import versions
 from sidespin.errors import TranscriptError
 from sidespin.protocol import poked
+from sidespin.web.links import chat_link
 
-__all__ = ["UserTools", "AnswerTools", "VersionNav", "Lineage", "ExportLink", "ImportForm", "install"]
+__all__ = ["UserTools", "AnswerTools", "VersionNav", "Lineage", "ExportLink", "ImportForm", "ar"]
 
 _CID = "#composer [name=cid]"  # the open conversation's id, as every button of the page sends it
+
+ar = APIRouter()
 
 
 def _post(path: str, index: int) -> dict[str, Any]:
@@ -43,7 +46,7 @@ def VersionNav(ids: list[str], current: str, index: int):
 
     def step(label: str, to: int, title: str):
         if 0 <= to < len(ids):
-            return A(label, href=f"/c/{ids[to]}", cls=f"version-step {title.split()[0]}", title=title)
+            return A(label, href=chat_link(ids[to]), cls=f"version-step {title.split()[0]}", title=title)
         return Span(label, cls="version-step off")
 
     return Span(step("‹", here - 1, "previous version"), Span(f"{here + 1}/{len(ids)}", cls="version-count"),
@@ -64,13 +67,13 @@ def UserTools(index: int, text: str, group: list[str] = (), current: str = "", *
             Div(Label(Input(type="checkbox", name="rerun_tools", value="on"), " run tools again",
                       title="Run every tool call again; otherwise a call already made reuses its recorded result"),
                 Button("Send edit", type="submit", cls="save-edit"), cls="edit-actions"),
-            cls="edit-form", **_post("/edit_message", index),
+            cls="edit-form", **_post(edit_message.to(), index),
         ),
         cls="edit",
     )
     return Div(VersionNav(list(group), current, index), edit,
                Button("⎇ Fork", cls="fork", title="A new conversation with the messages up to this one",
-                      **_post("/fork", index)),
+                      **_post(fork.to(), index)),
                Span(cls="version-error", role="alert"), cls="msg-tools", data_turn=str(index))
 
 
@@ -81,9 +84,9 @@ def AnswerTools(index: int):
                     title="Answer this message again; this answer is kept as a version"),
              Label(Input(type="checkbox", name="rerun_tools", value="on"), " run tools again",
                    title="Run every tool call again; otherwise a call already made reuses its recorded result"),
-             cls="regenerate-form", **_post("/regenerate", index)),
+             cls="regenerate-form", **_post(regenerate.to(), index)),
         Button("⎇ Fork", cls="fork", title="A new conversation with the messages up to this answer",
-               **_post("/fork", index)),
+               **_post(fork.to(), index)),
         Span(cls="version-error", role="alert"), cls="msg-tools", data_turn=str(index),
     )
 
@@ -93,7 +96,7 @@ def Lineage(meta: dict[str, Any]):
     shown = []
     source = meta.get(versions.FORKED_FROM)
     if isinstance(source, dict) and isinstance(source.get("id"), str) and isinstance(source.get("turn"), int):
-        shown.append(Div("⎇ Forked from ", A("another conversation", href=f"/c/{source['id']}"),
+        shown.append(Div("⎇ Forked from ", A("another conversation", href=chat_link(source['id'])),
                          f" at message {source['turn'] + 1}", cls="lineage forked"))
     imported = meta.get(versions.IMPORTED)
     if isinstance(imported, dict):
@@ -102,7 +105,7 @@ def Lineage(meta: dict[str, Any]):
 
 
 def ExportLink(cid: str):
-    return A("⬇ Export", href=f"/export?cid={cid}", download=f"{cid}.md", cls="export",
+    return A("⬇ Export", href=export.to(cid=cid), download=f"{cid}.md", cls="export",
              title="Download this conversation as a markdown file (Parley's format)")
 
 
@@ -113,7 +116,7 @@ def ImportForm():
                                     accept=".md,.markdown,text/markdown,text/plain"), cls="import-pick"),
         Button("Import", type="submit", cls="import"),
         Div(id="import-status", role="status"),
-        id="import-form", method="post", action="/import", enctype="multipart/form-data",
+        id="import-form", method="post", action=import_conversation.to(), enctype="multipart/form-data",
         title="Import a conversation file, or drop one on the page",
     )
 
@@ -175,7 +178,7 @@ def _ready(request: Request, cid: str) -> Any:
 
 def _open(request: Request, cid: str) -> Response:
     """Send the page to a conversation: htmx follows HX-Redirect, a plain form a 303."""
-    url = f"/c/{cid}"
+    url = chat_link(cid)
     if request.headers.get("hx-request"):
         return Response(status_code=200, headers={"HX-Redirect": url})
     return RedirectResponse(url, status_code=303)
@@ -207,64 +210,65 @@ async def _replay(request: Request, text: str | None) -> Response:
     return _open(request, conversation.id)
 
 
-def install(rt: Any) -> None:
-    """Add the routes: /edit_message, /regenerate, /fork (POST), /export (GET), /import (POST, multipart)."""
+@ar("/edit_message", methods=["post"])
+@refusing
+async def edit_message(request: Request):
+    (text,) = await _fields(request, "text")
+    return await _replay(request, text)
 
-    @rt("/edit_message", methods=["post"])
-    @refusing
-    async def edit_message(request: Request):
-        (text,) = await _fields(request, "text")
-        return await _replay(request, text)
 
-    @rt("/regenerate", methods=["post"])
-    @refusing
-    async def regenerate(request: Request):
-        return await _replay(request, None)
+@ar("/regenerate", methods=["post"])
+@refusing
+async def regenerate(request: Request):
+    return await _replay(request, None)
 
-    @rt("/fork", methods=["post"])
-    @refusing
-    async def fork(request: Request):
-        cid, turn = await _fields(request, "cid", "turn")
-        index = _index(turn)
-        engine = request.app.state.engine
-        try:
-            forked = versions.fork(engine.store, cid, index)
-        except ValueError as error:
-            raise Refused(400, str(error)) from None
-        except TranscriptError as error:
-            raise Refused(404, str(error)) from None
-        return _open(request, forked)
 
-    @rt("/export", methods=["get"])
-    @refusing
-    async def export(request: Request, cid: str = ""):
-        try:
-            text = request.app.state.engine.store.read(cid)
-        except TranscriptError as error:
-            raise Refused(404, str(error)) from None
-        logger.info("CONVERSATION_EXPORTED conv={} chars={}", cid, len(text))
-        return Response(text.encode("utf-8"), media_type="text/markdown; charset=utf-8",
-                        headers={"Content-Disposition": f'attachment; filename="{cid}.md"'})
+@ar("/fork", methods=["post"])
+@refusing
+async def fork(request: Request):
+    cid, turn = await _fields(request, "cid", "turn")
+    index = _index(turn)
+    engine = request.app.state.engine
+    try:
+        forked = versions.fork(engine.store, cid, index)
+    except ValueError as error:
+        raise Refused(400, str(error)) from None
+    except TranscriptError as error:
+        raise Refused(404, str(error)) from None
+    return _open(request, forked)
 
-    @rt("/import", methods=["post"])
-    @refusing
-    async def import_conversation(request: Request):
-        upload = (await request.form()).get("file")
-        if upload is None or isinstance(upload, str):
-            raise Refused(400, "choose a markdown file to import (the form field 'file')")
-        engine = request.app.state.engine
-        limit = engine.settings.max_body_bytes
-        data = await upload.read(limit + 1)
-        if len(data) > limit:
-            raise Refused(413, f"the file is larger than {limit} bytes (max_body_bytes)")
-        try:
-            # off the event loop: a file of thousands of turns takes a while to read and index
-            cid = await asyncio.to_thread(versions.import_bytes, engine.store, data, upload.filename or "", limit)
-        except TranscriptError as error:  # the answer names the line, for app.js and any other client
-            logger.info("CONVERSATION_IMPORT_REFUSED line={} {}", error.line, error)
-            return JSONResponse({"status": "error", "error": str(error), "line": error.line}, status_code=400)
-        except ValueError as error:
-            raise Refused(400, str(error)) from None
-        if "application/json" in request.headers.get("accept", ""):
-            return JSONResponse({"status": "success", "id": cid, "url": f"/c/{cid}"})
-        return _open(request, cid)
+
+@ar("/export", methods=["get"])
+@refusing
+async def export(request: Request, cid: str = ""):
+    try:
+        text = request.app.state.engine.store.read(cid)
+    except TranscriptError as error:
+        raise Refused(404, str(error)) from None
+    logger.info("CONVERSATION_EXPORTED conv={} chars={}", cid, len(text))
+    return Response(text.encode("utf-8"), media_type="text/markdown; charset=utf-8",
+                    headers={"Content-Disposition": f'attachment; filename="{cid}.md"'})
+
+
+@ar("/import", methods=["post"])
+@refusing
+async def import_conversation(request: Request):
+    upload = (await request.form()).get("file")
+    if upload is None or isinstance(upload, str):
+        raise Refused(400, "choose a markdown file to import (the form field 'file')")
+    engine = request.app.state.engine
+    limit = engine.settings.max_body_bytes
+    data = await upload.read(limit + 1)
+    if len(data) > limit:
+        raise Refused(413, f"the file is larger than {limit} bytes (max_body_bytes)")
+    try:
+        # off the event loop: a file of thousands of turns takes a while to read and index
+        cid = await asyncio.to_thread(versions.import_bytes, engine.store, data, upload.filename or "", limit)
+    except TranscriptError as error:  # the answer names the line, for app.js and any other client
+        logger.info("CONVERSATION_IMPORT_REFUSED line={} {}", error.line, error)
+        return JSONResponse({"status": "error", "error": str(error), "line": error.line}, status_code=400)
+    except ValueError as error:
+        raise Refused(400, str(error)) from None
+    if "application/json" in request.headers.get("accept", ""):
+        return JSONResponse({"status": "success", "id": cid, "url": chat_link(cid)})
+    return _open(request, cid)

@@ -13,10 +13,10 @@ from typing import Iterator
 
 import pytest
 
-from sidespin.testing.scripted import ScriptedBackend
 from tests.browser.conftest import ARTIFACTS, wait_for
 from tests.conftest import serve_app
 from tests.mcp.mcp_harness import EVERYTHING, NODE, requires_node
+from tests.scripted import ScriptedBackend
 
 pytestmark = [pytest.mark.browser, requires_node]
 

@@ -17,10 +17,10 @@ import pytest
 
 from sidespin.llm.base import Delta
 from sidespin.protocol import format_block
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall, ToolResult, tool
 from tests.browser.conftest import ARTIFACTS, wait_for
-from tests.conftest import serve_app
+from tests.conftest import app_for, running
+from tests.scripted import ScriptedBackend
 
 pytestmark = [pytest.mark.browser]
 
@@ -73,10 +73,9 @@ SCRIPT = [
 
 @pytest.fixture
 def app_url(tmp_path) -> Iterator[str]:
-    import server
-
-    with serve_app(ScriptedBackend(SCRIPT, delay=0.01), tmp_path, tool_mode="xml") as url:
-        registry = server.app.state.engine.registry
+    app = app_for(ScriptedBackend(SCRIPT, delay=0.01), tmp_path, tool_mode="xml")
+    with running(app) as url:
+        registry = app.state.engine.registry
         for extra in (slow_lookup, read_sensor, snapshot, send_note):
             registry.add(extra)
         yield url

@@ -8,9 +8,9 @@ from typing import Iterator
 
 import pytest
 
-from sidespin.testing.scripted import ScriptedBackend
 from tests.browser.conftest import ARTIFACTS, wait_for
 from tests.conftest import serve_app
+from tests.scripted import ScriptedBackend
 
 pytestmark = [pytest.mark.browser]
 

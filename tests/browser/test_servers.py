@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from sidespin.testing.scripted import ScriptedBackend
 from tests.browser.conftest import wait_for
 from tests.conftest import serve_app
+from tests.scripted import ScriptedBackend
 
 pytestmark = [pytest.mark.browser]
 

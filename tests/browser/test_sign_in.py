@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from sidespin.testing.scripted import ScriptedBackend
 from tests.browser.conftest import wait_for
 from tests.conftest import serve_app
 from tests.oauth_fixture import serve_oauth_server
+from tests.scripted import ScriptedBackend
 
 pytestmark = [pytest.mark.browser]
 

@@ -9,10 +9,10 @@ from typing import Iterator
 
 import pytest
 
-from sidespin.testing.scripted import ScriptedBackend
 from tests.browser.conftest import wait_for
 from tests.browser.test_reload import message_html, wait_done
 from tests.conftest import serve_app
+from tests.scripted import ScriptedBackend
 
 pytestmark = [pytest.mark.browser]
 

@@ -10,10 +10,10 @@ from typing import Iterator
 import pytest
 
 from sidespin.llm import Delta, TokenUsage
-from sidespin.testing.scripted import ScriptedBackend
 from tests.browser.conftest import ARTIFACTS, wait_for
 from tests.browser.test_reload import message_html, wait_done
-from tests.conftest import serve_app
+from tests.conftest import app_for, running
+from tests.scripted import ScriptedBackend
 
 pytestmark = [pytest.mark.browser]
 
@@ -31,13 +31,12 @@ def used(tokens_in: int, tokens_out: int) -> Delta:
 
 @pytest.fixture
 def app(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    import server
-
     first = ScriptedBackend([["Hello from the **first** model.", used(812, 64)]], delay=0.01)
     first.context_window = 8192
     second = SlowLoad([["And this is the *second* one.", used(95, 11)]], delay=0.01)
-    with serve_app(first, tmp_path, tool_mode="xml") as url:
-        server.app.state.engine.pool.add("second", second)
+    app = app_for(first, tmp_path, tool_mode="xml")
+    with running(app) as url:
+        app.state.engine.pool.add("second", second)
         yield url, tmp_path / "conversations"
 
 

@@ -14,10 +14,10 @@ from typing import Any, Iterator
 import pytest
 
 from sidespin.protocol import format_block
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall, tool
 from tests.browser.conftest import ARTIFACTS, wait_for
-from tests.conftest import serve_app
+from tests.conftest import app_for, running
+from tests.scripted import ScriptedBackend
 
 pytestmark = [pytest.mark.browser]
 
@@ -49,11 +49,10 @@ def model() -> ScriptedBackend:
 
 @pytest.fixture
 def app(tmp_path) -> Iterator[tuple[str, Any]]:
-    import server
-
     RUNS.clear()
-    with serve_app(model(), tmp_path, tool_mode="xml") as url:
-        engine = server.app.state.engine
+    app = app_for(model(), tmp_path, tool_mode="xml")
+    with running(app) as url:
+        engine = app.state.engine
         engine.registry.add(lookup)
         yield url, engine.store
 

@@ -8,8 +8,8 @@ import pytest
 
 from sidespin.errors import BackendError
 from sidespin.llm import Delta, Grammar
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall
+from tests.scripted import ScriptedBackend
 
 
 async def collect(backend: ScriptedBackend, messages: list[dict[str, Any]], **kwargs: Any) -> list[Delta]:

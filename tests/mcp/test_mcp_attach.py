@@ -25,9 +25,9 @@ from sidespin.formats import ATTACHMENTS, to_anthropic_messages, to_ollama_messa
 from sidespin.mcp import MCPManager
 from sidespin.mcp.attach import ResourceRef, compose, find_resource
 from sidespin.terminal import read_line
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.transcript import TranscriptStore
 from tests.conftest import serve_app
+from tests.scripted import ScriptedBackend
 from tests.test_server import read_stream, turn_id
 
 FEATURES = "demo://resource/static/document/features.md"

@@ -1,6 +1,6 @@
 """`sidespin chat` with `@URI` and `/name arg=value`, typed into a pseudo-terminal against server-everything (stdio).
 
-The model is the scripted backend with an empty script: every answer fails with a notice, which
+The model is the scripted one with an empty script (tests/scripted_chat.py): every answer fails with a notice, which
 is enough here, since what matters is the message the chat sends and the transcript keeps.
 """
 
@@ -27,9 +27,9 @@ def test_chat_attaches_at_uri_runs_slash_prompts_and_refuses_unknown_ones(tmp_pa
     mcp_json = tmp_path / "mcp.json"
     mcp_json.write_text(json.dumps({"mcpServers": {"everything": {"command": str(NODE), "args": [str(EVERYTHING), "stdio"]}}}))
     transcript = tmp_path / "chat.md"
-    environment = {**os.environ, "SIDESPIN_DATA_DIR": str(tmp_path / "data"), "SIDESPIN_BACKEND": "scripted",
-                   "SIDESPIN_TOOL_MODE": "xml", "COLUMNS": "200", "TERM": "dumb"}
-    chat = pexpect.spawn(sys.executable, ["-m", "sidespin.cli", "--mcp-config", str(mcp_json), "chat",
+    environment = {**os.environ, "SIDESPIN_DATA_DIR": str(tmp_path / "data"), "SIDESPIN_TOOL_MODE": "xml",
+                   "COLUMNS": "200", "TERM": "dumb"}
+    chat = pexpect.spawn(sys.executable, ["-m", "tests.scripted_chat", "--mcp-config", str(mcp_json), "chat",
                                           "--transcript", str(transcript)],
                          cwd=str(ROOT), env=environment, encoding="utf-8", timeout=60, dimensions=(50, 200))
     chat.expect_exact("prompt -> ")

@@ -19,8 +19,8 @@ from sidespin.events import Event, QuestionAnswered, QuestionAsked, ToolFinished
 from sidespin.mcp import MCPManager, ServerConfig
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.record import TurnRecord
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall, ToolRegistry
+from tests.scripted import ScriptedBackend
 
 pytestmark = pytest.mark.node
 

@@ -27,7 +27,7 @@ from sidespin.mcp import MCPManager, ServerConfig
 from sidespin.mcp.auth import SignIns, redirect_uri, token_path
 from sidespin.mcp.config import OAuthConfig, parse_mcp_config
 from sidespin.errors import ConfigError
-from sidespin.testing.scripted import ScriptedBackend
+from tests.scripted import ScriptedBackend
 
 
 def _write_config(data_dir: Path, oauth_url: str) -> None:

@@ -18,9 +18,9 @@ from mcp_harness import ROOT, endpoint_app, free_socket, serve_in_thread
 from sidespin.mcp import build_mcp_server
 from sidespin.mcp.server import report_progress
 from sidespin.protocol import poke_target
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolRegistry, load_plugins, plugins_dir, tool
 from tests.conftest import serve_app
+from tests.scripted import ScriptedBackend
 
 PARIS = "20260101-090000-abc123"
 PARIS_TEXT = "💬: What time is it in Paris?\n\n🤖:[scripted] Let me look.\n"
@@ -39,7 +39,7 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def app_url(data_dir: Path) -> Iterator[str]:
-    """The real web app (server.py, a scripted model) on a free port; yields its /mcp URL."""
+    """The real web app (create_app, a scripted model) on a free port; yields its /mcp URL."""
     with serve_app(ScriptedBackend([]), data_dir) as base:
         yield f"{base}/mcp"
 

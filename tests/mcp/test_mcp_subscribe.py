@@ -24,8 +24,8 @@ from sidespin.config import load_settings
 from sidespin.engine import Engine
 from sidespin.mcp.attach import CHANGED, ResourceRef, compose, find_resource
 from sidespin.rally import Conversation
-from sidespin.testing.scripted import ScriptedBackend
 from tests.conftest import serve_app
+from tests.scripted import ScriptedBackend
 
 UPDATE_WAIT = 15.0  # server-everything sends its updates every 5 s
 

@@ -13,8 +13,8 @@ from sidespin.config import load_settings
 from sidespin.engine import Engine
 from sidespin.events import ToolFinished, ToolStarted
 from sidespin.route import Router
-from sidespin.testing.scripted import ScriptedBackend
 from tests.route_fake import FakeLlama
+from tests.scripted import ScriptedBackend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from servers_setup import make_workspace, missing_servers  # noqa: E402

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from sidespin.testing.scripted import ScriptedBackend
+from tests.scripted import ScriptedBackend
 
 
 def raw_request(base: str, method: str, path: str, body: bytes | None = None,

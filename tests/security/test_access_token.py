@@ -55,16 +55,17 @@ def test_the_redirect_that_drops_the_token_stays_on_this_server(echo_model, data
 
 
 def test_the_token_is_never_written_to_a_log(tmp_path):
-    """`python server.py` as a person starts it: uvicorn's access log (stdout) and the log file see the visits."""
+    """The server started as `python server.py` starts it (tests/scripted_server.py): uvicorn's access log (stdout)
+    and the log file see the visits."""
     port = free_port()
     data = tmp_path / "data"
     data.mkdir()
     env = {**os.environ, "SIDESPIN_HOST": "0.0.0.0", "SIDESPIN_PORT": str(port), "SIDESPIN_DATA_DIR": str(data),
-           "SIDESPIN_BACKEND": "scripted", "SIDESPIN_MCP_CONFIG": str(data / "mcp.json"), "SIDESPIN_TOKEN": TOKEN,
+           "SIDESPIN_MCP_CONFIG": str(data / "mcp.json"), "SIDESPIN_TOKEN": TOKEN,
            "SIDESPIN_LOG_LEVEL": "DEBUG"}
     output = tmp_path / "output.log"
     with output.open("w") as sink:
-        process = subprocess.Popen([sys.executable, "server.py"], cwd=ROOT, env=env, stdout=sink,
+        process = subprocess.Popen([sys.executable, "-m", "tests.scripted_server"], cwd=ROOT, env=env, stdout=sink,
                                    stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:

@@ -16,11 +16,11 @@ from aiohttp import web
 from sidespin.config import load_settings
 from sidespin.engine import Engine
 from sidespin.events import TextDelta, ToolProposed, ToolStarted
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall, ToolResult
 from sidespin.transcript import INTERRUPTED, TranscriptRecorder, TranscriptStore, parse
 from tests.conftest import free_port, ollama_stub, server_process, serving_in_thread
 from tests.live_page import page_of
+from tests.scripted import ScriptedBackend
 from tests.test_server import read_stream, turn_id
 
 SLOW_SQL = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000000) SELECT count(*) AS n FROM c"

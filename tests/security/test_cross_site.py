@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from sidespin.config import Settings
+from sidespin.web.app import create_app
 from tests.conftest import serve_app
 from tests.security.conftest import json_of, raw_request
 
@@ -49,9 +51,7 @@ def new_conversation(base: str, headers: dict[str, str] | None = None) -> tuple[
 
 
 def test_only_routes_that_change_nothing_answer_get():
-    import server
-
-    answering_get = {route.path for route in server.app.routes if "GET" in (getattr(route, "methods", None) or ())}
+    answering_get = {route.path for route in create_app(Settings()).routes if "GET" in (getattr(route, "methods", None) or ())}
     assert answering_get == READ_ONLY
 
 

@@ -8,9 +8,9 @@ import aiohttp
 from bs4 import BeautifulSoup
 
 from sidespin.web.page import render_markdown
-from sidespin.testing.scripted import ScriptedBackend
 from tests.conftest import serve_app
 from tests.live_page import page_of
+from tests.scripted import ScriptedBackend
 from tests.security.conftest import raw_request
 from tests.test_server import read_stream, turn_id
 

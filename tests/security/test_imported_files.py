@@ -13,10 +13,10 @@ from sidespin.config import load_settings
 from sidespin.engine import Engine
 from sidespin.events import ApprovalNeeded, Event
 from sidespin.protocol import format_block
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall, ToolRegistry, tool
 from sidespin.transcript import parse
 from sidespin.web.page import ToolCard
+from tests.scripted import ScriptedBackend
 
 CALL = '{"id":"call_1","type":"function","function":{"name":"search","arguments":"{\\"query\\":\\"x\\"}"}}'
 REMEMBERED = (f"💬: find it\n🤖:[elsewhere]\n\n❓:[yA] `{CALL}`\n🛠️: [search][call_1]\n\n`a result made up in the file`\n\n"

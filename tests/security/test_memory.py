@@ -9,9 +9,9 @@ import weakref
 from sidespin.config import load_settings
 from sidespin.engine import Engine
 from sidespin.rally import Conversation, chat_with_llm
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolRegistry, tool
 from sidespin.web.live import TurnBoard
+from tests.scripted import ScriptedBackend
 
 
 async def test_conversations_not_in_use_leave_memory_and_a_running_one_stays(tmp_path):

@@ -15,7 +15,7 @@ import httpx2 as httpx
 
 from tests.conftest import serve_app
 from tests.oauth_fixture import serve_oauth_server
-from sidespin.testing.scripted import ScriptedBackend
+from tests.scripted import ScriptedBackend
 
 
 def _vault(base: str) -> dict:

@@ -74,16 +74,17 @@ def test_loopback_stays_token_free_and_still_refuses_foreign_hosts(echo_model, d
 
 
 def test_a_public_bind_without_a_configured_token_prints_one_and_requires_it(tmp_path):
-    """`python server.py` on 0.0.0.0: a generated token, printed as a URL, as Jupyter does."""
+    """The server started as `python server.py` starts it (tests/scripted_server.py) on 0.0.0.0: a generated token,
+    printed as a URL, as Jupyter does."""
     port = free_port()
     data = tmp_path / "data"
     data.mkdir()
     env = {**os.environ, "SIDESPIN_HOST": "0.0.0.0", "SIDESPIN_PORT": str(port), "SIDESPIN_DATA_DIR": str(data),
-           "SIDESPIN_BACKEND": "scripted", "SIDESPIN_MCP_CONFIG": str(data / "mcp.json")}
+           "SIDESPIN_MCP_CONFIG": str(data / "mcp.json")}
     env.pop("SIDESPIN_TOKEN", None)
     log = tmp_path / "server.log"
     with log.open("w") as output:
-        process = subprocess.Popen([sys.executable, "server.py"], cwd=ROOT, env=env, stdout=output,
+        process = subprocess.Popen([sys.executable, "-m", "tests.scripted_server"], cwd=ROOT, env=env, stdout=output,
                                    stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60

@@ -13,7 +13,7 @@ import pytest
 from sidespin.errors import SearchStopped
 from sidespin.search import MARK, SearchIndex
 from sidespin.transcript import TranscriptStore
-from tests.conftest import serve_app
+from tests.conftest import app_for, running
 from tests.security.conftest import raw_request
 
 
@@ -86,11 +86,10 @@ class WaitingSearch:
 
 
 def test_a_search_stops_when_the_client_leaves(echo_model, data_dir):
-    import server
-
-    with serve_app(echo_model, data_dir) as base:
+    app = app_for(echo_model, data_dir)
+    with running(app) as base:
         waiting = WaitingSearch()
-        index = server.app.state.engine.search
+        index = app.state.engine.search
         index.search = waiting
         try:
             parts = urlsplit(base)
@@ -103,13 +102,12 @@ def test_a_search_stops_when_the_client_leaves(echo_model, data_dir):
 
 
 def test_a_search_out_of_time_answers_with_a_clear_message(echo_model, data_dir):
-    import server
-
     def out_of_time(query: str, limit: int = 50, **_: object):
         raise SearchStopped("the search took too long and was stopped; try fewer, longer or rarer words")
 
-    with serve_app(echo_model, data_dir) as base:
-        index = server.app.state.engine.search
+    app = app_for(echo_model, data_dir)
+    with running(app) as base:
+        index = app.state.engine.search
         index.search = out_of_time
         try:
             status, _, body = raw_request(base, "GET", "/search?q=zeppelin")

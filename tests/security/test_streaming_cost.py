@@ -10,9 +10,9 @@ import aiohttp
 from bs4 import BeautifulSoup
 
 from sidespin.llm import Backend, Delta
-from sidespin.testing.scripted import ScriptedBackend
 from tests.conftest import serve_app
 from tests.live_page import page_of
+from tests.scripted import ScriptedBackend
 from tests.test_server import read_stream, turn_id
 
 

@@ -10,12 +10,12 @@ import aiohttp
 from sidespin.events import ErrorNotice, TextDelta, ToolFinished, ToolStarted, TurnDone
 from sidespin.limits import TurnControl
 from sidespin.llm import Backend, Delta
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.tools import ToolCall, ToolRegistry, tool
 from sidespin.transcript import parse
 from tests.conftest import serve_app
 from tests.live_page import page_of
+from tests.scripted import ScriptedBackend
 from tests.test_server import read_stream, turn_id
 
 

@@ -6,8 +6,8 @@ import asyncio
 
 from sidespin.config import load_settings
 from sidespin.engine import Engine
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.web.live import TurnBoard
+from tests.scripted import ScriptedBackend
 
 
 async def test_questions_sent_before_the_first_is_written_each_get_their_own_message(tmp_path):

@@ -12,10 +12,10 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from sidespin.testing.scripted import ScriptedBackend
 from sidespin.tools import ToolCall
 from sidespin.transcript import TranscriptStore
 from tests.conftest import serve_app
+from tests.scripted import ScriptedBackend
 from tests.test_server import read_stream, turn_id
 
 SERVERS = Path(__file__).resolve().parent.parent / "mcp" / "servers"

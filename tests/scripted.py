@@ -1,7 +1,8 @@
 """A fake model that replays scripted turns: makes the rally testable offline and deterministic.
 
-Test support, not product code: the backend "scripted", which only tests choose (`sidespin.testing.scripted`
-hands it on under the name the tests import).
+It lives with the tests: no setting of the product chooses it. A test hands it to what it builds
+(`Engine.open(settings, backend=...)`, `create_app(settings, backend=...)`), or starts a server or
+the terminal chat with it through `tests/scripted_server.py` and `tests/scripted_chat.py`.
 
     backend = ScriptedBackend([
         ["Let me look. ", ToolCall("get_time", {"timezone": "UTC"})],   # first call to stream()
