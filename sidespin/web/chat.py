@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from fasthtml.common import (
-    A, APIRouter, Button, Div, EventStream, Form, H1, Header, Hidden, Main, NotStr, Pre, Redirect, Section, Span,
+    A, APIRouter, Button, Div, Form, H1, Header, Hidden, Main, NotStr, Pre, Redirect, Section, Span,
     Textarea, Title, sse_message, to_xml,
 )
 from starlette.requests import Request
@@ -36,6 +36,7 @@ from sidespin.web.links import CHAT_PATH
 from sidespin.web.live import HISTORY_WINDOW, LiveTurn, dom_id, history_window, user_dom_id
 from sidespin.web.page import AssistantMessage, LiveAnswer, PokeTool, UserMessage
 from sidespin.web.versions import Lineage, UserTools
+from sidespin.web.sse import EventStream
 
 __all__ = ["ar", "ChatHistory", "Composer", "StatusDot"]
 

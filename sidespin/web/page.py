@@ -18,7 +18,7 @@ import json
 from typing import Any, NamedTuple
 
 from fasthtml.common import (
-    APIRouter, Button, Details, Div, EventStream, JSONResponse, NotStr, Option, Pre, Select, Span, Summary,
+    APIRouter, Button, Details, Div, JSONResponse, NotStr, Option, Pre, Select, Span, Summary,
     sse_message,
 )
 from markdown_it import MarkdownIt
@@ -34,6 +34,7 @@ from sidespin.web.live import LiveTurn
 from sidespin.web.models import TurnMeter, meter_state
 from sidespin.web.questions import QuestionBox
 from sidespin.web.versions import AnswerTools
+from sidespin.web.sse import EventStream
 
 __all__ = [
     "render_markdown", "ChatMessage", "UserMessage", "AssistantMessage", "LiveAnswer", "ToolCard", "TurnWatch",

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import asyncio
 
-from fasthtml.common import A, APIRouter, EventStream, H1, Header, Main, Pre, Span, Title, sse_message
+from fasthtml.common import A, APIRouter, H1, Header, Main, Pre, Span, Title, sse_message
 from starlette.requests import Request
 
 from sidespin.logs import LogHub
+from sidespin.web.sse import EventStream
 
 __all__ = ["ar", "logs"]
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from fasthtml.common import (
-    APIRouter, Button, Details, Div, EventStream, Input, Label, Li, P, Pre, Span, Summary, Ul, sse_message,
+    APIRouter, Button, Details, Div, Input, Label, Li, P, Pre, Span, Summary, Ul, sse_message,
 )
 from loguru import logger
 from starlette.requests import Request
@@ -44,6 +44,7 @@ from sidespin.web.composer import ChangedNotice
 from sidespin.web.forms import refusal, text_fields
 from sidespin.web.oauth import oauth_sign_in
 from sidespin.web.page import PokeTool
+from sidespin.web.sse import EventStream
 
 if TYPE_CHECKING:
     from sidespin.engine import Engine
