@@ -9,6 +9,12 @@ A claim is a sentence that has a tool (by the word "tool" or "function", or by a
 is offered) answering, returning or being run, or that copies the way results are told to
 the model ("[result of the tool …"). It counts when no call was made in the turn, or when
 the tool it names was not among the turn's calls.
+
+An answer in a turn where no tool was called that gives the current time or today's date is
+caught too (`claimed_now`): a model has no clock, so the time it states was made up ("The
+current time in Tokyo is 10:00."), with a time tool offered or not. A sentence counts when it
+has a word for now (current, currently, right now, at the moment, today, in five languages)
+and a clock time (10:00, 3 PM) or a date (2024-05-14, May 14, Monday).
 """
 
 from __future__ import annotations
@@ -16,10 +22,12 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-__all__ = ["claimed_tool", "NOTICE"]
+__all__ = ["claimed_tool", "claimed_now", "unfounded", "NOTICE", "NOW_NOTICE"]
 
 NOTICE = ("no tool ran for this answer: what it says a tool returned or did did not come from a tool, "
           "and nothing was done")
+NOW_NOTICE = ("no tool ran for this answer: the model has no clock, so the current time or date it gives "
+              "was made up")
 
 # past tense only: "get_time returns the time" describes a tool, "get_time returned 12:00" reports a result
 _VERBS = r"(?:answered|returned|responded|replied|reported|said|gave|showed|came back)"
@@ -45,3 +53,35 @@ def claimed_tool(text: str, offered: Iterable[str], called: Iterable[str]) -> st
             if (tool not in made) if tool in names else not made:
                 return tool
     return None
+
+
+_NOW = (r"\b(?:current(?:ly)?|right now|now|at the moment|today|today's|this morning|tonight|"
+        r"actuellement|maintenant|aujourd'hui|ahora|actualmente|hoy|jetzt|aktuell|gerade|heute|"
+        r"adesso|oggi)\b")
+_CLOCK = r"(?<![\d:.,])(?:[01]?\d|2[0-3])(?::[0-5]\d(?::[0-5]\d)?(?:\s?[ap]\.?m\.?)?|\s?[ap]\.?m\.?)(?![\d:])"
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
+           "janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre|"
+           "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|"
+           "januar|februar|märz|juni|juli|oktober|dezember")
+_DATE = (rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|(?:{_MONTHS})\s+\d{{1,2}}\b|\d{{1,2}}\.?\s+(?:de\s+)?(?:{_MONTHS})\b|"
+         r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)")
+
+
+def claimed_now(text: str) -> str | None:
+    """The sentence of an answer that gives the current time or today's date, or None."""
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
+        lowered = sentence.lower()
+        if re.search(_NOW, lowered) and (re.search(_CLOCK, lowered) or re.search(_DATE, lowered)):
+            return sentence.strip()
+    return None
+
+
+def unfounded(text: str, offered: Iterable[str], called: Iterable[str]) -> tuple[str, str] | None:
+    """What an answer says that did not happen or cannot be known, with the notice to show; None when nothing:
+    a tool's result without its call (`claimed_tool`), or, when nothing was called, the time now (`claimed_now`)."""
+    made = list(called)
+    tool = claimed_tool(text, offered, made)
+    if tool is not None:
+        return tool, NOTICE
+    now = None if made else claimed_now(text)
+    return (now, NOW_NOTICE) if now is not None else None

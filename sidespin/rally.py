@@ -50,7 +50,7 @@ from sidespin.events import (
 )
 from sidespin.formats import ATTACHMENTS, call_to_openai, tool_message
 from sidespin.history import put_result, recent
-from sidespin.honesty import NOTICE, claimed_tool
+from sidespin.honesty import unfounded
 from sidespin.intercept import Interceptor
 from sidespin.limits import TurnControl, TurnCut
 from sidespin.llm.base import Backend
@@ -467,10 +467,10 @@ async def chat_with_llm(
     finally:
         for task in current.tasks:
             task.cancel()
-    claim = claimed_tool("".join(turn.answer), registry.names(), turn.called)
+    claim = unfounded("".join(turn.answer), registry.names(), turn.called)
     if claim is not None:
-        logger.warning("TOOL_CLAIM_WITHOUT_CALL conv={} {}", conversation.id, claim)
-        yield ErrorNotice(NOTICE)
+        logger.warning("TOOL_CLAIM_WITHOUT_CALL conv={} {}", conversation.id, claim[0][:120])
+        yield ErrorNotice(claim[1])
     yield TurnDone(text="".join(turn.answer), rounds=rounds, reason=reason, pending=current.pending)
 
 

@@ -4,7 +4,7 @@ wrapper is read as a call or said to be malformed, never shown raw."""
 from __future__ import annotations
 
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, ToolProposed
-from sidespin.honesty import NOTICE, claimed_tool
+from sidespin.honesty import NOTICE, NOW_NOTICE, claimed_now, claimed_tool
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.tools import ToolRegistry, tool
 from tests.scripted import ScriptedBackend
@@ -49,6 +49,27 @@ def test_a_claim_about_the_tool_that_did_run_is_no_claim_but_one_about_another_i
     assert claimed_tool("The tool read_file answered: milk.", OFFERED, called=["read_file"]) is None
 
 
+def test_an_answer_that_gives_the_time_now_or_todays_date_is_a_claim_no_model_can_make() -> None:
+    for text in ("The current time in Tokyo is 10:00.",
+                 "It is currently 3:45 PM in New York.",
+                 "Right now it's 7 pm in Paris.",
+                 "Today is Monday, May 14, 2024.",
+                 "Today's date is 2024-05-14.",
+                 "Il est actuellement 14:30 à Paris.",
+                 "Ahora son las 9:15 en Ciudad de México."):
+        assert claimed_now(text) is not None, text
+
+
+def test_times_and_dates_that_are_not_now_are_no_claim() -> None:
+    for text in ("If it is 15:00 in New York, it is 20:00 in London.",
+                 "I cannot know the current time; a clock or a time tool can tell you.",
+                 "The meeting moved from Tuesday at 10:00 to Wednesday at 11:00.",
+                 "UTC and GMT show the same time; GMT is a time zone, UTC a standard.",
+                 "Python 3.11 was released in October 2022.",
+                 "Use `git log -1` to see the last commit now."):
+        assert claimed_now(text) is None, text
+
+
 async def play(answers: list[list[str]], **options) -> tuple[list, str]:
     model = ScriptedBackend(answers)
     events = [e async for e in chat_with_llm(Conversation(), "Now add bread to that list.", backend=model,
@@ -89,3 +110,9 @@ async def test_a_wrapper_that_calls_nothing_readable_is_a_malformed_call_not_tex
 async def test_an_imitated_result_block_and_an_echoed_request_id_are_hidden() -> None:
     events, shown = await play([["<tool_response>milk</tool_response>Done. <request-id>ab12cd34</request-id>"]])
     assert shown == "Done. " and not [e for e in events if isinstance(e, (ToolProposed, MalformedCall))]
+
+
+async def test_a_turn_that_gives_the_time_without_calling_anything_says_it_was_made_up() -> None:
+    events, shown = await play([["The current time in Tokyo is 10:00."]])
+    notices = [e.message for e in events if isinstance(e, ErrorNotice)]
+    assert shown == "The current time in Tokyo is 10:00." and notices == [NOW_NOTICE]  # the answer kept, marked
