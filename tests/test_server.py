@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import html
 import re
+from typing import TYPE_CHECKING
 
 import aiohttp
 import pytest
@@ -14,28 +15,55 @@ from tests.conftest import serve_app
 from tests.live_page import page_of
 from tests.scripted import ScriptedBackend
 
+if TYPE_CHECKING:
+    from starlette.testclient import TestClient
+
 BLOCK = '<mcp-request>\n  <tool name="get_cat_fact" />\n</mcp-request>'
 
 
+class SseEvents:
+    """The (event, data) pairs of one turn's SSE stream, folded line by line up to its `done` event."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+        self._name, self._data = "message", []
+
+    def feed(self, line: str) -> bool:
+        """Take one line, without its newline; true once the `done` event is complete."""
+        if line.startswith("event: "):
+            self._name = line[7:]
+        elif line.startswith("data: "):
+            self._data.append(line[6:])
+        elif line == "":
+            self.events.append((self._name, "\n".join(self._data)))
+            if self._name == "done":
+                return True
+            self._name, self._data = "message", []
+        return False
+
+
 async def read_stream(session: aiohttp.ClientSession, base: str, tid: str) -> list[tuple[str, str]]:
-    """Read one turn's SSE stream to its `done` event; return (event, data) pairs."""
-    events: list[tuple[str, str]] = []
+    """Read one turn's SSE stream over a socket to its `done` event; return (event, data) pairs."""
+    fold = SseEvents()
     async with session.get(f"{base}/stream", params={"tid": tid}, timeout=aiohttp.ClientTimeout(total=60)) as response:
         assert response.status == 200
         assert response.headers["content-type"].startswith("text/event-stream")
-        name, data = "message", []
         async for raw in response.content:
-            line = raw.decode().rstrip("\n")
-            if line.startswith("event: "):
-                name = line[7:]
-            elif line.startswith("data: "):
-                data.append(line[6:])
-            elif line == "":
-                events.append((name, "\n".join(data)))
-                if name == "done":
-                    return events
-                name, data = "message", []
-    return events
+            if fold.feed(raw.decode().rstrip("\n")):
+                break
+    return fold.events
+
+
+def stream_events(client: TestClient, tid: str) -> list[tuple[str, str]]:
+    """Read one turn's SSE stream from the app in process to its `done` event; return (event, data) pairs."""
+    fold = SseEvents()
+    with client.stream("GET", "/stream", params={"tid": tid}) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for line in response.iter_lines():
+            if fold.feed(line):
+                break
+    return fold.events
 
 
 def turn_id(fragment: str) -> str:
