@@ -1,4 +1,4 @@
-"""Shared fixtures: a real uvicorn server running the real app on a free port."""
+"""Shared fixtures: the real app called in process, or run by a real uvicorn server on a free port."""
 
 from __future__ import annotations
 
@@ -13,10 +13,13 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Iterator
 
 import pytest
 from aiohttp import web
+
+if TYPE_CHECKING:
+    from starlette.testclient import TestClient
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -75,6 +78,19 @@ def running(app) -> Iterator[str]:
     finally:
         instance.should_exit = True
         thread.join(timeout=30)
+
+
+@contextlib.contextmanager
+def in_process(backend, data_dir: Path, **settings_overrides) -> Iterator["TestClient"]:
+    """The app `serve_app` runs, called in process with no socket: a `TestClient` whose lifespan opens the engine.
+    Its requests carry the Host the app expects (127.0.0.1 and the settings' port); an error in a route is a 500,
+    as a real server answers it, not an exception in the test."""
+    from starlette.testclient import TestClient
+
+    app = app_for(backend, data_dir, **settings_overrides)
+    base = f"http://127.0.0.1:{app.state.settings.port}"
+    with TestClient(app, base_url=base, raise_server_exceptions=False) as client:
+        yield client
 
 
 @contextlib.contextmanager

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -248,42 +247,36 @@ def test_only_calls_that_ran_are_reused(store):
 
 # ---------------------------------------------------------------- the routes refuse bad input with a reason
 
-async def test_bad_edits_forks_exports_and_imports_get_a_4xx_with_a_reason_and_write_nothing(tmp_path):
-    import aiohttp
+def test_bad_edits_forks_exports_and_imports_get_a_4xx_with_a_reason_and_write_nothing(tmp_path):
+    from tests.conftest import in_process
+    from tests.test_server import stream_events, turn_id
 
-    from tests.conftest import serve_app
-    from tests.test_server import read_stream, turn_id
+    with in_process(ScriptedBackend([["Hello."]] * 5), tmp_path / "data") as client:
+        cid = str(client.get("/").url).rsplit("/", 1)[1]
+        stream_events(client, turn_id(client.post("/send", data={"cid": cid, "msg": "hi"}).text))
+        store = TranscriptStore(tmp_path / "data" / "conversations")
+        files = sorted(store.directory.glob("*.md"))
+        refusals = [
+            ("/edit_message", {"cid": cid, "turn": "x", "text": "a"}, 400, "message number"),
+            ("/edit_message", {"cid": cid, "turn": "7", "text": "a"}, 400, "no user message number 7"),
+            ("/edit_message", {"cid": cid, "turn": "0", "text": "  "}, 400, "empty"),
+            ("/edit_message", {"cid": "nope", "turn": "0", "text": "a"}, 404, "nope"),
+            ("/regenerate", {"cid": cid, "turn": "1"}, 400, "no user message number 1"),
+            ("/fork", {"cid": cid, "turn": "3"}, 400, "no message number 3"),
+            ("/import", {"file": "not a file"}, 400, "choose a markdown file"),
+        ]
+        for path, form, status, reason in refusals:
+            response = client.post(path, data=form)
+            assert response.status_code == status, (path, form, response.text)
+            assert reason in response.json()["error"]
+        response = client.get("/export", params={"cid": "../secrets"})
+        assert response.status_code == 404 and "not a conversation id" in response.json()["error"]
+        upload = {"file": ("x.md", b"\xf0\x9f\x92\xac: hi\n\xf0\x9f\xa4\x96:\n\n\xe2\x9d\x93: `{`\n")}
+        response = client.post("/import", files=upload, headers={"Accept": "application/json"})
+        answer = response.json()
+        assert response.status_code == 400 and answer["line"] == 4 and "x.md, line 4" in answer["error"]
+        assert sorted(store.directory.glob("*.md")) == files
 
-    with serve_app(ScriptedBackend([["Hello."]] * 5), tmp_path / "data") as base:
-        async with aiohttp.ClientSession() as session:
-            async with session.get(base + "/") as response:
-                cid = str(response.url).rsplit("/", 1)[1]
-            async with session.post(base + "/send", data={"cid": cid, "msg": "hi"}) as response:
-                await asyncio.wait_for(read_stream(session, base, turn_id(await response.text())), 60)
-            store = TranscriptStore(tmp_path / "data" / "conversations")
-            files = sorted(store.directory.glob("*.md"))
-            refusals = [
-                ("/edit_message", {"cid": cid, "turn": "x", "text": "a"}, 400, "message number"),
-                ("/edit_message", {"cid": cid, "turn": "7", "text": "a"}, 400, "no user message number 7"),
-                ("/edit_message", {"cid": cid, "turn": "0", "text": "  "}, 400, "empty"),
-                ("/edit_message", {"cid": "nope", "turn": "0", "text": "a"}, 404, "nope"),
-                ("/regenerate", {"cid": cid, "turn": "1"}, 400, "no user message number 1"),
-                ("/fork", {"cid": cid, "turn": "3"}, 400, "no message number 3"),
-                ("/import", {"file": "not a file"}, 400, "choose a markdown file"),
-            ]
-            for path, form, status, reason in refusals:
-                async with session.post(base + path, data=form) as response:
-                    assert response.status == status, (path, form, await response.text())
-                    assert reason in (await response.json())["error"]
-            async with session.get(base + "/export", params={"cid": "../secrets"}) as response:
-                assert response.status == 404 and "not a conversation id" in (await response.json())["error"]
-            upload = aiohttp.FormData()
-            upload.add_field("file", b"\xf0\x9f\x92\xac: hi\n\xf0\x9f\xa4\x96:\n\n\xe2\x9d\x93: `{`\n", filename="x.md")
-            async with session.post(base + "/import", data=upload, headers={"Accept": "application/json"}) as response:
-                answer = await response.json()
-                assert response.status == 400 and answer["line"] == 4 and "x.md, line 4" in answer["error"]
-            assert sorted(store.directory.glob("*.md")) == files
-
-            async with session.get(base + "/export", params={"cid": cid}) as response:
-                assert response.headers["content-disposition"] == f'attachment; filename="{cid}.md"'
-                assert await response.text() == store.read(cid)
+        response = client.get("/export", params={"cid": cid})
+        assert response.headers["content-disposition"] == f'attachment; filename="{cid}.md"'
+        assert response.text == store.read(cid)

@@ -5,14 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import aiohttp
-
 from sidespin.events import TextDelta, ToolFinished, ToolProposed, ToolStarted
 from sidespin.ladder import Choice, choose_rung
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.route import Router
 from sidespin.tools import ToolRegistry, tool
-from tests.conftest import serve_app
+from tests.conftest import in_process
 from tests.route_fake import FakeLlama
 from tests.scripted import ScriptedBackend
 
@@ -111,11 +109,9 @@ def test_the_configured_rung_wins_and_otherwise_the_best_the_backend_offers():
     assert choose_rung(ScriptedBackend([]), "auto") == Choice("xml", "default")
 
 
-async def test_health_shows_the_rung_and_where_it_came_from(data_dir):
-    with serve_app(ScriptedBackend([]), data_dir) as base:
-        async with aiohttp.ClientSession() as session:
-            async with session.get(base + "/health") as response:
-                health = await response.json()
+def test_health_shows_the_rung_and_where_it_came_from(data_dir):
+    with in_process(ScriptedBackend([]), data_dir) as client:
+        health = client.get("/health").json()
     assert health["tool_rung"] == "xml" and health["tool_rung_source"] == "default"
 
 

@@ -231,29 +231,25 @@ def test_sidespin_search_finds_what_sidespin_ask_said(tmp_path):
 # ---- the routes refuse bad input with a reason ----
 
 
-async def test_the_sidebar_routes_refuse_bad_input_with_a_clear_json_reason(tmp_path):
-    import aiohttp
-
+def test_the_sidebar_routes_refuse_bad_input_with_a_clear_json_reason(tmp_path):
     from tests.scripted import ScriptedBackend
-    from tests.conftest import serve_app
+    from tests.conftest import in_process
 
-    with serve_app(ScriptedBackend([]), tmp_path / "data") as base:
-        async with aiohttp.ClientSession(headers={"Origin": base}) as session:
-            async with session.get(base + "/") as response:
-                cid = str(response.url).rsplit("/", 1)[1]
+    with in_process(ScriptedBackend([]), tmp_path / "data") as client:
+        client.headers["Origin"] = str(client.base_url).rstrip("/")
+        cid = str(client.get("/").url).rsplit("/", 1)[1]
 
-            async def refusal(method: str, path: str, **kwargs) -> tuple[int, str]:
-                async with session.request(method, base + path, allow_redirects=False, **kwargs) as response:
-                    return response.status, (await response.json())["error"]
+        def refusal(method: str, path: str, **kwargs) -> tuple[int, str]:
+            response = client.request(method, path, follow_redirects=False, **kwargs)
+            return response.status_code, response.json()["error"]
 
-            assert await refusal("GET", "/search", params={"q": "x" * 501}) == (
-                400, "the search has 501 characters; the limit is 500")
-            status, reason = await refusal("POST", "/rename", data={"cid": "no-such-one", "title": "x"})
-            assert status == 404 and "no conversation 'no-such-one'" in reason
-            assert (await refusal("POST", "/rename", data={"cid": cid, "title": "t" * 201}))[0] == 400
-            assert (await refusal("POST", "/delete", data={"cid": "../../etc/passwd"}))[0] == 404
-            async with session.post(base + "/delete", data={"cid": cid}, allow_redirects=False) as response:
-                assert response.status == 303
-            (tmp_path / "data" / "conversations" / f"{cid}.md").write_text("💬: same name, new file\n")
-            status, reason = await refusal("POST", "/restore", data={"cid": cid})
-            assert status == 409 and "exists already" in reason
+        assert refusal("GET", "/search", params={"q": "x" * 501}) == (
+            400, "the search has 501 characters; the limit is 500")
+        status, reason = refusal("POST", "/rename", data={"cid": "no-such-one", "title": "x"})
+        assert status == 404 and "no conversation 'no-such-one'" in reason
+        assert refusal("POST", "/rename", data={"cid": cid, "title": "t" * 201})[0] == 400
+        assert refusal("POST", "/delete", data={"cid": "../../etc/passwd"})[0] == 404
+        assert client.post("/delete", data={"cid": cid}, follow_redirects=False).status_code == 303
+        (tmp_path / "data" / "conversations" / f"{cid}.md").write_text("💬: same name, new file\n")
+        status, reason = refusal("POST", "/restore", data={"cid": cid})
+        assert status == 409 and "exists already" in reason

@@ -7,16 +7,16 @@ The model is the scripted backend, which records every message it was given.
 
 from __future__ import annotations
 
-import asyncio
 import json
+import time
 from pathlib import Path
 
-import aiohttp
 import pytest
 from mcp_harness import (
     EVERYTHING, NODE, RED_PIXEL_PNG, conformance_endpoint, endpoint_app, everything_stdio, requires_node,
     serve_in_thread,
 )
+from starlette.testclient import TestClient
 
 from sidespin.config import load_settings
 from sidespin.engine import Engine
@@ -26,9 +26,9 @@ from sidespin.mcp import MCPManager
 from sidespin.mcp.attach import ResourceRef, compose, find_resource
 from sidespin.terminal import read_line
 from sidespin.transcript import TranscriptStore
-from tests.conftest import serve_app
+from tests.conftest import in_process
 from tests.scripted import ScriptedBackend
-from tests.test_server import read_stream, turn_id
+from tests.test_server import stream_events, turn_id
 
 FEATURES = "demo://resource/static/document/features.md"
 STDIO = {"command": str(NODE), "args": [str(EVERYTHING), "stdio"]}
@@ -113,49 +113,45 @@ async def test_an_image_resource_reaches_a_vision_model_as_an_image_and_others_a
     assert to_ollama_messages(sent, images=True)[-1]["images"] == [RED_PIXEL_PNG]
 
 
-async def test_a_regenerate_keeps_the_attachments_and_an_edit_keeps_those_whose_block_it_kept(tmp_path: Path) -> None:
+def test_a_regenerate_keeps_the_attachments_and_an_edit_keeps_those_whose_block_it_kept(tmp_path: Path) -> None:
     (tmp_path / "served").mkdir()
     store = TranscriptStore(tmp_path / "conversations")
     backend = ScriptedBackend([["A red pixel."], ["Red, again."], ["Only text now."]])
 
-    async def answered(session: aiohttp.ClientSession, url: str, route: str, data: dict, answer: str) -> None:
-        async with session.post(url + route, data=data) as response:
-            assert response.status == 200, await response.text()
+    def answered(client: TestClient, route: str, data: dict, answer: str) -> None:
+        response = client.post(route, data=data)
+        assert response.status_code == 200, response.text
         for _ in range(600):  # the turn plays in the background: wait for its answer in the file
             if answer in store.read(cid):
                 return
-            await asyncio.sleep(0.05)
+            time.sleep(0.05)
         raise AssertionError(f"{route} gave no answer")
 
     with serve_in_thread(endpoint_app(conformance_endpoint(conversations=tmp_path / "served"))) as port:
         write_mcp_json(tmp_path, {"fixtures": {"url": f"http://127.0.0.1:{port}/mcp"}})
-        with serve_app(backend, tmp_path, tool_mode="xml") as url:
-            async with aiohttp.ClientSession() as session:
-                async with session.post(url + "/new") as response:
-                    cid = str(response.url).rsplit("/", 1)[-1]
-                attach = [json.dumps({"server": "fixtures", "uri": uri}) for uri in ("test://static-text",
-                                                                                     "test://static-binary")]
-                form = aiohttp.FormData([("cid", cid), ("msg", "What is in these?"), *[("attach", a) for a in attach]])
-                async with session.post(url + "/send", data=form) as response:
-                    assert response.status == 200, await response.text()
-                    await asyncio.wait_for(read_stream(session, url, turn_id(await response.text())), 60)
-                sent = store.load(cid).turns[0]
-                assert [row["uri"] for row in sent.user_note["attached"]] == ["test://static-text", "test://static-binary"]
+        with in_process(backend, tmp_path, tool_mode="xml") as client:
+            cid = str(client.post("/new").url).rsplit("/", 1)[-1]
+            attach = [json.dumps({"server": "fixtures", "uri": uri}) for uri in ("test://static-text",
+                                                                                 "test://static-binary")]
+            response = client.post("/send", data={"cid": cid, "msg": "What is in these?", "attach": attach})
+            assert response.status_code == 200, response.text
+            stream_events(client, turn_id(response.text))
+            sent = store.load(cid).turns[0]
+            assert [row["uri"] for row in sent.user_note["attached"]] == ["test://static-text", "test://static-binary"]
 
-                await answered(session, url, "/regenerate", {"cid": cid, "turn": "0"}, "Red, again.")
-                again = store.load(cid).turns[0]
-                assert again.user == sent.user and again.user_note == sent.user_note
-                assert backend.calls[1][-1][ATTACHMENTS] == backend.calls[0][-1][ATTACHMENTS] != []  # the image, again
+            answered(client, "/regenerate", {"cid": cid, "turn": "0"}, "Red, again.")
+            again = store.load(cid).turns[0]
+            assert again.user == sent.user and again.user_note == sent.user_note
+            assert backend.calls[1][-1][ATTACHMENTS] == backend.calls[0][-1][ATTACHMENTS] != []  # the image, again
 
-                # the person takes the image's block out of the message: its row and its image go with it
-                typed = again.user.split("\n\n📎 test://static-binary")[0]
-                await answered(session, url, "/edit_message", {"cid": cid, "turn": "0", "text": typed}, "Only text now.")
-                edited = store.load(cid).turns[0]
-                assert "static-text" in edited.user and "static-binary" not in edited.user
-                assert edited.user_note == {"attached": [sent.user_note["attached"][0]]}
-                assert ATTACHMENTS not in backend.calls[2][-1]
-                async with session.get(f"{url}/c/{cid}") as response:
-                    page = await response.text()
+            # the person takes the image's block out of the message: its row and its image go with it
+            typed = again.user.split("\n\n📎 test://static-binary")[0]
+            answered(client, "/edit_message", {"cid": cid, "turn": "0", "text": typed}, "Only text now.")
+            edited = store.load(cid).turns[0]
+            assert "static-text" in edited.user and "static-binary" not in edited.user
+            assert edited.user_note == {"attached": [sent.user_note["attached"][0]]}
+            assert ATTACHMENTS not in backend.calls[2][-1]
+            page = client.get(f"/c/{cid}").text
     assert 'data-uri="test://static-text"' in page and "attached-list" in page  # still drawn as an attachment
 
 
@@ -178,16 +174,14 @@ async def test_an_unknown_or_unreadable_resource_is_refused_by_name() -> None:
 
 @pytest.mark.node
 @requires_node
-async def test_send_with_an_unreadable_resource_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+def test_send_with_an_unreadable_resource_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
     write_mcp_json(tmp_path, {"everything": STDIO})
-    with serve_app(ScriptedBackend([]), tmp_path, tool_mode="xml") as url:
-        async with aiohttp.ClientSession() as session:
-            async with session.post(url + "/new") as response:
-                cid = str(response.url).rsplit("/", 1)[-1]
-            attach = json.dumps({"server": "everything", "uri": "demo://resource/dynamic/text/abc"})
-            async with session.post(url + "/send", data={"cid": cid, "msg": "read this", "attach": attach}) as answer:
-                assert answer.status == 422
-                error = (await answer.json())["error"]
+    with in_process(ScriptedBackend([]), tmp_path, tool_mode="xml") as client:
+        cid = str(client.post("/new").url).rsplit("/", 1)[-1]
+        attach = json.dumps({"server": "everything", "uri": "demo://resource/dynamic/text/abc"})
+        answer = client.post("/send", data={"cid": cid, "msg": "read this", "attach": attach})
+        assert answer.status_code == 422
+        error = answer.json()["error"]
     assert "demo://resource/dynamic/text/abc" in error and "cannot be read" in error and "nothing was sent" in error
     saved = tmp_path / "conversations" / f"{cid}.md"
     assert not saved.exists() or "read this" not in saved.read_text(encoding="utf-8")

@@ -13,13 +13,14 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
+from starlette.testclient import TestClient
 
 from sidespin.errors import AttachmentRefused
 from sidespin.mcp import MCPManager, ServerConfig
 from sidespin.mcp.attach import ResourceRef, compose
 from sidespin.terminal import read_line
-from tests.conftest import serve_app
-from tests.security.conftest import json_of, raw_request
+from tests.conftest import in_process
+from tests.security.conftest import app_request, json_of
 
 SPY = Path(__file__).resolve().parent / "servers" / "spy_server.py"
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -42,21 +43,21 @@ def reached(folder: Path, name: str = "spy") -> list[str]:
     return record.read_text(encoding="utf-8").splitlines() if record.exists() else []
 
 
-def send(base: str, cid: str, server: str, uri: str) -> tuple[int, bytes]:
+def send(client: TestClient, cid: str, server: str, uri: str) -> tuple[int, bytes]:
     attach = json.dumps({"server": server, "uri": uri, "name": "notes"})
-    status, _, body = raw_request(base, "POST", "/send", urlencode({"cid": cid, "msg": "read this",
-                                                                     "attach": attach}).encode(), FORM)
+    status, _, body = app_request(client, "POST", "/send", urlencode({"cid": cid, "msg": "read this",
+                                                                       "attach": attach}).encode(), FORM)
     return status, body
 
 
 def test_send_refuses_a_uri_the_server_never_offered_and_it_never_reaches_it(echo_model, data_dir):
     data_dir.mkdir(parents=True)
     (data_dir / "mcp.json").write_text(json.dumps({"servers": spies(data_dir)}), encoding="utf-8")
-    with serve_app(echo_model, data_dir) as base:
-        _, headers, _ = raw_request(base, "POST", "/new", b"", FORM)
+    with in_process(echo_model, data_dir) as client:
+        _, headers, _ = app_request(client, "POST", "/new", b"", FORM)
         cid = headers["location"].rsplit("/", 1)[1]
         for server, uri in NEVER_OFFERED:
-            status, body = send(base, cid, server, uri)
+            status, body = send(client, cid, server, uri)
             assert status == 422, (uri, body)
             assert uri in json_of(body)["error"] and "nothing was sent" in json_of(body)["error"]
         assert reached(data_dir) == [] and reached(data_dir, "other") == []
@@ -65,7 +66,7 @@ def test_send_refuses_a_uri_the_server_never_offered_and_it_never_reaches_it(ech
 
         # what it offers still goes: its listed resource, and its template filled in
         for uri in ("spy://notes/today", "spy://notes/2026-11-24"):
-            status, body = send(base, cid, "spy", uri)
+            status, body = send(client, cid, "spy", uri)
             assert status == 200, body
         assert reached(data_dir) == ["spy://notes/today", "spy://notes/2026-11-24"]
 

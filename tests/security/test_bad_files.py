@@ -11,8 +11,8 @@ from sidespin.errors import TranscriptError
 from sidespin.events import ToolFinished, ToolProposed
 from sidespin.tools import ToolCall, ToolResult
 from sidespin.transcript import TranscriptRecorder, TranscriptStore, parse
-from tests.conftest import serve_app
-from tests.security.conftest import raw_request
+from tests.conftest import in_process
+from tests.security.conftest import app_request
 
 DEEP = 5000
 
@@ -82,17 +82,17 @@ def test_every_page_works_beside_a_file_nested_too_deep(echo_model, data_dir):
     for number, text in enumerate(BAD_FILES.values()):
         (conversations / f"bad{number}.md").write_text(text, encoding="utf-8")
         os.utime(conversations / f"bad{number}.md", (2_000_000_000, 2_000_000_000))  # the newest: opened by /
-    with serve_app(echo_model, data_dir) as base:
-        status, headers, _ = raw_request(base, "GET", "/")
+    with in_process(echo_model, data_dir) as client:
+        status, headers, _ = app_request(client, "GET", "/")
         assert status in (302, 303, 307)
-        status, _, page = raw_request(base, "GET", headers["location"])
+        status, _, page = app_request(client, "GET", headers["location"])
         assert status == 200
-        status, _, page = raw_request(base, "GET", "/c/good")
+        status, _, page = app_request(client, "GET", "/c/good")
         assert status == 200 and b"the good one" in page
-        status, _, found = raw_request(base, "GET", "/search?q=good")
+        status, _, found = app_request(client, "GET", "/search?q=good")
         assert status == 200 and b"the good one" in found
         for number in range(len(BAD_FILES)):
-            status, _, _ = raw_request(base, "GET", f"/c/bad{number}")
+            status, _, _ = app_request(client, "GET", f"/c/bad{number}")
             assert status == 200  # drawn, or "This conversation cannot be shown"
-            status, _, _ = raw_request(base, "GET", f"/export?cid=bad{number}")
+            status, _, _ = app_request(client, "GET", f"/export?cid=bad{number}")
             assert status == 200

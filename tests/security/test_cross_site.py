@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from starlette.testclient import TestClient
+
 from sidespin.config import Settings
 from sidespin.web.app import create_app
-from tests.conftest import serve_app
-from tests.security.conftest import json_of, raw_request
+from tests.conftest import in_process
+from tests.security.conftest import app_request, json_of
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 
@@ -45,8 +47,8 @@ def conversations(data_dir: Path) -> dict[str, str]:
     return {path.name: path.read_text() for path in (data_dir / "conversations").glob("*.md")}
 
 
-def new_conversation(base: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
-    status, answer, _ = raw_request(base, "POST", "/new", b"", {**FORM, **(headers or {})})
+def new_conversation(client: TestClient, headers: dict[str, str] | None = None) -> tuple[int, str]:
+    status, answer, _ = app_request(client, "POST", "/new", b"", {**FORM, **(headers or {})})
     return status, answer.get("location", "").rsplit("/", 1)[-1]
 
 
@@ -56,11 +58,11 @@ def test_only_routes_that_change_nothing_answer_get():
 
 
 def test_a_get_to_a_route_that_changes_state_is_a_405_and_changes_nothing(echo_model, data_dir):
-    with serve_app(echo_model, data_dir) as base:
-        _, cid = new_conversation(base)
+    with in_process(echo_model, data_dir) as client:
+        _, cid = new_conversation(client)
         before = conversations(data_dir)
         for path in CHANGES_STATE:
-            status, headers, body = raw_request(base, "GET", path.format(cid=cid))
+            status, headers, body = app_request(client, "GET", path.format(cid=cid))
             assert status == 405, f"GET {path} answered {status}"
             assert "POST" in headers.get("allow", "") and json_of(body)["status"] == "error"
         assert conversations(data_dir) == before  # no conversation made, no message sent, nothing renamed
@@ -73,33 +75,34 @@ def test_a_get_to_a_route_that_changes_state_is_a_405_and_changes_nothing(echo_m
     {"Referer": "http://attacker.example/page.html"},  # a browser that sends neither Origin nor Sec-Fetch-Site
 ])
 def test_a_request_from_another_site_is_refused_whatever_its_method(echo_model, data_dir, foreign):
-    with serve_app(echo_model, data_dir) as base:
-        _, cid = new_conversation(base)
+    with in_process(echo_model, data_dir) as client:
+        _, cid = new_conversation(client)
         before = conversations(data_dir)
-        assert new_conversation(base, foreign)[0] == 403
-        status, _, body = raw_request(base, "POST", "/send", f"cid={cid}&msg=hello".encode(), {**FORM, **foreign})
+        assert new_conversation(client, foreign)[0] == 403
+        status, _, body = app_request(client, "POST", "/send", f"cid={cid}&msg=hello".encode(), {**FORM, **foreign})
         assert status == 403 and "refused" in json_of(body)["error"]
         for path in ("/health", f"/export?cid={cid}", f"/c/{cid}"):
-            assert raw_request(base, "GET", path, headers=foreign)[0] == 403, path
+            assert app_request(client, "GET", path, headers=foreign)[0] == 403, path
         assert conversations(data_dir) == before
 
 
 def test_the_page_itself_and_a_typed_address_still_work(echo_model, data_dir):
-    with serve_app(echo_model, data_dir) as base:
+    with in_process(echo_model, data_dir) as client:
+        base = str(client.base_url).rstrip("/")
         own = {"Sec-Fetch-Site": "same-origin", "Origin": base, "Referer": base + "/c/x"}
-        status, cid = new_conversation(base, own)
+        status, cid = new_conversation(client, own)
         assert status == 303 and cid
-        status, _, _ = raw_request(base, "POST", "/send", f"cid={cid}&msg=hello".encode(), {**FORM, **own})
+        status, _, _ = app_request(client, "POST", "/send", f"cid={cid}&msg=hello".encode(), {**FORM, **own})
         assert status == 200
         typed = {"Sec-Fetch-Site": "none"}  # the address bar, a bookmark
-        assert raw_request(base, "GET", f"/c/{cid}", headers=typed)[0] == 200
+        assert app_request(client, "GET", f"/c/{cid}", headers=typed)[0] == 200
 
 
 def test_the_oauth_callback_alone_takes_a_get_from_another_site(echo_model, data_dir):
-    with serve_app(echo_model, data_dir) as base:
-        status, _, body = raw_request(base, "GET", "/oauth/callback?code=x&state=guess",
+    with in_process(echo_model, data_dir) as client:
+        status, _, body = app_request(client, "GET", "/oauth/callback?code=x&state=guess",
                                       headers={"Sec-Fetch-Site": "cross-site", "Referer": "http://auth.example/"})
         assert status == 400 and b"Sign-in failed" in body  # reached: refused by its state, not by the guard
-        status, _, _ = raw_request(base, "POST", "/oauth/callback?code=x&state=guess", b"",
+        status, _, _ = app_request(client, "POST", "/oauth/callback?code=x&state=guess", b"",
                                    {"Sec-Fetch-Site": "cross-site"})
         assert status == 403

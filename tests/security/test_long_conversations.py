@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import threading
 import time
-import urllib.request
 
 import pytest
-
 from fasthtml.common import to_xml
+from starlette.testclient import TestClient
 
 from sidespin import versions
 from sidespin.search import SearchIndex
 from sidespin.transcript import TranscriptStore
 from sidespin.web.sidebar import SearchHit
 from sidespin.web.live import HISTORY_WINDOW
-from tests.conftest import serve_app
-from tests.security.conftest import raw_request
+from tests.conftest import in_process
+from tests.security.conftest import app_request
 
 TURNS = 8000  # 176 KB; it took 188 s to open, /health unanswered all along
 
@@ -29,8 +28,8 @@ def long_conversation(turns: int) -> str:
 class HealthPoll:
     """Asks /health every 0.1 s from a thread of its own; notes every answer that took over a second."""
 
-    def __init__(self, base: str) -> None:
-        self.base = base
+    def __init__(self, client: TestClient) -> None:
+        self.client = client
         self.answered = 0
         self.late: list[str] = []
         self._stop = threading.Event()
@@ -40,14 +39,14 @@ class HealthPoll:
     def _poll(self) -> None:
         while not self._stop.is_set():
             started = time.monotonic()
-            try:
-                with urllib.request.urlopen(self.base + "/health", timeout=1.0) as response:
-                    response.read()
+            status = self.client.get("/health").status_code
+            took = time.monotonic() - started
+            if took > 1.0 or status != 200:
+                self.late.append(f"{took:.2f} s: {status}")
+            else:
                 with self._answer:
                     self.answered += 1
                     self._answer.notify_all()
-            except OSError as error:
-                self.late.append(f"{time.monotonic() - started:.2f} s: {error}")
             self._stop.wait(0.1)
 
     def one_more(self, timeout: float = 10.0) -> None:
@@ -69,9 +68,9 @@ def test_health_answers_within_a_second_while_a_long_conversation_opens(echo_mod
     conversations = data_dir / "conversations"
     conversations.mkdir(parents=True)
     (conversations / "long.md").write_text(long_conversation(TURNS), encoding="utf-8")
-    with serve_app(echo_model, data_dir) as base:
-        with HealthPoll(base) as health:
-            status, _, page = raw_request(base, "GET", "/c/long")  # a generous deadline: 30 s
+    with in_process(echo_model, data_dir) as client:
+        with HealthPoll(client) as health:
+            status, _, page = app_request(client, "GET", "/c/long")  # a generous deadline: 30 s
             health.one_more()
         assert status == 200
         assert health.late == [] and health.answered >= 2
@@ -79,7 +78,7 @@ def test_health_answers_within_a_second_while_a_long_conversation_opens(echo_mod
         assert page.count(b'data-role="user"') == HISTORY_WINDOW
         assert b"earlier messages" in page
 
-        status, _, first = raw_request(base, "GET", "/c/long?start=0")
+        status, _, first = app_request(client, "GET", "/c/long?start=0")
         assert status == 200 and b'id="user-0"' in first and f'id="user-{TURNS - 1}"'.encode() not in first
         assert b"later messages" in first
 
@@ -88,8 +87,8 @@ def test_a_short_conversation_is_drawn_whole_without_paging(echo_model, data_dir
     conversations = data_dir / "conversations"
     conversations.mkdir(parents=True)
     (conversations / "short.md").write_text(long_conversation(3), encoding="utf-8")
-    with serve_app(echo_model, data_dir) as base:
-        status, _, page = raw_request(base, "GET", "/c/short?start=2")
+    with in_process(echo_model, data_dir) as client:
+        status, _, page = app_request(client, "GET", "/c/short?start=2")
         assert status == 200 and b'id="user-0"' in page and b'id="user-2"' in page
         assert b"earlier messages" not in page and b"later messages" not in page
 

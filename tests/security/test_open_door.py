@@ -9,8 +9,8 @@ import sys
 import time
 import urllib.request
 
-from tests.conftest import ROOT, free_port, serve_app
-from tests.security.conftest import json_of, raw_request
+from tests.conftest import ROOT, free_port, in_process
+from tests.security.conftest import app_request, json_of, raw_request
 
 TOKEN = "correct-horse-battery-staple"
 ROUTES = [("GET", "/"), ("GET", "/health"), ("GET", "/tools"), ("GET", "/static/app.css"), ("GET", "/logs"),
@@ -18,59 +18,59 @@ ROUTES = [("GET", "/"), ("GET", "/health"), ("GET", "/tools"), ("GET", "/static/
 
 
 def test_on_a_public_bind_every_route_answers_401_without_the_token(echo_model, data_dir):
-    with serve_app(echo_model, data_dir, host="0.0.0.0", auth_token=TOKEN) as base:
+    with in_process(echo_model, data_dir, host="0.0.0.0", auth_token=TOKEN) as client:
         for method, path in ROUTES:
-            status, headers, body = raw_request(base, method, path, b"" if method == "POST" else None)
+            status, headers, body = app_request(client, method, path, b"" if method == "POST" else None)
             assert status == 401, f"{method} {path} answered {status}"
             assert "token" in json_of(body)["error"] and headers["www-authenticate"] == "Bearer"
-        status, _, _ = raw_request(base, "GET", "/health", headers={"Authorization": "Bearer wrong-token"})
+        status, _, _ = app_request(client, "GET", "/health", headers={"Authorization": "Bearer wrong-token"})
         assert status == 401
-        status, _, _ = raw_request(base, "GET", "/health", headers={"Cookie": "sidespin_token_1=" + TOKEN})
+        status, _, _ = app_request(client, "GET", "/health", headers={"Cookie": "sidespin_token_1=" + TOKEN})
         assert status == 401  # another server's cookie name
 
 
 def test_the_token_opens_every_route_by_header_and_the_first_visit_sets_a_cookie(echo_model, data_dir):
-    with serve_app(echo_model, data_dir, host="0.0.0.0", auth_token=TOKEN) as base:
-        status, _, body = raw_request(base, "GET", "/health", headers={"Authorization": f"Bearer {TOKEN}"})
+    with in_process(echo_model, data_dir, host="0.0.0.0", auth_token=TOKEN) as client:
+        status, _, body = app_request(client, "GET", "/health", headers={"Authorization": f"Bearer {TOKEN}"})
         assert status == 200 and json_of(body)["status"] == "ok"
-        status, headers, _ = raw_request(base, "GET", f"/?token={TOKEN}")
+        status, headers, _ = app_request(client, "GET", f"/?token={TOKEN}")
         assert status == 303 and headers["location"] == "/"  # the token leaves the address bar
         cookie = headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
         pair = cookie.split(";")[0]
-        status, _, body = raw_request(base, "GET", "/tools", headers={"Cookie": pair})
+        status, _, body = app_request(client, "GET", "/tools", headers={"Cookie": pair})
         assert status == 200 and json_of(body)["count"] >= 1
-        status, _, body = raw_request(
-            base, "POST", "/mcp-tool-executor", b'{"tool": "say_hello", "params": {"name": "Ada"}}',
+        status, _, body = app_request(
+            client, "POST", "/mcp-tool-executor", b'{"tool": "say_hello", "params": {"name": "Ada"}}',
             {"Cookie": pair, "Content-Type": "application/json"})
         assert status == 200 and json_of(body)["result"] == "Hello, Ada!"
 
 
 def test_a_rebinding_page_with_its_own_name_is_refused_even_with_origin_equal_to_host(echo_model, data_dir):
-    with serve_app(echo_model, data_dir, host="0.0.0.0", auth_token=TOKEN) as base:
-        port = base.rsplit(":", 1)[1]
+    with in_process(echo_model, data_dir, host="0.0.0.0", auth_token=TOKEN) as client:
+        port = client.base_url.port
         hostile = {"Host": f"attacker.example:{port}", "Origin": f"http://attacker.example:{port}",
                    "Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
-        status, _, body = raw_request(base, "POST", "/mcp-tool-executor",
+        status, _, body = app_request(client, "POST", "/mcp-tool-executor",
                                       b'{"tool": "say_hello", "params": {"name": "x"}}', hostile)
         assert status == 403 and "attacker.example" in json_of(body)["error"]
-        status, _, _ = raw_request(base, "POST", "/approve", b"cid=x&call_id=y&choice=yA",
+        status, _, _ = app_request(client, "POST", "/approve", b"cid=x&call_id=y&choice=yA",
                                    {**hostile, "Content-Type": "application/x-www-form-urlencoded"})
         assert status == 403
 
 
 def test_allowed_hosts_names_the_server_explicitly(echo_model, data_dir):
-    with serve_app(echo_model, data_dir, host="0.0.0.0", auth_token=TOKEN, allowed_hosts=["chat.home.arpa"]) as base:
-        port = base.rsplit(":", 1)[1]
+    with in_process(echo_model, data_dir, host="0.0.0.0", auth_token=TOKEN, allowed_hosts=["chat.home.arpa"]) as client:
+        port = client.base_url.port
         auth = {"Authorization": f"Bearer {TOKEN}"}
-        assert raw_request(base, "GET", "/health", headers={**auth, "Host": f"chat.home.arpa:{port}"})[0] == 200
-        assert raw_request(base, "GET", "/health", headers={**auth, "Host": f"other.home.arpa:{port}"})[0] == 403
+        assert app_request(client, "GET", "/health", headers={**auth, "Host": f"chat.home.arpa:{port}"})[0] == 200
+        assert app_request(client, "GET", "/health", headers={**auth, "Host": f"other.home.arpa:{port}"})[0] == 403
 
 
 def test_loopback_stays_token_free_and_still_refuses_foreign_hosts(echo_model, data_dir):
-    with serve_app(echo_model, data_dir) as base:
-        assert raw_request(base, "GET", "/health")[0] == 200
-        assert raw_request(base, "GET", "/health", headers={"Host": "attacker.example"})[0] == 403
+    with in_process(echo_model, data_dir) as client:
+        assert app_request(client, "GET", "/health")[0] == 200
+        assert app_request(client, "GET", "/health", headers={"Host": "attacker.example"})[0] == 403
 
 
 def test_a_public_bind_without_a_configured_token_prints_one_and_requires_it(tmp_path):

@@ -13,8 +13,8 @@ import pytest
 from sidespin.errors import SearchStopped
 from sidespin.search import MARK, SearchIndex
 from sidespin.transcript import TranscriptStore
-from tests.conftest import app_for, running
-from tests.security.conftest import raw_request
+from tests.conftest import app_for, in_process, running
+from tests.security.conftest import app_request
 
 
 @pytest.fixture
@@ -86,6 +86,7 @@ class WaitingSearch:
 
 
 def test_a_search_stops_when_the_client_leaves(echo_model, data_dir):
+    # leaving is closing a socket: this one keeps a real server
     app = app_for(echo_model, data_dir)
     with running(app) as base:
         waiting = WaitingSearch()
@@ -105,12 +106,11 @@ def test_a_search_out_of_time_answers_with_a_clear_message(echo_model, data_dir)
     def out_of_time(query: str, limit: int = 50, **_: object):
         raise SearchStopped("the search took too long and was stopped; try fewer, longer or rarer words")
 
-    app = app_for(echo_model, data_dir)
-    with running(app) as base:
-        index = app.state.engine.search
+    with in_process(echo_model, data_dir) as client:
+        index = client.app.state.engine.search
         index.search = out_of_time
         try:
-            status, _, body = raw_request(base, "GET", "/search?q=zeppelin")
+            status, _, body = app_request(client, "GET", "/search?q=zeppelin")
         finally:
             del index.search
     assert status == 200 and b"The search took too long and was stopped" in body

@@ -11,8 +11,8 @@ import pytest
 from sidespin.errors import TranscriptError
 from sidespin.search import SearchIndex
 from sidespin.transcript import TranscriptStore
-from tests.conftest import serve_app
-from tests.security.conftest import raw_request
+from tests.conftest import in_process
+from tests.security.conftest import app_request
 
 SECRET = "💬: zanzibar-secret-words from outside\n"
 
@@ -78,11 +78,11 @@ def test_the_page_the_export_and_the_search_do_not_follow_a_link(echo_model, dat
     conversations = data_dir / "conversations"
     conversations.mkdir(parents=True)
     os.symlink(outside / "secret.md", conversations / "linked.md")
-    with serve_app(echo_model, data_dir) as base:
+    with in_process(echo_model, data_dir) as client:
         for path in ("/c/linked", "/export?cid=linked", "/search?q=zanzibar", "/"):
-            status, headers, body = raw_request(base, "GET", path)
+            status, headers, body = app_request(client, "GET", path)
             if status in (302, 303, 307):
-                status, _, body = raw_request(base, "GET", headers["location"])
+                status, _, body = app_request(client, "GET", headers["location"])
             assert b"secret-words" not in body, path  # the query itself is echoed: "zanzibar" alone may show
-        status, _, _ = raw_request(base, "GET", "/export?cid=linked")
+        status, _, _ = app_request(client, "GET", "/export?cid=linked")
         assert status == 404

@@ -7,19 +7,18 @@ import os
 import re
 import subprocess
 import sys
-import urllib.parse
-import urllib.request
 from pathlib import Path
 
 from fasthtml.common import to_xml
 from starlette.routing import Match
+from starlette.testclient import TestClient
 
 from sidespin.mcp.auth import CALLBACK_PATH
 from sidespin.record import CallRecord
 from sidespin.tools import ToolCall
 from sidespin.web import oauth
 from sidespin.web.page import ToolCard
-from tests.conftest import ROOT, app_for, running
+from tests.conftest import ROOT, in_process
 from tests.scripted import ScriptedBackend
 
 LINK = re.compile(r'\b(href|action|hx-get|hx-post|sse-connect)="(/[^"]*)"')
@@ -44,22 +43,23 @@ def answered(app, path: str, method: str) -> bool:
     return any(route.matches(scope)[0] is Match.FULL for route in app.routes)
 
 
-def read(url: str, form: dict[str, str] | None = None) -> str:
-    data = urllib.parse.urlencode(form).encode() if form is not None else None
-    with urllib.request.urlopen(url, data=data, timeout=30) as response:
-        return response.read().decode()
+def read(client: TestClient, path: str, form: dict[str, str] | None = None) -> str:
+    response = client.get(path) if form is None else client.post(path, data=form)
+    response.raise_for_status()
+    return response.text
 
 
 def test_every_address_the_page_links_to_is_a_route_of_the_app(data_dir: Path) -> None:
-    app = app_for(ScriptedBackend([["Hello."]]), data_dir, tool_mode="xml")
-    with running(app) as base:
-        with urllib.request.urlopen(base + "/", timeout=30) as response:  # the chat page, after the redirect
-            cid = response.url.rsplit("/", 1)[-1]
-            shown = [response.read().decode()]
-        shown.append(read(base + "/send", {"cid": cid, "msg": "Hi"}))  # the message and its live answer
-        shown.append(read(f"{base}/c/{cid}"))  # now with the message's and the answer's buttons
-        shown.append(read(base + "/trash"))
-        shown.append(read(base + "/logs"))
+    with in_process(ScriptedBackend([["Hello."]]), data_dir, tool_mode="xml") as client:
+        app = client.app
+        response = client.get("/")  # the chat page, after the redirect
+        response.raise_for_status()
+        cid = str(response.url).rsplit("/", 1)[-1]
+        shown = [response.text]
+        shown.append(read(client, "/send", {"cid": cid, "msg": "Hi"}))  # the message and its live answer
+        shown.append(read(client, f"/c/{cid}"))  # now with the message's and the answer's buttons
+        shown.append(read(client, "/trash"))
+        shown.append(read(client, "/logs"))
     waiting, interrupted = CallRecord(ToolCall("say_hello", {}, "c1")), CallRecord(ToolCall("say_hello", {}, "c2"))
     waiting.status, interrupted.status = "waiting", "interrupted"
     shown += [to_xml(ToolCard(waiting)), to_xml(ToolCard(interrupted))]  # the approval and Run again buttons
