@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import html
 import re
+import time
 from typing import TYPE_CHECKING
 
 import aiohttp
@@ -55,8 +56,19 @@ async def read_stream(session: aiohttp.ClientSession, base: str, tid: str) -> li
     return fold.events
 
 
+STREAM_DEADLINE = 60
+
+
 def stream_events(client: TestClient, tid: str) -> list[tuple[str, str]]:
-    """Read one turn's SSE stream from the app in process to its `done` event; return (event, data) pairs."""
+    """Read one turn's SSE stream from the app in process to its `done` event; return (event, data) pairs.
+
+    The turn is waited for first, for at most `STREAM_DEADLINE` seconds: a turn that never ends fails the test
+    (a stream read in process cannot be given a timeout); once it ended, its stream sends everything at once."""
+    deadline = time.monotonic() + STREAM_DEADLINE
+    board = client.app.state.board
+    while (turn := board.get(tid)) is not None and not turn.done:
+        assert time.monotonic() < deadline, f"the turn {tid} did not end within {STREAM_DEADLINE} s"
+        time.sleep(0.02)
     fold = SseEvents()
     with client.stream("GET", "/stream", params={"tid": tid}) as response:
         assert response.status_code == 200
