@@ -259,8 +259,9 @@ def offered(tool: Tool) -> dict[str, Any]:
     described = copy.deepcopy(to_openai_tool(tool))
     function = described["function"]
     function["description"] = _cut(function.get("description") or "", _DESCRIPTION)
-    if tool.place:  # where its server works (`sidespin.mcp.places`), after the cut so that it is always read
-        function["description"] += f" It works in {tool.place}."
+    if tool.place:  # where its server works (`sidespin.mcp.places`), after the cut so that it is always read;
+        # nothing after the folder: a small model copied "repo." with the sentence's full stop into repo_path
+        function["description"] += f" It works in {tool.place}"
     properties = (function.get("parameters") or {}).get("properties") or {}
     for schema in properties.values():
         if isinstance(schema, dict) and isinstance(schema.get("description"), str):

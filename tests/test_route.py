@@ -278,5 +278,5 @@ async def test_a_folder_its_server_works_in_is_a_known_value_and_is_offered_with
     messages = [{"role": "user", "content": text}]
     assert [c.arguments for c in await Router(llama).route(messages, [where])] == [{"repo_path": "/home/ada/project"}]
     decided = [a for a in llama.asked if a["kind"] == "render" and text in str(a["messages"])][0]
-    assert "It works in /home/ada/project." in json.dumps(decided["tools"])
+    assert json.dumps(decided["tools"]).count("It works in /home/ada/project\"") == 1  # the description's end
     assert await Router(FakeLlama(llama.routes)).route(messages, [nowhere]) == []  # a folder nothing said: invented

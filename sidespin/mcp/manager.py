@@ -328,7 +328,7 @@ class MCPManager:
 
     def _register(self, registry: ToolRegistry, connection: Connection) -> list[Tool]:
         name = connection.name
-        place = ", ".join(folders(connection.config))  # where the server works, as mcp.json says
+        place = " and ".join(folders(connection.config))  # where the server works, as mcp.json says
         return [
             registry.add(
                 dataclasses.replace(

@@ -11,7 +11,8 @@ The rules, before the code:
   the filesystem server's allowed directories. Nothing else of the configuration (commands,
   environment, URLs, tokens) is told.
 - **Told with the server's own tools.** Each tool of the server carries them (`Tool.place`), and the
-  route offers it with its description ("It works in /home/me/project."): a git tool gets the
+  route offers it at the end of its description ("It works in /home/me/project", with no full
+  stop a small model would copy into the path): a git tool gets the
   repository, a file tool the files' folder, never the other's. A value taken from it counts as
   known (`sidespin.grounding.invented`). Measured: in a system message instead, the same words made
   the 0.5B call far less often (the first token's call probability for "What's on my to-do list?

@@ -117,6 +117,6 @@ async def test_a_repository_the_person_never_names_is_the_one_mcp_json_gave_the_
     assert "greet.py" in str(finished[0].output)  # the repository's own unstaged change
     decided = [a for a in llama.asked if a["kind"] == "render" and text in str(a["messages"])][0]
     offered = {t["function"]["name"]: t["function"]["description"] for t in decided["tools"]}
-    assert offered["git_status"].endswith(f"It works in {space.repo}.")
+    assert offered["git_status"].endswith(f"It works in {space.repo}")  # no full stop to copy into a path
     assert all(str(space.files) not in description for name, description in offered.items() if name.startswith("git"))
     assert not any(m["role"] == "system" for m in decided["messages"])  # not a system message: see mcp/places
