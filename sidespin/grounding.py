@@ -87,9 +87,10 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
 
 def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
     """The required arguments whose values neither the conversation (`said`, from `said_in`) nor the tool's own
-    description, schema and place (the folders its server works in) mention: a value made up to fill a call the message did not ask for ("the capital
-    of Brazil?" answered with `calculate_area(base=10, height=5)`, a `repo_path` of "your-repo-path")."""
-    known = f"{said}\n{tool.description}\n{tool.place}\n{json.dumps(tool.input_schema, ensure_ascii=False)}".lower()
+    description, schema and place (the folders its server works in) mention: a value made up to fill a call the
+    message did not ask for ("the capital of Brazil?" answered with `calculate_area(base=10, height=5)`)."""
+    schema = json.dumps(tool.input_schema, ensure_ascii=False)
+    known = f"{said}\n{tool.description}\n{tool.place}\n{schema}".lower()
     return [name for name in tool.required if name in arguments and not _mentioned(name, arguments[name], known)]
 
 
