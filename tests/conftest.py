@@ -198,12 +198,3 @@ def server_process(data_dir: Path, port: int | None = None, **env: str) -> Itera
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (`./run test` runs two workers), the tests that run a model go to one worker, one after
-    another: two llama.cpp processes on a small machine would slow each other more than they gain. The other
-    worker meanwhile takes the tests that mostly wait (servers starting, pages loading, MCP round trips)."""
-    for item in items:
-        if item.get_closest_marker("model"):
-            item.add_marker(pytest.mark.xdist_group("model"))
