@@ -198,3 +198,11 @@ def server_process(data_dir: Path, port: int | None = None, **env: str) -> Itera
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def default_sigint() -> None:
+    """For a child a test interrupts with Ctrl-C (`preexec_fn`): SIGINT as a person's shell leaves it. A child
+    inherits an ignored SIGINT, and in a full run the test process has been seen to carry one."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

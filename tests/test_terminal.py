@@ -18,7 +18,7 @@ import pytest
 from aiohttp import web
 
 from sidespin.transcript import parse
-from tests.conftest import LONG_PROMPTS, ROOT, ollama_stub, serving_in_thread
+from tests.conftest import LONG_PROMPTS, ROOT, default_sigint, ollama_stub, serving_in_thread
 from tests.mcp.mcp_harness import alive_pids, descendants
 
 TIME_SERVER = ROOT / ".cache" / "mcp-server-time" / "bin" / "mcp-server-time"
@@ -56,7 +56,7 @@ def spawn_chat(tmp_path: Path, *args: str, **env: str) -> pexpect.spawn:
     environment = {**os.environ, "SIDESPIN_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "120", "TERM": "dumb", **env}
     environment.pop("SIDESPIN_BACKEND", None)
     return pexpect.spawn(sys.executable, ["-m", "sidespin.cli", *args], cwd=str(ROOT), env=environment,
-                         encoding="utf-8", timeout=120, dimensions=(40, 120))
+                         encoding="utf-8", timeout=120, dimensions=(40, 120), preexec_fn=default_sigint)
 
 
 @pytest.mark.skipif(not TIME_SERVER.exists(), reason="mcp-server-time is installed by ./run test (scripts/setup-node)")

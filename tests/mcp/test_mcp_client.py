@@ -17,6 +17,7 @@ from mcp_harness import SERVERS, descendants, silent_server, slow_server
 from sidespin.errors import MCPServerError, ToolTimeout
 from sidespin.mcp import MCPManager, ServerConfig, render_result
 from sidespin.tools import Tool, ToolCall, ToolRegistry
+from tests.conftest import default_sigint
 
 
 def crashing_server(name: str = "broken") -> ServerConfig:
@@ -125,7 +126,8 @@ async def test_no_child_process_remains_after_the_manager_exits() -> None:
 
 def test_ctrl_c_leaves_no_orphan() -> None:
     process = subprocess.Popen(
-        [sys.executable, str(SERVERS / "interrupt_me.py")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        [sys.executable, str(SERVERS / "interrupt_me.py")], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        preexec_fn=default_sigint,
     )
     try:
         assert process.stdout is not None
