@@ -29,6 +29,11 @@ __all__ = ["TranscriptStore", "Stamp", "Loaded"]
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,79}")
 Stamp = tuple[int, int, int]
 Watcher = Callable[[str, "Transcript | None"], None]
+_HEAD_BYTES = 64 * 1024  # what `list` reads of each file for its title
+UNREADABLE = "⚠ unreadable:"  # the title `list` gives a file it cannot open
+# a file's own bytes: never through a link (ELOOP), never blocking on a FIFO
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
 
 
 class Loaded(NamedTuple):
@@ -36,11 +41,6 @@ class Loaded(NamedTuple):
 
     transcript: Transcript
     stamp: Stamp | None
-_HEAD_BYTES = 64 * 1024  # what `list` reads of each file for its title
-UNREADABLE = "⚠ unreadable:"  # the title `list` gives a file it cannot open
-# a file's own bytes: never through a link (ELOOP), never blocking on a FIFO
-_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-_FOLDER = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
 
 
 def _read_file(path: Path, limit: int = -1) -> bytes:

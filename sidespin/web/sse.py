@@ -7,8 +7,9 @@ The rules, before the code:
 - **Kept alive by the library.** A comment line every `PING` seconds keeps an idle stream open
   through proxies and lets a closed tab be noticed at the next write; htmx's SSE extension ignores
   comments, so nothing on the page changes.
-- **A closed tab or a stopping server ends the stream** (sse-starlette listens for both); the
-  generator is cancelled, as it was when it asked `request.is_disconnected()` itself.
+- **A closed tab or a stopping server ends the stream** (sse-starlette listens for both and
+  cancels the generator). The routes' generators still ask `request.is_disconnected()` between
+  messages as well; that check is now a second guard, not the only one.
 """
 
 from __future__ import annotations
