@@ -27,8 +27,11 @@ The rules, before the code:
   call follows, up to `MAX_CALLS`; a repeated call ends it. When they do not, one more call is
   tried anyway and kept only if the message asks for it (`asked_for`: its new values are in the
   message): a small model writes one call where "the time in Tokyo and in Paris" asks for two.
-  Once results have come back the route decides again (read, then write), under a higher
+  Once results have come back the route decides again (list, then read), under a higher
   threshold: halfway from the first one to certainty, since a small model keeps calling.
+  A tool already called since the person's message is not called again in that turn: a
+  small model reads the file it just read, or one the result names, where the message asked
+  for one read.
 - **Many tools**: when more than `SHORTLIST` tools are offered, the decision sees only the
   `SHORTLIST` most relevant to the message (`sidespin.shortlist`), and every tool the
   conversation already called.
@@ -337,6 +340,7 @@ class Router:
         written = prompt + form.opening
         asked = said_in(messages[-1:])
         said = said_in(messages)
+        called = _called_this_turn(messages) if again else set()
         tried = False  # the model wrote no separator: the next call is tried, and kept only if the message asks it
         while len(calls) < MAX_CALLS:
             try:
@@ -351,6 +355,9 @@ class Router:
             if made_up:
                 logger.info("ROUTE_INVENTED {} {}: required values nothing said, so no call", call.name,
                             ", ".join(made_up))
+                break
+            if call.name in called:
+                logger.info("ROUTE_REPEAT {}: called already in this turn, so no call", call.name)
                 break
             if tried and not asked_for(call, calls, by_name[call.name], asked):
                 logger.info("ROUTE_ANOTHER_REFUSED {} (not asked for in the message)", call.name)
@@ -429,6 +436,16 @@ class Router:
             if consumed.strip():
                 return True
         return False
+
+
+def _called_this_turn(messages: Sequence[dict[str, Any]]) -> set[str]:
+    """The tools called since the person's last message."""
+    called: set[str] = set()
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            break
+        called.update((call.get("function") or {}).get("name", "") for call in message.get("tool_calls") or [])
+    return called
 
 
 def _opens_call(token: str, form: CallFormat) -> bool:

@@ -259,9 +259,25 @@ async def test_after_results_the_model_must_want_another_call_more_surely_than_t
                    "name": "current_time", "arguments": '{"zone": "America/Lima"}'}}]},
                {"role": "tool", "tool_call_id": "c", "content": "09:00"}]
     wants = {"time in Lima": [("current_time", {"zone": "America/Lima"})]}
-    assert await Router(FakeLlama(wants, p_call=0.7, after=wants), threshold=0.5).route(history, TOOLS) == []
-    again = await Router(FakeLlama(wants, p_call=0.8, after=wants), threshold=0.5).route(history, TOOLS)
-    assert [c.name for c in again] == ["current_time"]
+    then = {"time in Lima": [("find_restaurants", {"location": "Lima"})]}
+    assert await Router(FakeLlama(wants, p_call=0.7, after=then), threshold=0.5).route(history, TOOLS) == []
+    again = await Router(FakeLlama(wants, p_call=0.8, after=then), threshold=0.5).route(history, TOOLS)
+    assert [c.name for c in again] == ["find_restaurants"]
+
+
+async def test_after_results_a_tool_already_called_in_the_turn_is_not_called_again() -> None:
+    """"Read notes/todo.md": a small model, shown the file, reads it again or reads a file the text names."""
+    history = [{"role": "user", "content": "time in Lima"},
+               {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "type": "function", "function": {
+                   "name": "current_time", "arguments": '{"zone": "America/Lima"}'}}]},
+               {"role": "tool", "tool_call_id": "c", "content": "09:00 in Lima; Tokyo is ahead"}]
+    wants = {"time in Lima": [("current_time", {"zone": "America/Lima"})]}
+    rereads = {"time in Lima": [("current_time", {"zone": "Tokyo"})]}
+    assert await Router(FakeLlama(wants, p_call=0.99, after=rereads), threshold=0.5).route(history, TOOLS) == []
+    # the same tool in the person's next message is a new turn: called again
+    follow_up = [*history, {"role": "assistant", "content": "It is 09:00."}, *user("and in Tokyo")]
+    asked = {"and in Tokyo": [("current_time", {"zone": "Tokyo"})]}
+    assert [c.arguments for c in await Router(FakeLlama(asked)).route(follow_up, TOOLS)] == [{"zone": "Tokyo"}]
 
 
 async def test_a_folder_its_server_works_in_is_a_known_value_and_is_offered_with_the_tool() -> None:
