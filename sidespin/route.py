@@ -74,7 +74,9 @@ MAX_CALLS = 4  # calls in one answer
 SHORTLIST = 10  # tools the decision sees at most
 THRESHOLD = 0.5  # probability of a call's opening above which the model calls (see `Router.threshold`)
 _DESCRIPTION = 300  # characters of a tool's description offered
-_PARAMETER_NOTE = 120  # characters of a parameter's description
+_PARAMETER_NOTE = 120  # characters of a required parameter's description
+_OPTIONAL_NOTE = 60  # ... of an optional one's (its value is kept only when the conversation mentions it)
+_NOISE = frozenset({"$schema", "$id", "title"})  # schema keys left out of what the decision is offered
 _NAME_MARK = "zqxname"
 _ARGUMENT_MARK = "zqxarg"
 
@@ -265,11 +267,33 @@ def offered(tool: Tool) -> dict[str, Any]:
     if tool.place:  # where its server works (`sidespin.mcp.places`), after the cut so that it is always read;
         # nothing after the folder: a small model copied "repo." with the sentence's full stop into repo_path
         function["description"] += f" It works in {tool.place}"
-    properties = (function.get("parameters") or {}).get("properties") or {}
-    for schema in properties.values():
+    function["parameters"] = _compact(function.get("parameters") or {"type": "object", "properties": {}})
+    properties = function["parameters"].get("properties") or {}
+    for name, schema in properties.items():
         if isinstance(schema, dict) and isinstance(schema.get("description"), str):
-            schema["description"] = _cut(schema["description"], _PARAMETER_NOTE)
+            limit = _PARAMETER_NOTE if name in tool.required else _OPTIONAL_NOTE
+            schema["description"] = _cut(schema["description"], limit)
     return described
+
+
+def _compact(schema: Any) -> Any:
+    """A schema without what tells a reader nothing: `$schema`, titles (a field's name again), a `null` default,
+    and the `null` branch of "this type or null" (leaving it out means the same). Every prompt token costs time."""
+    if isinstance(schema, list):
+        return [_compact(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    kept = {key: ({name: _compact(field) for name, field in value.items()} if key == "properties"
+                  and isinstance(value, dict) else _compact(value))
+            for key, value in schema.items() if key not in _NOISE and not (key == "default" and value is None)}
+    for key in ("anyOf", "oneOf"):
+        branches = kept.get(key)
+        if isinstance(branches, list):
+            real = [b for b in branches if b != {"type": "null"}]
+            if len(real) == 1 and len(real) < len(branches) and isinstance(real[0], dict):
+                del kept[key]
+                kept = {**real[0], **kept}
+    return kept
 
 
 def _cut(text: str, limit: int) -> str:

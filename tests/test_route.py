@@ -183,6 +183,30 @@ async def test_the_decision_offers_the_tools_through_the_template_with_descripti
     assert len(wordy.parameters["x"]["description"]) == 400  # the tool itself is left as it was
 
 
+def test_what_the_decision_is_offered_leaves_out_schema_noise_but_no_field() -> None:
+    """A prompt token costs a small CPU about 16 ms: titles, `$schema` and "or null" go, every field stays."""
+    from sidespin.route import offered
+
+    note = "A filter the person may give. " * 10
+    log = foreign("git_log", "Shows the commit logs", {
+        "repo_path": {"title": "Repo Path", "type": "string", "description": note},
+        "title": {"type": "string", "title": "Title"},  # a field named like the keyword
+        "since": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None, "title": "Since",
+                  "description": note},
+        "max_count": {"type": "integer", "default": 10},
+    }, ["repo_path"])
+    log.input_schema["$schema"] = "http://json-schema.org/draft-07/schema#"
+    parameters = offered(log)["function"]["parameters"]
+    assert "$schema" not in parameters and parameters["required"] == ["repo_path"]
+    fields = parameters["properties"]
+    assert list(fields) == ["repo_path", "title", "since", "max_count"]
+    assert fields["title"] == {"type": "string"}
+    assert fields["since"]["type"] == "string" and "anyOf" not in fields["since"] and "default" not in fields["since"]
+    assert fields["max_count"]["default"] == 10
+    assert len(fields["repo_path"]["description"]) <= 120 and len(fields["since"]["description"]) <= 60
+    assert "title" not in json.dumps(fields["repo_path"]) and log.parameters["repo_path"]["title"] == "Repo Path"
+
+
 async def test_nothing_the_decision_sees_names_a_built_in_plugin() -> None:
     from sidespin.tools import load_plugins, plugins_dir
 
