@@ -32,6 +32,9 @@ The rules, before the code:
   A tool already called since the person's message is not called again in that turn: a
   small model reads the file it just read, or one the result names, where the message asked
   for one read.
+- **Nothing in common, no call**: a message that shares no meaningful word with any offered
+  tool (and a conversation that called none) is answered in words without asking the model
+  (`sidespin.shortlist.shares_a_word`, measured there on all of BFCL).
 - **Many tools**: when more than `SHORTLIST` tools are offered, the decision sees only the
   `SHORTLIST` most relevant to the message (`sidespin.shortlist`), and every tool the
   conversation already called.
@@ -52,7 +55,7 @@ from loguru import logger
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import asked_for, grounded, invented, said_in
-from sidespin.shortlist import shortlist
+from sidespin.shortlist import shares_a_word, shortlist
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 
 __all__ = [
@@ -347,6 +350,9 @@ class Router:
         """
         listed = [t for t in tools]
         if not listed:
+            return []
+        if not shares_a_word(listed, messages):
+            logger.info("ROUTE_DECISION none (the message shares no word with any tool) tools={}", len(listed))
             return []
         chosen = shortlist(listed, messages, SHORTLIST)
         started = time.perf_counter()

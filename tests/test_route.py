@@ -18,11 +18,11 @@ def foreign(name: str, description: str, properties: dict, required: list[str]) 
                 input_schema={"type": "object", "properties": properties, "required": required})
 
 
-FIND = foreign("find_restaurants", "Find restaurants by location and cuisine.",
+FIND = foreign("find_restaurants", "Find restaurants, places to eat, by location and cuisine (Thai food, Italian …).",
                {"location": {"type": "string"}, "cuisine": {"type": "string"}, "count": {"type": "integer"}},
                ["location"])
-CLOCK = foreign("current_time", "The current time in a time zone.", {"zone": {"type": "string"}}, ["zone"])
-FACT = foreign("random_fact", "A random fact.", {}, [])
+CLOCK = foreign("current_time", "The current time in a time zone (UTC, Europe/Paris …).", {"zone": {"type": "string"}}, ["zone"])
+FACT = foreign("random_fact", "Something to read: a random fact.", {}, [])
 TOOLS = [FIND, CLOCK, FACT]
 
 
@@ -37,8 +37,23 @@ def sentences_of(grammar: str) -> set[str]:
 
 async def test_a_message_the_model_would_not_open_with_a_call_routes_to_none_without_any_completion() -> None:
     llama = FakeLlama({})
-    assert await Router(llama).route(user("hello there!"), TOOLS) == []
-    assert "complete" not in llama.kinds()
+    assert await Router(llama).route(user("hello there! I had Thai food today"), TOOLS) == []
+    assert "complete" not in llama.kinds() and "render" in llama.kinds()
+
+
+async def test_a_message_that_shares_no_word_with_any_tool_is_answered_without_asking_the_model() -> None:
+    """"Hello" offered a file server's tools: the 0.5B opened a call 87 % of the time (then looped on a path)."""
+    eager = {text: [("random_fact", {})] for text in ("Hello!", "What's the capital of Portugal?", "and now?")}
+    for text in ("Hello!", "What's the capital of Portugal?"):
+        llama = FakeLlama(eager, p_call=0.99)
+        assert await Router(llama).route(user(text), TOOLS) == [] and llama.asked == []
+    # a follow-up in a conversation that called a tool is decided by the model, words in common or not
+    history = [*user("Surprise me."), {"role": "assistant", "content": "", "tool_calls": [{
+        "id": "c", "type": "function", "function": {"name": "random_fact", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c", "content": "Owls can't move their eyes."},
+        {"role": "assistant", "content": "Owls can't move their eyes."}, *user("and now?")]
+    llama = FakeLlama(eager, p_call=0.99)
+    assert [c.name for c in await Router(llama).route(history, TOOLS)] == ["random_fact"]
 
 
 async def test_a_call_is_chosen_among_the_offered_names_and_its_arguments_come_under_its_schema() -> None:
@@ -175,7 +190,7 @@ async def test_arguments_that_do_not_fit_the_tool_raise_malformed_tool_call() ->
 async def test_the_decision_offers_the_tools_through_the_template_with_descriptions_cut_short() -> None:
     wordy = foreign("wordy", "Does things. " * 200, {"x": {"type": "string", "description": "why " * 100}}, [])
     llama = FakeLlama({})
-    await Router(llama).route(user("hi"), [wordy])
+    await Router(llama).route(user("do things"), [wordy])
     offered = [a for a in llama.asked if a["kind"] == "render"][-1]["tools"]
     function = offered[0]["function"]
     assert function["name"] == "wordy" and len(function["description"]) <= 300
