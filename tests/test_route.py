@@ -47,6 +47,10 @@ async def test_a_message_that_shares_no_word_with_any_tool_is_answered_without_a
     for text in ("Hello!", "What's the capital of Portugal?"):
         llama = FakeLlama(eager, p_call=0.99)
         assert await Router(llama).route(user(text), TOOLS) == [] and llama.asked == []
+    # words tell only within a language: a longer message in another one is left to the model
+    spanish = {"Cuéntame por favor algo curioso de verdad": [("random_fact", {})]}
+    calls = await Router(FakeLlama(spanish, p_call=0.99)).route(user(next(iter(spanish))), TOOLS)
+    assert [c.name for c in calls] == ["random_fact"]
     # a follow-up in a conversation that called a tool is decided by the model, words in common or not
     history = [*user("Surprise me."), {"role": "assistant", "content": "", "tool_calls": [{
         "id": "c", "type": "function", "function": {"name": "random_fact", "arguments": "{}"}}]},
