@@ -225,7 +225,10 @@ def _bounded(schema: dict[str, Any], max_string: int) -> dict[str, Any]:
         low = schema.get("minimum", -INTEGER_BOUND)
         high = schema.get("maximum", INTEGER_BOUND)
         return {"type": "integer", "minimum": int(low), "maximum": int(high)}
-    if kind in ("number", "boolean"):
+    if kind == "number":  # bounded too: unbounded, a small model wrote a 0 after "head": 5 until the budget ran out
+        return {"type": "number", "minimum": schema.get("minimum", -INTEGER_BOUND),
+                "maximum": schema.get("maximum", INTEGER_BOUND)}
+    if kind == "boolean":
         return {"type": kind}
     if kind == "array":
         items = schema.get("items") if isinstance(schema.get("items"), dict) else {}

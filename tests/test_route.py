@@ -296,6 +296,16 @@ def test_optional_properties_stay_optional_and_every_field_is_bounded() -> None:
     assert properties["limit"]["maximum"] <= 1_000_000
 
 
+def test_a_number_is_bounded_like_an_integer() -> None:
+    """read_file's optional `head` (a JSON number): unbounded, the 0.5B wrote "head": 5000… until the token budget
+    ran out, and "Read notes/todo.md for me." ended as a malformed call after 72 s."""
+    read = foreign("read_file", "Read a file.", {"path": {"type": "string"}, "head": {"type": "number"},
+                                                 "ratio": {"type": "number", "minimum": 0, "maximum": 1}}, ["path"])
+    fields = arguments_schema(read)["properties"]
+    assert fields["head"] == {"type": "number", "minimum": -1_000_000, "maximum": 1_000_000}
+    assert fields["ratio"] == {"type": "number", "minimum": 0, "maximum": 1}
+
+
 async def test_after_results_the_model_must_want_another_call_more_surely_than_the_first() -> None:
     history = [{"role": "user", "content": "time in Lima"},
                {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "type": "function", "function": {
