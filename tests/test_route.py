@@ -306,11 +306,16 @@ def test_a_number_is_bounded_like_an_integer() -> None:
     assert fields["ratio"] == {"type": "number", "minimum": 0, "maximum": 1}
 
 
+def lima_time_asked_and_answered(result: str) -> list[dict]:
+    """A turn so far: the person asked the time in Lima, the model called `current_time`, its result came back."""
+    return [*user("time in Lima"),
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "type": "function", "function": {
+                "name": "current_time", "arguments": '{"zone": "America/Lima"}'}}]},
+            {"role": "tool", "tool_call_id": "c", "content": result}]
+
+
 async def test_after_results_the_model_must_want_another_call_more_surely_than_the_first() -> None:
-    history = [{"role": "user", "content": "time in Lima"},
-               {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "type": "function", "function": {
-                   "name": "current_time", "arguments": '{"zone": "America/Lima"}'}}]},
-               {"role": "tool", "tool_call_id": "c", "content": "09:00"}]
+    history = lima_time_asked_and_answered("09:00")
     wants = {"time in Lima": [("current_time", {"zone": "America/Lima"})]}
     then = {"time in Lima": [("find_restaurants", {"location": "Lima"})]}
     assert await Router(FakeLlama(wants, p_call=0.7, after=then), threshold=0.5).route(history, TOOLS) == []
@@ -320,10 +325,7 @@ async def test_after_results_the_model_must_want_another_call_more_surely_than_t
 
 async def test_after_results_a_tool_already_called_in_the_turn_is_not_called_again() -> None:
     """"Read notes/todo.md": a small model, shown the file, reads it again or reads a file the text names."""
-    history = [{"role": "user", "content": "time in Lima"},
-               {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "type": "function", "function": {
-                   "name": "current_time", "arguments": '{"zone": "America/Lima"}'}}]},
-               {"role": "tool", "tool_call_id": "c", "content": "09:00 in Lima; Tokyo is ahead"}]
+    history = lima_time_asked_and_answered("09:00 in Lima; Tokyo is ahead")
     wants = {"time in Lima": [("current_time", {"zone": "America/Lima"})]}
     rereads = {"time in Lima": [("current_time", {"zone": "Tokyo"})]}
     assert await Router(FakeLlama(wants, p_call=0.99, after=rereads), threshold=0.5).route(history, TOOLS) == []
