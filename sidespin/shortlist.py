@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 from sidespin.tools import Tool
 
-__all__ = ["shortlist", "shares_a_word", "words_of"]
+__all__ = ["shares_a_word", "shortlist", "words_of"]
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # words that match every description and tell no tool from another
