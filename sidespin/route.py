@@ -401,8 +401,9 @@ class Router:
             if tried and again:
                 break
             written += form.separator
-        logger.info("ROUTE_DECISION {} p_call={:.2f} tools={} in {:.3f}s", ",".join(c.name for c in calls), chance,
-                    len(chosen), time.perf_counter() - started)
+        named = ",".join(c.name for c in calls) or "none"  # none: every call the model wrote was refused
+        logger.info("ROUTE_DECISION {} p_call={:.2f} tools={} in {:.3f}s", named, chance, len(chosen),
+                    time.perf_counter() - started)
         return calls
 
     async def call_chance(self, prompt: str, form: CallFormat) -> float:
