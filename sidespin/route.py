@@ -55,7 +55,7 @@ from loguru import logger
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import asked_for, grounded, invented, said_in
-from sidespin.shortlist import shares_a_word, shortlist
+from sidespin.shortlist import called_tools, shares_a_word, shortlist
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 
 __all__ = [
@@ -273,7 +273,7 @@ def offered(tool: Tool) -> dict[str, Any]:
     if tool.place:  # where its server works (`sidespin.mcp.places`), after the cut so that it is always read;
         # nothing after the folder: a small model copied "repo." with the sentence's full stop into repo_path
         function["description"] += f" It works in {tool.place}"
-    function["parameters"] = _compact(function.get("parameters") or {"type": "object", "properties": {}})
+    function["parameters"] = _compact(function["parameters"])
     properties = function["parameters"].get("properties") or {}
     for name, schema in properties.items():
         if isinstance(schema, dict) and isinstance(schema.get("description"), str):
@@ -289,9 +289,14 @@ def _compact(schema: Any) -> Any:
         return [_compact(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    kept = {key: ({name: _compact(field) for name, field in value.items()} if key == "properties"
-                  and isinstance(value, dict) else _compact(value))
-            for key, value in schema.items() if key not in _NOISE and not (key == "default" and value is None)}
+    kept: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _NOISE or (key == "default" and value is None):
+            continue
+        if key == "properties" and isinstance(value, dict):  # field names, not keywords: a field may be "title"
+            kept[key] = {name: _compact(field) for name, field in value.items()}
+        else:
+            kept[key] = _compact(value)
     for key in ("anyOf", "oneOf"):
         branches = kept.get(key)
         if isinstance(branches, list):
@@ -474,12 +479,8 @@ class Router:
 
 def _called_this_turn(messages: Sequence[dict[str, Any]]) -> set[str]:
     """The tools called since the person's last message."""
-    called: set[str] = set()
-    for message in reversed(messages):
-        if message.get("role") == "user":
-            break
-        called.update((call.get("function") or {}).get("name", "") for call in message.get("tool_calls") or [])
-    return called
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    return called_tools(messages[last + 1:])
 
 
 def _opens_call(token: str, form: CallFormat) -> bool:

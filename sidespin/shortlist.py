@@ -32,7 +32,7 @@ from typing import Any, Sequence
 
 from sidespin.tools import Tool
 
-__all__ = ["shares_a_word", "shortlist", "words_of"]
+__all__ = ["called_tools", "shares_a_word", "shortlist", "words_of"]
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # words that match every description and tell no tool from another
@@ -55,13 +55,18 @@ def _document(tool: Tool) -> tuple[str, str]:
     return " ".join(words_of(tool.name)), " ".join(words_of(f"{tool.description} {parameters}"))
 
 
+def _user_texts(messages: Sequence[dict[str, Any]]) -> list[str]:
+    return [m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+
+
 def _queries(messages: Sequence[dict[str, Any]]) -> list[list[str]]:
     """The meaningful words of the last user message, then of the one before it."""
-    said = [m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    said = _user_texts(messages)
     return [list(dict.fromkeys(w for w in words_of(text) if w not in _STOP and len(w) > 1)) for text in said[-2:][::-1]]
 
 
-def _called(messages: Sequence[dict[str, Any]]) -> set[str]:
+def called_tools(messages: Sequence[dict[str, Any]]) -> set[str]:
+    """The names of the tools `messages` called."""
     return {
         str((call.get("function") or {}).get("name"))
         for message in messages for call in message.get("tool_calls") or []
@@ -72,7 +77,7 @@ def shortlist(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], size: i
     """At most `size` of `tools` (and the ones already called), the most relevant first; all when they fit."""
     if len(tools) <= size:
         return list(tools)
-    called = [t for t in tools if t.name in _called(messages)]
+    called = [t for t in tools if t.name in called_tools(messages)]
     ranked = [tool for query in _queries(messages) for tool in _ranked(tools, query)]
     chosen: list[Tool] = []
     for tool in called + ranked + list(tools):
@@ -84,9 +89,9 @@ def shortlist(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], size: i
 def shares_a_word(tools: Sequence[Tool], messages: Sequence[dict[str, Any]]) -> bool:
     """Whether the last two user messages share a meaningful word with any of `tools`, or one was called, or
     the last message is in another language than the tools' (then words cannot tell)."""
-    if _called(messages) & {t.name for t in tools} or any(_ranked(tools, q) for q in _queries(messages)):
+    if called_tools(messages) & {t.name for t in tools} or any(_ranked(tools, q) for q in _queries(messages)):
         return True
-    said = [m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    said = _user_texts(messages)
     words = words_of(said[-1]) if said else []
     if len(words) <= _SHORT_MESSAGE:
         return False
