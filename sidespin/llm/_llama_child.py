@@ -7,7 +7,8 @@ process it would freeze the event loop, worker thread or not.
 Protocol: the parent writes one JSON line of settings on stdin; the child answers
 one JSON line on stdout, `{"address": "http://127.0.0.1:PORT"}` or `{"error": "..."}`,
 then serves until its stdin closes (the parent's `aclose()`, or the parent's death),
-drops the server and exits. Run by path with `python -P`, so it imports nothing of
+and exits at once: dropping the server would first wait for a prompt being evaluated
+(seen: ten seconds and more for a long tool result), and nothing of it needs keeping. Run by path with `python -P`, so it imports nothing of
 sidespin and its folder does not shadow installed packages.
 """
 
@@ -63,8 +64,7 @@ def main() -> int:
     _reply({"address": server.listening_address, "pid": os.getpid()})
     os.dup2(2, 1)  # nobody reads our stdout any more: later output goes to the console, never to a full pipe
     sys.stdin.read()  # serve until the parent closes the pipe
-    del server  # stops llama.cpp's threads and frees the port
-    return 0
+    os._exit(0)  # the OS frees the port and the memory; a slot file is written under another name until whole
 
 
 if __name__ == "__main__":

@@ -249,7 +249,9 @@ class EmbeddedBackend(Backend):
             except BackendError as error:
                 logger.warning("ROUTE_PREFIX_RESTORE_FAILED {}: {}", filename, error)
         await self._llama.next_tokens(prompt, 1)  # evaluates the prompt once
-        await self._llama.slot("save", filename)
+        partial = f"{filename}.part"  # a child stopped mid-save (it exits at once) leaves no half file to restore
+        await self._llama.slot("save", partial)
+        (self.slot_dir / partial).replace(self.slot_dir / filename)
         logger.info("ROUTE_PREFIX_SAVED {} in {:.2f}s", filename, asyncio.get_running_loop().time() - started)
 
     async def count_tokens(self, text: str) -> int | None:
