@@ -382,7 +382,11 @@ class Router:
         tried = False  # the model wrote no separator: the next call is tried, and kept only if the message asks it
         while len(calls) < MAX_CALLS:
             try:
-                call, text = await self._one_call(written, by_name, form, said)
+                name, named_text = await self._name(written, by_name, form)
+                if name in called:  # known from the name: its arguments are not worth writing
+                    logger.info("ROUTE_REPEAT {}: called already in this turn, so no call", name)
+                    break
+                call, text = await self._call(written + named_text, by_name[name], form, said)
             except MalformedToolCall:
                 if tried:
                     break
@@ -393,9 +397,6 @@ class Router:
             if made_up:
                 logger.info("ROUTE_INVENTED {} {}: required values nothing said, so no call", call.name,
                             ", ".join(made_up))
-                break
-            if call.name in called:
-                logger.info("ROUTE_REPEAT {}: called already in this turn, so no call", call.name)
                 break
             if tried and not asked_for(call, calls, by_name[call.name], asked):
                 logger.info("ROUTE_ANOTHER_REFUSED {} (not asked for in the message)", call.name)
@@ -416,20 +417,22 @@ class Router:
         likely = await self.llama.next_tokens(prompt)
         return sum(p for token, p in likely if _opens_call(token, form))
 
-    async def _one_call(
-        self, written: str, tools: dict[str, Tool], form: CallFormat, said: str
-    ) -> tuple[ToolCall, str]:
-        """The next call's name under the names grammar, then its arguments under its schema (the optional ones
-        kept only when the conversation, `said`, mentions them)."""
+    async def _name(self, written: str, tools: dict[str, Tool], form: CallFormat) -> tuple[str, str]:
+        """The next call's name under the names grammar, and the text written (the name and `between`)."""
         answer = await self.llama.complete(written, names_grammar(tools, form.between), None, 48)
         name = answer.removesuffix(form.between)
         if name not in tools:
             raise MalformedToolCall(f"the router answered {answer[:60]!r}, which is no offered tool", answer)
-        tool = tools[name]
+        return name, answer
+
+    async def _call(self, written: str, tool: Tool, form: CallFormat, said: str) -> tuple[ToolCall, str]:
+        """The named call's arguments under its schema (the optional ones kept only when the conversation, `said`,
+        mentions them), after `written`, which ends with the name; the call and its text."""
+        name = tool.name
         started = time.perf_counter()
         raw = "{}"
         if tool.parameters:
-            raw = await self._arguments(written + answer, tool)
+            raw = await self._arguments(written, tool)
         logger.info("ROUTE_ARGUMENTS {} chars={} in {:.3f}s", name, len(raw), time.perf_counter() - started)
         logger.debug("ROUTE_ARGUMENTS_RAW {} {}", name, raw)
         try:

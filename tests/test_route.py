@@ -328,7 +328,9 @@ async def test_after_results_a_tool_already_called_in_the_turn_is_not_called_aga
     history = lima_time_asked_and_answered("09:00 in Lima; Tokyo is ahead")
     wants = {"time in Lima": [("current_time", {"zone": "America/Lima"})]}
     rereads = {"time in Lima": [("current_time", {"zone": "Tokyo"})]}
-    assert await Router(FakeLlama(wants, p_call=0.99, after=rereads), threshold=0.5).route(history, TOOLS) == []
+    model = FakeLlama(wants, p_call=0.99, after=rereads)
+    assert await Router(model, threshold=0.5).route(history, TOOLS) == []
+    assert not [a for a in model.asked if a["kind"] == "complete" and a["schema"]]  # no arguments written for it
     # the same tool in the person's next message is a new turn: called again
     follow_up = [*history, {"role": "assistant", "content": "It is 09:00."}, *user("and in Tokyo")]
     asked = {"and in Tokyo": [("current_time", {"zone": "Tokyo"})]}
