@@ -144,6 +144,33 @@ async def test_streaming_before_start_says_what_to_do() -> None:
         [d async for d in EmbeddedBackend().stream(HI)]
 
 
+def test_a_model_is_hashed_again_only_when_its_file_changed_even_with_its_old_time_put_back(tmp_path, monkeypatch):
+    import dataclasses
+    import hashlib
+    import os
+
+    import sidespin.models as models
+
+    content = b"GGUF" + bytes(range(256)) * 40
+    (tmp_path / "tiny.gguf").write_bytes(content)
+    pin = dataclasses.replace(MODELS[DEFAULT_MODEL], filename="tiny.gguf", size=len(content),
+                              sha256=hashlib.sha256(content).hexdigest())
+    monkeypatch.setitem(models.MODELS, "tiny", pin)
+    hashed: list[Path] = []
+    real_sha256_of = models.sha256_of
+    monkeypatch.setattr(models, "sha256_of", lambda path: hashed.append(path) or real_sha256_of(path))
+
+    assert verified("tiny", tmp_path) == verified("tiny", tmp_path) == tmp_path / "tiny.gguf"
+    assert len(hashed) == 1  # the second start read the stamp
+
+    before = os.stat(tmp_path / "tiny.gguf")
+    (tmp_path / "tiny.gguf").write_bytes(content[::-1])  # same size, other bytes
+    os.utime(tmp_path / "tiny.gguf", ns=(before.st_atime_ns, before.st_mtime_ns))
+    with pytest.raises(BackendError, match="not the pinned"):
+        verified("tiny", tmp_path)
+    assert len(hashed) == 2
+
+
 def test_the_default_model_is_assembled_and_checked_against_its_pin(tmp_path) -> None:
     assert default_model_path().is_file()  # ./run assembled it; the sha256 was checked just now
     model = MODELS[DEFAULT_MODEL]
