@@ -171,15 +171,15 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return max(2, min(os.cpu_count() or 1, 4))
 
 
+SLOW_MARKERS = ("model", "browser", "node")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The files that use the model, a browser or Node.js run first. They take the longest; each worker takes a
     file when it is free, so started first they let the workers end together instead of one waiting on the
     other's last long file. A file's own tests keep their order."""
     slow = {item.path for item in items if any(next(item.iter_markers(name), None) for name in SLOW_MARKERS)}
     items.sort(key=lambda item: item.path not in slow)
-
-
-SLOW_MARKERS = ("model", "browser", "node")
 
 
 @pytest.fixture

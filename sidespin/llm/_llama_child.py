@@ -8,8 +8,9 @@ Protocol: the parent writes one JSON line of settings on stdin; the child answer
 one JSON line on stdout, `{"address": "http://127.0.0.1:PORT"}` or `{"error": "..."}`,
 then serves until its stdin closes (the parent's `aclose()`, or the parent's death),
 and exits at once: dropping the server would first wait for a prompt being evaluated
-(seen: ten seconds and more for a long tool result), and nothing of it needs keeping. Run by path with `python -P`, so it imports nothing of
-sidespin and its folder does not shadow installed packages.
+(seen: ten seconds and more for a long tool result), and nothing of it needs keeping.
+Run by path with `python -P`, so it imports nothing of sidespin and its folder does not
+shadow installed packages.
 """
 
 from __future__ import annotations
