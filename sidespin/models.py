@@ -92,7 +92,8 @@ def checked_sha256(path: Path) -> str:
     What the file was when it was hashed (size, device, inode, modification and change times) is
     kept beside it in `<file>.sha256`. The system sets the change time on every write and every
     touch of a file, so no edit, not even one that puts the old modification time back, looks
-    unchanged.
+    unchanged. The pin guards against a broken or wrong file; whoever may write into the
+    project's folder could write a stamp to match, as they could change the code itself.
     """
     stamp = path.with_name(path.name + ".sha256")
     info = path.stat()
