@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Iterator
 
 import pytest
 from aiohttp import web
+from loguru import logger
 
 if TYPE_CHECKING:
     from starlette.testclient import TestClient
@@ -90,6 +91,18 @@ def running(app) -> Iterator[str]:
     finally:
         instance.should_exit = True
         thread.join(timeout=30)
+
+
+@contextlib.contextmanager
+def log_lines(marker: str) -> Iterator[list[str]]:
+    """The log lines holding `marker` while the block runs."""
+    lines: list[str] = []
+    sink = logger.add(lambda message: lines.append(message.record["message"]), level="DEBUG",
+                      filter=lambda record: marker in record["message"])
+    try:
+        yield lines
+    finally:
+        logger.remove(sink)
 
 
 @contextlib.contextmanager
@@ -178,7 +191,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The files that use the model, a browser or Node.js run first. They take the longest; each worker takes a
     file when it is free, so started first they let the workers end together instead of one waiting on the
     other's last long file. A file's own tests keep their order."""
-    slow = {item.path for item in items if any(next(item.iter_markers(name), None) for name in SLOW_MARKERS)}
+    slow = {item.path for item in items if any(item.get_closest_marker(name) for name in SLOW_MARKERS)}
     items.sort(key=lambda item: item.path not in slow)
 
 

@@ -14,6 +14,7 @@ from sidespin.errors import BackendError
 from sidespin.llm import Grammar
 from sidespin.llm.embedded import EmbeddedBackend, default_model_path
 from sidespin.models import DEFAULT_MODEL, MODELS, verified
+from tests.conftest import log_lines
 
 HI = [{"role": "user", "content": "Say hi"}]
 
@@ -58,11 +59,6 @@ async def test_start_stream_and_close_without_blocking_the_loop() -> None:
 async def test_closing_while_the_model_reads_a_long_prompt_ends_the_child_at_once_on_its_own() -> None:
     """Ctrl-C while llama.cpp evaluates a long prompt (a tool's long result, say): the child exits at once, by
     itself. Dropping its server used to wait for the evaluation to end, and after ten seconds it was killed."""
-    from loguru import logger
-
-    stops: list[str] = []
-    sink = logger.add(lambda message: stops.append(message.record["message"]), level="INFO",
-                      filter=lambda record: record["message"].startswith("EMBEDDED_SERVER_"))
     backend = EmbeddedBackend(n_ctx=8192, options={"seed": 1, "temperature": 0, "max_tokens": 16})
     await backend.start()
     long_prompt = [{"role": "user", "content": "Summarize: " + "the table tennis ball bounces twice " * 600}]
@@ -71,38 +67,31 @@ async def test_closing_while_the_model_reads_a_long_prompt_ends_the_child_at_onc
         async for _ in backend.stream(long_prompt):
             pass
 
-    answering = asyncio.create_task(answer())
-    try:
-        await asyncio.sleep(1.5)  # the prompt's ~4,000 tokens take far longer than this to evaluate on a CPU
-    finally:
-        await backend.aclose()
-        answering.cancel()
-        await asyncio.gather(answering, return_exceptions=True)
-        logger.remove(sink)
+    with log_lines("EMBEDDED_SERVER_") as stops:
+        answering = asyncio.create_task(answer())
+        try:
+            await asyncio.sleep(1.5)  # the prompt's ~4,000 tokens take far longer than this to evaluate on a CPU
+        finally:
+            await backend.aclose()
+            answering.cancel()
+            await asyncio.gather(answering, return_exceptions=True)
     assert not [line for line in stops if line.startswith("EMBEDDED_SERVER_KILL")], stops
     assert any(line.startswith("EMBEDDED_SERVER_STOP") and line.endswith("code=0") for line in stops), stops
 
 
 @pytest.mark.model
 async def test_a_tool_sets_evaluated_prompt_is_saved_whole_and_the_next_start_restores_it(tmp_path) -> None:
-    from loguru import logger
-
     from sidespin.tools import Tool
 
     tools = [Tool("count_words", "Count the words of a text.", {"type": "object", "properties": {
         "text": {"type": "string"}}, "required": ["text"]}, fn=len)]
-    events: list[str] = []
-    sink = logger.add(lambda message: events.append(message.record["message"].split()[0]), level="INFO",
-                      filter=lambda record: record["message"].startswith("ROUTE_PREFIX_"))
-    try:
+    with log_lines("ROUTE_PREFIX_") as events:
         for _ in range(2):  # two starts of the product on the same cache folder
             backend = EmbeddedBackend(n_ctx=2048, options={"max_tokens": 8})
             backend.slot_dir = tmp_path
             async with backend:
                 await backend.warm(tools)
-    finally:
-        logger.remove(sink)
-    assert events == ["ROUTE_PREFIX_SAVED", "ROUTE_PREFIX_RESTORED"]
+    assert [line.split()[0] for line in events] == ["ROUTE_PREFIX_SAVED", "ROUTE_PREFIX_RESTORED"]
     assert [path.suffix for path in tmp_path.iterdir()] == [".bin"]  # whole, under its own name: no .part left
 
 

@@ -9,14 +9,11 @@ subscriptions). The model is the scripted backend, which records every message i
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
 import pytest
-from loguru import logger
 from mcp_harness import SERVERS, conformance_endpoint, endpoint_app, requires_node, serve_in_thread
 from test_mcp_attach import FEATURES, STDIO, write_mcp_json
 
@@ -24,22 +21,10 @@ from sidespin.config import load_settings
 from sidespin.engine import Engine
 from sidespin.mcp.attach import CHANGED, ResourceRef, compose, find_resource
 from sidespin.rally import Conversation
-from tests.conftest import serve_app
+from tests.conftest import log_lines, serve_app
 from tests.scripted import ScriptedBackend
 
 UPDATE_WAIT = 15.0  # server-everything sends its updates every 5 s
-
-
-@contextlib.contextmanager
-def log_lines(marker: str) -> Iterator[list[str]]:
-    """The log lines holding `marker` while the block runs."""
-    lines: list[str] = []
-    sink = logger.add(lambda message: lines.append(message.record["message"]), level="DEBUG",
-                      filter=lambda record: marker in record["message"])
-    try:
-        yield lines
-    finally:
-        logger.remove(sink)
 
 
 async def send(engine: Engine, conversation: Conversation, text: str, refs: list[ResourceRef]) -> None:
