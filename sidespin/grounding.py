@@ -12,7 +12,7 @@ The rules, before the code:
   changes what a tool returns.
 - **A call of invented required values is not made** (`invented`): neither the conversation nor
   the tool's own description and schema mention them.
-- **One more call is kept only if the message asks for it** (`asked_for`).
+- **A call after the first is kept only if the message asks for it** (`asked_for`).
 """
 
 from __future__ import annotations
@@ -94,31 +94,36 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
     return [name for name in tool.required if name in arguments and not _mentioned(name, arguments[name], known)]
 
 
-def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: str) -> bool:
-    """Whether a call tried after the model stopped is one more thing the message asks for.
+def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: str,
+              words: dict[str, set[str]]) -> bool:
+    """Whether a call after the first of an answer is one more thing the message asks for.
 
     A small model writes one call where a message asks for several ("the time in Tokyo and in Paris"), so
-    after it stops one more call is tried. A call of the same tool is kept when each of its values that no
+    after it stops one more call is tried; and it also writes calls no one asked for after the right one
+    (the cone's mass after its volume). A call of the same tool is kept when each of its values that no
     earlier call of the tool had is mentioned in the message (`asked`, from `said_in`) and is not part of,
     nor contains, the earlier value (a folder of the file just read is not a second request), and at least
-    one is new. A call of another tool is kept when the message mentions each of its required values and
-    one of them no earlier call had (a similar tool offered the same values is not a second request).
+    one is new; a switch turned the other way is not new. A call of another tool is kept when the message
+    mentions each of its required values and one of them no earlier call had (a similar tool offered the
+    same values is not a second request), and the message has a word of its own for that tool: one the
+    tool matches and no earlier call's tool does (`words`, from `sidespin.shortlist.words_matched`).
     """
     same = [c.arguments for c in earlier if c.name == call.name]
     if not same:
         required = [name for name in tool.required if name in call.arguments]
         used = [value for c in earlier for value in c.arguments.values()]
         new = [name for name in required if call.arguments[name] not in used]
-        return bool(new) and all(_mentioned(name, call.arguments[name], asked) for name in required)
+        own = words.get(call.name, set()).difference(*(words.get(c.name, set()) for c in earlier))
+        return bool(own) and bool(new) and all(_mentioned(name, call.arguments[name], asked) for name in required)
     new = 0
     for name, value in call.arguments.items():
         before = [arguments.get(name) for arguments in same]
-        if value in before:
+        if value in before or isinstance(value, bool):
             continue
         if not _mentioned(name, value, asked) or any(_overlaps(value, b) for b in before):
             return False
         new += 1
-    return new > 0  # the same call with fewer arguments asks for nothing new
+    return new > 0  # the same call with fewer arguments, or a switch turned, asks for nothing new
 
 
 def _overlaps(value: Any, other: Any) -> bool:

@@ -25,8 +25,11 @@ The rules, before the code:
   `sidespin.grounding`.
 - **More calls**: after a call, when the likeliest next tokens write the separator, another
   call follows, up to `MAX_CALLS`; a repeated call ends it. When they do not, one more call is
-  tried anyway and kept only if the message asks for it (`asked_for`: its new values are in the
-  message): a small model writes one call where "the time in Tokyo and in Paris" asks for two.
+  tried anyway: a small model writes one call where "the time in Tokyo and in Paris" asks for
+  two. Either way a call after the first is kept only if the message asks for it (`asked_for`:
+  its new values are in the message, and another tool has a word of the message to itself): a
+  small model also goes on after the right call with one no one asked for (the cone's volume,
+  then its mass).
   Once results have come back the route decides again (list, then read), under a higher
   threshold: halfway from the first one to certainty, since a small model keeps calling.
   A tool already called since the person's message is not called again in that turn: a
@@ -55,7 +58,7 @@ from loguru import logger
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import asked_for, grounded, invented, said_in
-from sidespin.shortlist import called_tools, shares_a_word, shortlist
+from sidespin.shortlist import called_tools, shares_a_word, shortlist, words_matched
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 
 __all__ = [
@@ -378,6 +381,7 @@ class Router:
         written = prompt + form.opening
         asked = said_in(messages[-1:])
         said = said_in(messages)
+        words = words_matched(chosen, messages)
         called = _called_this_turn(messages) if again else set()
         tried = False  # the model wrote no separator: the next call is tried, and kept only if the message asks it
         while len(calls) < MAX_CALLS:
@@ -398,7 +402,7 @@ class Router:
                 logger.info("ROUTE_INVENTED {} {}: required values nothing said, so no call", call.name,
                             ", ".join(made_up))
                 break
-            if tried and not asked_for(call, calls, by_name[call.name], asked):
+            if calls and not asked_for(call, calls, by_name[call.name], asked, words):
                 logger.info("ROUTE_ANOTHER_REFUSED {} (not asked for in the message)", call.name)
                 break
             calls.append(call)

@@ -28,11 +28,11 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from sidespin.tools import Tool
 
-__all__ = ["called_tools", "shares_a_word", "shortlist", "words_of"]
+__all__ = ["called_tools", "shares_a_word", "shortlist", "words_matched", "words_of"]
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # words that match every description and tell no tool from another
@@ -100,14 +100,33 @@ def shares_a_word(tools: Sequence[Tool], messages: Sequence[dict[str, Any]]) -> 
     return not function_words & tools_words
 
 
+def words_matched(tools: Sequence[Tool], messages: Sequence[dict[str, Any]]) -> dict[str, set[str]]:
+    """For each of `tools`, the meaningful words of the last user message its text matches (stemmed as the
+    shortlist's: "restaurants" matches "restaurant")."""
+    query = next(iter(_queries(messages)), [])
+    matched: dict[str, set[str]] = {tool.name: set() for tool in tools}
+    with _indexed(tools) as db:
+        for word in query:
+            for (row,) in db.execute("SELECT rowid FROM tools WHERE tools MATCH ?", (f'"{word}"',)):
+                matched[tools[row].name].add(word)
+    return matched
+
+
 def _ranked(tools: Sequence[Tool], query: list[str]) -> list[Tool]:
     """The tools sharing a word with the query, best BM25 first (the name weighs twice the description)."""
     if not query:
         return []
+    with _indexed(tools) as db:
+        match = " OR ".join(f'"{word}"' for word in query)
+        rows = db.execute("SELECT rowid FROM tools WHERE tools MATCH ? ORDER BY bm25(tools, 2.0, 1.0)", (match,))
+        return [tools[row[0]] for row in rows]
+
+
+@contextlib.contextmanager
+def _indexed(tools: Sequence[Tool]) -> Iterator[sqlite3.Connection]:
+    """An in-memory FTS5 table of the tools' documents, rowid = index in `tools`."""
     with contextlib.closing(sqlite3.connect(":memory:")) as db:
         db.execute("CREATE VIRTUAL TABLE tools USING fts5(name, body, tokenize='porter unicode61')")
         db.executemany("INSERT INTO tools(rowid, name, body) VALUES (?, ?, ?)",
                        [(index, *_document(tool)) for index, tool in enumerate(tools)])
-        match = " OR ".join(f'"{word}"' for word in query)
-        rows = db.execute("SELECT rowid FROM tools WHERE tools MATCH ? ORDER BY bm25(tools, 2.0, 1.0)", (match,))
-        return [tools[row[0]] for row in rows]
+        yield db

@@ -128,6 +128,33 @@ async def test_another_tool_the_message_also_asks_for_is_called_too() -> None:
     assert [c.name for c in calls] == ["current_time", "find_restaurants"]
 
 
+async def test_a_call_the_model_writes_on_its_own_after_the_right_one_is_kept_only_if_the_message_asks_for_it() -> None:
+    volume = foreign("cone_volume", "Calculate the volume of a cone given the radius and height.",
+                     {"radius": {"type": "number"}, "height": {"type": "number"}}, ["radius", "height"])
+    mass = foreign("cone_mass", "Calculate the mass of a cone given the radius, height, and density.",
+                   {"radius": {"type": "number"}, "height": {"type": "number"}, "density": {"type": "number"}},
+                   ["radius", "height", "density"])
+    text = "Calculate the volume of a cone with radius 4 and height 7."  # "a" says 1: the density looks said
+    routes = {text: [("cone_volume", {"radius": 4, "height": 7}), ("cone_mass", {"radius": 4, "height": 7, "density": 1})]}
+    calls = await Router(FakeLlama(routes)).route(user(text), [volume, mass])  # the model writes both calls itself
+    assert [c.name for c in calls] == ["cone_volume"]
+    text = "The volume of a cone with radius 4 and height 7, and its mass at density 2."
+    routes = {text: [("cone_volume", {"radius": 4, "height": 7}), ("cone_mass", {"radius": 4, "height": 7, "density": 2})]}
+    calls = await Router(FakeLlama(routes)).route(user(text), [volume, mass])
+    assert [c.name for c in calls] == ["cone_volume", "cone_mass"]
+
+
+async def test_the_same_call_with_a_switch_turned_the_other_way_is_not_a_second_request() -> None:
+    distance = foreign("distance", "The driving distance between two cities.",
+                       {"origin": {"type": "string"}, "destination": {"type": "string"},
+                        "consider_terrain": {"type": "boolean"}}, ["origin", "destination"])
+    text = "Distance from New York to Boston, considering terrain."
+    routes = {text: [("distance", {"origin": "New York", "destination": "Boston", "consider_terrain": True}),
+                     ("distance", {"origin": "New York", "destination": "Boston", "consider_terrain": False})]}
+    calls = await Router(FakeLlama(routes)).route(user(text), [distance])
+    assert [c.arguments["consider_terrain"] for c in calls] == [True]
+
+
 async def test_a_model_that_would_call_on_and_on_stops_at_the_limit_and_a_repeated_call_ends_it_early() -> None:
     many = [("current_time", {"zone": f"Zone/{i}"}) for i in range(MAX_CALLS + 3)]
     assert len(await Router(FakeLlama({"zones": many})).route(user("zones"), TOOLS)) == MAX_CALLS
