@@ -104,17 +104,16 @@ def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: st
     earlier call of the tool had is mentioned in the message (`asked`, from `said_in`) and is not part of,
     nor contains, the earlier value (a folder of the file just read is not a second request), and at least
     one is new; a switch turned the other way is not new. A call of another tool is kept when the message
-    mentions each of its required values and one of them no earlier call had (a similar tool offered the
-    same values is not a second request), and the message has a word of its own for that tool: one the
-    tool matches and no earlier call's tool does (`words`, from `sidespin.shortlist.words_matched`).
+    has a word of its own for that tool, one the tool matches and no earlier call's tool does (`words`,
+    from `sidespin.shortlist.words_matched`), and mentions each of its required values: "Tesla's birthdate
+    and his famous discovery" asks two tools the same name, while a look-alike given the same values, or
+    the cone's mass after its volume, has no word of its own.
     """
     same = [c.arguments for c in earlier if c.name == call.name]
     if not same:
         required = [name for name in tool.required if name in call.arguments]
-        used = [value for c in earlier for value in c.arguments.values()]
-        new = [name for name in required if call.arguments[name] not in used]
         own = words.get(call.name, set()).difference(*(words.get(c.name, set()) for c in earlier))
-        return bool(own) and bool(new) and all(_mentioned(name, call.arguments[name], asked) for name in required)
+        return bool(own) and all(_mentioned(name, call.arguments[name], asked) for name in required)
     new = 0
     for name, value in call.arguments.items():
         before = [arguments.get(name) for arguments in same]

@@ -126,6 +126,12 @@ async def test_another_tool_the_message_also_asks_for_is_called_too() -> None:
                      ("find_restaurants", {"location": "Manhattan", "cuisine": "Thai"})]}
     calls = await Router(FakeLlama(routes, writes=1)).route(user(text), TOOLS)
     assert [c.name for c in calls] == ["current_time", "find_restaurants"]
+    born = foreign("birthdate", "The birthdate of a scientist.", {"name": {"type": "string"}}, ["name"])
+    found = foreign("famous_discovery", "A scientist's famous discovery.", {"name": {"type": "string"}}, ["name"])
+    text = "When was Nikola Tesla born, and what is his famous discovery?"  # two tools, the same value
+    routes = {text: [("birthdate", {"name": "Nikola Tesla"}), ("famous_discovery", {"name": "Nikola Tesla"})]}
+    calls = await Router(FakeLlama(routes, writes=1)).route(user(text), [born, found])
+    assert [c.name for c in calls] == ["birthdate", "famous_discovery"]
 
 
 async def test_a_call_the_model_writes_on_its_own_after_the_right_one_is_kept_only_if_the_message_asks_for_it() -> None:
