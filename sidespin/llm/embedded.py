@@ -208,14 +208,19 @@ class EmbeddedBackend(Backend):
 
     supports_routing = True
 
+    @property
+    def route_threshold(self) -> float:
+        """The route's call threshold measured for this model (`Model.route_threshold`), else the route's own."""
+        filename = self.model_path.name if self.model_path else DEFAULT_MODEL_FILE
+        known = [m.route_threshold for m in MODELS.values() if m.filename == filename]
+        return known[0] if known else THRESHOLD
+
     async def router(self) -> Router:
         """The constrained route over this model (`sidespin.route`)."""
         if self._llama is None:
             raise self.not_started()
         if self._router is None:
-            filename = self.model_path.name if self.model_path else DEFAULT_MODEL_FILE
-            known = [m.route_threshold for m in MODELS.values() if m.filename == filename]
-            self._router = Router(self._llama, threshold=known[0] if known else THRESHOLD)
+            self._router = Router(self._llama, threshold=self.route_threshold)
         return self._router
 
     async def warm(self, tools: list[Tool]) -> None:
