@@ -86,9 +86,10 @@ def shortlist(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], size: i
     return chosen
 
 
-def shares_a_word(tools: Sequence[Tool], messages: Sequence[dict[str, Any]]) -> bool:
+def shares_a_word(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], among: Sequence[Tool] = ()) -> bool:
     """Whether the last two user messages share a meaningful word with any of `tools`, or one was called, or
-    the last message is in another language than the tools' (then words cannot tell)."""
+    the last message is in another language than the tools' (`among`, when more tools are offered than
+    asked about: then words cannot tell)."""
     if called_tools(messages) & {t.name for t in tools} or any(_ranked(tools, q) for q in _queries(messages)):
         return True
     said = _user_texts(messages)
@@ -96,7 +97,7 @@ def shares_a_word(tools: Sequence[Tool], messages: Sequence[dict[str, Any]]) -> 
     if len(words) <= _SHORT_MESSAGE:
         return False
     function_words = {w for w in words if w in _STOP and len(w) > 1}
-    tools_words = {w for tool in tools for part in _document(tool) for w in part.split()}
+    tools_words = {w for tool in among or tools for part in _document(tool) for w in part.split()}
     return not function_words & tools_words
 
 

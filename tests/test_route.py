@@ -77,6 +77,16 @@ async def test_a_tool_without_parameters_is_called_without_asking_for_arguments(
     assert {a["schema"] for a in llama.asked if a["kind"] == "complete"} == {None}  # the name only
 
 
+async def test_a_tool_without_required_values_that_shares_no_word_with_the_message_is_not_called() -> None:
+    text = "What is 17 times 23 in the end?"  # "times" is a word of current_time's: the model is asked
+    llama = FakeLlama({text: [("random_fact", {})]})
+    assert await Router(llama).route(user(text), TOOLS) == []
+    assert [a for a in llama.asked if a["kind"] == "next_tokens"]  # the model was asked, and chose the fact
+    text = "Erzähl mir bitte etwas, das ich noch nicht weiß."  # another language: words cannot tell
+    calls = await Router(FakeLlama({text: [("random_fact", {})]})).route(user(text), TOOLS)
+    assert [c.name for c in calls] == ["random_fact"]
+
+
 async def test_the_threshold_decides_not_the_likeliest_token() -> None:
     routes = {"maybe the time in UTC?": [("current_time", {"zone": "UTC"})]}
     assert await Router(FakeLlama(routes, p_call=0.4), threshold=0.5).route(user("maybe the time in UTC?"), TOOLS) == []
