@@ -6,8 +6,10 @@ The rules, before the code:
   with number words also as digits ("two dice" says 2). Tool results are messages too, so a
   value read from a listing counts as said.
 - **Mentioned** (`_mentioned`): a string whose words (three letters or more, or digits) appear in
-  what was said; a number written in it as a number (1 is not in "10", 5000 is in "5,000"); a switch whose name's words appear; a list all of whose
-  items are mentioned; an object with any mentioned value.
+  what was said, except a placeholder ("YOUR_API_KEY", "/path/to/your/files", "<token>"), which
+  counts only when said whole (a tool's schema may give one as its default); a number written in
+  it as a number (1 is not in "10", 5000 is in "5,000"); a switch whose name's words appear; a
+  list all of whose items are mentioned; an object with any mentioned value.
 - **Optional values no one asked for are dropped** (`grounded`): a made-up filter silently
   changes what a tool returns.
 - **A call of invented required values is not made** (`invented`): neither the conversation nor
@@ -63,6 +65,8 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
+# a value to fill in, not a value: your-repo-path, YOUR_API_KEY, /path/to/your/files, <token>
+_PLACEHOLDER = re.compile(r"(?i)(?<![a-z])your[-_/]|/your(?![a-z])|/path/to/|^\s*<[^<>]+>\s*$|^\s*your( [a-z]+){1,2}\s*$")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
@@ -76,6 +80,8 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
     if isinstance(value, (int, float)):  # a number said as such: 1 is not in "10", 5000 is in "5,000"
         return abs(value) in _numbers(said)
     if isinstance(value, str):
+        if _PLACEHOLDER.search(value):  # "YOUR_API_KEY" shares "api" with the message, but is no value
+            return value.lower() in said
         words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
         return not words or any(w in said for w in words)
     if isinstance(value, list):

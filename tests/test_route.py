@@ -192,6 +192,24 @@ async def test_a_call_whose_required_values_nothing_mentions_is_not_made() -> No
     assert await Router(FakeLlama(made_up)).route(user("What is the capital of Brazil?"), TOOLS) == []
 
 
+async def test_a_placeholder_is_no_value_unless_someone_said_it() -> None:
+    weather = foreign("weather", "The weather of a city, from an API that needs a key.",
+                      {"city": {"type": "string"}, "api_key": {"type": "string"}, "proxy": {"type": "string"}},
+                      ["city", "api_key"])
+    text = "What is the weather in Antwerp? Use the weather API."  # "api" and "key" words are about
+    filled = [("weather", {"city": "Antwerp", "api_key": "YOUR_API_KEY", "proxy": "http://your-proxy-url"})]
+    assert await Router(FakeLlama({text: filled})).route(user(text), [weather]) == []  # the key was made up
+    text = "What is the weather in Antwerp? My API key is YOUR_API_KEY, literally."
+    calls = await Router(FakeLlama({text: filled})).route(user(text), [weather])
+    assert calls[0].arguments == {"city": "Antwerp", "api_key": "YOUR_API_KEY"}  # said whole; the proxy dropped
+    keyed = foreign("keyed_weather", "The weather of a city.", {"city": {"type": "string"}, "api_key": {
+        "type": "string", "default": "YOUR_API_KEY_HERE"}}, ["city", "api_key"])
+    text = "What is the weather in Antwerp?"
+    calls = await Router(FakeLlama({text: [("keyed_weather", {"city": "Antwerp", "api_key": "YOUR_API_KEY_HERE"})]})).route(
+        user(text), [keyed])
+    assert [c.name for c in calls] == ["keyed_weather"]  # the tool's own default
+
+
 async def test_a_required_number_counts_as_said_only_when_said_as_that_number() -> None:
     roll = foreign("roll", "Rolls a die.", {"sides": {"type": "integer"}}, ["sides"])
     text = "roll the die with 10 sides, 1,000 times"
