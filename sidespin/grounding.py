@@ -15,6 +15,7 @@ The rules, before the code:
 - **A call of invented required values is not made** (`invented`): neither the conversation nor
   the tool's own description and schema mention them.
 - **A call after the first is kept only if the message asks for it** (`asked_for`).
+- **`refused`** puts these together for each call the route's model writes.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from loguru import logger
 
 from sidespin.tools import Tool, ToolCall
 
-__all__ = ["said_in", "grounded", "invented", "asked_for"]
+__all__ = ["said_in", "grounded", "invented", "asked_for", "refused"]
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -129,6 +130,22 @@ def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: st
             return False
         new += 1
     return new > 0  # the same call with fewer arguments, or a switch turned, asks for nothing new
+
+
+def refused(call: ToolCall, calls: list[ToolCall], tool: Tool, said: str, asked: str,
+            words: dict[str, set[str]]) -> bool:
+    """Whether a written call is not made: the same as an earlier one of the answer, one of required values
+    nothing `said` mentions, or one after the first that the message (`asked`) does not ask for."""
+    if any(c.name == call.name and c.arguments == call.arguments for c in calls):
+        return True
+    made_up = invented(tool, call.arguments, said)
+    if made_up:
+        logger.info("ROUTE_INVENTED {} {}: required values nothing said, so no call", call.name, ", ".join(made_up))
+        return True
+    if calls and not asked_for(call, calls, tool, asked, words):
+        logger.info("ROUTE_ANOTHER_REFUSED {} (not asked for in the message)", call.name)
+        return True
+    return False
 
 
 def _overlaps(value: Any, other: Any) -> bool:

@@ -26,10 +26,8 @@ The rules, before the code:
 - **More calls**: after a call, when the likeliest next tokens write the separator, another
   call follows, up to `MAX_CALLS`; a repeated call ends it. When they do not, one more call is
   tried anyway: a small model writes one call where "the time in Tokyo and in Paris" asks for
-  two. Either way a call after the first is kept only if the message asks for it (`asked_for`:
-  its new values are in the message, and another tool has a word of the message to itself): a
-  small model also goes on after the right call with one no one asked for (the cone's volume,
-  then its mass).
+  two. Either way a call after the first is kept only if the message asks for it (`asked_for`),
+  for a small model also goes on after the right call (the cone's volume, then its mass).
   Once results have come back the route decides again (list, then read), under a higher
   threshold: halfway from the first one to certainty, since a small model keeps calling.
   A tool already called since the person's message is not called again in that turn: a
@@ -37,11 +35,9 @@ The rules, before the code:
   for one read.
 - **Nothing in common, no call**: a message that shares no meaningful word with any offered
   tool (and a conversation that called none) is answered in words without asking the model
-  (`sidespin.shortlist.shares_a_word`, measured there on all of BFCL). Nor is a tool called
-  that has no required value for `invented` to check and shares no word with the message: a
-  small model picks a tool without parameters when it knows no better ("What's 17 times
-  23?" → `get_cat_fact`). On all of BFCL's right answers this refuses 2 of the 234 calls of
-  such tools.
+  (`sidespin.shortlist.shares_a_word`, measured there on all of BFCL). Nor is a tool without
+  required values (nothing for `invented` to check) that shares no word with the message:
+  a small model names one when it knows no better ("What's 17 times 23?" → `get_cat_fact`).
 - **Many tools**: when more than `SHORTLIST` tools are offered, the decision sees only the
   `SHORTLIST` most relevant to the message (`sidespin.shortlist`), and every tool the
   conversation already called.
@@ -61,7 +57,7 @@ from loguru import logger
 
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
-from sidespin.grounding import asked_for, grounded, invented, said_in
+from sidespin.grounding import grounded, refused, said_in
 from sidespin.shortlist import called_tools, shares_a_word, shortlist, words_matched
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 
@@ -391,27 +387,14 @@ class Router:
         while len(calls) < MAX_CALLS:
             try:
                 name, named_text = await self._name(written, by_name, form)
-                if name in called:  # known from the name: its arguments are not worth writing
-                    logger.info("ROUTE_REPEAT {}: called already in this turn, so no call", name)
-                    break
-                if not by_name[name].required and not shares_a_word([by_name[name]], messages, listed):
-                    logger.info("ROUTE_UNRELATED {}: no required value to check and no word in common, so no call",
-                                name)
+                if _refused_by_name(by_name[name], called, messages, listed):
                     break
                 call, text = await self._call(written + named_text, by_name[name], form, said)
             except MalformedToolCall:
                 if tried:
                     break
                 raise
-            if any(c.name == call.name and c.arguments == call.arguments for c in calls):
-                break
-            made_up = invented(by_name[call.name], call.arguments, said)
-            if made_up:
-                logger.info("ROUTE_INVENTED {} {}: required values nothing said, so no call", call.name,
-                            ", ".join(made_up))
-                break
-            if calls and not asked_for(call, calls, by_name[call.name], asked, words):
-                logger.info("ROUTE_ANOTHER_REFUSED {} (not asked for in the message)", call.name)
+            if refused(call, calls, by_name[call.name], said, asked, words):
                 break
             calls.append(call)
             written += text
@@ -490,6 +473,19 @@ class Router:
             if consumed.strip():
                 return True
         return False
+
+
+def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, Any]], listed: list[Tool]) -> bool:
+    """Whether a call of `tool` is refused from its name alone, before its arguments are written: a tool
+    already called in this turn (`called`), or one without required values that shares no word with the
+    message (in the language of the `listed` tools)."""
+    if tool.name in called:
+        logger.info("ROUTE_REPEAT {}: called already in this turn, so no call", tool.name)
+        return True
+    if not tool.required and not shares_a_word([tool], messages, listed):
+        logger.info("ROUTE_UNRELATED {}: no required value to check and no word in common, so no call", tool.name)
+        return True
+    return False
 
 
 def _called_this_turn(messages: Sequence[dict[str, Any]]) -> set[str]:
