@@ -133,9 +133,13 @@ def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: st
 
 
 def refused(call: ToolCall, calls: list[ToolCall], tool: Tool, said: str, asked: str,
-            words: dict[str, set[str]]) -> bool:
+            words: dict[str, set[str]], earlier: Sequence[ToolCall] = ()) -> bool:
     """Whether a written call is not made: the same as an earlier one of the answer, one of required values
-    nothing `said` mentions, or one after the first that the message (`asked`) does not ask for."""
+    nothing `said` mentions, or one after the first that the message (`asked`) does not ask for. After
+    results came back (`earlier`, the calls made since the message), the first call of the answer is one
+    after those: it needs a word of its own in the message too (its values may come from the results):
+    given a repository's status, a small model goes on to its diffs, staged and unstaged, for "What's
+    today's date?"."""
     if any(c.name == call.name and c.arguments == call.arguments for c in calls):
         return True
     made_up = invented(tool, call.arguments, said)
@@ -144,6 +148,9 @@ def refused(call: ToolCall, calls: list[ToolCall], tool: Tool, said: str, asked:
         return True
     if calls and not asked_for(call, calls, tool, asked, words):
         logger.info("ROUTE_ANOTHER_REFUSED {} (not asked for in the message)", call.name)
+        return True
+    if not calls and earlier and not asked_for(call, earlier, tool, said, words):
+        logger.info("ROUTE_AGAIN_REFUSED {} (the message has no word of its own for it)", call.name)
         return True
     return False
 

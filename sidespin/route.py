@@ -32,15 +32,21 @@ The rules, before the code:
   threshold: halfway from the first one to certainty, since a small model keeps calling.
   A tool already called since the person's message is not called again in that turn: a
   small model reads the file it just read, or one the result names, where the message asked
-  for one read.
+  for one read. Unless its one call failed: the error may tell how to mend the arguments.
+  Another tool needs a word of its own in the message, as a second call does.
 - **Nothing in common, no call**: a message that shares no meaningful word with any offered
   tool (and a conversation that called none) is answered in words without asking the model
   (`sidespin.shortlist.shares_a_word`, measured there on all of BFCL). Nor is a tool without
   required values (nothing for `invented` to check) that shares no word with the message:
   a small model names one when it knows no better ("What's 17 times 23?" → `get_cat_fact`).
-- **Many tools**: when more than `SHORTLIST` tools are offered, the decision sees only the
-  `SHORTLIST` most relevant to the message (`sidespin.shortlist`), and every tool the
-  conversation already called.
+- **Many tools**: when more than `SHORTLIST` tools are offered, the decision reads one table
+  of them (`sidespin.shortlist.tables`): a server's tools, cut in parts when they would make
+  the prompt longer than about 2,000 tokens. Tables do not change from one message to the
+  next, so llama.cpp keeps each one's evaluated prompt and a decision costs only the
+  conversation (at 75 tokens a second on two cores, a per-message shortlist of ten server
+  tools cost 15–20 s a decision). The table is the one sharing the most words with the
+  message (`table_for`); when none shares a word (another language), the one whose
+  chance of a call is highest.
 
 The model is reached through a `Llama` (`sidespin.llm.llama.LlamaServer`, or a fake in tests).
 """
@@ -58,7 +64,7 @@ from loguru import logger
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import grounded, refused, said_in
-from sidespin.shortlist import called_tools, shares_a_word, shortlist, words_matched
+from sidespin.shortlist import called_tools, shares_a_word, table_for, tables, words_matched
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 
 __all__ = [
@@ -70,6 +76,8 @@ __all__ = [
     "THRESHOLD",
     "MAX_CALLS",
     "SHORTLIST",
+    "decision_tables",
+    "offered_table",
 ]
 
 MAX_STRING = 600  # characters in one string argument (a file's new content fits; a loop stays short)
@@ -77,9 +85,11 @@ SHORT_STRING = 120  # ... when the arguments were cut off at MAX_STRING: asked o
 MAX_ITEMS = 8  # items in one array argument
 INTEGER_BOUND = 1_000_000  # |integer| when the tool's schema gives no range
 MAX_CALLS = 4  # calls in one answer
-SHORTLIST = 10  # tools the decision sees at most
+SHORTLIST = 10  # tools the decision reads all at once; more are read a table at a time
+TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: 1,950 tokens at most (3.6 characters a token or more)
 THRESHOLD = 0.5  # probability of a call's opening above which the model calls (see `Router.threshold`)
 _DESCRIPTION = 300  # characters of a tool's description offered
+_SHORTEST = 120  # ... at least, when a server's tools would not fit one table otherwise (cut before the server is)
 _PARAMETER_NOTE = 120  # characters of a required parameter's description
 _OPTIONAL_NOTE = 60  # ... of an optional one's (its value is kept only when the conversation mentions it)
 _NOISE = frozenset({"$schema", "$id", "title"})  # schema keys left out of what the decision is offered
@@ -268,11 +278,11 @@ def _token_budget(schema: dict[str, Any]) -> int:
 # --- what is offered ---------------------------------------------------------------
 
 
-def offered(tool: Tool) -> dict[str, Any]:
-    """A tool as the decision is offered it: OpenAI-shaped, its descriptions cut short."""
+def offered(tool: Tool, description: int = _DESCRIPTION) -> dict[str, Any]:
+    """A tool as the decision is offered it: OpenAI-shaped, its descriptions cut short (its own to `description`)."""
     described = copy.deepcopy(to_openai_tool(tool))
     function = described["function"]
-    function["description"] = _cut(function.get("description") or "", _DESCRIPTION)
+    function["description"] = _cut(function.get("description") or "", description)
     if tool.place:  # where its server works (`sidespin.mcp.places`), after the cut so that it is always read;
         # nothing after the folder: a small model copied "repo." with the sentence's full stop into repo_path
         function["description"] += f" It works in {tool.place}"
@@ -315,9 +325,31 @@ def _cut(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+def decision_tables(tools: Sequence[Tool]) -> list[list[Tool]]:
+    """The tables the decision reads `tools` in: one when they are few, else each source's, within `TABLE_CHARS`
+    once their descriptions are cut as short as `_SHORTEST` (a server is cut in parts only when that is not enough)."""
+    if len(tools) <= SHORTLIST:
+        return [list(tools)]
+    return tables(tools, lambda tool: _weight(tool, _SHORTEST), TABLE_CHARS)
+
+
+def offered_table(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    """A table as the decision is offered it: its descriptions cut only as short as it takes to fit `TABLE_CHARS`
+    (not at all when the tools are few enough to be read at once)."""
+    description = _DESCRIPTION
+    while len(tools) > SHORTLIST and description > _SHORTEST and sum(
+            _weight(t, description) for t in tools) > TABLE_CHARS:
+        description -= 20
+    return [offered(t, description) for t in tools]
+
+
+def _weight(tool: Tool, description: int) -> int:
+    return len(json.dumps(offered(tool, description), ensure_ascii=False))
+
+
 def system_prompt(tools: Sequence[Tool], form: CallFormat) -> str:
     """For a template that ignores `tools`: the tools and the call format, in a system message."""
-    listed = "\n".join(json.dumps(offered(t), ensure_ascii=False) for t in tools)
+    listed = "\n".join(json.dumps(t, ensure_ascii=False) for t in offered_table(tools))
     example = form.opening + form.call_text("<function-name>", {"<parameter>": "<value>"})
     return ("You may call one or more functions to assist with the user query. The functions:\n"
             f"{listed}\n\nTo call a function, answer with:\n{example}")
@@ -334,6 +366,7 @@ class Router:
         self.threshold = threshold
         self.max_string = max_string
         self._format: CallFormat | None = None
+        self._tables: dict[tuple[str, ...], list[list[Tool]]] = {}  # the last tools' tables
 
     async def call_format(self) -> CallFormat:
         if self._format is None:
@@ -346,7 +379,7 @@ class Router:
         form = await self.call_format()
         chat = [dict(m) for m in messages]
         if form.native:
-            return await self.llama.render(chat, [offered(t) for t in tools])
+            return await self.llama.render(chat, offered_table(tools))
         system = {"role": "system", "content": system_prompt(tools, form)}
         if chat and chat[0].get("role") == "system":
             chat[0] = {"role": "system", "content": f"{chat[0]['content']}\n\n{system['content']}"}
@@ -365,11 +398,9 @@ class Router:
         if not shares_a_word(listed, messages):
             logger.info("ROUTE_DECISION none (the message shares no word with any tool) tools={}", len(listed))
             return []
-        chosen = shortlist(listed, messages, SHORTLIST)
         started = time.perf_counter()
-        prompt = await self.prompt(messages, chosen)
         form = await self.call_format()
-        chance = await self.call_chance(prompt, form)
+        chosen, prompt, chance = await self._table(listed, messages, form)
         again = bool(messages) and messages[-1].get("role") == "tool"  # results came back: deciding again
         bar = (self.threshold + 1) / 2 if again else self.threshold
         if chance < bar:
@@ -383,6 +414,7 @@ class Router:
         said = said_in(messages)
         words = words_matched(chosen, messages)
         called = _called_this_turn(messages) if again else set()
+        earlier = [ToolCall(name, {}) for name in sorted(called)]  # what `refused` needs of them: their names
         tried = False  # the model wrote no separator: the next call is tried, and kept only if the message asks it
         while len(calls) < MAX_CALLS:
             try:
@@ -394,7 +426,7 @@ class Router:
                 if tried:
                     break
                 raise
-            if refused(call, calls, by_name[call.name], said, asked, words):
+            if refused(call, calls, by_name[call.name], said, asked, words, earlier):
                 break
             calls.append(call)
             written += text
@@ -406,6 +438,23 @@ class Router:
         logger.info("ROUTE_DECISION {} p_call={:.2f} tools={} in {:.3f}s", named, chance, len(chosen),
                     time.perf_counter() - started)
         return calls
+
+    async def _table(self, tools: list[Tool], messages: Sequence[dict[str, Any]],
+                     form: CallFormat) -> tuple[list[Tool], str, float]:
+        """The table the decision reads (`decision_tables`), its prompt and the chance that it opens a call: the
+        table sharing the most words with the message, or when none does, the one with the highest chance."""
+        cut = self._tables.get(tuple(t.name for t in tools)) or decision_tables(tools)
+        self._tables = {tuple(t.name for t in tools): cut}
+        best = cut[0] if len(cut) == 1 else table_for(cut, messages)
+        scored: list[tuple[float, list[Tool], str]] = []
+        for table in [best] if best is not None else cut:
+            prompt = await self.prompt(messages, table)
+            scored.append((await self.call_chance(prompt, form), list(table), prompt))
+        chance, table, prompt = max(scored, key=lambda one: one[0])
+        if len(cut) > 1:
+            logger.info("ROUTE_TABLE {} tools={} of {} ({})", table[0].source, len(table), len(tools),
+                        "by words" if best is not None else f"the likeliest call of {len(cut)} tables")
+        return table, prompt, chance
 
     async def call_chance(self, prompt: str, form: CallFormat) -> float:
         """The probability that the answer's first token opens a call."""
@@ -489,9 +538,16 @@ def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, 
 
 
 def _called_this_turn(messages: Sequence[dict[str, Any]]) -> set[str]:
-    """The tools called since the person's last message."""
+    """The tools called since the person's last message, but one whose only call failed: called again, its
+    arguments may be mended from the error ("Europe/Tokyo" is no time zone; "Asia/Tokyo" is)."""
     last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    return called_tools(messages[last + 1:])
+    turn = messages[last + 1:]
+    names = {call.get("id"): (call.get("function") or {}).get("name")
+             for m in turn for call in m.get("tool_calls") or []}
+    failed = [names.get(m.get("tool_call_id")) for m in turn
+              if m.get("role") == "tool" and str(m.get("content") or "").startswith("Error:")]
+    once = [name for name in names.values() if list(names.values()).count(name) == 1]
+    return called_tools(turn) - {name for name in failed if name in once}
 
 
 def _opens_call(token: str, form: CallFormat) -> bool:

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Sequence
 from sidespin.formats import ATTACHMENTS, call_from_openai, to_openai_tool
 from sidespin.llm.base import Backend, Grammar
 from sidespin.protocol import MCP_TAG, format_block, grammar_for, teaching_prompt
-from sidespin.route import SHORTLIST, offered
+from sidespin.route import decision_tables, offered_table
 from sidespin.tools import Tool, ToolCall
 
 __all__ = ["Ask", "Request", "Rung", "Native", "Route", "Xml", "RUNGS", "rung_named"]
@@ -102,8 +102,9 @@ class Route(Rung):
         return Request(_system(ask.system) + narrated_history(ask.history))
 
     def tool_section(self, tools: Sequence[Tool]) -> str:
-        shown = list(tools)[:SHORTLIST]
-        return json.dumps([offered(t) for t in shown], ensure_ascii=False) if shown else ""
+        """The largest table a decision reads (`decision_tables`): what the tool list costs it at most."""
+        sections = [json.dumps(offered_table(table), ensure_ascii=False) for table in decision_tables(tools)]
+        return max(sections, key=len) if tools else ""
 
     async def decide(self, backend: Backend, ask: Ask) -> list[ToolCall] | None:
         router = await backend.router()

@@ -1,10 +1,19 @@
-"""A shortlist of the tools most relevant to a message, for a decision that cannot read them all.
+"""Which of many tools the decision reads: one *table* at a time, the one most relevant to the message.
 
-BM25 (SQLite's FTS5, with the Porter stemmer) over each tool's name split into words, its
-description and its parameters' names and descriptions; the query is the words of the last
-user message that carry meaning (not "the", "to", "that" …), then those of the one before.
-Tools the conversation already called stay on the list (a follow-up often needs the same tool
-again, or its sibling). With no word in common, the first tools in their listed order are kept.
+A table is one source's tools (an MCP server's, or the plugins'), in their listed order; a source
+whose tools weigh more than the budget is cut into as few even tables as fit (`tables`). The
+tables never change while the tools do not, so each one's decision prompt is evaluated once and
+kept (`sidespin.llm.embedded`): a decision then costs only the conversation's tokens. A table
+also keeps a small model among tools made to be used together: offered ten tools from five
+servers, the 0.5B answered "make a folder" with the memory server's `create_entities`.
+
+Which table (`table_for`): BM25 (SQLite's FTS5, with the Porter stemmer) ranks the tools by
+their name split into words, their description and their parameters' names and descriptions;
+the query is the words of the last user message that carry meaning (not "the", "to", "that" …),
+then those of the one before. Each table scores the inverse ranks of its tools (1 + 1/2 + …),
+and half a point more when it holds a tool the conversation already called (a follow-up often
+needs the same tool again, or its sibling). With no word in common, no table is chosen: the
+route asks the model (`sidespin.route`).
 
 `shares_a_word`: whether any offered tool shares a word with those messages at all. When none
 does, no tool was called yet, and the message is in the tools' own language, the route answers
@@ -28,11 +37,11 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 from sidespin.tools import Tool
 
-__all__ = ["called_tools", "shares_a_word", "shortlist", "words_matched", "words_of"]
+__all__ = ["called_tools", "shares_a_word", "table_for", "tables", "words_matched", "words_of"]
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # words that match every description and tell no tool from another
@@ -73,17 +82,37 @@ def called_tools(messages: Sequence[dict[str, Any]]) -> set[str]:
     }
 
 
-def shortlist(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], size: int) -> list[Tool]:
-    """At most `size` of `tools` (and the ones already called), the most relevant first; all when they fit."""
-    if len(tools) <= size:
-        return list(tools)
-    called = [t for t in tools if t.name in called_tools(messages)]
-    ranked = [tool for query in _queries(messages) for tool in _ranked(tools, query)]
-    chosen: list[Tool] = []
-    for tool in called + ranked + list(tools):
-        if tool not in chosen and (len(chosen) < size or tool in called):
-            chosen.append(tool)
-    return chosen
+def tables(tools: Sequence[Tool], weigh: Callable[[Tool], int], budget: int) -> list[list[Tool]]:
+    """`tools` in tables: each source's together, in their listed order, cut into as few even parts as keep
+    each within `budget` (by `weigh`, what a tool costs the decision)."""
+    sources: dict[str, list[Tool]] = {}
+    for tool in tools:  # the plugins (`plugin:dice`, `plugin:web` …) are one source
+        source = "plugin" if tool.source.startswith("plugin") else tool.source
+        sources.setdefault(source, []).append(tool)
+    cut: list[list[Tool]] = []
+    for listed in sources.values():
+        parts = max(1, -(-sum(weigh(t) for t in listed) // budget))
+        size = -(-len(listed) // parts)
+        cut.extend(listed[i : i + size] for i in range(0, len(listed), size))
+    return cut
+
+
+def table_for(cut: Sequence[Sequence[Tool]], messages: Sequence[dict[str, Any]]) -> Sequence[Tool] | None:
+    """The table of `cut` most relevant to the last user messages; None when none shares a word with them."""
+    everything = [tool for table in cut for tool in table]
+    ranked: list[str] = []
+    for query in _queries(messages):
+        ranked.extend(t.name for t in _ranked(everything, query) if t.name not in ranked)
+    if not ranked:
+        return None
+    rank = {name: i for i, name in enumerate(ranked)}
+    called = called_tools(messages)
+
+    def score(table: Sequence[Tool]) -> float:
+        names = {t.name for t in table}
+        return sum(1 / (rank[n] + 1) for n in names if n in rank) + (0.5 if names & called else 0)
+
+    return max(cut, key=score)
 
 
 def shares_a_word(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], among: Sequence[Tool] = ()) -> bool:

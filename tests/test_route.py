@@ -7,7 +7,8 @@ import json
 import pytest
 
 from sidespin.errors import MalformedToolCall
-from sidespin.route import MAX_CALLS, SHORTLIST, Router, arguments_schema, names_grammar, read_format
+from sidespin.route import (MAX_CALLS, SHORTLIST, TABLE_CHARS, Router, arguments_schema, decision_tables,
+                            names_grammar, offered, offered_table, read_format)
 from sidespin.tools import Tool, tool
 from tests.route_fake import BETWEEN, OPEN, FakeLlama
 
@@ -312,18 +313,70 @@ async def test_earlier_calls_and_results_reach_the_decision_so_a_follow_up_can_r
     assert '"path": "notes/todo.md"' in prompt and "- milk" in prompt and prompt.endswith("<assistant>")
 
 
-async def test_with_many_tools_the_decision_sees_a_shortlist_that_keeps_the_tools_already_called() -> None:
-    many = [foreign(f"tool_{i}", f"Handles widgets of kind {i}.", {}, []) for i in range(20)]
-    weather = foreign("get_weather", "The weather forecast for a city.", {"city": {"type": "string"}}, ["city"])
-    earlier = [{"role": "user", "content": "first"},
-               {"role": "assistant", "content": "", "tool_calls": [
-                   {"id": "c", "type": "function", "function": {"name": "tool_17", "arguments": "{}"}}]},
-               {"role": "tool", "tool_call_id": "c", "content": "done"},
-               {"role": "user", "content": "and what is the weather forecast in Oslo?"}]
+def server(name: str, tools: list[tuple[str, str]]) -> list[Tool]:
+    return [Tool(name=n, description=d, fn=lambda **_: None, source=f"mcp:{name}",
+                 input_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
+            for n, d in tools]
+
+
+WIDGETS = server("widgets", [(f"tool_{i}", f"Handles widgets of kind {i}.") for i in range(12)])
+WEATHER = server("weather", [("get_weather", "The weather forecast for a city."),
+                             ("get_rain", "How much rain falls in a city, in millimetres.")])
+
+
+def offered_in(llama: FakeLlama) -> list[list[str]]:
+    """The tools each decision prompt offered (not those of the format's marked chats)."""
+    return [[t["function"]["name"] for t in a["tools"]] for a in llama.asked
+            if a["kind"] == "render" and a["tools"] and a["tools"][0]["function"]["name"] != "zqxname"]
+
+
+async def test_with_many_tools_the_decision_reads_the_one_servers_tools_that_share_words_with_the_message() -> None:
+    llama = FakeLlama({"and what is the weather forecast in Oslo?": [("get_weather", {"city": "Oslo"})]})
+    calls = await Router(llama).route(user("and what is the weather forecast in Oslo?"), [*WIDGETS, *WEATHER])
+    assert [c.name for c in calls] == ["get_weather"]
+    assert offered_in(llama) == [["get_weather", "get_rain"]]  # the weather server's table, whole, no widget
+    # a follow-up whose words match no tool reads the table of the tool the conversation called
+    earlier = [*user("the weather in Oslo"), {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'}}]},
+        {"role": "tool", "tool_call_id": "c", "content": "rain"}, {"role": "assistant", "content": "Rain."},
+        *user("and in Bergen?")]
     llama = FakeLlama({})
-    await Router(llama).route(earlier, [*many, weather])
-    offered = [t["function"]["name"] for t in [a for a in llama.asked if a["kind"] == "render"][-1]["tools"]]
-    assert len(offered) <= SHORTLIST + 1 and "get_weather" in offered and "tool_17" in offered
+    await Router(llama).route(earlier, [*WIDGETS, *WEATHER])
+    assert offered_in(llama) == [["get_weather", "get_rain"]]
+
+
+async def test_a_message_sharing_no_word_with_any_table_is_decided_on_the_table_likeliest_to_call() -> None:
+    text = "Wird es morgen über Bergen regnen, meinst du?"  # German: no word of the descriptions
+
+    class Eager(FakeLlama):  # the model wants a call more when the rain tool is offered
+        async def next_tokens(self, prompt: str, n: int = 20) -> list[tuple[str, float]]:
+            found = await super().next_tokens(prompt, n)
+            if "get_rain" not in prompt or "<tool_call>" not in [token for token, _ in found]:
+                return found
+            return [("<tool_call>", 0.97), ("Hello", 0.03)] if not prompt.endswith(OPEN) else found
+
+    llama = Eager({text: [("get_rain", {"city": "Bergen"})]}, p_call=0.7)
+    calls = await Router(llama, threshold=0.6).route(user(text), [*WIDGETS, *WEATHER])
+    assert [c.name for c in calls] == ["get_rain"]
+    assert sorted(map(len, offered_in(llama))) == [2, 12]  # both tables were asked; the weather one decided
+    name = [a for a in llama.asked if a["kind"] == "complete"][0]
+    assert sentences_of(name["grammar"]) == {"get_weather" + BETWEEN, "get_rain" + BETWEEN}
+
+
+def test_tables_keep_a_sources_tools_together_with_descriptions_cut_shorter_before_the_server_is_cut() -> None:
+    wordy = server("files", [(f"file_tool_{i}", "Reads or writes files. " * 14) for i in range(18)])
+    huge = server("cloud", [(f"cloud_tool_{i}", "Runs a cloud job. " * 12) for i in range(40)])
+    plugins = [Tool(name=f"plugin_{i}", description="A plugin.", fn=lambda: None, source=f"plugin:p{i}",
+                    input_schema={"type": "object", "properties": {}}) for i in range(3)]
+    cut = decision_tables([*wordy, *huge, *WEATHER, *plugins])
+    assert [{t.source for t in table} for table in cut] == [{"mcp:files"}, {"mcp:cloud"}, {"mcp:cloud"},
+                                                           {"mcp:weather"}, {"plugin:p0", "plugin:p1", "plugin:p2"}]
+    assert [len(table) for table in cut] == [18, 20, 20, 2, 3]  # too big even cut short: two even halves, in order
+    assert all(len(json.dumps(offered_table(table))) <= TABLE_CHARS for table in cut)
+    whole = offered_table(wordy)  # whole, its descriptions cut shorter than when read alone
+    assert len(whole[0]["function"]["description"]) < len(offered(wordy[0])["function"]["description"])
+    assert decision_tables(wordy[:SHORTLIST]) == [wordy[:SHORTLIST]]  # few tools: read all at once, uncut
+    assert offered_table(wordy[:SHORTLIST])[0] == offered(wordy[0])
 
 
 async def test_the_call_format_is_read_off_the_template() -> None:
@@ -367,21 +420,40 @@ def test_a_number_is_bounded_like_an_integer() -> None:
     assert fields["ratio"] == {"type": "number", "minimum": 0, "maximum": 1}
 
 
-def lima_time_asked_and_answered(result: str) -> list[dict]:
+def lima_time_asked_and_answered(result: str, asked: str = "time in Lima") -> list[dict]:
     """A turn so far: the person asked the time in Lima, the model called `current_time`, its result came back."""
-    return [*user("time in Lima"),
+    return [*user(asked),
             {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "type": "function", "function": {
                 "name": "current_time", "arguments": '{"zone": "America/Lima"}'}}]},
             {"role": "tool", "tool_call_id": "c", "content": result}]
 
 
 async def test_after_results_the_model_must_want_another_call_more_surely_than_the_first() -> None:
-    history = lima_time_asked_and_answered("09:00")
-    wants = {"time in Lima": [("current_time", {"zone": "America/Lima"})]}
-    then = {"time in Lima": [("find_restaurants", {"location": "Lima"})]}
+    text = "time in Lima, then restaurants open there"
+    history = lima_time_asked_and_answered("09:00", text)
+    wants = {text: [("current_time", {"zone": "America/Lima"})]}
+    then = {text: [("find_restaurants", {"location": "Lima"})]}
     assert await Router(FakeLlama(wants, p_call=0.7, after=then), threshold=0.5).route(history, TOOLS) == []
     again = await Router(FakeLlama(wants, p_call=0.8, after=then), threshold=0.5).route(history, TOOLS)
     assert [c.name for c in again] == ["find_restaurants"]
+
+
+async def test_a_tool_whose_one_call_failed_may_be_called_again_with_mended_arguments_but_not_twice() -> None:
+    history = lima_time_asked_and_answered("Error: Invalid timezone: 'No time zone found with key Lima'")
+    wants = {"time in Lima": [("current_time", {"zone": "America/Lima"})]}
+    calls = await Router(FakeLlama({}, p_call=0.99, after=wants), threshold=0.5).route(history, TOOLS)
+    assert [c.arguments for c in calls] == [{"zone": "America/Lima"}]
+    retried = [*history, {"role": "assistant", "content": "", "tool_calls": [{"id": "d", "type": "function",
+               "function": {"name": "current_time", "arguments": '{"zone": "America/Lima"}'}}]},
+               {"role": "tool", "tool_call_id": "d", "content": "Error: the clock is down"}]
+    assert await Router(FakeLlama({}, p_call=0.99, after=wants), threshold=0.5).route(retried, TOOLS) == []
+
+
+async def test_after_results_another_tool_is_called_only_for_a_word_of_its_own_in_the_message() -> None:
+    """"What's today's date?" given a repository's status: the 0.5B went on to its diffs, staged and unstaged."""
+    then = {"time in Lima": [("find_restaurants", {"location": "Lima"})]}
+    history = lima_time_asked_and_answered("09:00")  # nothing in "time in Lima" asks for restaurants
+    assert await Router(FakeLlama({}, p_call=0.99, after=then), threshold=0.5).route(history, TOOLS) == []
 
 
 async def test_after_results_a_tool_already_called_in_the_turn_is_not_called_again() -> None:

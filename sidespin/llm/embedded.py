@@ -33,7 +33,7 @@ from sidespin.llm.base import Backend, Delta, Grammar
 from sidespin.llm.openai import OpenAIBackend
 from sidespin.models import DEFAULT_MODEL, MODELS, MODELS_DIR, from_hub, verified
 from sidespin.llm.llama import LlamaServer
-from sidespin.route import SHORTLIST, THRESHOLD, Router
+from sidespin.route import THRESHOLD, Router, decision_tables
 from sidespin.tools import Tool
 
 __all__ = ["EmbeddedBackend", "default_model_path", "default_threads", "DEFAULT_MODEL_FILE"]
@@ -224,21 +224,21 @@ class EmbeddedBackend(Backend):
         return self._router
 
     async def warm(self, tools: list[Tool]) -> None:
-        """Evaluate the part of the decision's prompt that every message shares, for these tools.
+        """Evaluate, for each table the decision reads these tools in (`decision_tables`), the part of its
+        prompt that every message shares.
 
-        With at most `SHORTLIST` tools the decision offers them all, so the prompt up to the
-        message is the same every time and llama.cpp keeps it (`cache_prompt`). The first time
-        a set of tools is warmed, the evaluated prompt is saved as a slot file; a later start
-        restores it in milliseconds instead of evaluating it again (seconds on one core).
+        llama.cpp keeps what it evaluated (`cache_prompt`, and the prompts it served before in memory),
+        so a decision then costs only the conversation. The first time a table is warmed, its evaluated
+        prompt is saved as a slot file; a later start restores it in milliseconds instead of evaluating
+        it again (10–25 s for a server's tools on two cores).
         """
-        if len(tools) > SHORTLIST:
-            return  # each message gets its own shortlist: nothing is shared to evaluate ahead
         router = await self.router()
-        key = tuple(sorted(t.name for t in tools))
-        async with self._warm_lock:
-            if key not in self._warmed:
-                await self._warm(router, tools)
-                self._warmed.add(key)
+        for table in decision_tables(tools):
+            key = tuple(sorted(t.name for t in table))
+            async with self._warm_lock:
+                if key not in self._warmed:
+                    await self._warm(router, table)
+                    self._warmed.add(key)
 
     async def _warm(self, router: Router, tools: list[Tool]) -> None:
         assert self._llama is not None
@@ -246,18 +246,23 @@ class EmbeddedBackend(Backend):
         identity = json.dumps([self._model_key, prompt], ensure_ascii=False).encode()
         filename = f"route-{hashlib.sha256(identity).hexdigest()[:24]}.bin"
         started = asyncio.get_running_loop().time()
+        restored = False
         if (self.slot_dir / filename).is_file():
             try:
                 await self._llama.slot("restore", filename)
+                restored = True
                 logger.info("ROUTE_PREFIX_RESTORED {} in {:.2f}s", filename, asyncio.get_running_loop().time() - started)
-                return
             except BackendError as error:
                 logger.warning("ROUTE_PREFIX_RESTORE_FAILED {}: {}", filename, error)
-        await self._llama.next_tokens(prompt, 1)  # evaluates the prompt once
-        partial = f"{filename}.part"  # a child stopped mid-save (it exits at once) leaves no half file to restore
-        await self._llama.slot("save", partial)
-        (self.slot_dir / partial).replace(self.slot_dir / filename)
-        logger.info("ROUTE_PREFIX_SAVED {} in {:.2f}s", filename, asyncio.get_running_loop().time() - started)
+        if not restored:
+            await self._llama.next_tokens(prompt, 1)  # evaluates the prompt once
+            partial = f"{filename}.part"  # a child stopped mid-save (it exits at once) leaves no half file to restore
+            await self._llama.slot("save", partial)
+            (self.slot_dir / partial).replace(self.slot_dir / filename)
+            logger.info("ROUTE_PREFIX_SAVED {} in {:.2f}s", filename, asyncio.get_running_loop().time() - started)
+        # A restore replaces the slot without keeping what it held: the next prompt, unlike it, makes
+        # llama.cpp put this one among the prompts it keeps in memory before the next table is restored.
+        await self._llama.next_tokens("\n", 1)
 
     async def count_tokens(self, text: str) -> int | None:
         return await self._client.count_tokens(text) if self._client is not None else None

@@ -74,7 +74,7 @@ class Cost:
     def line(self) -> str:
         where = {"native": "native tool schemas", "route": "route prompt", "xml": "tool prompt"}.get(self.mode, self.mode)
         if self.mode == "route" and self.tools > SHORTLIST:
-            where = f"route prompt: the {SHORTLIST} of {self.tools} tools most relevant to each message"
+            where = f"route prompt, at most: one server's table of the {self.tools} tools, for each message"
         figure = f"{self.tokens:,}" if self.counted else f"≈ {self.tokens:,}"
         return f"tool list: {figure} tokens ({where})"
 

@@ -96,6 +96,36 @@ async def test_a_tool_sets_evaluated_prompt_is_saved_whole_and_the_next_start_re
 
 
 @pytest.mark.model
+async def test_with_many_tools_each_tables_prompt_is_kept_so_a_decision_evaluates_only_the_message(tmp_path) -> None:
+    """Two servers' tools, too many to read at once: after a restart restores both tables' prompts, a
+    decision on either evaluates the few tokens of the message, not the thousand of its table's tools."""
+    from sidespin.route import decision_tables
+    from sidespin.tools import Tool
+
+    def server(name: str, verbs: list[str]) -> list[Tool]:
+        return [Tool(f"{verb}_{name}", f"{verb.title()} a {name} by its title, and say what was done with it.",
+                     {"type": "object", "properties": {"title": {"type": "string", "description": "The title."}},
+                      "required": ["title"]}, fn=len, source=f"mcp:{name}") for verb in verbs]
+
+    tools = server("song", ["play", "pause", "queue", "skip", "like", "share"]) + server("book", [
+        "find", "borrow", "return", "renew", "review"])
+    assert len(decision_tables(tools)) == 2
+    with log_lines("ROUTE_PREFIX_") as events:
+        for start in range(2):  # two starts of the product on the same cache folder
+            backend = EmbeddedBackend(n_ctx=4096, options={"max_tokens": 8})
+            backend.slot_dir = tmp_path
+            async with backend:
+                await backend.warm(tools)
+                if start == 1:
+                    router, llama = await backend.router(), backend._llama
+                    for table in reversed(decision_tables(tools)):  # the one warmed first, last
+                        prompt = await router.prompt([{"role": "user", "content": "Borrow Dune for me."}], table)
+                        await llama.next_tokens(prompt)
+                        assert llama.last_timings["prompt_n"] < 30 < llama.last_timings["cache_n"], llama.last_timings
+    assert [line.split()[0] for line in events] == ["ROUTE_PREFIX_SAVED"] * 2 + ["ROUTE_PREFIX_RESTORED"] * 2
+
+
+@pytest.mark.model
 @pytest.mark.asyncio(loop_scope="session")
 async def test_shared_backend_describes_itself_and_passes_grammars(embedded: EmbeddedBackend) -> None:
     described = embedded.describe()
