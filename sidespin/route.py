@@ -53,6 +53,7 @@ The model is reached through a `Llama` (`sidespin.llm.llama.LlamaServer`, or a f
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import time
@@ -63,7 +64,7 @@ from loguru import logger
 
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
-from sidespin.grounding import grounded, refused, said_in
+from sidespin.grounding import grounded, refused, said_in, word_of_its_own
 from sidespin.shortlist import called_tools, shares_a_word, table_for, tables, words_matched
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 
@@ -367,6 +368,9 @@ class Router:
         self.max_string = max_string
         self._format: CallFormat | None = None
         self._tables: dict[tuple[str, ...], list[list[Tool]]] = {}  # the last tools' tables
+        # A decision is several requests on llama.cpp's one slot; a table warmed between two of them (a
+        # restore replaces the slot) would make the next evaluate the decision's whole prompt again.
+        self.busy = asyncio.Lock()
 
     async def call_format(self) -> CallFormat:
         if self._format is None:
@@ -392,6 +396,10 @@ class Router:
 
         Raises `MalformedToolCall` (arguments that do not fit) or `BackendError`.
         """
+        async with self.busy:  # one decision at a time, and none while a table is warmed
+            return await self._route(messages, tools)
+
+    async def _route(self, messages: Sequence[dict[str, Any]], tools: Sequence[Tool]) -> list[ToolCall]:
         listed = [t for t in tools]
         if not listed:
             return []
@@ -420,6 +428,10 @@ class Router:
             try:
                 name, named_text = await self._name(written, by_name, form)
                 if _refused_by_name(by_name[name], called, messages, listed):
+                    break
+                if not word_of_its_own(name, [*earlier, *calls], words):
+                    logger.info("ROUTE_ANOTHER_REFUSED {} (no word of its own in the message), before its arguments",
+                                name)
                     break
                 call, text = await self._call(written + named_text, by_name[name], form, said)
             except MalformedToolCall:

@@ -449,6 +449,16 @@ async def test_a_tool_whose_one_call_failed_may_be_called_again_with_mended_argu
     assert await Router(FakeLlama({}, p_call=0.99, after=wants), threshold=0.5).route(retried, TOOLS) == []
 
 
+async def test_another_tool_without_a_word_of_its_own_is_refused_before_its_arguments_are_written() -> None:
+    """A decision on the 0.5B spent 2–3.5 s writing `read_text_file`'s arguments after `read_file`, then refused it."""
+    text = "Thai food in Manhattan"
+    llama = FakeLlama({text: [("find_restaurants", {"location": "Manhattan"}), ("current_time", {"zone": "Manhattan"})]},
+                      writes=1)
+    calls = await Router(llama).route(user(text), TOOLS)
+    assert [c.name for c in calls] == ["find_restaurants"]
+    assert [a["schema"] for a in llama.asked if a["kind"] == "complete" and a["schema"]] == [arguments_schema(FIND)]
+
+
 async def test_after_results_another_tool_is_called_only_for_a_word_of_its_own_in_the_message() -> None:
     """"What's today's date?" given a repository's status: the 0.5B went on to its diffs, staged and unstaged."""
     then = {"time in Lima": [("find_restaurants", {"location": "Lima"})]}

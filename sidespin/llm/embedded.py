@@ -235,7 +235,7 @@ class EmbeddedBackend(Backend):
         router = await self.router()
         for table in decision_tables(tools):
             key = tuple(sorted(t.name for t in table))
-            async with self._warm_lock:
+            async with self._warm_lock, router.busy:  # a table at a time, between decisions
                 if key not in self._warmed:
                     await self._warm(router, table)
                     self._warmed.add(key)
