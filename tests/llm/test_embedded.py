@@ -80,25 +80,10 @@ async def test_closing_while_the_model_reads_a_long_prompt_ends_the_child_at_onc
 
 
 @pytest.mark.model
-async def test_a_tool_sets_evaluated_prompt_is_saved_whole_and_the_next_start_restores_it(tmp_path) -> None:
-    from sidespin.tools import Tool
-
-    tools = [Tool("count_words", "Count the words of a text.", {"type": "object", "properties": {
-        "text": {"type": "string"}}, "required": ["text"]}, fn=len)]
-    with log_lines("ROUTE_PREFIX_") as events:
-        for _ in range(2):  # two starts of the product on the same cache folder
-            backend = EmbeddedBackend(n_ctx=2048, options={"max_tokens": 8})
-            backend.slot_dir = tmp_path
-            async with backend:
-                await backend.warm(tools)
-    assert [line.split()[0] for line in events] == ["ROUTE_PREFIX_SAVED", "ROUTE_PREFIX_RESTORED"]
-    assert [path.suffix for path in tmp_path.iterdir()] == [".bin"]  # whole, under its own name: no .part left
-
-
-@pytest.mark.model
-async def test_with_many_tools_each_tables_prompt_is_kept_so_a_decision_evaluates_only_the_message(tmp_path) -> None:
-    """Two servers' tools, too many to read at once: after a restart restores both tables' prompts, a
-    decision on either evaluates the few tokens of the message, not the thousand of its table's tools."""
+async def test_each_tables_prompt_is_saved_whole_and_kept_so_a_decision_evaluates_only_the_message(tmp_path) -> None:
+    """Two servers' tools, too many to read at once: each table's evaluated prompt is saved, and after a
+    restart restores both, a decision on either evaluates the few tokens of the message, not the
+    hundreds of its table's tools."""
     from sidespin.route import decision_tables
     from sidespin.tools import Tool
 
@@ -123,6 +108,7 @@ async def test_with_many_tools_each_tables_prompt_is_kept_so_a_decision_evaluate
                         await llama.next_tokens(prompt)
                         assert llama.last_timings["prompt_n"] < 30 < llama.last_timings["cache_n"], llama.last_timings
     assert [line.split()[0] for line in events] == ["ROUTE_PREFIX_SAVED"] * 2 + ["ROUTE_PREFIX_RESTORED"] * 2
+    assert {path.suffix for path in tmp_path.iterdir()} == {".bin"}  # whole, under their own names: no .part left
 
 
 @pytest.mark.model
