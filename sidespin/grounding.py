@@ -112,7 +112,7 @@ def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: st
     nor contains, the earlier value (a folder of the file just read is not a second request), and at least
     one is new; a switch turned the other way is not new. A call of another tool is kept when the message
     has a word of its own for that tool, one the tool matches and no earlier call's tool does (`words`,
-    from `sidespin.shortlist.words_matched`), and mentions each of its required values: "Tesla's birthdate
+    from `sidespin.tables.words_matched`), and mentions each of its required values: "Tesla's birthdate
     and his famous discovery" asks two tools the same name, while a look-alike given the same values, or
     the cone's mass after its volume, has no word of its own.
     """

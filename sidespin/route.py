@@ -36,11 +36,11 @@ The rules, before the code:
   Another tool needs a word of its own in the message, as a second call does.
 - **Nothing in common, no call**: a message that shares no meaningful word with any offered
   tool (and a conversation that called none) is answered in words without asking the model
-  (`sidespin.shortlist.shares_a_word`, measured there on all of BFCL). Nor is a tool without
+  (`sidespin.tables.shares_a_word`, measured there on all of BFCL). Nor is a tool without
   required values (nothing for `invented` to check) that shares no word with the message:
   a small model names one when it knows no better ("What's 17 times 23?" → `get_cat_fact`).
 - **Many tools**: when more than `SHORTLIST` tools are offered, the decision reads one table
-  of them (`sidespin.shortlist.tables`): a server's tools, cut in parts when they would make
+  of them (`sidespin.tables.tables`): a server's tools, cut in parts when they would make
   the prompt longer than about 2,000 tokens. Tables do not change from one message to the
   next, so llama.cpp keeps each one's evaluated prompt and a decision costs only the
   conversation (at 75 tokens a second on two cores, a per-message shortlist of ten server
@@ -65,7 +65,7 @@ from loguru import logger
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import grounded, refused, said_in, word_of_its_own
-from sidespin.shortlist import called_tools, shares_a_word, table_for, tables, words_matched
+from sidespin.tables import called_tools, shares_a_word, table_for, tables, words_matched
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 
 __all__ = [

@@ -73,7 +73,7 @@ async def test_a_follow_up_edits_the_file_just_read_and_the_decision_saw_what_wa
     assert "- bread" in Path(todo).read_text()  # the effect on disk, not a claim
     decided = [a for a in llama.asked if a["kind"] == "render" and add in str(a["messages"])][0]
     assert "coffee beans" in str(decided["messages"])  # the follow-up's decision saw the file as it was read
-    assert "write_file" in [t["function"]["name"] for t in decided["tools"]]  # and the shortlist kept a writer
+    assert "write_file" in [t["function"]["name"] for t in decided["tools"]]  # and its table held a writer
 
 
 async def test_a_chain_in_one_turn_lists_then_reads(space) -> None:

@@ -132,7 +132,7 @@ def shares_a_word(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], amo
 
 def words_matched(tools: Sequence[Tool], messages: Sequence[dict[str, Any]]) -> dict[str, set[str]]:
     """For each of `tools`, the meaningful words of the last user message its text matches (stemmed as the
-    shortlist's: "restaurants" matches "restaurant")."""
+    tables': "restaurants" matches "restaurant")."""
     query = next(iter(_queries(messages)), [])
     matched: dict[str, set[str]] = {tool.name: set() for tool in tools}
     with _indexed(tools) as db:
