@@ -40,8 +40,9 @@ The rules, before the code:
   required values (nothing for `invented` to check) that shares no word with the message:
   a small model names one when it knows no better ("What's 17 times 23?" → `get_cat_fact`).
 - **Many tools**: when more than `SHORTLIST` tools are offered, the decision reads one table
-  of them (`sidespin.tables.tables`): a server's tools, cut in parts when they would make
-  the prompt longer than about 2,000 tokens. Tables do not change from one message to the
+  of them (`decision_tables`): a server's tools, their descriptions cut shorter, and the
+  server cut in parts only when even that makes the prompt longer than about 2,000 tokens
+  (`offered_table`). Tables do not change from one message to the
   next, so llama.cpp keeps each one's evaluated prompt and a decision costs only the
   conversation (at 75 tokens a second on two cores, a per-message shortlist of ten server
   tools cost 15–20 s a decision). The table is the one sharing the most words with the
@@ -58,7 +59,7 @@ import copy
 import json
 import time
 from dataclasses import dataclass
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Awaitable, Callable, Iterable, Protocol, Sequence
 
 from loguru import logger
 
@@ -371,6 +372,8 @@ class Router:
         # A decision is several requests on llama.cpp's one slot; a table warmed between two of them (a
         # restore replaces the slot) would make the next evaluate the decision's whole prompt again.
         self.busy = asyncio.Lock()
+        # what keeps a table's prompt evaluated ahead (`EmbeddedBackend`), awaited before deciding on it
+        self.keep: Callable[[list[Tool]], Awaitable[None]] | None = None
 
     async def call_format(self) -> CallFormat:
         if self._format is None:
@@ -460,6 +463,8 @@ class Router:
         best = cut[0] if len(cut) == 1 else table_for(cut, messages)
         scored: list[tuple[float, list[Tool], str]] = []
         for table in [best] if best is not None else cut:
+            if self.keep is not None:
+                await self.keep(list(table))
             prompt = await self.prompt(messages, table)
             scored.append((await self.call_chance(prompt, form), list(table), prompt))
         chance, table, prompt = max(scored, key=lambda one: one[0])

@@ -40,6 +40,7 @@ __all__ = ["EmbeddedBackend", "default_model_path", "default_threads", "DEFAULT_
 
 DEFAULT_MODEL_FILE = MODELS[DEFAULT_MODEL].filename
 DEFAULT_N_CTX = 8192
+_RESTORED_SLACK = 16  # tokens a request may evaluate after a good restore (llama.cpp evaluates the last again)
 SLOT_DIR = MODELS_DIR.parent / "slots"  # evaluated prompt prefixes, keyed by model and prefix (a cache)
 _CHILD = Path(__file__).with_name("_llama_child.py")
 _STOP_TIMEOUT = 10.0
@@ -94,7 +95,6 @@ class EmbeddedBackend(Backend):
         self._llama: LlamaServer | None = None
         self._router: Router | None = None
         self._warmed: set[tuple[str, ...]] = set()
-        self._warm_lock = asyncio.Lock()
         self.slot_dir = SLOT_DIR
 
     @property
@@ -221,6 +221,7 @@ class EmbeddedBackend(Backend):
             raise self.not_started()
         if self._router is None:
             self._router = Router(self._llama, threshold=self.route_threshold)
+            self._router.keep = self._keep  # a table decided on before it was warmed is kept for the next start
         return self._router
 
     async def warm(self, tools: list[Tool]) -> None:
@@ -234,34 +235,52 @@ class EmbeddedBackend(Backend):
         """
         router = await self.router()
         for table in decision_tables(tools):
-            key = tuple(sorted(t.name for t in table))
-            async with self._warm_lock, router.busy:  # a table at a time, between decisions
-                if key not in self._warmed:
-                    await self._warm(router, table)
-                    self._warmed.add(key)
+            async with router.busy:  # a table at a time, between decisions
+                await self._keep(table)
+
+    async def _keep(self, tools: list[Tool]) -> None:
+        """Have this table's prompt prefix kept by llama.cpp: restored from its slot file, or evaluated and saved
+        (once a run). The route calls it before deciding on a table (holding `Router.busy`, as `warm` does): a
+        one-shot `sidespin ask` ends before the warm-up reaches every table."""
+        key = tuple(sorted(t.name for t in tools))
+        if key in self._warmed or self._router is None:
+            return
+        await self._warm(self._router, tools)
+        self._warmed.add(key)
 
     async def _warm(self, router: Router, tools: list[Tool]) -> None:
+        """Restore the table's evaluated prompt from its slot file, or evaluate it and save the file; then
+        have llama.cpp keep it in memory among the prompts it served.
+
+        Measured with the bundled llama.cpp: a restored slot is kept in memory only once a request has
+        used it and another request follows; a restore replaces the slot without keeping what it held.
+        So the table's own prompt is asked once (a few tokens from a good restore; all of them from a
+        file that holds something else, which is then saved again), then one unrelated short prompt.
+        """
         assert self._llama is not None
         prompt = await router.prompt([{"role": "user", "content": "hello"}], tools)
         identity = json.dumps([self._model_key, prompt], ensure_ascii=False).encode()
         filename = f"route-{hashlib.sha256(identity).hexdigest()[:24]}.bin"
-        started = asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         restored = False
         if (self.slot_dir / filename).is_file():
             try:
                 await self._llama.slot("restore", filename)
                 restored = True
-                logger.info("ROUTE_PREFIX_RESTORED {} in {:.2f}s", filename, asyncio.get_running_loop().time() - started)
             except BackendError as error:
                 logger.warning("ROUTE_PREFIX_RESTORE_FAILED {}: {}", filename, error)
-        if not restored:
-            await self._llama.next_tokens(prompt, 1)  # evaluates the prompt once
+        await self._llama.next_tokens(prompt, 1)
+        evaluated = int(self._llama.last_timings.get("prompt_n") or 0)
+        if restored and evaluated <= _RESTORED_SLACK:
+            logger.info("ROUTE_PREFIX_RESTORED {} in {:.2f}s", filename, loop.time() - started)
+        else:
+            if restored:
+                logger.warning("ROUTE_PREFIX_STALE {}: {} tokens evaluated after the restore", filename, evaluated)
             partial = f"{filename}.part"  # a child stopped mid-save (it exits at once) leaves no half file to restore
             await self._llama.slot("save", partial)
             (self.slot_dir / partial).replace(self.slot_dir / filename)
-            logger.info("ROUTE_PREFIX_SAVED {} in {:.2f}s", filename, asyncio.get_running_loop().time() - started)
-        # A restore replaces the slot without keeping what it held: the next prompt, unlike it, makes
-        # llama.cpp put this one among the prompts it keeps in memory before the next table is restored.
+            logger.info("ROUTE_PREFIX_SAVED {} in {:.2f}s", filename, loop.time() - started)
         await self._llama.next_tokens("\n", 1)
 
     async def count_tokens(self, text: str) -> int | None:

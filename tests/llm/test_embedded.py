@@ -81,9 +81,10 @@ async def test_closing_while_the_model_reads_a_long_prompt_ends_the_child_at_onc
 
 @pytest.mark.model
 async def test_each_tables_prompt_is_saved_whole_and_kept_so_a_decision_evaluates_only_the_message(tmp_path) -> None:
-    """Two servers' tools, too many to read at once: each table's evaluated prompt is saved, and after a
-    restart restores both, a decision on either evaluates the few tokens of the message, not the
-    hundreds of its table's tools."""
+    """Two servers' tools, too many to read at once: each table's evaluated prompt is saved (by the first
+    decision on it, or by the warm-up), and after a restart restores them, a decision on either
+    evaluates the few tokens of the message, not the hundreds of its table's tools. A slot file that
+    holds another prompt (one was written while a decision ran) is found out and saved again."""
     from sidespin.route import decision_tables
     from sidespin.tools import Tool
 
@@ -100,14 +101,22 @@ async def test_each_tables_prompt_is_saved_whole_and_kept_so_a_decision_evaluate
             backend = EmbeddedBackend(n_ctx=4096, options={"max_tokens": 8})
             backend.slot_dir = tmp_path
             async with backend:
+                if start == 0:  # a decision before the warm-up (a one-shot `ask`) keeps its table too
+                    await (await backend.router()).route([{"role": "user", "content": "Borrow the book Dune."}], tools)
+                    assert [line.split()[0] for line in events] == ["ROUTE_PREFIX_SAVED"]
                 await backend.warm(tools)
+                if start == 0:
+                    first, second = sorted(tmp_path.iterdir())
+                    second.write_bytes(first.read_bytes())  # one file now holds the other table's prompt
                 if start == 1:
                     router, llama = await backend.router(), backend._llama
                     for table in reversed(decision_tables(tools)):  # the one warmed first, last
                         prompt = await router.prompt([{"role": "user", "content": "Borrow Dune for me."}], table)
                         await llama.next_tokens(prompt)
                         assert llama.last_timings["prompt_n"] < 30 < llama.last_timings["cache_n"], llama.last_timings
-    assert [line.split()[0] for line in events] == ["ROUTE_PREFIX_SAVED"] * 2 + ["ROUTE_PREFIX_RESTORED"] * 2
+    kinds = [line.split()[0] for line in events]
+    assert kinds[:2] == ["ROUTE_PREFIX_SAVED"] * 2
+    assert sorted(kinds[2:]) == ["ROUTE_PREFIX_RESTORED", "ROUTE_PREFIX_SAVED", "ROUTE_PREFIX_STALE"]
     assert {path.suffix for path in tmp_path.iterdir()} == {".bin"}  # whole, under their own names: no .part left
 
 
