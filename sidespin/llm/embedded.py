@@ -252,10 +252,12 @@ class EmbeddedBackend(Backend):
         """Restore the table's evaluated prompt from its slot file, or evaluate it and save the file; then
         have llama.cpp keep it in memory among the prompts it served.
 
-        Measured with the bundled llama.cpp: a restored slot is kept in memory only once a request has
-        used it and another request follows; a restore replaces the slot without keeping what it held.
-        So the table's own prompt is asked once (a few tokens from a good restore; all of them from a
-        file that holds something else, which is then saved again), then one unrelated short prompt.
+        Measured with the bundled llama.cpp: what a request left in the slot is kept in memory when
+        another request comes, but a restore replaces it without keeping it, and a restored slot is
+        kept only once a request has used it. So one short unrelated prompt goes first (the decision
+        a conversation is in the middle of stays in memory), then the restore, then the table's own
+        prompt (a few tokens from a good restore; all of them from a file that holds something else,
+        which is then saved again).
         """
         assert self._llama is not None
         prompt = await router.prompt([{"role": "user", "content": "hello"}], tools)
@@ -265,6 +267,7 @@ class EmbeddedBackend(Backend):
         started = loop.time()
         restored = False
         if (self.slot_dir / filename).is_file():
+            await self._llama.next_tokens("\n", 1)
             try:
                 await self._llama.slot("restore", filename)
                 restored = True
@@ -281,7 +284,6 @@ class EmbeddedBackend(Backend):
             await self._llama.slot("save", partial)
             (self.slot_dir / partial).replace(self.slot_dir / filename)
             logger.info("ROUTE_PREFIX_SAVED {} in {:.2f}s", filename, loop.time() - started)
-        await self._llama.next_tokens("\n", 1)
 
     async def count_tokens(self, text: str) -> int | None:
         return await self._client.count_tokens(text) if self._client is not None else None
