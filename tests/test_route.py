@@ -13,9 +13,10 @@ from sidespin.tools import Tool, tool
 from tests.route_fake import BETWEEN, OPEN, FakeLlama
 
 
-def foreign(name: str, description: str, properties: dict, required: list[str]) -> Tool:
+def foreign(name: str, description: str, properties: dict, required: list[str],
+            source: str = "mcp:elsewhere") -> Tool:
     """A tool as an MCP server no one here wrote would offer it."""
-    return Tool(name=name, description=description, fn=lambda **_: None, source="mcp:elsewhere",
+    return Tool(name=name, description=description, fn=lambda **_: None, source=source,
                 input_schema={"type": "object", "properties": properties, "required": required})
 
 
@@ -314,9 +315,7 @@ async def test_earlier_calls_and_results_reach_the_decision_so_a_follow_up_can_r
 
 
 def server(name: str, tools: list[tuple[str, str]]) -> list[Tool]:
-    return [Tool(name=n, description=d, fn=lambda **_: None, source=f"mcp:{name}",
-                 input_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
-            for n, d in tools]
+    return [foreign(n, d, {"city": {"type": "string"}}, ["city"], source=f"mcp:{name}") for n, d in tools]
 
 
 WIDGETS = server("widgets", [(f"tool_{i}", f"Handles widgets of kind {i}.") for i in range(12)])
