@@ -15,6 +15,13 @@ caught too (`claimed_now`): a model has no clock, so the time it states was made
 current time in Tokyo is 10:00."), with a time tool offered or not. A sentence counts when it
 has a word for now (current, currently, right now, at the moment, today, in five languages)
 and a clock time (10:00, 3 PM) or a date (2024-05-14, May 14, Monday).
+
+So is an answer in such a turn that repeats an earlier tool result (`repeated_result`): three of
+its lines, or one of 80 characters or more. Asked "Now add bread to that list, in the same file"
+after a `read_file`, the 0.5B made no call and answered with the file's lines and "- bread"
+among them: the file looked changed, and nothing was written. The notice says where the lines
+came from and that nothing was read or changed just now; a reminder of an earlier result gets it
+too, and it is as true there.
 """
 
 from __future__ import annotations
@@ -22,12 +29,16 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-__all__ = ["claimed_tool", "claimed_now", "unfounded", "NOTICE", "NOW_NOTICE"]
+__all__ = ["claimed_tool", "claimed_now", "repeated_result", "unfounded", "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE"]
 
 NOTICE = ("no tool ran for this answer: what it says a tool returned or did did not come from a tool, "
           "and nothing was done")
 NOW_NOTICE = ("no tool ran for this answer: the model has no clock, so the current time or date it gives "
               "was made up")
+REPEAT_NOTICE = ("no tool ran for this answer: it repeats what {tool} returned earlier in the conversation, so "
+                 "nothing was read or changed just now")
+_REPEATED_LINES = 3  # lines of one earlier result an answer repeats before it counts
+_LONG_LINE = 80  # ... or characters of one line it repeats
 
 # past tense only: "get_time returns the time" describes a tool, "get_time returned 12:00" reports a result
 _VERBS = r"(?:answered|returned|responded|replied|reported|said|gave|showed|came back)"
@@ -76,12 +87,35 @@ def claimed_now(text: str) -> str | None:
     return None
 
 
-def unfounded(text: str, offered: Iterable[str], called: Iterable[str]) -> tuple[str, str] | None:
+def repeated_result(text: str, results: Iterable[tuple[str, str]]) -> str | None:
+    """The tool of `results` (earlier ones: name and output) whose output the answer repeats, or None."""
+    said = _lines(text)
+    for tool, output in results:
+        common = said & _lines(output)
+        if len(common) >= _REPEATED_LINES or any(len(line) >= _LONG_LINE for line in common):
+            return tool
+    return None
+
+
+def _lines(text: str) -> set[str]:
+    """A text's lines as compared: lowercase, spaces collapsed, list marks dropped, three characters at least."""
+    lines = (" ".join(line.split()).lstrip("-*•# ").lower() for line in text.splitlines())
+    return {line for line in lines if len(line) >= 3}
+
+
+def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
+              earlier: Iterable[tuple[str, str]] = ()) -> tuple[str, str] | None:
     """What an answer says that did not happen or cannot be known, with the notice to show; None when nothing:
-    a tool's result without its call (`claimed_tool`), or, when nothing was called, the time now (`claimed_now`)."""
+    a tool's result without its call (`claimed_tool`), or, when nothing was called, the time now (`claimed_now`)
+    or an `earlier` result (name and output) repeated (`repeated_result`)."""
     made = list(called)
     tool = claimed_tool(text, offered, made)
     if tool is not None:
         return tool, NOTICE
-    now = None if made else claimed_now(text)
-    return (now, NOW_NOTICE) if now is not None else None
+    if made:
+        return None
+    now = claimed_now(text)
+    if now is not None:
+        return now, NOW_NOTICE
+    source = repeated_result(text, earlier)
+    return (source, REPEAT_NOTICE.format(tool=source)) if source is not None else None

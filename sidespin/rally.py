@@ -467,7 +467,9 @@ async def chat_with_llm(
     finally:
         for task in current.tasks:
             task.cancel()
-    claim = unfounded("".join(turn.answer), registry.names(), turn.called)
+    earlier = [(str(m.get("name") or "a tool"), m["content"]) for m in messages
+               if m.get("role") == "tool" and isinstance(m.get("content"), str)]
+    claim = unfounded("".join(turn.answer), registry.names(), turn.called, earlier)
     if claim is not None:
         logger.warning("TOOL_CLAIM_WITHOUT_CALL conv={} {}", conversation.id, claim[0][:120])
         yield ErrorNotice(claim[1])

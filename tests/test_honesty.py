@@ -4,7 +4,7 @@ wrapper is read as a call or said to be malformed, never shown raw."""
 from __future__ import annotations
 
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, ToolProposed
-from sidespin.honesty import NOTICE, NOW_NOTICE, claimed_now, claimed_tool
+from sidespin.honesty import NOTICE, NOW_NOTICE, REPEAT_NOTICE, claimed_now, claimed_tool, repeated_result
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.tools import ToolRegistry, tool
 from tests.scripted import ScriptedBackend
@@ -70,12 +70,50 @@ def test_times_and_dates_that_are_not_now_are_no_claim() -> None:
         assert claimed_now(text) is None, text
 
 
-async def play(answers: list[list[str]], **options) -> tuple[list, str]:
+TODO = "# To do\n\n## Groceries\n- milk\n- eggs\n- spinach\n\n## This week\n- call the plumber"
+
+
+def test_an_answer_that_repeats_three_lines_or_a_long_one_of_an_earlier_result_repeats_it() -> None:
+    earlier = [("get_time", "12:00"), ("read_file", TODO)]
+    assert repeated_result("## Groceries\n* Milk\n* eggs\n* spinach\n* bread", earlier) == "read_file"
+    long_line = "The plumber comes on Tuesday between nine and eleven, and the tap must be shut off before then."
+    assert repeated_result(f"It says: \n{long_line}", [("read_file", f"notes\n{long_line}\n")]) == "read_file"
+    for text in ("You need milk and eggs.", "- milk\n- bread", "Groceries:\n- milk\n- bread\n- cheese"):
+        assert repeated_result(text, earlier) is None, text
+
+
+async def play(answers: list[list[str]], history: list[dict] | None = None, **options) -> tuple[list, str]:
     model = ScriptedBackend(answers)
     events = [e async for e in chat_with_llm(Conversation(), "Now add bread to that list.", backend=model,
-                                             registry=ToolRegistry([read_file, write_file]),
+                                             registry=ToolRegistry([read_file, write_file]), history=history,
                                              options=RallyOptions(mode=options.get("mode", "xml")))]
     return events, "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+def read_before() -> list[dict]:
+    """A conversation whose earlier turn read the to-do list."""
+    call = {"id": "call_1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "todo.md"}'}}
+    return [{"role": "user", "content": "Read todo.md for me."},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "call_1", "name": "read_file", "content": TODO},
+            {"role": "assistant", "content": "You need milk, eggs and spinach."}]
+
+
+async def test_a_follow_up_that_shows_an_earlier_result_changed_without_any_call_says_nothing_was_changed() -> None:
+    answer = "# To do\n\n## Groceries\n- milk\n- eggs\n- spinach\n- bread"
+    events, shown = await play([[answer]], history=read_before())
+    assert not [e for e in events if isinstance(e, ToolProposed)]
+    notices = [e.message for e in events if isinstance(e, ErrorNotice)]
+    assert notices == [REPEAT_NOTICE.format(tool="read_file")] and "nothing was read or changed" in notices[0]
+    assert shown == answer  # kept as written
+
+
+async def test_a_follow_up_that_writes_the_file_gets_no_notice_for_repeating_its_lines() -> None:
+    call = '<tool_call>\n{"name": "write_file", "arguments": {"path": "todo.md", "content": "- bread"}}\n</tool_call>'
+    events, shown = await play([[call], ["Added. The list is now:\n- milk\n- eggs\n- spinach\n- bread"]],
+                               history=read_before())
+    assert [e.result.output for e in events if isinstance(e, ToolFinished)] == ["written"]
+    assert not [e for e in events if isinstance(e, ErrorNotice)]
 
 
 async def test_a_turn_that_claims_a_result_without_any_call_says_so_under_the_answer() -> None:
