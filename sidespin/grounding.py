@@ -15,6 +15,12 @@ The rules, before the code:
 - **A call of invented required values is not made** (`invented`): neither the conversation nor
   the tool's own description and schema mention them.
 - **A call after the first is kept only if the message asks for it** (`asked_for`).
+- **A question is answered by tools that only read** (`reads_only`): when the message asks
+  something ("What is my sister's name?") rather than asks for something ("Can you add …?",
+  "Add …"), a tool its server marks as changing things (an MCP server that marks its read-only
+  tools, `readOnlyHint`) is not offered to the name's choice. The 0.5B named the first tool of the
+  memory server's table, `create_entities`, for "What is my sister's name?" and stored a made-up
+  sister. Tools of a server that marks none, and the plugins, are left as they are.
 - **`refused`** puts these together for each call the route's model writes.
 """
 
@@ -28,7 +34,7 @@ from loguru import logger
 
 from sidespin.tools import Tool, ToolCall
 
-__all__ = ["said_in", "grounded", "invented", "asked_for", "refused"]
+__all__ = ["said_in", "grounded", "invented", "asked_for", "refused", "asks_something", "reads_only"]
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -51,6 +57,48 @@ def said_in(messages: Sequence[dict[str, Any]]) -> str:
     said = "\n".join(parts).lower()
     digits = [_NUMBER_WORDS[w] for w in _WORD.findall(said) if w in _NUMBER_WORDS]
     return said + ("\n" + " ".join(digits) if digits else "")
+
+
+# asking for something with a question: "Can you add bread?", "Peux-tu créer …?", "¿Puedes guardar …?"
+_REQUEST = re.compile(r"\b(?:can|could|would|will) (?:you|u|i|we)\b|\bplease\b|\bwould like\b|\bhow about\b|\bmind\b|"
+                      r"\bwhy (?:don't|not)\b|"
+                      r"\b(?:peux|pouvez|pourrais|pourriez|veux|voulez)[- ](?:tu|vous)\b|\bpuede[sn]?\b|"
+                      r"\bpodr[ií]a[sn]?\b|\b(?:kannst|könntest|können|könnten) (?:du|sie)\b|\bbitte\b|"
+                      r"\b(?:puoi|potresti)\b", re.IGNORECASE)
+
+
+def asks_something(text: str) -> bool:
+    """Whether a message asks a question (it has one) and asks for nothing to be done (no "can you", "please" …,
+    and no sentence that is not a question: "When is it? It should be in your memory." asks)."""
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if s.strip()]
+    questions = [s for s in sentences if s.endswith("?")]
+    if not questions or _REQUEST.search(text):
+        return False
+    return all(_first_word(s) in _ASKING for s in questions) and all(
+        s.endswith("?") or _first_word(s) in _STATING for s in sentences)
+
+
+def _first_word(sentence: str) -> str:
+    return (_WORD.findall(sentence.lower()) or [""])[0]
+
+
+# how a question begins (a tag question, "Add 12 and 30, ok?", asks for something); in five languages
+_ASKING = frozenset("""what which who whom whose when where why how is are was were do does did has have had am
+qu que quel quelle quels quelles qui quand où comment pourquoi combien est
+qué cuál cuáles quién quiénes cuándo dónde cómo por cuánto cuántos cuánta cuántas hay es son está están
+was welche welcher welches wer wann wo wie warum ist sind gibt hat
+cosa che quale quali chi quando dove come perché quanto quanti""".split())
+# how a sentence that only says where or what begins ("It should be in your memory.", "It's in notes/todo.md.")
+_STATING = frozenset("it its this that there the my i we he she they his her our their a an".split())
+
+
+def reads_only(tools: Sequence[Tool], text: str, among: Sequence[Tool] = ()) -> list[Tool]:
+    """The tools a message may call by its kind (`asks_something`): for a question, of the tools of servers that
+    mark which of theirs only read (among all the tools offered, `among`), those marked; every other tool."""
+    if not asks_something(text):
+        return list(tools)
+    marking = {t.source for t in [*tools, *among] if t.read_only and t.source.startswith("mcp:")}
+    return [t for t in tools if t.read_only or t.source not in marking]
 
 
 def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:

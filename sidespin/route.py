@@ -33,7 +33,8 @@ The rules, before the code:
   A tool already called since the person's message is not called again in that turn: a
   small model reads the file it just read, or one the result names, where the message asked
   for one read. Unless its one call failed: the error may tell how to mend the arguments.
-  Another tool needs a word of its own in the message, as a second call does.
+  Another tool needs a word of its own in the message, as a second call does. A question is
+  answered by tools that only read, where the server says which (`sidespin.grounding.reads_only`).
 - **Nothing in common, no call**: a message that shares no meaningful word with any offered
   tool (and a conversation that called none) is answered in words without asking the model
   (`sidespin.tables.shares_a_word`, measured there on all of BFCL). Nor is a tool without
@@ -65,7 +66,7 @@ from loguru import logger
 
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
-from sidespin.grounding import grounded, refused, said_in, word_of_its_own
+from sidespin.grounding import grounded, reads_only, refused, said_in, word_of_its_own
 from sidespin.tables import called_tools, shares_a_word, table_for, tables, words_matched
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 
@@ -417,7 +418,13 @@ class Router:
             logger.info("ROUTE_DECISION none p_call={:.2f} tools={} in {:.3f}s", chance, len(chosen),
                         time.perf_counter() - started)
             return []
-        by_name = {t.name: t for t in chosen}
+        by_name = {t.name: t for t in reads_only(chosen, _last_said(messages), among=listed)}
+        if not by_name:
+            logger.info("ROUTE_DECISION none (a question, and every tool changes things) p_call={:.2f} tools={}",
+                        chance, len(chosen))
+            return []
+        if len(by_name) < len(chosen):
+            logger.info("ROUTE_READS_ONLY a question: {} of {} tools only read", len(by_name), len(chosen))
         calls: list[ToolCall] = []
         written = prompt + form.opening
         asked = said_in(messages[-1:])
@@ -550,6 +557,12 @@ def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, 
         logger.info("ROUTE_UNRELATED {}: no required value to check and no word in common, so no call", tool.name)
         return True
     return False
+
+
+def _last_said(messages: Sequence[dict[str, Any]]) -> str:
+    """The last user message's text ("" when none)."""
+    said = [m.get("content") for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    return said[-1] if said else ""
 
 
 def _called_this_turn(messages: Sequence[dict[str, Any]]) -> set[str]:

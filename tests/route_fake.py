@@ -79,8 +79,9 @@ class FakeLlama:
                            "max_tokens": max_tokens})
         wanted, written = self._wanted(prompt)
         name, arguments = wanted[min(written, len(wanted) - 1)] if wanted else ("", {})
-        if grammar is not None:
-            return name + BETWEEN
+        if grammar is not None:  # a name the grammar does not allow: the first it does, as a small model writes
+            allowed = [json.loads(part.strip()) for part in grammar.strip().removeprefix("root ::= ").split(" | ")]
+            return name + BETWEEN if not name or name + BETWEEN in allowed else allowed[0]
         longest = max((p.get("maxLength", 0) for p in (json_schema or {}).get("properties", {}).values()), default=0)
         if self.loops_past is not None and longest > self.loops_past:
             return json.dumps(arguments)[:-3]

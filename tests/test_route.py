@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from sidespin.errors import MalformedToolCall
+from sidespin.grounding import asks_something, reads_only
 from sidespin.route import (MAX_CALLS, SHORTLIST, TABLE_CHARS, Router, arguments_schema, decision_tables,
                             names_grammar, offered, offered_table, read_format)
 from sidespin.tools import Tool, tool
@@ -495,3 +497,57 @@ async def test_a_folder_its_server_works_in_is_a_known_value_and_is_offered_with
     decided = [a for a in llama.asked if a["kind"] == "render" and text in str(a["messages"])][0]
     assert json.dumps(decided["tools"]).count("It works in /home/ada/project\"") == 1  # the description's end
     assert await Router(FakeLlama(llama.routes)).route(messages, [nowhere]) == []  # a folder nothing said: invented
+
+
+def memory_server(marks: bool) -> list[Tool]:
+    """A memory server's tools; `marks`: it says which only read (MCP `readOnlyHint`)."""
+    store = foreign("create_entities", "Create entities in the knowledge graph: a person, a name, observations.",
+                    {"entities": {"type": "array", "items": {"type": "string"}}}, ["entities"], source="mcp:memory")
+    search = foreign("search_nodes", "Search the knowledge graph for a name or an observation.",
+                     {"query": {"type": "string"}}, ["query"], source="mcp:memory")
+    return [store, dataclasses.replace(search, read_only=marks)]
+
+
+def names_offered(llama: FakeLlama) -> set[str]:
+    """The names every choice of a name was offered."""
+    return {s.removesuffix(BETWEEN) for a in llama.asked if a["kind"] == "complete" and a["grammar"]
+            for s in sentences_of(a["grammar"])}
+
+
+async def test_a_question_is_answered_by_tools_its_server_marks_as_only_reading() -> None:
+    """"What is my sister's name?": the 0.5B named the memory server's first tool, `create_entities`, and stored
+    a made-up sister."""
+    question, asked_to = "What is my sister's name?", "Remember that my sister's name is Ada."
+    stores = [("create_entities", {"entities": ["sister Ada"]})]
+    model = FakeLlama({question: [("search_nodes", {"query": "sister"})], asked_to: stores,
+                       "Can you tell me my sister's name and store it?": stores})
+    calls = await Router(model).route(user(question), memory_server(marks=True))
+    assert [(c.name, c.arguments) for c in calls] == [("search_nodes", {"query": "sister"})]
+    assert names_offered(model) == {"search_nodes"}
+    for text in (asked_to, "Can you tell me my sister's name and store it?"):  # asking for something: every tool
+        model.asked.clear()
+        await Router(model).route(user(text), memory_server(marks=True))
+        assert names_offered(model) == {"create_entities", "search_nodes"}, text
+    # a server that marks none (BFCL's functions, most servers): nothing to tell by, every tool offered
+    model.asked.clear()
+    await Router(model).route(user(question), memory_server(marks=False))
+    assert names_offered(model) == {"create_entities", "search_nodes"}
+
+
+def test_of_a_server_cut_in_tables_a_question_gets_no_tool_from_a_table_of_tools_that_change_things() -> None:
+    store, search = memory_server(marks=True)
+    question = "What is my sister's name?"
+    assert reads_only([store], question, among=[store, search]) == []
+    assert reads_only([store], "Remember that my sister's name is Ada.", among=[store, search]) == [store]
+    assert reads_only([store, search], question) == [search]
+
+
+def test_a_question_asks_something_and_a_request_phrased_as_one_asks_for_something() -> None:
+    for text in ("What is my sister's name?", "When is my dentist appointment? It should be in your memory.",
+                 "Which files are in the notes folder?", "¿Qué hora es ahora en Ciudad de México?",
+                 "Wie groß ist die Datei budget.csv?", "Quelle heure est-il à Paris ?", "Is there a branch called x?"):
+        assert asks_something(text), text
+    for text in ("Remember that my sister's name is Ada.", "Can you add bread to the list?", "Add 12 and 30, ok?",
+                 "What time is it? Save it to a note.", "Peux-tu lire le fichier budget.csv ?",
+                 "Why don't you create a branch?", "Could you show me my sister's name, please?"):
+        assert not asks_something(text), text
