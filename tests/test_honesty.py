@@ -56,6 +56,8 @@ def test_an_answer_that_gives_the_time_now_or_todays_date_is_a_claim_no_model_ca
                  "Today is Monday, May 14, 2024.",
                  "Today's date is 2024-05-14.",
                  "Il est actuellement 14:30 à Paris.",
+                 "L'heure actuelle à Paris est 14:30.",
+                 "La hora actual en Madrid es 9:15.",
                  "Ahora son las 9:15 en Ciudad de México."):
         assert claimed_now(text) is not None, text
 
@@ -66,7 +68,8 @@ def test_times_and_dates_that_are_not_now_are_no_claim() -> None:
                  "The meeting moved from Tuesday at 10:00 to Wednesday at 11:00.",
                  "UTC and GMT show the same time; GMT is a time zone, UTC a standard.",
                  "Python 3.11 was released in October 2022.",
-                 "Use `git log -1` to see the last commit now."):
+                 "Use `git log -1` to see the last commit now.",
+                 "The actual difference is five hours: 15:00 in New York is 20:00 in London."):
         assert claimed_now(text) is None, text
 
 
