@@ -3,7 +3,8 @@
 The rules, before the code:
 
 - **Said** (`said_in`): every message's text and every earlier call's arguments, in lower case,
-  with number words also as digits ("two dice" says 2). Tool results are messages too, so a
+  with number words also as digits ("two dice" says 2) and twelve-hour times also on the 24-hour
+  clock ("3 PM" says 15:00). Tool results are messages too, so a
   value read from a listing counts as said.
 - **Mentioned** (`_mentioned`): a string whose words (three letters or more, or digits) appear in
   what was said, except a placeholder ("YOUR_API_KEY", "/path/to/your/files", "<token>"), which
@@ -55,8 +56,19 @@ def said_in(messages: Sequence[dict[str, Any]]) -> str:
         for call in message.get("tool_calls") or []:
             parts.append(str((call.get("function") or {}).get("arguments") or ""))
     said = "\n".join(parts).lower()
-    digits = [_NUMBER_WORDS[w] for w in _WORD.findall(said) if w in _NUMBER_WORDS]
+    digits = [_NUMBER_WORDS[w] for w in _WORD.findall(said) if w in _NUMBER_WORDS] + _clock_times(said)
     return said + ("\n" + " ".join(digits) if digits else "")
+
+
+_TWELVE_HOUR = re.compile(r"\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s?([ap])\.?m\b")
+
+
+def _clock_times(said: str) -> list[str]:
+    """Times said on the twelve-hour clock, on the 24-hour one too: "3 PM" says 15:00."""
+    times = []
+    for hour, minutes, half in _TWELVE_HOUR.findall(said):
+        times.append(f"{int(hour) % 12 + (12 if half == 'p' else 0):02d}:{minutes or '00'}")
+    return times
 
 
 # asking for something with a question: "Can you add bread?", "Peux-tu créer …?", "¿Puedes guardar …?"

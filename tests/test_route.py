@@ -551,3 +551,16 @@ def test_a_question_asks_something_and_a_request_phrased_as_one_asks_for_somethi
                  "What time is it? Save it to a note.", "Peux-tu lire le fichier budget.csv ?",
                  "Why don't you create a branch?", "Could you show me my sister's name, please?"):
         assert not asks_something(text), text
+
+
+async def test_a_time_said_on_the_twelve_hour_clock_grounds_the_same_time_on_the_24_hour_one() -> None:
+    """"If it's 3 PM in New York, what time is it in London?": the 1.5B wrote 15:00, and the call was refused."""
+    convert = foreign("convert_time", "Convert a time between time zones.",
+                      {"source_timezone": {"type": "string"}, "time": {"type": "string"},
+                       "target_timezone": {"type": "string"}}, ["source_timezone", "time", "target_timezone"])
+    text = "If it's 3 PM in New York, what time is it in London?"
+    wanted = {"source_timezone": "America/New_York", "time": "15:00", "target_timezone": "Europe/London"}
+    calls = await Router(FakeLlama({text: [("convert_time", wanted)]})).route(user(text), [convert])
+    assert [c.arguments for c in calls] == [wanted]
+    made_up = {**wanted, "time": "17:45"}
+    assert await Router(FakeLlama({text: [("convert_time", made_up)]})).route(user(text), [convert]) == []
