@@ -67,8 +67,8 @@ def claimed_tool(text: str, offered: Iterable[str], called: Iterable[str]) -> st
 
 
 _NOW = (r"\b(?:current(?:ly)?|right now|now|at the moment|today|today's|this morning|tonight|"
-        r"actuellement|actuelle?|maintenant|aujourd'hui|ahora|hora actual|fecha actual|actualmente|hoy|jetzt|aktuelle?|gerade|heute|"
-        r"adesso|attuale|oggi)\b")
+        r"actuellement|actuelle?|maintenant|aujourd'hui|ahora|hora actual|fecha actual|actualmente|hoy|"
+        r"jetzt|aktuelle?|gerade|heute|adesso|attuale|oggi)\b")
 _CLOCK = r"(?<![\d:.,])(?:[01]?\d|2[0-3])(?::[0-5]\d(?::[0-5]\d)?(?:\s?[ap]\.?m\.?)?|\s?[ap]\.?m\.?)(?![\d:])"
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
            "janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre|"

@@ -545,7 +545,8 @@ def test_of_a_server_cut_in_tables_a_question_gets_no_tool_from_a_table_of_tools
 def test_a_question_asks_something_and_a_request_phrased_as_one_asks_for_something() -> None:
     for text in ("What is my sister's name?", "When is my dentist appointment? It should be in your memory.",
                  "Which files are in the notes folder?", "¿Qué hora es ahora en Ciudad de México?",
-                 "Wie groß ist die Datei budget.csv?", "Quelle heure est-il à Paris ?", "Is there a branch called x?"):
+                 "Wie groß ist die Datei budget.csv?", "Quelle heure est-il à Paris ?",
+                 "Is there a branch called x?"):
         assert asks_something(text), text
     for text in ("Remember that my sister's name is Ada.", "Can you add bread to the list?", "Add 12 and 30, ok?",
                  "What time is it? Save it to a note.", "Peux-tu lire le fichier budget.csv ?",
