@@ -35,6 +35,12 @@ The rules, before the code:
   for one read. Unless its one call failed: the error may tell how to mend the arguments.
   Another tool needs a word of its own in the message, as a second call does. A question is
   answered by tools that only read, where the server says which (`sidespin.grounding.reads_only`).
+- **A refused first call is not the model's only idea**: when the answer's first call is refused
+  (a tool without required values sharing no word with the message, or required values no one
+  said), the likeliest of the other names is tried, once. "When is my next dentist appointment?
+  It should be in your memory." named `read_graph`, which shares no word with it; the next name
+  was `search_nodes` for "dentist". "What time is it in Tokyo right now?" had the 1.5B write
+  `convert_time` with a made-up time; the next name was `get_current_time`.
 - **Nothing in common, no call**: a message that shares no meaningful word with any offered
   tool (and a conversation that called none) is answered in words without asking the model
   (`sidespin.tables.shares_a_word`, measured there on all of BFCL). Nor is a tool without
@@ -433,10 +439,24 @@ class Router:
         called = _called_this_turn(messages) if again else set()
         earlier = [ToolCall(name, {}) for name in sorted(called)]  # what `refused` needs of them: their names
         tried = False  # the model wrote no separator: the next call is tried, and kept only if the message asks it
+        second = not earlier  # the answer's first call refused: the next likeliest name is tried, once
+        guessing = False  # the call under way is that next name's: arguments that do not fit make no call
+
+        def next_name(refused_name: str) -> bool:
+            nonlocal second, guessing
+            if calls or not second or len(by_name) < 2:
+                return False
+            second, guessing = False, True
+            del by_name[refused_name]
+            logger.info("ROUTE_NEXT_NAME {} refused: the likeliest of the {} other tools", refused_name, len(by_name))
+            return True
+
         while len(calls) < MAX_CALLS:
             try:
                 name, named_text = await self._name(written, by_name, form)
                 if _refused_by_name(by_name[name], called, messages, listed):
+                    if next_name(name):
+                        continue
                     break
                 if not word_of_its_own(name, [*earlier, *calls], words):
                     logger.info("ROUTE_ANOTHER_REFUSED {} (no word of its own in the message), before its arguments",
@@ -444,12 +464,15 @@ class Router:
                     break
                 call, text = await self._call(written + named_text, by_name[name], form, said)
             except MalformedToolCall:
-                if tried:
+                if tried or guessing:
                     break
                 raise
             if refused(call, calls, by_name[call.name], said, asked, words, earlier):
+                if next_name(call.name):
+                    continue
                 break
             calls.append(call)
+            guessing = False
             written += text
             tried = not await self._another(written, form)
             if tried and again:

@@ -82,6 +82,9 @@ class FakeLlama:
         if grammar is not None:  # a name the grammar does not allow: the first it does, as a small model writes
             allowed = [json.loads(part.strip()) for part in grammar.strip().removeprefix("root ::= ").split(" | ")]
             return name + BETWEEN if not name or name + BETWEEN in allowed else allowed[0]
+        named = prompt.rpartition(OPEN)[2].removesuffix(BETWEEN)  # the arguments of the name written, if scripted
+        if named != name:
+            arguments = next((a for n, a in wanted if n == named), arguments)
         longest = max((p.get("maxLength", 0) for p in (json_schema or {}).get("properties", {}).values()), default=0)
         if self.loops_past is not None and longest > self.loops_past:
             return json.dumps(arguments)[:-3]

@@ -565,3 +565,23 @@ async def test_a_time_said_on_the_twelve_hour_clock_grounds_the_same_time_on_the
     assert [c.arguments for c in calls] == [wanted]
     made_up = {**wanted, "time": "17:45"}
     assert await Router(FakeLlama({text: [("convert_time", made_up)]})).route(user(text), [convert]) == []
+
+
+async def test_a_refused_first_call_is_followed_by_the_likeliest_other_name_once() -> None:
+    """"When is my next dentist appointment? It should be in your memory.": the 0.5B named `read_graph`, which
+    shares no word with it."""
+    graph = foreign("read_graph", "Read the entire knowledge graph.", {}, [], source="mcp:memory")
+    store, search = memory_server(marks=True)
+    store = dataclasses.replace(store, description="Store people and things in memory.")  # the word it shares
+    tools = [dataclasses.replace(graph, read_only=True), search, store]
+    text = "When is my next dentist appointment? It should be in your memory."
+    model = FakeLlama({text: [("read_graph", {}), ("search_nodes", {"query": "dentist"})]})
+    assert [(c.name, c.arguments) for c in await Router(model).route(user(text), tools)] == \
+        [("search_nodes", {"query": "dentist"})]
+    # a value no one said, then the next name, refused too: once only, no call
+    model = FakeLlama({text: [("search_nodes", {"query": "Biscuit"})]})
+    assert await Router(model).route(user(text), tools) == []
+    assert len([a for a in model.asked if a["kind"] == "complete" and a["grammar"]]) == 2
+    # the next name's arguments do not fit: no call, and no malformed call
+    model = FakeLlama({text: [("read_graph", {})]})
+    assert await Router(model).route(user(text), tools) == []
