@@ -32,7 +32,8 @@ The rules, before the code:
   threshold: halfway from the first one to certainty, since a small model keeps calling.
   A tool already called since the person's message is not called again in that turn: a
   small model reads the file it just read, or one the result names, where the message asked
-  for one read. Unless its one call failed: the error may tell how to mend the arguments.
+  for one read. Unless a call of it failed and nothing called it since: the error may tell how
+  to mend the arguments, once.
   Another tool needs a word of its own in the message, as a second call does. A question is
   answered by tools that only read, where the server says which (`sidespin.grounding.reads_only`).
 - **A refused first call is not the model's only idea**: when the answer's first call is refused
@@ -589,16 +590,23 @@ def _last_said(messages: Sequence[dict[str, Any]]) -> str:
 
 
 def _called_this_turn(messages: Sequence[dict[str, Any]]) -> set[str]:
-    """The tools called since the person's last message, but one whose only call failed: called again, its
-    arguments may be mended from the error ("Europe/Tokyo" is no time zone; "Asia/Tokyo" is)."""
+    """The tools called since the person's last message, but one with a failed call that nothing called it after:
+    called again, its arguments may be mended from the error ("Europe/Tokyo" is no time zone; "Asia/Tokyo" is),
+    also when the same answer called it for something else too (Paris, beside Tokyo). Once only: a second failure,
+    or any call after the failure, closes it."""
     last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     turn = messages[last + 1:]
-    names = {call.get("id"): (call.get("function") or {}).get("name")
-             for m in turn for call in m.get("tool_calls") or []}
-    failed = [names.get(m.get("tool_call_id")) for m in turn
-              if m.get("role") == "tool" and str(m.get("content") or "").startswith("Error:")]
-    once = [name for name in names.values() if list(names.values()).count(name) == 1]
-    return called_tools(turn) - {name for name in failed if name in once}
+    made = [(i, call.get("id"), (call.get("function") or {}).get("name"))
+            for i, m in enumerate(turn) for call in m.get("tool_calls") or []]
+    failed = {m.get("tool_call_id") for m in turn
+              if m.get("role") == "tool" and str(m.get("content") or "").startswith("Error:")}
+    mendable = set()
+    for name in {name for _, _, name in made}:
+        answers = [(i, call_id) for i, call_id, called in made if called == name]
+        failures = [i for i, call_id in answers if call_id in failed]
+        if len(failures) == 1 and all(i <= failures[0] for i, _ in answers):
+            mendable.add(name)
+    return called_tools(turn) - mendable
 
 
 def _opens_call(token: str, form: CallFormat) -> bool:

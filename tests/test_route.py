@@ -450,6 +450,23 @@ async def test_a_tool_whose_one_call_failed_may_be_called_again_with_mended_argu
     assert await Router(FakeLlama({}, p_call=0.99, after=wants), threshold=0.5).route(retried, TOOLS) == []
 
 
+async def test_a_failed_call_beside_another_of_the_same_tool_may_be_mended_once() -> None:
+    """"What time is it in Tokyo and in Paris?": the 0.5B called Europe/Tokyo (no time zone) and Europe/Paris."""
+    asked = "time in Lima and in Paris"
+    both = [*user(asked), {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "current_time", "arguments": '{"zone": "Lima"}'}},
+        {"id": "d", "type": "function", "function": {"name": "current_time", "arguments": '{"zone": "Europe/Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "c", "content": "Error: Invalid timezone: 'Lima'"},
+        {"role": "tool", "tool_call_id": "d", "content": "10:00"}]
+    wants = {asked: [("current_time", {"zone": "America/Lima"})]}
+    calls = await Router(FakeLlama({}, p_call=0.99, after=wants), threshold=0.5).route(both, TOOLS)
+    assert [c.arguments for c in calls] == [{"zone": "America/Lima"}]
+    mended = [*both, {"role": "assistant", "content": "", "tool_calls": [{"id": "e", "type": "function",
+              "function": {"name": "current_time", "arguments": '{"zone": "America/Lima"}'}}]},
+              {"role": "tool", "tool_call_id": "e", "content": "04:00"}]
+    assert await Router(FakeLlama({}, p_call=0.99, after=wants), threshold=0.5).route(mended, TOOLS) == []
+
+
 async def test_another_tool_without_a_word_of_its_own_is_refused_before_its_arguments_are_written() -> None:
     """A decision on the 0.5B spent 2–3.5 s writing `read_text_file`'s arguments after `read_file`, then refused it."""
     text = "Thai food in Manhattan"
