@@ -38,9 +38,10 @@ The rules, before the code:
   answered by tools that only read, where the server says which (`sidespin.grounding.reads_only`).
 - **A refused first call is not the model's only idea**: when the answer's first call is refused
   (a tool without required values sharing no word with the message, or required values no one
-  said), the likeliest of the other names is tried, once. "When is my next dentist appointment?
-  It should be in your memory." named `read_graph`, which shares no word with it; the next name
-  was `search_nodes` for "dentist". "What time is it in Tokyo right now?" had the 1.5B write
+  said), the likeliest of the other names is tried, once, if it has required values to check
+  (offered the plugins, "What's your name?" went on to `get_time`). "When is my next dentist
+  appointment? It should be in your memory." named `read_graph`, which shares no word with it;
+  the next name was `search_nodes` for "dentist". "What time is it in Tokyo right now?" had the 1.5B write
   `convert_time` with a made-up time; the next name was `get_current_time`.
 - **Nothing in common, no call**: a message that shares no meaningful word with any offered
   tool (and a conversation that called none) is answered in words without asking the model
@@ -455,6 +456,9 @@ class Router:
         while len(calls) < MAX_CALLS:
             try:
                 name, named_text = await self._name(written, by_name, form)
+                if guessing and not by_name[name].required:  # a second guess needs values the message gave
+                    logger.info("ROUTE_NEXT_NAME_REFUSED {}: no required value to check, so no call", name)
+                    break
                 if _refused_by_name(by_name[name], called, messages, listed):
                     if next_name(name):
                         continue

@@ -602,3 +602,10 @@ async def test_a_refused_first_call_is_followed_by_the_likeliest_other_name_once
     # the next name's arguments do not fit: no call, and no malformed call
     model = FakeLlama({text: [("read_graph", {})]})
     assert await Router(model).route(user(text), tools) == []
+    # a next name without required values has nothing the message could back it with: no call
+    asked = "What's your name?"
+    model = FakeLlama({asked: [("say_hello", {"name": "Ada"}), ("random_fact", {})]})
+    hello = foreign("say_hello", "Say hello to someone by name.", {"name": {"type": "string"}}, ["name"])
+    fact = dataclasses.replace(FACT, description="A random fact, a name, a number.")  # shares "name"
+    assert await Router(model).route(user(asked), [hello, fact]) == []
+    assert "random_fact" in names_offered(model)  # it was named, then refused
