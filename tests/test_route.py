@@ -439,14 +439,19 @@ async def test_after_results_the_model_must_want_another_call_more_surely_than_t
     assert [c.name for c in again] == ["find_restaurants"]
 
 
+def zone_called(call_id: str, zone: str, result: str) -> list[dict]:
+    """The model called `current_time` for `zone`, and `result` came back."""
+    call = {"id": call_id, "type": "function", "function": {"name": "current_time", "arguments": json.dumps({"zone": zone})}}
+    return [{"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call_id, "content": result}]
+
+
 async def test_a_tool_whose_one_call_failed_may_be_called_again_with_mended_arguments_but_not_twice() -> None:
     history = lima_time_asked_and_answered("Error: Invalid timezone: 'No time zone found with key Lima'")
     wants = {"time in Lima": [("current_time", {"zone": "America/Lima"})]}
     calls = await Router(FakeLlama({}, p_call=0.99, after=wants), threshold=0.5).route(history, TOOLS)
     assert [c.arguments for c in calls] == [{"zone": "America/Lima"}]
-    retried = [*history, {"role": "assistant", "content": "", "tool_calls": [{"id": "d", "type": "function",
-               "function": {"name": "current_time", "arguments": '{"zone": "America/Lima"}'}}]},
-               {"role": "tool", "tool_call_id": "d", "content": "Error: the clock is down"}]
+    retried = [*history, *zone_called("d", "America/Lima", "Error: the clock is down")]
     assert await Router(FakeLlama({}, p_call=0.99, after=wants), threshold=0.5).route(retried, TOOLS) == []
 
 
@@ -461,9 +466,7 @@ async def test_a_failed_call_beside_another_of_the_same_tool_may_be_mended_once(
     wants = {asked: [("current_time", {"zone": "America/Lima"})]}
     calls = await Router(FakeLlama({}, p_call=0.99, after=wants), threshold=0.5).route(both, TOOLS)
     assert [c.arguments for c in calls] == [{"zone": "America/Lima"}]
-    mended = [*both, {"role": "assistant", "content": "", "tool_calls": [{"id": "e", "type": "function",
-              "function": {"name": "current_time", "arguments": '{"zone": "America/Lima"}'}}]},
-              {"role": "tool", "tool_call_id": "e", "content": "04:00"}]
+    mended = [*both, *zone_called("e", "America/Lima", "04:00")]
     assert await Router(FakeLlama({}, p_call=0.99, after=wants), threshold=0.5).route(mended, TOOLS) == []
 
 
