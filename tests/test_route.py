@@ -441,7 +441,8 @@ async def test_after_results_the_model_must_want_another_call_more_surely_than_t
 
 def zone_called(call_id: str, zone: str, result: str) -> list[dict]:
     """The model called `current_time` for `zone`, and `result` came back."""
-    call = {"id": call_id, "type": "function", "function": {"name": "current_time", "arguments": json.dumps({"zone": zone})}}
+    call = {"id": call_id, "type": "function",
+            "function": {"name": "current_time", "arguments": json.dumps({"zone": zone})}}
     return [{"role": "assistant", "content": "", "tool_calls": [call]},
             {"role": "tool", "tool_call_id": call_id, "content": result}]
 
