@@ -35,7 +35,8 @@ from loguru import logger
 
 from sidespin.tools import Tool, ToolCall
 
-__all__ = ["said_in", "grounded", "invented", "asked_for", "refused", "asks_something", "reads_only"]
+__all__ = ["said_in", "grounded", "invented", "gives_a_value", "asked_for", "refused", "asks_something",
+           "reads_only"]
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -159,6 +160,12 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
     schema = json.dumps(tool.input_schema, ensure_ascii=False)
     known = f"{said}\n{tool.description}\n{tool.place}\n{schema}".lower()
     return [name for name in tool.required if name in arguments and not _mentioned(name, arguments[name], known)]
+
+
+def gives_a_value(tool: Tool, arguments: dict[str, Any], said: str) -> bool:
+    """Whether the conversation (`said`, from `said_in`) mentions one of the call's required values: a guess at
+    another tool is backed by the message, not only by what the tool knows itself (the folder its server works in)."""
+    return any(_mentioned(name, arguments[name], said) for name in tool.required if name in arguments)
 
 
 def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: str,

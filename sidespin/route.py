@@ -38,8 +38,10 @@ The rules, before the code:
   answered by tools that only read, where the server says which (`sidespin.grounding.reads_only`).
 - **A refused first call is not the model's only idea**: when the answer's first call is refused
   (a tool without required values sharing no word with the message, or required values no one
-  said), the likeliest of the other names is tried, once, if it has required values to check
-  (offered the plugins, "What's your name?" went on to `get_time`). "When is my next dentist
+  said), the likeliest of the other names is tried, once; it is called only when the
+  conversation said one of its required values (not only where its server works): offered the
+  plugins, "What's your name?" went on to `get_time`, and the 1.5B went from `git_diff` to
+  `git_diff_unstaged` of the server's own repository for "the difference between UTC and GMT". "When is my next dentist
   appointment? It should be in your memory." named `read_graph`, which shares no word with it;
   the next name was `search_nodes` for "dentist". "What time is it in Tokyo right now?" had the 1.5B write
   `convert_time` with a made-up time; the next name was `get_current_time`.
@@ -74,7 +76,7 @@ from loguru import logger
 
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
-from sidespin.grounding import grounded, reads_only, refused, said_in, word_of_its_own
+from sidespin.grounding import gives_a_value, grounded, reads_only, refused, said_in, word_of_its_own
 from sidespin.tables import called_tools, shares_a_word, table_for, tables, words_matched
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 
@@ -475,6 +477,9 @@ class Router:
             if refused(call, calls, by_name[call.name], said, asked, words, earlier):
                 if next_name(call.name):
                     continue
+                break
+            if guessing and not gives_a_value(by_name[call.name], call.arguments, said):
+                logger.info("ROUTE_NEXT_NAME_REFUSED {}: no required value of it was said, so no call", call.name)
                 break
             calls.append(call)
             guessing = False

@@ -613,3 +613,15 @@ async def test_a_refused_first_call_is_followed_by_the_likeliest_other_name_once
     fact = dataclasses.replace(FACT, description="A random fact, a name, a number.")  # shares "name"
     assert await Router(model).route(user(asked), [hello, fact]) == []
     assert "random_fact" in names_offered(model)  # it was named, then refused
+    # nor one whose required values only its server's folder gives
+    asked = "What is the difference between UTC and GMT?"
+    repo = {"repo_path": {"type": "string"}}
+    diff = foreign("git_diff", "Shows differences between branches or commits.", {**repo, "target": {"type": "string"}},
+                   ["repo_path", "target"])
+    unstaged = foreign("git_diff_unstaged", "Shows changes in the working directory.", repo, ["repo_path"])
+    tools = [dataclasses.replace(t, place="/home/ada/project") for t in (diff, unstaged)]
+    model = FakeLlama({asked: [("git_diff", {"repo_path": "/home/ada/project", "target": "main"}),
+                               ("git_diff_unstaged", {"repo_path": "/home/ada/project"})]})
+    assert await Router(model).route(user(asked), tools) == []
+    assert [a["schema"] for a in model.asked if a["kind"] == "complete" and a["schema"]] == \
+        [arguments_schema(t) for t in tools]  # both were written, and both refused
