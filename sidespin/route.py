@@ -38,13 +38,14 @@ The rules, before the code:
   answered by tools that only read, where the server says which (`sidespin.grounding.reads_only`).
 - **A refused first call is not the model's only idea**: when the answer's first call is refused
   (a tool without required values sharing no word with the message, or required values no one
-  said), the likeliest of the other names is tried, once; it is called only when the
-  conversation said one of its required values (not only where its server works): offered the
-  plugins, "What's your name?" went on to `get_time`, and the 1.5B went from `git_diff` to
-  `git_diff_unstaged` of the server's own repository for "the difference between UTC and GMT". "When is my next dentist
-  appointment? It should be in your memory." named `read_graph`, which shares no word with it;
-  the next name was `search_nodes` for "dentist". "What time is it in Tokyo right now?" had the 1.5B write
-  `convert_time` with a made-up time; the next name was `get_current_time`.
+  said), the likeliest of the other names is tried, once. "When is my next dentist
+  appointment? It should be in your memory." named `read_graph`, which shares no word with
+  it; the next name was `search_nodes` for "dentist". "What time is it in Tokyo right now?"
+  had the 1.5B write `convert_time` with a made-up time; the next name was `get_current_time`.
+  That guess is called only when the conversation said one of its required values (not only
+  where its server works): offered the plugins, "What's your name?" went on to `get_time`, and
+  the 1.5B from `git_diff` to `git_diff_unstaged` of the server's own repository for "What is
+  the difference between UTC and GMT?".
 - **Nothing in common, no call**: a message that shares no meaningful word with any offered
   tool (and a conversation that called none) is answered in words without asking the model
   (`sidespin.tables.shares_a_word`, measured there on all of BFCL). Nor is a tool without
