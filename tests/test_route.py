@@ -468,7 +468,10 @@ async def test_a_failed_call_beside_another_of_the_same_tool_may_be_mended_once(
     calls = await Router(FakeLlama({}, p_call=0.99, after=wants), threshold=0.5).route(both, TOOLS)
     assert [c.arguments for c in calls] == [{"zone": "America/Lima"}]
     mended = [*both, *zone_called("e", "America/Lima", "04:00")]
-    assert await Router(FakeLlama({}, p_call=0.99, after=wants), threshold=0.5).route(mended, TOOLS) == []
+    again = {asked: [("current_time", {"zone": "Paris"})]}  # mended once: the tool is closed for this turn
+    assert await Router(FakeLlama({}, p_call=0.99, after=again), threshold=0.5).route(mended, TOOLS) == []
+    assert [c.arguments for c in await Router(FakeLlama({}, p_call=0.99, after=again), threshold=0.5).route(
+        both, TOOLS)] == [{"zone": "Paris"}]  # what it would have called
 
 
 async def test_another_tool_without_a_word_of_its_own_is_refused_before_its_arguments_are_written() -> None:
