@@ -436,11 +436,21 @@ class Router:
             return []
         if len(by_name) < len(chosen):
             logger.info("ROUTE_READS_ONLY a question: {} of {} tools only read", len(by_name), len(chosen))
+        words = words_matched(chosen, messages)
+        calls = await self._write(prompt + form.opening, by_name, form, messages, listed, words, again)
+        named = ",".join(c.name for c in calls) or "none"  # none: every call the model wrote was refused
+        logger.info("ROUTE_DECISION {} p_call={:.2f} tools={} in {:.3f}s", named, chance, len(chosen),
+                    time.perf_counter() - started)
+        return calls
+
+    async def _write(self, written: str, by_name: dict[str, Tool], form: CallFormat,
+                     messages: Sequence[dict[str, Any]], listed: list[Tool], words: dict[str, set[str]],
+                     again: bool) -> list[ToolCall]:
+        """The calls the model writes after `written` (the prompt and a call's opening), among `by_name`, each kept
+        or refused by the rules of `sidespin.grounding` (`words`: what each tool matches of the message)."""
         calls: list[ToolCall] = []
-        written = prompt + form.opening
         asked = said_in(messages[-1:])
         said = said_in(messages)
-        words = words_matched(chosen, messages)
         called = _called_this_turn(messages) if again else set()
         earlier = [ToolCall(name, {}) for name in sorted(called)]  # what `refused` needs of them: their names
         tried = False  # the model wrote no separator: the next call is tried, and kept only if the message asks it
@@ -489,9 +499,6 @@ class Router:
             if tried and again:
                 break
             written += form.separator
-        named = ",".join(c.name for c in calls) or "none"  # none: every call the model wrote was refused
-        logger.info("ROUTE_DECISION {} p_call={:.2f} tools={} in {:.3f}s", named, chance, len(chosen),
-                    time.perf_counter() - started)
         return calls
 
     async def _table(self, tools: list[Tool], messages: Sequence[dict[str, Any]],
