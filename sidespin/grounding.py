@@ -107,10 +107,11 @@ _STATING = frozenset("it its this that there the my i we he she they his her our
 
 def reads_only(tools: Sequence[Tool], text: str, among: Sequence[Tool] = ()) -> list[Tool]:
     """The tools a message may call by its kind (`asks_something`): for a question, of the tools of servers that
-    mark which of theirs only read (among all the tools offered, `among`), those marked; every other tool."""
+    mark which of theirs only read (known from all the tools offered, `among`, which hold `tools`), those
+    marked; every other tool."""
     if not asks_something(text):
         return list(tools)
-    marking = {t.source for t in [*tools, *among] if t.read_only and t.source.startswith("mcp:")}
+    marking = {t.source for t in among or tools if t.read_only and t.source.startswith("mcp:")}
     return [t for t in tools if t.read_only or t.source not in marking]
 
 

@@ -78,7 +78,7 @@ from loguru import logger
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import gives_a_value, grounded, reads_only, refused, said_in, word_of_its_own
-from sidespin.tables import called_tools, shares_a_word, table_for, tables, words_matched
+from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, words_matched
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 
 __all__ = [
@@ -429,7 +429,7 @@ class Router:
             logger.info("ROUTE_DECISION none p_call={:.2f} tools={} in {:.3f}s", chance, len(chosen),
                         time.perf_counter() - started)
             return []
-        by_name = {t.name: t for t in reads_only(chosen, _last_said(messages), among=listed)}
+        by_name = {t.name: t for t in reads_only(chosen, last_said(messages), among=listed)}
         if not by_name:
             logger.info("ROUTE_DECISION none (a question, and every tool changes things) p_call={:.2f} tools={}",
                         chance, len(chosen))
@@ -598,12 +598,6 @@ def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, 
         logger.info("ROUTE_UNRELATED {}: no required value to check and no word in common, so no call", tool.name)
         return True
     return False
-
-
-def _last_said(messages: Sequence[dict[str, Any]]) -> str:
-    """The last user message's text ("" when none)."""
-    said = [m.get("content") for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
-    return said[-1] if said else ""
 
 
 def _called_this_turn(messages: Sequence[dict[str, Any]]) -> set[str]:

@@ -41,7 +41,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from sidespin.tools import Tool
 
-__all__ = ["called_tools", "shares_a_word", "table_for", "tables", "words_matched", "words_of"]
+__all__ = ["called_tools", "last_said", "shares_a_word", "table_for", "tables", "words_matched", "words_of"]
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # words that match every description and tell no tool from another
@@ -66,6 +66,12 @@ def _document(tool: Tool) -> tuple[str, str]:
 
 def _user_texts(messages: Sequence[dict[str, Any]]) -> list[str]:
     return [m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+
+
+def last_said(messages: Sequence[dict[str, Any]]) -> str:
+    """The last user message's text ("" when none)."""
+    said = _user_texts(messages)
+    return said[-1] if said else ""
 
 
 def _queries(messages: Sequence[dict[str, Any]]) -> list[list[str]]:
@@ -121,8 +127,7 @@ def shares_a_word(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], amo
     asked about: then words cannot tell)."""
     if called_tools(messages) & {t.name for t in tools} or any(_ranked(tools, q) for q in _queries(messages)):
         return True
-    said = _user_texts(messages)
-    words = words_of(said[-1]) if said else []
+    words = words_of(last_said(messages))
     if len(words) <= _SHORT_MESSAGE:
         return False
     function_words = {w for w in words if w in _STOP and len(w) > 1}
