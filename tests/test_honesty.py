@@ -117,6 +117,7 @@ async def test_a_follow_up_that_writes_the_file_gets_no_notice_for_repeating_its
                                history=read_before())
     assert [e.result.output for e in events if isinstance(e, ToolFinished)] == ["written"]
     assert not [e for e in events if isinstance(e, ErrorNotice)]
+    assert shown == "Added. The list is now:\n- milk\n- eggs\n- spinach\n- bread"  # the call itself not shown
 
 
 async def test_a_turn_that_claims_a_result_without_any_call_says_so_under_the_answer() -> None:
