@@ -15,6 +15,11 @@ The rules, before the code:
   opening, a `{`, a ``` fence), against a threshold measured per model (`threshold`), not
   the greedy token: a small model's likeliest first token is a call far more often than
   a call is right.
+  A follow-up after answers in words is also asked alone (the system's message and it): a small model
+  goes on answering in words. "And what time is that in Tokyo?" after an answer about New York had a
+  chance of 0.02 in the conversation and 0.90 alone; "Now add bread to that grocery list" 0.05 and 0.91;
+  "What's the capital of Portugal?" after a remembered name 0.00 and 0.39, so no call. The calls are
+  still written reading the whole conversation, which says what "that" is.
 - **Which**: the answer continued after the opening, under a grammar whose only sentences
   are the offered names. **Arguments**: continued after the name and `between`, under the
   tool's JSON schema with every field bounded (`arguments_schema`). An optional argument
@@ -425,6 +430,8 @@ class Router:
         chosen, prompt, chance = await self._table(listed, messages, form)
         again = bool(messages) and messages[-1].get("role") == "tool"  # results came back: deciding again
         bar = (self.threshold + 1) / 2 if again else self.threshold
+        if chance < bar and not again and _answered_before(messages):
+            chance = max(chance, await self._alone(messages, chosen, form, chance))
         if chance < bar:
             logger.info("ROUTE_DECISION none p_call={:.2f} tools={} in {:.3f}s", chance, len(chosen),
                         time.perf_counter() - started)
@@ -442,6 +449,16 @@ class Router:
         logger.info("ROUTE_DECISION {} p_call={:.2f} tools={} in {:.3f}s", named, chance, len(chosen),
                     time.perf_counter() - started)
         return calls
+
+    async def _alone(self, messages: Sequence[dict[str, Any]], table: list[Tool], form: CallFormat,
+                     chance: float) -> float:
+        """The chance of a call for the last message asked alone (after the system's): a follow-up after answers in
+        words. The calls are still written reading the whole conversation, which says what "that list" is."""
+        alone = [m for m in messages[:1] if m.get("role") == "system"] + list(messages[-1:])
+        chance_alone = await self.call_chance(await self.prompt(alone, table), form)
+        logger.info("ROUTE_FOLLOW_UP p_call={:.2f} in the conversation, {:.2f} for the message alone", chance,
+                    chance_alone)
+        return chance_alone
 
     async def _write(self, written: str, by_name: dict[str, Tool], form: CallFormat,
                      messages: Sequence[dict[str, Any]], listed: list[Tool], words: dict[str, set[str]],
@@ -598,6 +615,11 @@ def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, 
         logger.info("ROUTE_UNRELATED {}: no required value to check and no word in common, so no call", tool.name)
         return True
     return False
+
+
+def _answered_before(messages: Sequence[dict[str, Any]]) -> bool:
+    """Whether the conversation answered the person before their last message."""
+    return any(m.get("role") == "assistant" for m in messages[:-1]) and messages[-1].get("role") == "user"
 
 
 def _called_this_turn(messages: Sequence[dict[str, Any]]) -> set[str]:

@@ -7,7 +7,8 @@ it stops after N calls of its own accord, but writes the next scripted one when 
 continued with the separator (a small model that writes one call where two were asked); past
 the scripted calls it writes the last one again. Once results
 have come back for the message, it wants what `after` says for it (nothing by default). Everything it
-was asked is kept in `asked` (kind, prompt, grammar or schema).
+was asked is kept in `asked` (kind, prompt, grammar or schema). With `shy=P` its chance of opening a call is P
+once the conversation holds an earlier answer in words (a small model goes on answering in words).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ OPEN, BETWEEN, CLOSE = '<tool_call>\n{"name": "', '", "arguments": ', "}\n</tool
 class FakeLlama:
     def __init__(self, routes: dict[str, list[tuple[str, dict[str, Any]]]] | None = None, *, p_call: float = 0.9,
                  native: bool = True, after: dict[str, list[tuple[str, dict[str, Any]]]] | None = None,
-                 writes: int | None = None, loops_past: int | None = None) -> None:
+                 writes: int | None = None, loops_past: int | None = None, shy: float | None = None) -> None:
+        self.shy = shy
         self.routes = routes or {}
         self.loops_past = loops_past  # arguments under strings longer than this are cut off (a model that loops)
         self.writes = writes
@@ -68,6 +70,8 @@ class FakeLlama:
         wanted, written = self._wanted(prompt)
         if written == 0:
             p = self.p_call if wanted else 1 - self.p_call
+            if wanted and self.shy is not None and re.search(r"<assistant>[^<]+</assistant>", prompt):
+                p = self.shy
             return sorted([("<tool_call>", p), ("Hello", 1 - p)], key=lambda pair: -pair[1])
         if written < min(len(wanted), self.writes or len(wanted)):  # the separator, a token at a time: a newline, then the next call's opening
             return [("<tool_call>", 0.9), ("</assistant>", 0.1)] if prompt.endswith("\n") else [("\n", 0.9)]

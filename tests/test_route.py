@@ -316,6 +316,33 @@ async def test_earlier_calls_and_results_reach_the_decision_so_a_follow_up_can_r
     assert '"path": "notes/todo.md"' in prompt and "- milk" in prompt and prompt.endswith("<assistant>")
 
 
+async def test_a_follow_up_after_answers_in_words_is_decided_on_alone_and_its_call_written_in_the_conversation() -> None:
+    """"And what time is that in Tokyo?" after an answer about New York: the 0.5B's chance of a call was 0.02 in
+    the conversation, 0.90 for the message alone."""
+    history = [
+        {"role": "user", "content": "What time is it in New York?"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "current_time", "arguments": '{"zone": "America/New_York"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "23:40"},
+        {"role": "assistant", "content": "It is 23:40 in New York."},
+    ]
+    routes = {"And what time is that in Tokyo?": [("current_time", {"zone": "Asia/Tokyo"})],
+              "Thanks, what a day.": []}
+    llama = FakeLlama(routes, shy=0.02)
+    calls = await Router(llama).route([*history, *user("And what time is that in Tokyo?")], TOOLS)
+    assert [(c.name, c.arguments) for c in calls] == [("current_time", {"zone": "Asia/Tokyo"})]
+    chances = [a["prompt"] for a in llama.asked if a["kind"] == "next_tokens"]
+    assert "New York" in chances[0] and "New York" not in chances[1]  # the conversation, then the message alone
+    written = [a["prompt"] for a in llama.asked if a["kind"] == "complete"]
+    assert written and all("It is 23:40 in New York." in prompt for prompt in written)  # "that" can be read
+    # a follow-up the model would not call for alone either stays in words
+    assert await Router(FakeLlama(routes, shy=0.02)).route([*history, *user("Thanks, what a day.")], TOOLS) == []
+    # the first message of a conversation is decided once
+    alone = FakeLlama(routes, shy=0.02, p_call=0.3)
+    assert await Router(alone).route(user("And what time is that in Tokyo?"), TOOLS) == []
+    assert len([a for a in alone.asked if a["kind"] == "next_tokens"]) == 1
+
+
 def server(name: str, tools: list[tuple[str, str]]) -> list[Tool]:
     return [foreign(n, d, {"city": {"type": "string"}}, ["city"], source=f"mcp:{name}") for n, d in tools]
 
@@ -343,7 +370,8 @@ async def test_with_many_tools_the_decision_reads_the_one_servers_tools_that_sha
         *user("and in Bergen?")]
     llama = FakeLlama({})
     await Router(llama).route(earlier, [*WIDGETS, *WEATHER])
-    assert offered_in(llama) == [["get_weather", "get_rain"]]
+    # (asked in the conversation, then alone: `test_a_follow_up_after_answers_in_words_…`)
+    assert offered_in(llama) == [["get_weather", "get_rain"]] * 2
 
 
 async def test_a_message_sharing_no_word_with_any_table_is_decided_on_the_table_likeliest_to_call() -> None:
