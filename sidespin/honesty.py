@@ -16,6 +16,11 @@ current time in Tokyo is 10:00."), with a time tool offered or not. A sentence c
 has a word for now (current, currently, right now, at the moment, today, in five languages)
 and a clock time (10:00, 3 PM) or a date (2024-05-14, May 14, Monday).
 
+An answer after calls that all found nothing (every result empty: `[]`, `{"entities": [], "relations": []}`,
+blank) that names something no message and no result said is caught too (`named_from_nothing`): asked "What is
+my sister's name?", the 0.5B searched the memory, found nothing, and answered "My sister's name is Alice." A
+name is a capitalised word inside a sentence, or a number; the notice says which tool found nothing.
+
 So is an answer in such a turn that repeats an earlier tool result (`repeated_result`): three of
 its lines, or one of 80 characters or more. Asked "Now add bread to that list, in the same file"
 after a `read_file`, the 0.5B made no call and answered with the file's lines and "- bread"
@@ -26,10 +31,12 @@ too, and it is as true there.
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Iterable
+from typing import Any, Iterable, Sequence
 
-__all__ = ["claimed_tool", "claimed_now", "repeated_result", "unfounded", "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE"]
+__all__ = ["claimed_tool", "claimed_now", "repeated_result", "named_from_nothing", "empty_result", "unfounded",
+           "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE", "NOTHING_NOTICE"]
 
 NOTICE = ("no tool ran for this answer: what it says a tool returned or did did not come from a tool, "
           "and nothing was done")
@@ -37,6 +44,8 @@ NOW_NOTICE = ("no tool ran for this answer: the model has no clock, so the curre
               "was made up")
 REPEAT_NOTICE = ("no tool ran for this answer: it repeats what {tool} returned earlier in the conversation, so "
                  "nothing was read or changed just now")
+NOTHING_NOTICE = ("{tool} found nothing, yet this answer says \"{name}\": no tool result and no message gave it, "
+                  "so it was made up")
 _REPEATED_LINES = 3  # lines of one earlier result an answer repeats before it counts
 _LONG_LINE = 80  # ... or characters of one line it repeats
 
@@ -97,6 +106,43 @@ def repeated_result(text: str, results: Iterable[tuple[str, str]]) -> str | None
     return None
 
 
+def empty_result(output: str) -> bool:
+    """Whether a tool's output holds nothing: blank, or JSON whose every value is empty (`[]`, `{}`, `""`, null)."""
+    text = output.strip()
+    if not text:
+        return True
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return _holds_nothing(value)
+
+
+def _holds_nothing(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(_holds_nothing(item) for item in value.values())
+    if isinstance(value, list):
+        return not value
+    return value is None or value == ""
+
+
+def named_from_nothing(text: str, results: Sequence[tuple[str, str]], said: str) -> tuple[str, str] | None:
+    """When every one of the turn's `results` (name and output) is empty: the first name of the answer (a
+    capitalised word inside a sentence, or a number) that neither the results nor what was `said` hold, with
+    the tool that found nothing; else None."""
+    if not results or not all(empty_result(output) for _, output in results):
+        return None
+    known = " ".join([said, *(output for _, output in results)]).lower()
+    for sentence in re.split(r"(?<=[.!?:])\s+|\n+", text):
+        words = re.findall(r"[\w'’-]+", sentence)
+        for at, word in enumerate(words):
+            name = word.strip("'’-")
+            named = name.isdigit() or (at > 0 and name[:1].isupper() and name != "I" and len(name) > 1)
+            if named and not re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", known):
+                return results[0][0], name
+    return None
+
+
 def _lines(text: str) -> set[str]:
     """A text's lines as compared: lowercase, spaces collapsed, list marks dropped, three characters at least."""
     lines = (" ".join(line.split()).lstrip("-*•# ").lower() for line in text.splitlines())
@@ -104,16 +150,19 @@ def _lines(text: str) -> set[str]:
 
 
 def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
-              earlier: Iterable[tuple[str, str]] = ()) -> tuple[str, str] | None:
+              earlier: Iterable[tuple[str, str]] = (), found: Sequence[tuple[str, str]] = (),
+              said: str = "") -> tuple[str, str] | None:
     """What an answer says that did not happen or cannot be known, with the notice to show; None when nothing:
-    a tool's result without its call (`claimed_tool`), or, when nothing was called, the time now (`claimed_now`)
-    or an `earlier` result (name and output) repeated (`repeated_result`)."""
+    a tool's result without its call (`claimed_tool`); when calls were made and all `found` nothing (the turn's
+    results, name and output), a name no one `said` (`named_from_nothing`); when nothing was called, the time
+    now (`claimed_now`) or an `earlier` result (name and output) repeated (`repeated_result`)."""
     made = list(called)
     tool = claimed_tool(text, offered, made)
     if tool is not None:
         return tool, NOTICE
     if made:
-        return None
+        nothing = named_from_nothing(text, found, said)
+        return (nothing[1], NOTHING_NOTICE.format(tool=nothing[0], name=nothing[1])) if nothing else None
     now = claimed_now(text)
     if now is not None:
         return now, NOW_NOTICE

@@ -469,9 +469,14 @@ async def chat_with_llm(
             task.cancel()
     earlier = [(str(m.get("name") or "a tool"), m["content"]) for m in messages
                if m.get("role") == "tool" and isinstance(m.get("content"), str)]
-    claim = unfounded("".join(turn.answer), registry.names(), turn.called, earlier)
+    asked_at = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    found = [(str(m.get("name") or "a tool"), m["content"]) for m in messages[asked_at + 1:]
+             if m.get("role") == "tool" and isinstance(m.get("content"), str)]
+    said = " ".join(str(m.get("content") or "") for m in messages if m.get("role") in ("user", "system", "tool"))
+    claim = unfounded("".join(turn.answer), registry.names(), turn.called, earlier, found, said)
     if claim is not None:
-        logger.warning("TOOL_CLAIM_WITHOUT_CALL conv={} {}", conversation.id, claim[0][:120])
+        marker = "TOOL_RESULT_EMPTY_CLAIM" if turn.called else "TOOL_CLAIM_WITHOUT_CALL"  # made up from nothing found
+        logger.warning("{} conv={} {}", marker, conversation.id, claim[0][:120])
         yield ErrorNotice(claim[1])
     yield TurnDone(text="".join(turn.answer), rounds=rounds, reason=reason, pending=current.pending)
 

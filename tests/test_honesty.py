@@ -4,7 +4,8 @@ wrapper is read as a call or said to be malformed, never shown raw."""
 from __future__ import annotations
 
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, ToolProposed
-from sidespin.honesty import NOTICE, NOW_NOTICE, REPEAT_NOTICE, claimed_now, claimed_tool, repeated_result
+from sidespin.honesty import (NOTHING_NOTICE, NOTICE, NOW_NOTICE, REPEAT_NOTICE, claimed_now, claimed_tool,
+                              empty_result, named_from_nothing, repeated_result)
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.tools import ToolRegistry, tool
 from tests.scripted import ScriptedBackend
@@ -20,6 +21,12 @@ def read_file(path: str) -> str:
 def write_file(path: str, content: str) -> str:
     """Write a file."""
     return "written"
+
+
+@tool(read_only=True)
+def search_nodes(query: str) -> str:
+    """Search the memory for people, places and things."""
+    return '{\n  "entities": [],\n  "relations": []\n}' if "sister" in query else '{"entities": [{"name": "Ada"}]}'
 
 
 OFFERED = ["read_file", "write_file"]
@@ -158,3 +165,46 @@ async def test_a_turn_that_gives_the_time_without_calling_anything_says_it_was_m
     events, shown = await play([["The current time in Tokyo is 10:00."]])
     notices = [e.message for e in events if isinstance(e, ErrorNotice)]
     assert shown == "The current time in Tokyo is 10:00." and notices == [NOW_NOTICE]  # the answer kept, marked
+
+
+def test_a_result_holds_nothing_when_blank_or_json_of_empty_values_only() -> None:
+    for output in ("", "  \n", "[]", "{}", '{"entities": [], "relations": []}', '{"matches": null, "note": ""}'):
+        assert empty_result(output), output
+    for output in ("No matches", '{"entities": [{"name": "Ada"}]}', "0", '{"count": 0}', "Error: no such file"):
+        assert not empty_result(output), output
+
+
+def test_an_answer_naming_what_empty_results_never_said_is_named_from_nothing() -> None:
+    empty = [("search_nodes", '{"entities": [], "relations": []}')]
+    said = "What is my sister's name?"
+    assert named_from_nothing("My sister's name is Alice.", empty, said) == ("search_nodes", "Alice")
+    assert named_from_nothing("Your appointment is on the 14th, at 9.", empty, said) == ("search_nodes", "9")
+    for text in ("I found nothing about your sister in my memory.", "Sorry, I don't know your sister's name.",
+                 "Nothing was found. Could you tell me?"):
+        assert named_from_nothing(text, empty, said) is None, text
+    assert named_from_nothing("Her name is Ada.", empty, "Remember that my sister is Ada. What is her name?") is None
+    assert named_from_nothing("Her name is Ada.", [("search_nodes", '{"entities": [{"name": "Ada"}]}')], said) is None
+    assert named_from_nothing("Her name is Alice.", [*empty, ("read_file", "Alice")], said) is None  # one found it
+
+
+async def ask_memory(answer: str) -> tuple[list, str]:
+    call = '<tool_call>\n{"name": "search_nodes", "arguments": {"query": "sister"}}\n</tool_call>'
+    events = [e async for e in chat_with_llm(Conversation(), "What is my sister's name?",
+                                             backend=ScriptedBackend([[call], [answer]]),
+                                             registry=ToolRegistry([search_nodes]), options=RallyOptions(mode="xml"))]
+    return events, "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+async def test_a_name_given_after_a_search_that_found_nothing_says_it_was_made_up() -> None:
+    events, shown = await ask_memory("My sister's name is Alice.")
+    assert [e.result.output for e in events if isinstance(e, ToolFinished)] == [
+        '{\n  "entities": [],\n  "relations": []\n}']
+    notices = [e.message for e in events if isinstance(e, ErrorNotice)]
+    assert notices == [NOTHING_NOTICE.format(tool="search_nodes", name="Alice")]
+    assert "search_nodes found nothing" in notices[0] and "made up" in notices[0]
+    assert shown == "My sister's name is Alice."  # kept as written
+
+
+async def test_saying_the_search_found_nothing_gets_no_notice() -> None:
+    events, shown = await ask_memory("I could not find your sister's name in my memory.")
+    assert not [e for e in events if isinstance(e, ErrorNotice)]
