@@ -57,10 +57,18 @@ def words_of(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(_CAMEL.sub(" ", text))]
 
 
-def _document(tool: Tool) -> tuple[str, str]:
+# an example value in a parameter's description: "(e.g., 'Asia/Tokyo', 'America/San_Francisco')"
+_EXAMPLE = re.compile(r"\((?:e\.\s?g\.|eg\b|for example)[^()]*\)", re.IGNORECASE)
+
+
+def _document(tool: Tool, examples: bool = True) -> tuple[str, str]:
+    """A tool's name and body as indexed: the body its description and its parameters' names and descriptions,
+    the latter without their "(e.g., …)" example values unless `examples`."""
     parameters = " ".join(
         f"{name} {(schema or {}).get('description') or ''}" for name, schema in tool.parameters.items()
     )
+    if not examples:
+        parameters = _EXAMPLE.sub(" ", parameters)
     return " ".join(words_of(tool.name)), " ".join(words_of(f"{tool.description} {parameters}"))
 
 
@@ -137,10 +145,16 @@ def shares_a_word(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], amo
 
 def words_matched(tools: Sequence[Tool], messages: Sequence[dict[str, Any]]) -> dict[str, set[str]]:
     """For each of `tools`, the meaningful words of the last user message its text matches (stemmed as the
-    tables': "restaurants" matches "restaurant")."""
+    tables': "restaurants" matches "restaurant"), not counting its parameters' "(e.g., …)" examples: the
+    word of its own another call needs (`sidespin.grounding.word_of_its_own`). `convert_time`'s "(e.g.,
+    'Asia/Tokyo', …)" matched "What time is it in Tokyo right now?", so after `get_current_time` had answered
+    it the 0.5B converted Tokyo's time to Tokyo's, twice, and both calls failed. Whether a message shares a
+    word with a tool at all, and which table it reads, count the examples: on BFCL, leaving them out lost
+    7 questions that need a call ("Order me pizza", whose tool gives "(e.g., 'PIZZA', 'BURGER')") and won 3
+    of irrelevance."""
     query = next(iter(_queries(messages)), [])
     matched: dict[str, set[str]] = {tool.name: set() for tool in tools}
-    with _indexed(tools) as db:
+    with _indexed(tools, examples=False) as db:
         for word in query:
             for (row,) in db.execute("SELECT rowid FROM tools WHERE tools MATCH ?", (f'"{word}"',)):
                 matched[tools[row].name].add(word)
@@ -158,10 +172,10 @@ def _ranked(tools: Sequence[Tool], query: list[str]) -> list[Tool]:
 
 
 @contextlib.contextmanager
-def _indexed(tools: Sequence[Tool]) -> Iterator[sqlite3.Connection]:
+def _indexed(tools: Sequence[Tool], examples: bool = True) -> Iterator[sqlite3.Connection]:
     """An in-memory FTS5 table of the tools' documents, rowid = index in `tools`."""
     with contextlib.closing(sqlite3.connect(":memory:")) as db:
         db.execute("CREATE VIRTUAL TABLE tools USING fts5(name, body, tokenize='porter unicode61')")
         db.executemany("INSERT INTO tools(rowid, name, body) VALUES (?, ?, ?)",
-                       [(index, *_document(tool)) for index, tool in enumerate(tools)])
+                       [(index, *_document(tool, examples)) for index, tool in enumerate(tools)])
         yield db

@@ -519,6 +519,22 @@ async def test_after_results_another_tool_is_called_only_for_a_word_of_its_own_i
     assert await Router(FakeLlama({}, p_call=0.99, after=then), threshold=0.5).route(history, TOOLS) == []
 
 
+async def test_a_word_only_an_example_value_of_a_parameter_holds_is_no_word_of_its_own() -> None:
+    """`convert_time`'s "(e.g., 'Asia/Tokyo', …)" matched "What time is it in Tokyo right now?": after the time
+    had come back, the 0.5B converted Tokyo's time to Tokyo's."""
+    convert = foreign("convert_time", "Convert a time between time zones.",
+                      {"time": {"type": "string"}, "target": {"type": "string", "description":
+                                                              "Target zone (e.g., 'Asia/Lima', 'Europe/Oslo')"}},
+                      ["time", "target"])
+    then = {"time in Lima": [("convert_time", {"time": "09:00", "target": "America/Lima"})]}
+    history = lima_time_asked_and_answered("09:00")
+    assert await Router(FakeLlama({}, p_call=0.99, after=then), threshold=0.5).route(history, [CLOCK, convert]) == []
+    # a word the description itself says is the tool's own
+    said = dataclasses.replace(convert, description="Convert a time between time zones, Lima's among them.")
+    calls = await Router(FakeLlama({}, p_call=0.99, after=then), threshold=0.5).route(history, [CLOCK, said])
+    assert [c.name for c in calls] == ["convert_time"]
+
+
 async def test_after_results_a_tool_already_called_in_the_turn_is_not_called_again() -> None:
     """"Read notes/todo.md": a small model, shown the file, reads it again or reads a file the text names."""
     history = lima_time_asked_and_answered("09:00 in Lima; Tokyo is ahead")
