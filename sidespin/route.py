@@ -468,8 +468,10 @@ class Router:
         calls: list[ToolCall] = []
         asked = said_in(messages[-1:])
         said = said_in(messages)
-        called = _called_this_turn(messages) if again else set()
-        earlier = [ToolCall(name, {}) for name in sorted(called)]  # what `refused` needs of them: their names
+        called = _called_this_turn(messages) if again else set()  # not to be called again
+        # what `refused` needs of the turn's calls, mendable ones too: their names (another tool needs a word of
+        # its own beside them: the 0.5B mended a failed "Europe/Tokyo" with `convert_time`, which failed too)
+        earlier = [ToolCall(name, {}) for name in sorted(_turn_tools(messages))] if again else []
         tried = False  # the model wrote no separator: the next call is tried, and kept only if the message asks it
         second = not earlier  # the answer's first call refused: the next likeliest name is tried, once
         guessing = False  # the call under way is that next name's: arguments that do not fit make no call
@@ -622,6 +624,12 @@ def _answered_before(messages: Sequence[dict[str, Any]]) -> bool:
     return any(m.get("role") == "assistant" for m in messages[:-1]) and messages[-1].get("role") == "user"
 
 
+def _turn_tools(messages: Sequence[dict[str, Any]]) -> set[str]:
+    """The tools called since the person's last message."""
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    return called_tools(messages[last + 1:])
+
+
 def _called_this_turn(messages: Sequence[dict[str, Any]]) -> set[str]:
     """The tools called since the person's last message, but one with a failed call that nothing called it after:
     called again, its arguments may be mended from the error ("Europe/Tokyo" is no time zone; "Asia/Tokyo" is),
@@ -639,7 +647,7 @@ def _called_this_turn(messages: Sequence[dict[str, Any]]) -> set[str]:
         failures = [i for i, call_id in answers if call_id in failed]
         if len(failures) == 1 and all(i <= failures[0] for i, _ in answers):
             mendable.add(name)
-    return called_tools(turn) - mendable
+    return _turn_tools(messages) - mendable
 
 
 def _opens_call(token: str, form: CallFormat) -> bool:

@@ -502,6 +502,21 @@ async def test_a_failed_call_beside_another_of_the_same_tool_may_be_mended_once(
         both, TOOLS)] == [{"zone": "Paris"}]  # what it would have called
 
 
+async def test_mending_a_failed_call_with_another_tool_needs_a_word_of_its_own_too() -> None:
+    """"What time is it in Tokyo and in Paris?": "Europe/Tokyo" failed, and the 0.5B went on to `convert_time` with
+    "Europe/Tokyo" again, which failed too."""
+    convert = foreign("convert_time", "Convert a time between time zones.",
+                      {"time": {"type": "string"}, "target": {"type": "string"}}, ["time", "target"])
+    history = lima_time_asked_and_answered("Error: Invalid timezone: 'No time zone found with key Lima'")
+    other = {"time in Lima": [("convert_time", {"time": "09:00", "target": "Lima"})]}
+    llama = FakeLlama({}, p_call=0.99, after=other)
+    assert await Router(llama, threshold=0.5).route(history, [CLOCK, convert]) == []
+    assert not [a for a in llama.asked if a["kind"] == "complete" and a["schema"]]  # refused before its arguments
+    same = {"time in Lima": [("current_time", {"zone": "America/Lima"})]}  # the failed tool itself may mend it
+    calls = await Router(FakeLlama({}, p_call=0.99, after=same), threshold=0.5).route(history, [CLOCK, convert])
+    assert [(c.name, c.arguments) for c in calls] == [("current_time", {"zone": "America/Lima"})]
+
+
 async def test_another_tool_without_a_word_of_its_own_is_refused_before_its_arguments_are_written() -> None:
     """A decision on the 0.5B spent 2–3.5 s writing `read_text_file`'s arguments after `read_file`, then refused it."""
     text = "Thai food in Manhattan"
