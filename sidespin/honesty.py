@@ -16,17 +16,21 @@ current time in Tokyo is 10:00."), with a time tool offered or not. A sentence c
 has a word for now (current, currently, right now, at the moment, today, in five languages)
 and a clock time (10:00, 3 PM) or a date (2024-05-14, May 14, Monday).
 
-An answer after calls that all found nothing (every result empty: `[]`, `{"entities": [], "relations": []}`,
-blank) that names something no message and no result said is caught too (`named_from_nothing`): asked "What is
-my sister's name?", the 0.5B searched the memory, found nothing, and answered "My sister's name is Alice." A
-name is a capitalised word inside a sentence, or a number; the notice says which tool found nothing.
-
 So is an answer in such a turn that repeats an earlier tool result (`repeated_result`): three of
 its lines, or one of 80 characters or more. Asked "Now add bread to that list, in the same file"
 after a `read_file`, the 0.5B made no call and answered with the file's lines and "- bread"
 among them: the file looked changed, and nothing was written. The notice says where the lines
 came from and that nothing was read or changed just now; a reminder of an earlier result gets it
 too, and it is as true there.
+
+An answer after calls that all found nothing (every result empty: `[]`, `{"entities": [], "relations": []}`,
+blank) that names something no message and no result said is caught too (`named_from_nothing`): asked "What is
+my sister's name?", the 0.5B searched the memory, found nothing, and answered "My sister's name is Alice." A
+name is a capitalised word inside a sentence, or a number; the notice says which tool found nothing.
+
+An answer that quotes a result of its turn (three of its lines or more) with a line of its own inside the
+quote is caught too (`altered_quote`): "Now add bread to that grocery list" had the 0.5B read the file again and
+answer with its lines, "- bread" among them. The file had not changed; the notice names the line no tool gave.
 """
 
 from __future__ import annotations
@@ -35,8 +39,8 @@ import json
 import re
 from typing import Any, Iterable, Sequence
 
-__all__ = ["claimed_tool", "claimed_now", "repeated_result", "named_from_nothing", "empty_result", "unfounded",
-           "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE", "NOTHING_NOTICE"]
+__all__ = ["claimed_tool", "claimed_now", "repeated_result", "named_from_nothing", "empty_result", "altered_quote",
+           "unfounded", "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE", "NOTHING_NOTICE", "ALTERED_NOTICE"]
 
 NOTICE = ("no tool ran for this answer: what it says a tool returned or did did not come from a tool, "
           "and nothing was done")
@@ -46,6 +50,7 @@ REPEAT_NOTICE = ("no tool ran for this answer: it repeats what {tool} returned e
                  "nothing was read or changed just now")
 NOTHING_NOTICE = ("{tool} found nothing, yet this answer says \"{name}\": no tool result and no message gave it, "
                   "so it was made up")
+ALTERED_NOTICE = "this answer shows what {tool} returned with a line it did not return (\"{line}\"): no tool gave it"
 _REPEATED_LINES = 3  # lines of one earlier result an answer repeats before it counts
 _LONG_LINE = 80  # ... or characters of one line it repeats
 
@@ -143,9 +148,29 @@ def named_from_nothing(text: str, results: Sequence[tuple[str, str]], said: str)
     return None
 
 
+def altered_quote(text: str, results: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
+    """The tool of `results` (name and output) whose output the answer quotes, three of its lines or more, with a
+    line of its own between two quoted ones, and that line as the answer wrote it; else None."""
+    written = [line.strip() for line in text.splitlines()]
+    for tool, output in results:
+        theirs = _lines(output)
+        quoted = [i for i, line in enumerate(written) if _line(line) in theirs]
+        if len({_line(written[i]) for i in quoted}) < _REPEATED_LINES:
+            continue
+        for line in written[quoted[0]:quoted[-1]]:
+            if len(_line(line)) >= 3 and _line(line) not in theirs:
+                return tool, line
+    return None
+
+
+def _line(line: str) -> str:
+    """A line as compared: lowercase, spaces collapsed, list and diff marks dropped."""
+    return " ".join(line.split()).lstrip("-+*•# ").lower()
+
+
 def _lines(text: str) -> set[str]:
-    """A text's lines as compared: lowercase, spaces collapsed, list marks dropped, three characters at least."""
-    lines = (" ".join(line.split()).lstrip("-*•# ").lower() for line in text.splitlines())
+    """A text's lines as compared (`_line`), three characters at least."""
+    lines = (_line(line) for line in text.splitlines())
     return {line for line in lines if len(line) >= 3}
 
 
@@ -154,7 +179,8 @@ def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
               said: str = "") -> tuple[str, str] | None:
     """What an answer says that did not happen or cannot be known, with the notice to show; None when nothing:
     a tool's result without its call (`claimed_tool`); when calls were made and all `found` nothing (the turn's
-    results, name and output), a name no one `said` (`named_from_nothing`); when nothing was called, the time
+    results, name and output), a name no one `said` (`named_from_nothing`), or a quote of one of them with a line
+    of its own (`altered_quote`); when nothing was called, the time
     now (`claimed_now`) or an `earlier` result (name and output) repeated (`repeated_result`)."""
     made = list(called)
     tool = claimed_tool(text, offered, made)
@@ -162,7 +188,10 @@ def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
         return tool, NOTICE
     if made:
         nothing = named_from_nothing(text, found, said)
-        return (nothing[1], NOTHING_NOTICE.format(tool=nothing[0], name=nothing[1])) if nothing else None
+        if nothing is not None:
+            return nothing[1], NOTHING_NOTICE.format(tool=nothing[0], name=nothing[1])
+        altered = altered_quote(text, found)
+        return (altered[1], ALTERED_NOTICE.format(tool=altered[0], line=altered[1])) if altered else None
     now = claimed_now(text)
     if now is not None:
         return now, NOW_NOTICE

@@ -475,7 +475,7 @@ async def chat_with_llm(
     said = " ".join(str(m.get("content") or "") for m in messages if m.get("role") in ("user", "system", "tool"))
     claim = unfounded("".join(turn.answer), registry.names(), turn.called, earlier, found, said)
     if claim is not None:
-        marker = "TOOL_RESULT_EMPTY_CLAIM" if turn.called else "TOOL_CLAIM_WITHOUT_CALL"  # made up from nothing found
+        marker = "TOOL_RESULT_MADE_UP" if turn.called else "TOOL_CLAIM_WITHOUT_CALL"  # beside the results it had
         logger.warning("{} conv={} {}", marker, conversation.id, claim[0][:120])
         yield ErrorNotice(claim[1])
     yield TurnDone(text="".join(turn.answer), rounds=rounds, reason=reason, pending=current.pending)

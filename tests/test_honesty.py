@@ -4,8 +4,8 @@ wrapper is read as a call or said to be malformed, never shown raw."""
 from __future__ import annotations
 
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, ToolProposed
-from sidespin.honesty import (NOTHING_NOTICE, NOTICE, NOW_NOTICE, REPEAT_NOTICE, claimed_now, claimed_tool,
-                              empty_result, named_from_nothing, repeated_result)
+from sidespin.honesty import (ALTERED_NOTICE, NOTHING_NOTICE, NOTICE, NOW_NOTICE, REPEAT_NOTICE, altered_quote,
+                              claimed_now, claimed_tool, empty_result, named_from_nothing, repeated_result)
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.tools import ToolRegistry, tool
 from tests.scripted import ScriptedBackend
@@ -208,3 +208,26 @@ async def test_a_name_given_after_a_search_that_found_nothing_says_it_was_made_u
 async def test_saying_the_search_found_nothing_gets_no_notice() -> None:
     events, shown = await ask_memory("I could not find your sister's name in my memory.")
     assert not [e for e in events if isinstance(e, ErrorNotice)]
+
+
+def test_a_quote_of_a_result_with_a_line_of_its_own_inside_is_altered() -> None:
+    read = [("read_file", TODO)]
+    shown = "To do\n\n## Groceries\n- milk\n- eggs\n- spinach\n- bread\n\n## This week\n- call the plumber"
+    assert altered_quote(shown, read) == ("read_file", "- bread")
+    for text in ("Your list:\n- milk\n- eggs\n- spinach\nYou could add bread.",  # after the quote, not in it
+                 "You need milk and eggs.",  # no quote
+                 "- milk\n- bread\n- eggs"):  # two lines quoted: too few to be a quote
+        assert altered_quote(text, read) is None, text
+    # a diff that added the line holds it, marks and all
+    diff = [("edit_file", "@@ -3,3 +3,4 @@\n - milk\n - eggs\n - spinach\n+- bread")]
+    assert altered_quote("Done:\n- milk\n- eggs\n- spinach\n- bread\n", diff) is None
+
+
+async def test_a_follow_up_that_read_the_file_and_showed_it_changed_says_which_line_no_tool_gave() -> None:
+    call = '<tool_call>\n{"name": "read_file", "arguments": {"path": "todo.md"}}\n</tool_call>'
+    answer = "# Groceries\n- milk\n- bread\n- eggs"
+    events, shown = await play([[call], [answer]], history=read_before())
+    assert [e.result.output for e in events if isinstance(e, ToolFinished)] == ["# Groceries\n- milk\n- eggs"]
+    notices = [e.message for e in events if isinstance(e, ErrorNotice)]
+    assert notices == [ALTERED_NOTICE.format(tool="read_file", line="- bread")] and "no tool gave it" in notices[0]
+    assert shown == answer
