@@ -26,7 +26,7 @@ too, and it is as true there.
 An answer after calls that all found nothing (every result empty: `[]`, `{"entities": [], "relations": []}`,
 blank) that names something no message and no result said is caught too (`named_from_nothing`): asked "What is
 my sister's name?", the 0.5B searched the memory, found nothing, and answered "My sister's name is Alice." A
-name is a capitalised word inside a sentence, or a number; the notice says which tool found nothing.
+name is a capitalised word inside a sentence, or a number other than 0; the notice says which tool found nothing.
 
 An answer that quotes a result of its turn (three of its lines or more) with a line of its own inside the
 quote is caught too (`altered_quote`): "Now add bread to that grocery list" had the 0.5B read the file again and
@@ -142,7 +142,8 @@ def named_from_nothing(text: str, results: Sequence[tuple[str, str]], said: str)
         words = re.findall(r"[\w'’-]+", sentence)
         for at, word in enumerate(words):
             name = word.strip("'’-")
-            named = name.isdigit() or (at > 0 and name[:1].isupper() and name != "I" and len(name) > 1)
+            capital = at > 0 and name[:1].isupper() and name != "I" and len(name) > 1
+            named = capital or (name.isdigit() and name != "0")  # "0 results" is what finding nothing says
             if named and not re.search(rf"(?<!\w){re.escape(name.lower())}(?!\w)", known):
                 return results[0][0], name
     return None
@@ -178,10 +179,10 @@ def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
               earlier: Iterable[tuple[str, str]] = (), found: Sequence[tuple[str, str]] = (),
               said: str = "") -> tuple[str, str] | None:
     """What an answer says that did not happen or cannot be known, with the notice to show; None when nothing:
-    a tool's result without its call (`claimed_tool`); when calls were made and all `found` nothing (the turn's
-    results, name and output), a name no one `said` (`named_from_nothing`), or a quote of one of them with a line
-    of its own (`altered_quote`); when nothing was called, the time
-    now (`claimed_now`) or an `earlier` result (name and output) repeated (`repeated_result`)."""
+    a tool's result without its call (`claimed_tool`); when calls were made, a name no one `said` after results
+    that all found nothing (`found`: the turn's, name and output; `named_from_nothing`), or a quote of one of them
+    with a line of its own (`altered_quote`); when nothing was called, the time now (`claimed_now`) or an
+    `earlier` result (name and output) repeated (`repeated_result`)."""
     made = list(called)
     tool = claimed_tool(text, offered, made)
     if tool is not None:

@@ -472,7 +472,9 @@ async def chat_with_llm(
     asked_at = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     found = [(str(m.get("name") or "a tool"), m["content"]) for m in messages[asked_at + 1:]
              if m.get("role") == "tool" and isinstance(m.get("content"), str)]
-    said = " ".join(str(m.get("content") or "") for m in messages if m.get("role") in ("user", "system", "tool"))
+    said = " ".join([*(str(m.get("content") or "") for m in messages if m.get("role") in ("user", "system", "tool")),
+                     *(str((call.get("function") or {}).get("arguments") or "") for m in messages
+                       for call in m.get("tool_calls") or [])])  # what the person, a tool or a call said
     claim = unfounded("".join(turn.answer), registry.names(), turn.called, earlier, found, said)
     if claim is not None:
         marker = "TOOL_RESULT_MADE_UP" if turn.called else "TOOL_CLAIM_WITHOUT_CALL"  # beside the results it had

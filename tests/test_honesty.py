@@ -180,6 +180,7 @@ def test_an_answer_naming_what_empty_results_never_said_is_named_from_nothing() 
     assert named_from_nothing("My sister's name is Alice.", empty, said) == ("search_nodes", "Alice")
     assert named_from_nothing("Your appointment is on the 14th, at 9.", empty, said) == ("search_nodes", "9")
     for text in ("I found nothing about your sister in my memory.", "Sorry, I don't know your sister's name.",
+                 "The search returned 0 results.",
                  "Nothing was found. Could you tell me?"):
         assert named_from_nothing(text, empty, said) is None, text
     assert named_from_nothing("Her name is Ada.", empty, "Remember that my sister is Ada. What is her name?") is None
