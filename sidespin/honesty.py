@@ -23,6 +23,9 @@ among them: the file looked changed, and nothing was written. The notice says wh
 came from and that nothing was read or changed just now; a reminder of an earlier result gets it
 too, and it is as true there.
 
+So is one that gives it after calls that all failed: "The current time in Ciudad de México is 10:00 AM."
+after `get_current_time` had failed on "America/Mexico".
+
 An answer after calls that all found nothing (every result empty: `[]`, `{"entities": [], "relations": []}`,
 blank) that names something no message and no result said is caught too (`named_from_nothing`): asked "What is
 my sister's name?", the 0.5B searched the memory, found nothing, and answered "My sister's name is Alice." A
@@ -40,7 +43,8 @@ import re
 from typing import Any, Iterable, Sequence
 
 __all__ = ["claimed_tool", "claimed_now", "repeated_result", "named_from_nothing", "empty_result", "altered_quote",
-           "unfounded", "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE", "NOTHING_NOTICE", "ALTERED_NOTICE"]
+           "unfounded", "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE", "NOTHING_NOTICE", "ALTERED_NOTICE",
+           "FAILED_NOW_NOTICE"]
 
 NOTICE = ("no tool ran for this answer: what it says a tool returned or did did not come from a tool, "
           "and nothing was done")
@@ -50,6 +54,8 @@ REPEAT_NOTICE = ("no tool ran for this answer: it repeats what {tool} returned e
                  "nothing was read or changed just now")
 NOTHING_NOTICE = ("{tool} found nothing, yet this answer says \"{name}\": no tool result and no message gave it, "
                   "so it was made up")
+FAILED_NOW_NOTICE = ("{tool} failed, and the model has no clock: the current time or date this answer gives was "
+                     "made up")
 ALTERED_NOTICE = "this answer shows what {tool} returned with a line it did not return (\"{line}\"): no tool gave it"
 _REPEATED_LINES = 3  # lines of one earlier result an answer repeats before it counts
 _LONG_LINE = 80  # ... or characters of one line it repeats
@@ -179,7 +185,8 @@ def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
               earlier: Iterable[tuple[str, str]] = (), found: Sequence[tuple[str, str]] = (),
               said: str = "") -> tuple[str, str] | None:
     """What an answer says that did not happen or cannot be known, with the notice to show; None when nothing:
-    a tool's result without its call (`claimed_tool`); when calls were made, a name no one `said` after results
+    a tool's result without its call (`claimed_tool`); when calls were made, the time now after calls that all
+    failed (`claimed_now`), a name no one `said` after results
     that all found nothing (`found`: the turn's, name and output; `named_from_nothing`), or a quote of one of them
     with a line of its own (`altered_quote`); when nothing was called, the time now (`claimed_now`) or an
     `earlier` result (name and output) repeated (`repeated_result`)."""
@@ -188,6 +195,10 @@ def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
     if tool is not None:
         return tool, NOTICE
     if made:
+        if found and all(output.startswith("Error") for _, output in found):
+            now = claimed_now(text)
+            if now is not None:
+                return now, FAILED_NOW_NOTICE.format(tool=found[0][0])
         nothing = named_from_nothing(text, found, said)
         if nothing is not None:
             return nothing[1], NOTHING_NOTICE.format(tool=nothing[0], name=nothing[1])

@@ -4,7 +4,7 @@ wrapper is read as a call or said to be malformed, never shown raw."""
 from __future__ import annotations
 
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, ToolProposed
-from sidespin.honesty import (ALTERED_NOTICE, NOTHING_NOTICE, NOTICE, NOW_NOTICE, REPEAT_NOTICE, altered_quote,
+from sidespin.honesty import (ALTERED_NOTICE, FAILED_NOW_NOTICE, NOTHING_NOTICE, NOTICE, NOW_NOTICE, REPEAT_NOTICE, altered_quote,
                               claimed_now, claimed_tool, empty_result, named_from_nothing, repeated_result)
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.tools import ToolRegistry, tool
@@ -232,3 +232,22 @@ async def test_a_follow_up_that_read_the_file_and_showed_it_changed_says_which_l
     notices = [e.message for e in events if isinstance(e, ErrorNotice)]
     assert notices == [ALTERED_NOTICE.format(tool="read_file", line="- bread")] and "no tool gave it" in notices[0]
     assert shown == answer
+
+
+@tool(read_only=True)
+def get_current_time(timezone: str) -> str:
+    """The current time in a time zone."""
+    raise ValueError(f"Invalid timezone: 'No time zone found with key {timezone}'")
+
+
+async def test_a_time_given_after_the_time_tool_failed_says_it_was_made_up() -> None:
+    call = '<tool_call>\n{"name": "get_current_time", "arguments": {"timezone": "America/Mexico"}}\n</tool_call>'
+    for answer, notice in (("The current time in Ciudad de México is 10:00 AM.",
+                            FAILED_NOW_NOTICE.format(tool="get_current_time")),
+                           ("I could not get the time: America/Mexico is no time zone.", None)):
+        events = [e async for e in chat_with_llm(Conversation(), "¿Qué hora es ahora en Ciudad de México?",
+                                                 backend=ScriptedBackend([[call], [answer]]),
+                                                 registry=ToolRegistry([get_current_time]),
+                                                 options=RallyOptions(mode="xml"))]
+        assert [bool(e.result.error) for e in events if isinstance(e, ToolFinished)] == [True]
+        assert [e.message for e in events if isinstance(e, ErrorNotice)] == ([notice] if notice else []), answer
