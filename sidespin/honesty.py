@@ -52,8 +52,9 @@ NOW_NOTICE = ("no tool ran for this answer: the model has no clock, so the curre
               "was made up")
 REPEAT_NOTICE = ("no tool ran for this answer: it repeats what {tool} returned earlier in the conversation, so "
                  "nothing was read or changed just now")
-NOTHING_NOTICE = ("{tool} found nothing, yet this answer says \"{name}\": no tool result and no message gave it, "
-                  "so it was made up")
+# not "made up": after a call no one needed ("What's the capital of Portugal?" searched the memory), the 1.5B's
+# "Lisbon" came from what it knows; what is sure is where it did not come from
+NOTHING_NOTICE = "{tool} found nothing: \"{name}\" in this answer came from no tool result and no message"
 FAILED_NOW_NOTICE = ("{tool} failed, and the model has no clock: the current time or date this answer gives was "
                      "made up")
 ALTERED_NOTICE = "this answer shows what {tool} returned with a line it did not return (\"{line}\"): no tool gave it"

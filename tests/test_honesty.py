@@ -202,7 +202,7 @@ async def test_a_name_given_after_a_search_that_found_nothing_says_it_was_made_u
         '{\n  "entities": [],\n  "relations": []\n}']
     notices = [e.message for e in events if isinstance(e, ErrorNotice)]
     assert notices == [NOTHING_NOTICE.format(tool="search_nodes", name="Alice")]
-    assert "search_nodes found nothing" in notices[0] and "made up" in notices[0]
+    assert "search_nodes found nothing" in notices[0] and "Alice" in notices[0] and "no tool result" in notices[0]
     assert shown == "My sister's name is Alice."  # kept as written
 
 
