@@ -467,11 +467,8 @@ async def chat_with_llm(
     finally:
         for task in current.tasks:
             task.cancel()
-    earlier = [(str(m.get("name") or "a tool"), m["content"]) for m in messages
-               if m.get("role") == "tool" and isinstance(m.get("content"), str)]
     asked_at = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    found = [(str(m.get("name") or "a tool"), m["content"]) for m in messages[asked_at + 1:]
-             if m.get("role") == "tool" and isinstance(m.get("content"), str)]
+    earlier, found = _results(messages), _results(messages[asked_at + 1:])  # the conversation's, this turn's
     said = " ".join([*(str(m.get("content") or "") for m in messages if m.get("role") in ("user", "system", "tool")),
                      *(str((call.get("function") or {}).get("arguments") or "") for m in messages
                        for call in m.get("tool_calls") or [])])  # what the person, a tool or a call said
@@ -481,6 +478,12 @@ async def chat_with_llm(
         logger.warning("{} conv={} {}", marker, conversation.id, claim[0][:120])
         yield ErrorNotice(claim[1])
     yield TurnDone(text="".join(turn.answer), rounds=rounds, reason=reason, pending=current.pending)
+
+
+def _results(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The tool results among `messages`: each tool's name and its output."""
+    return [(str(m.get("name") or "a tool"), m["content"]) for m in messages
+            if m.get("role") == "tool" and isinstance(m.get("content"), str)]
 
 
 def poke(

@@ -624,10 +624,15 @@ def _answered_before(messages: Sequence[dict[str, Any]]) -> bool:
     return any(m.get("role") == "assistant" for m in messages[:-1]) and messages[-1].get("role") == "user"
 
 
+def _this_turn(messages: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
+    """The messages since the person's last one."""
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    return messages[last + 1:]
+
+
 def _turn_tools(messages: Sequence[dict[str, Any]]) -> set[str]:
     """The tools called since the person's last message."""
-    last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    return called_tools(messages[last + 1:])
+    return called_tools(_this_turn(messages))
 
 
 def _called_this_turn(messages: Sequence[dict[str, Any]]) -> set[str]:
@@ -635,8 +640,7 @@ def _called_this_turn(messages: Sequence[dict[str, Any]]) -> set[str]:
     called again, its arguments may be mended from the error ("Europe/Tokyo" is no time zone; "Asia/Tokyo" is),
     also when the same answer called it for something else too (Paris, beside Tokyo). Once only: a second failure,
     or any call after the failure, closes it."""
-    last = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    turn = messages[last + 1:]
+    turn = _this_turn(messages)
     made = [(i, call.get("id"), (call.get("function") or {}).get("name"))
             for i, m in enumerate(turn) for call in m.get("tool_calls") or []]
     failed = {m.get("tool_call_id") for m in turn
@@ -647,7 +651,7 @@ def _called_this_turn(messages: Sequence[dict[str, Any]]) -> set[str]:
         failures = [i for i, call_id in answers if call_id in failed]
         if len(failures) == 1 and all(i <= failures[0] for i, _ in answers):
             mendable.add(name)
-    return _turn_tools(messages) - mendable
+    return called_tools(turn) - mendable
 
 
 def _opens_call(token: str, form: CallFormat) -> bool:
