@@ -126,6 +126,7 @@ class Turn:
     seconds: float = 0.0
     approvals: int = 0  # calls held for a person and approved by the bench
     input_tokens: int | None = None
+    output_tokens: int | None = None
     end: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -174,6 +175,7 @@ async def _events(
                 turn.calls.append(Call(result.call.name, dict(result.call.arguments), result.error))
             elif isinstance(event, Usage):
                 turn.input_tokens = (turn.input_tokens or 0) + event.input
+                turn.output_tokens = (turn.output_tokens or 0) + event.output
             elif isinstance(event, QuestionAsked) and engine.mcp is not None:
                 engine.mcp.questions.answer(event.question_id, "decline")  # no person here to answer
             elif isinstance(event, ErrorNotice):
@@ -407,6 +409,7 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
     scored = [o.arguments_right for o in outcomes if o.arguments_right is not None]
     seconds = [o.turn.seconds for o in outcomes]
     tokens = [o.turn.input_tokens for o in outcomes if o.turn.input_tokens]
+    written = [o.turn.output_tokens for o in outcomes if o.turn.output_tokens]
     return {
         "prompts": len(outcomes),
         "decisions": (sum(o.right for o in outcomes), len(outcomes)),
@@ -422,6 +425,7 @@ def summary(outcomes: list[Outcome]) -> dict[str, Any]:
         "median_seconds": statistics.median(seconds) if seconds else 0.0,
         "p90_seconds": p90(seconds),
         "median_input_tokens": statistics.median(tokens) if tokens else None,
+        "median_output_tokens": statistics.median(written) if written else None,
     }
 
 
@@ -440,6 +444,8 @@ def print_prompts(outcomes: list[Outcome]) -> None:
     print(f"  seconds per prompt         {s['median_seconds']:>9.1f} median {s['p90_seconds']:.1f} p90")
     tokens = s["median_input_tokens"]
     print(f"  prompt tokens per turn     {'-' if tokens is None else f'{tokens:,.0f}':>15}   (median, all rounds)")
+    written = s["median_output_tokens"]
+    print(f"  tokens written per turn    {'-' if written is None else f'{written:,.0f}':>15}   (median, all rounds)")
     print(f"\n  {'server':<11} {'decisions':>15} {'called':>15} {'arguments':>15} {'median s':>9}")
     for server in [*SERVER_NAMES, "none"]:
         mine = [o for o in outcomes if o.server == server]

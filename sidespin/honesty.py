@@ -24,7 +24,11 @@ came from and that nothing was read or changed just now; a reminder of an earlie
 too, and it is as true there.
 
 So is one that gives it after calls that all failed: "The current time in Ciudad de México is 10:00 AM."
-after `get_current_time` had failed on "America/Mexico".
+after `get_current_time` had failed on "America/Mexico". After calls that all failed, an answer that shows
+content as a result (`shown_after_failure`: a fenced block, or three lines or more of a list or of
+"name: value") is caught too: "Get the structured weather content for Chicago." had `read_file` fail on a
+file that does not exist, and the 0.5B answered "The structured weather content for Chicago is as follows:"
+with a JSON block of made-up readings.
 
 An answer after calls that all found nothing (every result empty: `[]`, `{"entities": [], "relations": []}`,
 blank) that names something no message and no result said is caught too (`named_from_nothing`): asked "What is
@@ -44,7 +48,7 @@ from typing import Any, Iterable, Sequence
 
 __all__ = ["claimed_tool", "claimed_now", "repeated_result", "named_from_nothing", "empty_result", "altered_quote",
            "unfounded", "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE", "NOTHING_NOTICE", "ALTERED_NOTICE",
-           "FAILED_NOW_NOTICE"]
+           "FAILED_NOW_NOTICE", "FAILED_NOTICE", "shown_after_failure"]
 
 NOTICE = ("no tool ran for this answer: what it says a tool returned or did did not come from a tool, "
           "and nothing was done")
@@ -57,6 +61,7 @@ REPEAT_NOTICE = ("no tool ran for this answer: it repeats what {tool} returned e
 NOTHING_NOTICE = "{tool} found nothing: \"{name}\" in this answer came from no tool result and no message"
 FAILED_NOW_NOTICE = ("{tool} failed, and the model has no clock: the current time or date this answer gives was "
                      "made up")
+FAILED_NOTICE = "{tool} failed: what this answer shows did not come from it, nor from any other tool"
 ALTERED_NOTICE = "this answer shows what {tool} returned with a line it did not return (\"{line}\"): no tool gave it"
 _REPEATED_LINES = 3  # lines of one earlier result an answer repeats before it counts
 _LONG_LINE = 80  # ... or characters of one line it repeats
@@ -171,6 +176,20 @@ def altered_quote(text: str, results: Sequence[tuple[str, str]]) -> tuple[str, s
     return None
 
 
+_SHOWN_LINE = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|\"?[\w ]{1,40}\"?\s*:)\s*\S")  # a list item, or "name: value"
+
+
+def shown_after_failure(text: str) -> str | None:
+    """What an answer shows as content (a fenced block, or three lines or more of a list or of "name: value"),
+    its first line; None when it shows none. Read after calls that all failed: no tool gave it."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    fenced = next((i for i, line in enumerate(lines) if line.lstrip().startswith("```")), None)
+    if fenced is not None and fenced + 1 < len(lines):
+        return lines[fenced + 1].strip()
+    shown = [line for line in lines if _SHOWN_LINE.match(line)]
+    return shown[0].strip() if len(shown) >= _REPEATED_LINES else None
+
+
 def _line(line: str) -> str:
     """A line as compared: lowercase, spaces collapsed, list and diff marks dropped."""
     return " ".join(line.split()).lstrip("-+*•# ").lower()
@@ -186,8 +205,8 @@ def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
               earlier: Iterable[tuple[str, str]] = (), found: Sequence[tuple[str, str]] = (),
               said: str = "") -> tuple[str, str] | None:
     """What an answer says that did not happen or cannot be known, with the notice to show; None when nothing:
-    a tool's result without its call (`claimed_tool`); when calls were made, the time now after calls that all
-    failed (`claimed_now`), a name no one `said` after results
+    a tool's result without its call (`claimed_tool`); when calls were made, the time now or content shown after
+    calls that all failed (`claimed_now`, `shown_after_failure`), a name no one `said` after results
     that all found nothing (`found`: the turn's, name and output; `named_from_nothing`), or a quote of one of them
     with a line of its own (`altered_quote`); when nothing was called, the time now (`claimed_now`) or an
     `earlier` result (name and output) repeated (`repeated_result`)."""
@@ -200,6 +219,9 @@ def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
             now = claimed_now(text)
             if now is not None:
                 return now, FAILED_NOW_NOTICE.format(tool=found[0][0])
+            shown = shown_after_failure(text)
+            if shown is not None:
+                return shown, FAILED_NOTICE.format(tool=found[0][0])
         nothing = named_from_nothing(text, found, said)
         if nothing is not None:
             return nothing[1], NOTHING_NOTICE.format(tool=nothing[0], name=nothing[1])

@@ -4,8 +4,9 @@ wrapper is read as a call or said to be malformed, never shown raw."""
 from __future__ import annotations
 
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, ToolProposed
-from sidespin.honesty import (ALTERED_NOTICE, FAILED_NOW_NOTICE, NOTHING_NOTICE, NOTICE, NOW_NOTICE, REPEAT_NOTICE, altered_quote,
-                              claimed_now, claimed_tool, empty_result, named_from_nothing, repeated_result)
+from sidespin.honesty import (ALTERED_NOTICE, FAILED_NOTICE, FAILED_NOW_NOTICE, NOTHING_NOTICE, NOTICE, NOW_NOTICE, REPEAT_NOTICE, altered_quote,
+                              claimed_now, claimed_tool, empty_result, named_from_nothing, repeated_result,
+                              shown_after_failure)
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.tools import ToolRegistry, tool
 from tests.scripted import ScriptedBackend
@@ -251,3 +252,33 @@ async def test_a_time_given_after_the_time_tool_failed_says_it_was_made_up() -> 
                                                  options=RallyOptions(mode="xml"))]
         assert [bool(e.result.error) for e in events if isinstance(e, ToolFinished)] == [True]
         assert [e.message for e in events if isinstance(e, ErrorNotice)] == ([notice] if notice else []), answer
+
+
+@tool(read_only=True)
+def read_weather(path: str) -> str:
+    """Read a weather file."""
+    raise FileNotFoundError(f"ENOENT: no such file or directory, open '{path}'")
+
+
+def test_content_is_a_fenced_block_or_three_lines_of_a_list_or_of_names_and_values() -> None:
+    assert shown_after_failure('As follows:\n\n```json\n{\n  "temperature": 25\n}\n```') == "{"
+    assert shown_after_failure("Readings:\n- temperature: 25\n- humidity: 60\n- wind: 10") == "- temperature: 25"
+    assert shown_after_failure("Temperature: 25\nHumidity: 60\nWind speed: 10 km/h") == "Temperature: 25"
+    for text in ("I could not read the file: it does not exist.",
+                 "The file was not found.\nCheck the path: weather/chicago.json.",  # one "name: value" line
+                 "- one\n- two"):  # two list lines: too few
+        assert shown_after_failure(text) is None, text
+
+
+async def test_content_shown_after_calls_that_all_failed_says_no_tool_gave_it() -> None:
+    call = '<tool_call>\n{"name": "read_weather", "arguments": {"path": "weather/chicago.json"}}\n</tool_call>'
+    made_up = 'The structured weather content for Chicago is as follows:\n\n```json\n{"temperature": 25}\n```'
+    for answer, notice in ((made_up, FAILED_NOTICE.format(tool="read_weather")),
+                           ("I could not read weather/chicago.json: there is no such file.", None)):
+        events = [e async for e in chat_with_llm(Conversation(), "Get the structured weather content for Chicago.",
+                                                 backend=ScriptedBackend([[call], [answer]]),
+                                                 registry=ToolRegistry([read_weather]),
+                                                 options=RallyOptions(mode="xml"))]
+        assert [bool(e.result.error) for e in events if isinstance(e, ToolFinished)] == [True]
+        assert [e.message for e in events if isinstance(e, ErrorNotice)] == ([notice] if notice else []), answer
+        assert "".join(e.text for e in events if isinstance(e, TextDelta)) == answer  # kept as written
