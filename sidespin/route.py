@@ -473,7 +473,9 @@ class Router:
         # its own beside them: the 0.5B mended a failed "Europe/Tokyo" with `convert_time`, which failed too)
         earlier = [ToolCall(name, {}) for name in sorted(_turn_tools(messages))] if again else []
         tried = False  # the model wrote no separator: the next call is tried, and kept only if the message asks it
-        second = not earlier  # the answer's first call refused: the next likeliest name is tried, once
+        # the answer's first call refused: the next likeliest name is tried, once; after results, only while a
+        # failed call may still be mended ("Europe/Tokyo" failed, and the 0.5B named `convert_time`, refused)
+        second = not earlier or bool(_turn_tools(messages) - called)
         guessing = False  # the call under way is that next name's: arguments that do not fit make no call
 
         def next_name(refused_name: str) -> bool:
@@ -498,6 +500,8 @@ class Router:
                 if not word_of_its_own(name, [*earlier, *calls], words):
                     logger.info("ROUTE_ANOTHER_REFUSED {} (no word of its own in the message), before its arguments",
                                 name)
+                    if next_name(name):
+                        continue
                     break
                 call, text = await self._call(written + named_text, by_name[name], form, said)
             except MalformedToolCall:

@@ -511,10 +511,27 @@ async def test_mending_a_failed_call_with_another_tool_needs_a_word_of_its_own_t
     other = {"time in Lima": [("convert_time", {"time": "09:00", "target": "Lima"})]}
     llama = FakeLlama({}, p_call=0.99, after=other)
     assert await Router(llama, threshold=0.5).route(history, [CLOCK, convert]) == []
-    assert not [a for a in llama.asked if a["kind"] == "complete" and a["schema"]]  # refused before its arguments
+    assert arguments_schema(convert) not in [a.get("schema") for a in llama.asked]  # refused before its arguments
     same = {"time in Lima": [("current_time", {"zone": "America/Lima"})]}  # the failed tool itself may mend it
     calls = await Router(FakeLlama({}, p_call=0.99, after=same), threshold=0.5).route(history, [CLOCK, convert])
     assert [(c.name, c.arguments) for c in calls] == [("current_time", {"zone": "America/Lima"})]
+
+
+async def test_mending_a_failed_call_after_another_tool_was_refused_the_next_likeliest_name_is_tried() -> None:
+    """"What time is it in Tokyo and in Paris?": "Europe/Tokyo" failed, and deciding again the 0.5B named
+    `convert_time` (no word of its own), then nothing; the failed tool itself, named next, mends the call."""
+    convert = foreign("convert_time", "Convert a time between time zones.",
+                      {"time": {"type": "string"}, "target": {"type": "string"}}, ["time", "target"])
+    history = lima_time_asked_and_answered("Error: Invalid timezone: 'No time zone found with key Lima'")
+    then = {"time in Lima": [("convert_time", {"time": "09:00", "target": "Lima"}),
+                             ("current_time", {"zone": "America/Lima"})]}
+    calls = await Router(FakeLlama({}, p_call=0.99, after=then), threshold=0.5).route(history, [CLOCK, convert])
+    assert [(c.name, c.arguments) for c in calls] == [("current_time", {"zone": "America/Lima"})]
+    # after a call that did not fail there is nothing to mend: no next name
+    answered = lima_time_asked_and_answered("09:00")
+    llama = FakeLlama({}, p_call=0.99, after=then)
+    assert await Router(llama, threshold=0.5).route(answered, [CLOCK, convert]) == []
+    assert len([a for a in llama.asked if a["kind"] == "complete" and a["grammar"]]) == 1
 
 
 async def test_another_tool_without_a_word_of_its_own_is_refused_before_its_arguments_are_written() -> None:
