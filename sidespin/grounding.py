@@ -22,6 +22,16 @@ The rules, before the code:
   tools, `readOnlyHint`) is not offered to the name's choice. The 0.5B named the first tool of the
   memory server's table, `create_entities`, for "What is my sister's name?" and stored a made-up
   sister. Tools of a server that marks none, and the plugins, are left as they are.
+- **A request to change something is answered by tools that change things** (`changes_only`), the other
+  side of the same marks: a clause that opens with a verb of changing ("Now add bread to that grocery
+  list", "Create a branch named x", "Stage greet.py and commit it") and none that opens with a verb of
+  reading ("Read todo.md and add bread" reads first) is not offered the tools its server marks as only
+  reading, while the table holds one that changes things. The 0.5B named `read_file` for the bread
+  follow-up, and a table's first tool (`git_status`) for "Stage greet.py and commit it".
+- **A chain's calls follow its steps** (`steps`): "Add 12 and 30 with the sum tool, then echo the result
+  back" is offered, for its first call, the tools that match a word before "then", and once results
+  came back, the tools that match a word after it, when one does. The 0.5B named the everything table's
+  first tool, `echo`, and echoed a sum it made up; after the sum, it named the sum again.
 - **`refused`** puts these together for each call the route's model writes.
 """
 
@@ -36,7 +46,7 @@ from loguru import logger
 from sidespin.tools import Tool, ToolCall
 
 __all__ = ["said_in", "grounded", "invented", "gives_a_value", "asked_for", "refused", "asks_something",
-           "reads_only"]
+           "reads_only", "asks_for_a_change", "changes_only", "steps"]
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -113,6 +123,63 @@ def reads_only(tools: Sequence[Tool], text: str, among: Sequence[Tool] = ()) -> 
         return list(tools)
     marking = {t.source for t in among or tools if t.read_only and t.source.startswith("mcp:")}
     return [t for t in tools if t.read_only or t.source not in marking]
+
+
+def asks_for_a_change(text: str) -> bool:
+    """Whether a message asks for something to be changed: a clause opens with a verb of changing ("add" only
+    with a "to" after it: "Add 12 and 30" is a sum), and none with a verb of reading, and it asks no question."""
+    if asks_something(text):
+        return False
+    opening = []
+    for sentence in re.split(r"(?<=[.!?;:])\s+|\n+", text.strip().lower()):
+        for clause in re.split(r",|\b(?:and|then|und|dann|et|puis|y|luego|e|poi)\b", sentence):
+            words = [w for w in _WORD.findall(clause) if w not in _FILLER]
+            if words:
+                opening.append((words[0], clause))
+    if any(word in _READING for word, _ in opening):
+        return False
+    return any(word in _CHANGING and (word not in _WITH_TO or re.search(r"\b(?:to|into)\b", clause))
+               for word, clause in opening)
+
+
+# what may stand before a clause's verb: "Now add …", "Please create …", "Can you stage …"
+_FILLER = frozenset("""now then please also just so ok okay can could would will you u maybe kindly
+maintenant stp svp peux pouvez tu vous bitte jetzt kannst du ahora por favor puedes ora per""".split())
+# verbs of changing, as a clause opens with them (the imperative), in five languages
+_CHANGING = frozenset("""add append create make write save store remember memorize memorise delete remove rename
+move edit change update replace commit stage insert put set record modify overwrite erase reset checkout
+ajoute ajouter crée créer créez écris écrire enregistre sauvegarde supprime efface renomme déplace modifie
+change remplace mémorise retiens souviens note
+füge erstelle lege schreibe schreib speichere lösche entferne benenne verschiebe ändere ersetze merke merk
+añade agrega crea escribe guarda borra elimina renombra mueve cambia modifica reemplaza recuerda apunta anota
+aggiungi scrivi salva cancella rinomina sposta sostituisci ricorda""".split())
+_WITH_TO = frozenset({"add", "put", "write"})  # "Write a Python function …" changes nothing; "write it to x" does
+# verbs of reading: a message that also reads ("Read todo.md and add bread") is offered every tool
+_READING = frozenset("""read list show open find search get tell check look display view print echo fetch see
+give count lis montre affiche ouvre cherche trouve dis lee muestra abre busca dime lies zeig zeige öffne suche
+finde sag leggi mostra apri cerca trova dimmi""".split())
+
+
+def changes_only(tools: Sequence[Tool], text: str, among: Sequence[Tool] = ()) -> list[Tool]:
+    """The tools a request to change something (`asks_for_a_change`) may call: of the tools of servers that mark
+    which of theirs only read (known from `among`, which holds `tools`), those not marked; every other tool. All
+    of `tools` when none of them changes things, or the message asks for no change."""
+    if not asks_for_a_change(text):
+        return list(tools)
+    marking = {t.source for t in among or tools if t.read_only and t.source.startswith("mcp:")}
+    changing = [t for t in tools if t.source in marking and not t.read_only]
+    return [t for t in tools if not t.read_only or t.source not in marking] if changing else list(tools)
+
+
+def steps(text: str) -> list[str]:
+    """The steps of a message that asks for them in order ("Add 12 and 30 with the sum tool, then echo the result
+    back"), split at each "then" ("puis", "dann", "luego" …); [] when it asks for none."""
+    parts = [part.strip(" ,;") for part in _THEN.split(text)]
+    return [part for part in parts if part] if len(parts) > 1 else []
+
+
+_THEN = re.compile(r"\b(?:and )?(?:then|afterwards|after that|puis|ensuite|dann|danach|anschließend|luego|después|"
+                   r"poi|quindi)\b", re.IGNORECASE)
 
 
 def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:

@@ -116,6 +116,10 @@ class _Turn:
         self.policy = policy
         self.force_tool = force_tool
         self.seen: set[str] = set()
+        # calls that failed, by key, with the number of calls that had succeeded then: one may be made once more
+        # after another call succeeded ("No changes staged for commit. Use git_add …": git_add ran, the commit may)
+        self.failed: dict[str, int] = {}
+        self.succeeded = 0
         self.reusable = {_call_key(result.call): result for result in options.reuse}
         self.answer: list[str] = []
         self.called: list[str] = []  # the names of every call made in the turn
@@ -184,12 +188,25 @@ class _Turn:
                                                 self.backend.context_window)
         events: list[Event] = []
         for call in calls:
-            if _call_key(call) in self.seen:  # after its result, the same call again means the model is done
+            if self.retried(call):
+                logger.info("ROUTE_CALL_RETRIED conv={} {}: it failed, and another call succeeded since",
+                            self.conversation.id, call.name)
+            elif _call_key(call) in self.seen:  # after its result, the same call again means the model is done
                 logger.info("ROUTE_CALL_AGAIN_SKIPPED conv={} {}", self.conversation.id, call.name)
                 continue
             logger.info("ROUTE_CALL conv={} {}", self.conversation.id, call.name)
             events.extend(self.dispatch(call, current))
         return events
+
+    def retried(self, call: ToolCall) -> bool:
+        """Whether `call` is one that failed, made once more now that another call succeeded since (the error may
+        have asked for it): then it is run again, not skipped as a repeat."""
+        key = _call_key(call)
+        if key not in self.failed or self.succeeded <= self.failed[key]:
+            return False
+        del self.failed[key]
+        self.seen.discard(key)
+        return True
 
     def request(self, round_number: int) -> Request:
         return self.rung().request(self.ask(round_number))
@@ -200,7 +217,7 @@ class _Turn:
         self.called.append(call.name)
         events: list[Event] = [ToolProposed(call)]
         key = _call_key(call)
-        if key in self.seen:
+        if key in self.seen and not self.retried(call):
             current.repeats += 1
             current.results[call.id] = ToolResult(
                 call, error="this exact call was already made in this turn; use its result above", kind="repeat"
@@ -247,9 +264,12 @@ class _Turn:
         if current.calls:
             message["tool_calls"] = [call_to_openai(call) for call in current.calls]
         self.messages.append(message)
-        for call in current.calls:
-            if call.id in current.results:
-                self.messages.append(tool_message(current.results[call.id]))
+        done = [current.results[call.id] for call in current.calls if call.id in current.results]
+        for result in done:
+            self.messages.append(tool_message(result))
+            if result.kind == "failed":
+                self.failed[_call_key(result.call)] = self.succeeded
+        self.succeeded += sum(result.ok for result in done)
 
     def formatted(self, current: Round) -> str | None:
         """The server-side answer when every result of the round has a formatter (the seed's Poke)."""

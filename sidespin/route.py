@@ -40,7 +40,8 @@ The rules, before the code:
   for one read. Unless a call of it failed and nothing called it since: the error may tell how
   to mend the arguments, once.
   Another tool needs a word of its own in the message, as a second call does. A question is
-  answered by tools that only read, where the server says which (`sidespin.grounding.reads_only`).
+  answered by tools that only read, where the server says which (`sidespin.grounding.reads_only`), and a
+  request to change something by tools that change things (`changes_only`).
 - **A refused first call is not the model's only idea**: when the answer's first call is refused
   (a tool without required values sharing no word with the message, or required values no one
   said), the likeliest of the other names is tried, once. "When is my next dentist
@@ -55,7 +56,10 @@ The rules, before the code:
   tool (and a conversation that called none) is answered in words without asking the model
   (`sidespin.tables.shares_a_word`, measured there on all of BFCL). Nor is a tool without
   required values (nothing for `invented` to check) that shares no word with the message:
-  a small model names one when it knows no better ("What's 17 times 23?" → `get_cat_fact`).
+  a small model names one when it knows no better ("What's 17 times 23?" → `get_cat_fact`). Nor,
+  once its arguments are written, is a first call of such a tool whose required values all come
+  from the tool itself, none from the conversation ("What's today's date?" → `git_status` of the
+  server's repository).
 - **Many tools**: when more than `SHORTLIST` tools are offered, the decision reads one table
   of them (`decision_tables`): a server's tools, their descriptions cut shorter, and the
   server cut in parts only when even that makes the prompt longer than about 2,000 tokens
@@ -72,8 +76,10 @@ The model is reached through a `Llama` (`sidespin.llm.llama.LlamaServer`, or a f
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterable, Protocol, Sequence
@@ -82,7 +88,9 @@ from loguru import logger
 
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
-from sidespin.grounding import gives_a_value, grounded, reads_only, refused, said_in, word_of_its_own
+from sidespin.grounding import (
+    changes_only, gives_a_value, grounded, reads_only, refused, said_in, steps, word_of_its_own,
+)
 from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, words_matched
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 
@@ -112,6 +120,11 @@ _SHORTEST = 120  # ... at least, when a server's tools would not fit one table o
 _PARAMETER_NOTE = 120  # characters of a required parameter's description
 _OPTIONAL_NOTE = 60  # ... of an optional one's (its value is kept only when the conversation mentions it)
 _NOISE = frozenset({"$schema", "$id", "title"})  # schema keys left out of what the decision is offered
+_VALUE_TOKENS = 12  # tokens of a failed value looked at for the model's other idea
+_OTHER_IDEA = 0.02  # ... below this probability the model has none
+_IDEAS = 4  # other values tried, the likeliest first (one may copy the error back: "No time zone found …")
+_STRING_REST = 'root ::= [^"\\\\\\x00-\\x1f]{0,80} "\\""'  # the rest of a JSON string, to its closing quote
+_STRING_STOP = re.compile(r'["\\\x00-\x1f]')  # what cannot stand inside a JSON string as written
 _NAME_MARK = "zqxname"
 _ARGUMENT_MARK = "zqxarg"
 
@@ -436,14 +449,12 @@ class Router:
             logger.info("ROUTE_DECISION none p_call={:.2f} tools={} in {:.3f}s", chance, len(chosen),
                         time.perf_counter() - started)
             return []
-        by_name = {t.name: t for t in reads_only(chosen, last_said(messages), among=listed)}
+        words = words_matched(chosen, messages)
+        by_name = _names(chosen, messages, listed, words, again)
         if not by_name:
             logger.info("ROUTE_DECISION none (a question, and every tool changes things) p_call={:.2f} tools={}",
                         chance, len(chosen))
             return []
-        if len(by_name) < len(chosen):
-            logger.info("ROUTE_READS_ONLY a question: {} of {} tools only read", len(by_name), len(chosen))
-        words = words_matched(chosen, messages)
         calls = await self._write(prompt + form.opening, by_name, form, messages, listed, words, again)
         named = ",".join(c.name for c in calls) or "none"  # none: every call the model wrote was refused
         logger.info("ROUTE_DECISION {} p_call={:.2f} tools={} in {:.3f}s", named, chance, len(chosen),
@@ -504,11 +515,20 @@ class Router:
                         continue
                     break
                 call, text = await self._call(written + named_text, by_name[name], form, said)
+                failed = _to_mend(call, messages) if again else None
+                if failed is not None:  # a failed call written again: the model's next likeliest value, once
+                    mended = await self._another_value(written + named_text, *failed)
+                    if mended is None:  # or its next likeliest tool ("Use git_add to stage changes first")
+                        if next_name(name):
+                            continue
+                        break
+                    call, text = mended, form.call_text(mended.name, mended.arguments)
             except MalformedToolCall:
                 if tried or guessing:
                     break
                 raise
-            if refused(call, calls, by_name[call.name], said, asked, words, earlier):
+            if refused(call, calls, by_name[call.name], said, asked, words, earlier) or (
+                    not calls and not earlier and _of_itself(by_name[call.name], call, messages, listed, said)):
                 if next_name(call.name):
                     continue
                 break
@@ -530,6 +550,8 @@ class Router:
         table sharing the most words with the message, or when none does, the one with the highest chance."""
         cut = decision_tables(tools)  # 3 ms for 52 tools: not worth keeping between decisions
         best = cut[0] if len(cut) == 1 else table_for(cut, messages)
+        if best is None:  # no word in common: after results, the table of the turn's calls ("Ciudad de México")
+            best = next((table for table in cut if {t.name for t in table} & _turn_tools(messages)), None)
         scored: list[tuple[float, list[Tool], str]] = []
         for table in [best] if best is not None else cut:
             if self.keep is not None:
@@ -576,6 +598,46 @@ class Router:
         kept = grounded(tool, arguments, said)
         return ToolCall(name, kept), form.call_text(name, arguments)
 
+    async def _another_value(self, written: str, call: ToolCall, error: str,
+                             tried: list[dict[str, Any]]) -> ToolCall | None:
+        """`call`, which failed with `error` and was written again the same way, with the value the error names
+        changed where the model hesitated most: at each token of that value, the likeliest token that does not
+        go on writing it; the likeliest of those is written in its place and the string finished from there (a
+        value the error itself says is passed over: the 0.5B began "No time zone found …"). "Europe/Tokyo"
+        failed and the 0.5B wrote it again. None when the error names no value or the model had no other idea."""
+        named = _named_value(call, error)
+        if named is None:
+            logger.info("ROUTE_SAME_FAILED_CALL {}: the error names none of its values, so no call", call.name)
+            return None
+        parameter, value = named
+        head = json.dumps({k: v for k, v in call.arguments.items() if k != parameter}, ensure_ascii=False)
+        opening = (head[:-1] + ", " if len(head) > 2 else "{") + json.dumps(parameter) + ': "'
+        written += opening
+        ideas: list[tuple[float, str, str]] = []  # probability, the value before it, the token
+        consumed = ""
+        for _ in range(_VALUE_TOKENS):
+            rest = value[len(consumed):] + '"'
+            likely = await self.llama.next_tokens(written + consumed, 10)
+            ideas.extend((p, consumed, token) for token, p in likely
+                         if token and not rest.startswith(token) and not _STRING_STOP.search(token))
+            greedy = next((t for t, _ in likely if t and rest.startswith(t) and '"' not in t), None)
+            if greedy is None:
+                break
+            consumed += greedy
+        for p, before, token in sorted(ideas, reverse=True)[:_IDEAS]:
+            if p < _OTHER_IDEA:
+                break
+            tail = await self.llama.complete(written + before + token, _STRING_REST, None, 32)
+            other = before + token + tail.removesuffix('"')
+            mended = {**call.arguments, parameter: other}
+            # not the error's own words copied back, nor a call the turn made already (Paris, which had worked)
+            if other.strip() and other.lower() not in error.lower() and mended not in tried:
+                logger.info("ROUTE_ANOTHER_VALUE {}.{}: {!r} failed, {!r} instead (p={:.2f})", call.name, parameter,
+                            value, other, p)
+                return ToolCall(call.name, mended)
+        logger.info("ROUTE_SAME_FAILED_CALL {}: no other value for {} is likely, so no call", call.name, parameter)
+        return None
+
     async def _arguments(self, prompt: str, tool: Tool) -> str:
         """The arguments' JSON under the tool's bounded schema. A small model may write a string on and on (a
         path repeating itself) until the budget cuts it: then it is asked once more with strings of at most
@@ -610,6 +672,34 @@ class Router:
         return False
 
 
+def _names(chosen: list[Tool], messages: Sequence[dict[str, Any]], listed: list[Tool], words: dict[str, set[str]],
+           again: bool) -> dict[str, Tool]:
+    """The tools of the table (`chosen`) a call's name is chosen among, by what the message asks: a question, the
+    ones that read, and a request to change something, the ones that change things (`sidespin.grounding`); a
+    chain ("Add 12 and 30 with the sum tool, then echo the result"), a tool of its step."""
+    text = last_said(messages)
+    by_name = {t.name: t for t in reads_only(chosen, text, among=listed)}
+    if len(by_name) < len(chosen):
+        logger.info("ROUTE_READS_ONLY a question: {} of {} tools only read", len(by_name), len(chosen))
+    changing = {t.name: t for t in changes_only(list(by_name.values()), text, among=listed)}
+    # only where the message has a word for one of them: a table chosen by its chance alone ("Recuerda que mi
+    # cumpleaños …" shares no word) may be the wrong one, and a wrong tool that changes things does harm
+    if len(changing) < len(by_name) and any(words.get(name) for name in changing):
+        logger.info("ROUTE_CHANGES_ONLY a request to change: {} of {} tools change things", len(changing),
+                    len(by_name))
+        by_name = changing
+    chain = steps(text)
+    if chain:  # before results, its first step; after them, the steps that follow
+        step = " ".join(chain[1:] if again else chain[:1])
+        matched = words_matched(list(by_name.values()), [{"role": "user", "content": step}])
+        fitting = {name: tool for name, tool in by_name.items() if matched.get(name)}
+        if fitting and len(fitting) < len(by_name):
+            logger.info("ROUTE_STEP {} of {} tools match the chain's {} step", len(fitting), len(by_name),
+                        "next" if again else "first")
+            by_name = fitting
+    return by_name
+
+
 def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, Any]], listed: list[Tool]) -> bool:
     """Whether a call of `tool` is refused from its name alone, before its arguments are written: a tool
     already called in this turn (`called`), or one without required values that shares no word with the
@@ -621,6 +711,72 @@ def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, 
         logger.info("ROUTE_UNRELATED {}: no required value to check and no word in common, so no call", tool.name)
         return True
     return False
+
+
+def _of_itself(tool: Tool, call: ToolCall, messages: Sequence[dict[str, Any]], listed: list[Tool], said: str) -> bool:
+    """Whether a first call is of a tool that shares no word with the message (in the language of the `listed`
+    tools) and whose required values all come from the tool itself, none from the conversation (`said`): its
+    description, or the folder its server works in. The 0.5B answered "What's today's date?" with `git_status`
+    of the server's repository, the git table's first tool, the same way a tool without required values is
+    named when the model knows no better (`_refused_by_name`)."""
+    if not tool.required or gives_a_value(tool, call.arguments, said) or shares_a_word([tool], messages, listed):
+        return False
+    logger.info("ROUTE_UNRELATED {}: no word in common and no value from the conversation, so no call", tool.name)
+    return True
+
+
+def _to_mend(call: ToolCall, messages: Sequence[dict[str, Any]]) -> tuple[ToolCall, str, list[dict[str, Any]]] | None:
+    """The failed call of this turn that `call`, written after results, stands for, its error, and the arguments
+    of every call of its tool in the turn: the same call, when it failed and no call succeeded since (after one
+    did, it is made again as it is: "No changes staged for commit" before `git_add`, not after); when it
+    succeeded (the 0.5B wrote Paris's time again after Tokyo's failed beside it), the last call of its tool that
+    failed, unless the same call succeeded too. None when nothing of it is to mend."""
+    turn = _this_turn(messages)
+    answers = {m.get("tool_call_id"): str(m.get("content") or "") for m in turn if m.get("role") == "tool"}
+    made: list[tuple[int, str, dict[str, Any], bool]] = []  # each answered call: its answer's place, tool, arguments, ok
+    for place, message in enumerate(turn):
+        for one in message.get("tool_calls") or []:
+            function = one.get("function") or {}
+            if one.get("id") not in answers:
+                continue
+            try:
+                arguments = json.loads(function.get("arguments") or "{}")
+            except json.JSONDecodeError:
+                continue
+            made.append((place, str(function.get("name")), arguments, not answers[one.get("id")].startswith("Error:")))
+    mine = [(place, arguments, ok) for place, name, arguments, ok in made if name == call.name]
+    succeeded = [arguments for _, arguments, ok in mine if ok]
+    failed = [(place, arguments) for place, arguments, ok in mine if not ok and arguments not in succeeded]
+    same = [place for place, arguments in failed if arguments == call.arguments]
+    tried = [arguments for _, arguments, _ in mine]
+    if same:
+        if any(ok and place > same[-1] for place, _, _, ok in made):
+            return None
+        return call, _error_of(call, turn, answers), tried
+    if failed and call.arguments in succeeded:
+        failure = ToolCall(call.name, failed[-1][1])
+        return failure, _error_of(failure, turn, answers), tried
+    return None
+
+
+def _error_of(call: ToolCall, turn: Sequence[dict[str, Any]], answers: dict[Any, str]) -> str:
+    """The last answer to a call of `call`'s tool with its arguments."""
+    error = ""
+    for message in turn:
+        for one in message.get("tool_calls") or []:
+            function = one.get("function") or {}
+            if function.get("name") == call.name and one.get("id") in answers:
+                with contextlib.suppress(json.JSONDecodeError):
+                    if json.loads(function.get("arguments") or "{}") == call.arguments:
+                        error = answers[one.get("id")]
+    return error
+
+
+def _named_value(call: ToolCall, error: str) -> tuple[str, str] | None:
+    """The string argument of `call` whose value the error message names (the longest, when several do)."""
+    named = [(name, value) for name, value in call.arguments.items()
+             if isinstance(value, str) and len(value) >= 2 and value.lower() in error.lower()]
+    return max(named, key=lambda pair: len(pair[1])) if named else None
 
 
 def _answered_before(messages: Sequence[dict[str, Any]]) -> bool:

@@ -175,6 +175,37 @@ async def test_the_same_call_repeated_stops_the_turn():
     assert any(isinstance(e, ErrorNotice) for e in events)
 
 
+async def test_a_failed_call_runs_again_once_another_call_succeeded_since():
+    """"Stage greet.py and commit it": the commit failed ("No changes staged for commit. Use git_add …"), git_add
+    ran, and the same commit was skipped as a repeat; nothing was committed."""
+    staged: list[str] = []
+
+    @tool
+    def stage(file: str) -> str:
+        """Stage a file."""
+        staged.append(file)
+        return f"staged {file}"
+
+    @tool
+    def commit(message: str) -> str:
+        """Commit what is staged."""
+        if not staged:
+            raise RuntimeError("No changes staged for commit. Use stage first.")
+        return f"committed {staged} as {message!r}"
+
+    backend = ScriptedBackend([[block("commit", message="hi")], [block("stage", file="a.py")],
+                               [block("commit", message="hi")], ["Committed."]])
+    events = await play(Conversation(), backend, "stage a.py and commit it", reg=ToolRegistry([stage, commit]))
+    results = [(e.result.call.name, e.result.ok) for e in events if isinstance(e, ToolFinished)]
+    assert results == [("commit", False), ("stage", True), ("commit", True)]
+    assert visible(events) == "Committed." and events[-1].reason == "done"
+    # without a success in between, the failed call again is a repeat: the turn stops
+    backend = ScriptedBackend([[block("explode")], [block("explode")], ["never reached"]])
+    events = await play(Conversation(), backend, "boom")
+    assert events[-1].reason == "repeat"
+    assert len([e for e in events if isinstance(e, ToolStarted)]) == 1
+
+
 async def test_the_round_limit_ends_a_turn():
     backend = ScriptedBackend([[block("add", a=i, b=1)] for i in range(5)])
     events = await play(Conversation(), backend, "loop", options=RallyOptions(max_rounds=3))

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from sidespin.errors import MalformedToolCall
-from sidespin.grounding import asks_something, reads_only
+from sidespin.grounding import asks_for_a_change, asks_something, changes_only, reads_only, steps
 from sidespin.route import (MAX_CALLS, SHORTLIST, TABLE_CHARS, Router, arguments_schema, decision_tables,
                             names_grammar, offered, offered_table, read_format)
 from sidespin.tools import Tool, tool
@@ -89,6 +89,22 @@ async def test_a_tool_without_required_values_that_shares_no_word_with_the_messa
     text = "Erzähl mir bitte etwas, das ich noch nicht weiß."  # another language: words cannot tell
     calls = await Router(FakeLlama({text: [("random_fact", {})]})).route(user(text), TOOLS)
     assert [c.name for c in calls] == ["random_fact"]
+
+
+async def test_a_first_call_whose_values_all_come_from_the_tool_itself_and_shares_no_word_is_not_made() -> None:
+    """"What's today's date?" offered a git server: the 0.5B called `git_status` of the server's repository."""
+    status = dataclasses.replace(foreign("git_status", "Shows the working tree status.",
+                                         {"repo_path": {"type": "string"}}, ["repo_path"], source="mcp:git"),
+                                 place="/home/me/project")
+    text = "What's today's date? The current one, in the end."  # "current" is a word of current_time's
+    llama = FakeLlama({text: [("git_status", {"repo_path": "/home/me/project"})]})
+    assert await Router(llama).route(user(text), [status, CLOCK]) == []
+    assert arguments_schema(status) in [a.get("schema") for a in llama.asked]  # refused once its values were read
+    # the same tool, asked with a word of its own, or with a value said in the conversation, is called
+    for asked in ("What's the status of my project?", "What's the current date in /home/me/project?"):
+        calls = await Router(FakeLlama({asked: [("git_status", {"repo_path": "/home/me/project"})]})).route(
+            user(asked), [status, CLOCK])
+        assert [c.name for c in calls] == ["git_status"], asked
 
 
 async def test_the_threshold_decides_not_the_likeliest_token() -> None:
@@ -449,11 +465,12 @@ def test_a_number_is_bounded_like_an_integer() -> None:
     assert fields["ratio"] == {"type": "number", "minimum": 0, "maximum": 1}
 
 
-def lima_time_asked_and_answered(result: str, asked: str = "time in Lima") -> list[dict]:
-    """A turn so far: the person asked the time in Lima, the model called `current_time`, its result came back."""
+def lima_time_asked_and_answered(result: str, asked: str = "time in Lima", zone: str = "America/Lima") -> list[dict]:
+    """A turn so far: the person asked the time in Lima, the model called `current_time` for `zone`, its result came
+    back."""
     return [*user(asked),
             {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "type": "function", "function": {
-                "name": "current_time", "arguments": '{"zone": "America/Lima"}'}}]},
+                "name": "current_time", "arguments": json.dumps({"zone": zone})}}]},
             {"role": "tool", "tool_call_id": "c", "content": result}]
 
 
@@ -476,7 +493,7 @@ def zone_called(call_id: str, zone: str, result: str) -> list[dict]:
 
 
 async def test_a_tool_whose_one_call_failed_may_be_called_again_with_mended_arguments_but_not_twice() -> None:
-    history = lima_time_asked_and_answered("Error: Invalid timezone: 'No time zone found with key Lima'")
+    history = lima_time_asked_and_answered("Error: Invalid timezone: 'No time zone found with key Lima'", zone="Lima")
     wants = {"time in Lima": [("current_time", {"zone": "America/Lima"})]}
     calls = await Router(FakeLlama({}, p_call=0.99, after=wants), threshold=0.5).route(history, TOOLS)
     assert [c.arguments for c in calls] == [{"zone": "America/Lima"}]
@@ -502,12 +519,60 @@ async def test_a_failed_call_beside_another_of_the_same_tool_may_be_mended_once(
         both, TOOLS)] == [{"zone": "Paris"}]  # what it would have called
 
 
+class Hesitant(FakeLlama):
+    """A model that wrote "Europe/Tokyo" but had other ideas for its start: the error's own words, then "Asia"."""
+
+    VALUE = '{"zone": "'
+    IDEAS = {VALUE: [("Europe", 0.5), ("No", 0.35), ("Asia", 0.1)], VALUE + "Europe": [("/Tokyo", 0.9), ("/", 0.05)],
+             VALUE + "Europe/Tokyo": [('"}', 0.97)]}
+    ENDS = {"Asia": '/Tokyo"', "No": ' time zone found with key Europe/Tokyo"'}
+
+    async def next_tokens(self, prompt: str, n: int = 20) -> list[tuple[str, float]]:
+        for written, likely in self.IDEAS.items():
+            if prompt.endswith(written):
+                self.asked.append({"kind": "next_tokens", "prompt": prompt})
+                return likely
+        return await super().next_tokens(prompt, n)
+
+    async def complete(self, prompt: str, grammar: str | None, json_schema: dict | None, max_tokens: int) -> str:
+        for start, end in self.ENDS.items():
+            if prompt.endswith(self.VALUE + start):
+                self.asked.append({"kind": "complete", "prompt": prompt, "grammar": grammar, "schema": json_schema})
+                return end
+        return await super().complete(prompt, grammar, json_schema, max_tokens)
+
+
+async def test_a_failed_call_written_again_gets_the_models_next_likeliest_value_not_the_errors_words() -> None:
+    """"What time is it in Tokyo and in Paris?": "Europe/Tokyo" failed beside "Europe/Paris"; deciding again the
+    0.5B wrote Paris again, and the failed Tokyo was never mended."""
+    asked = "time in Tokyo and in Paris"
+    tokyo, paris = (zone_called(*called) for called in (
+        ("c", "Europe/Tokyo", "Error: No time zone found with key Europe/Tokyo"), ("d", "Europe/Paris", "10:00")))
+    both = {"role": "assistant", "content": "", "tool_calls": tokyo[0]["tool_calls"] + paris[0]["tool_calls"]}
+    history = [*user(asked), both, tokyo[1], paris[1]]  # one answer, two calls
+    for again in ("Europe/Paris", "Europe/Tokyo"):  # what worked written again, or what failed
+        model = Hesitant({}, p_call=0.99, after={asked: [("current_time", {"zone": again})]})
+        calls = await Router(model, threshold=0.5).route(history, TOOLS)
+        assert [(c.name, c.arguments) for c in calls] == [("current_time", {"zone": "Asia/Tokyo"})], again
+    # a call of another tool succeeded since the failure (what the error asked for): the same call, as it was
+    fact = {"id": "e", "type": "function", "function": {"name": "random_fact", "arguments": "{}"}}
+    staged = [*history, {"role": "assistant", "content": "", "tool_calls": [fact]},
+              {"role": "tool", "tool_call_id": "e", "content": "Owls can't move their eyes."}]
+    model = Hesitant({}, p_call=0.99, after={asked: [("current_time", {"zone": "Europe/Tokyo"})]})
+    calls = await Router(model, threshold=0.5).route(staged, TOOLS)
+    assert [(c.name, c.arguments) for c in calls] == [("current_time", {"zone": "Europe/Tokyo"})]
+    # an error that names no value of the call: nothing to mend, no call
+    quiet = [*user(asked), *zone_called("c", "Europe/Tokyo", "Error: the clock is down")]
+    model = Hesitant({}, p_call=0.99, after={asked: [("current_time", {"zone": "Europe/Tokyo"})]})
+    assert await Router(model, threshold=0.5).route(quiet, TOOLS) == []
+
+
 async def test_mending_a_failed_call_with_another_tool_needs_a_word_of_its_own_too() -> None:
     """"What time is it in Tokyo and in Paris?": "Europe/Tokyo" failed, and the 0.5B went on to `convert_time` with
     "Europe/Tokyo" again, which failed too."""
     convert = foreign("convert_time", "Convert a time between time zones.",
                       {"time": {"type": "string"}, "target": {"type": "string"}}, ["time", "target"])
-    history = lima_time_asked_and_answered("Error: Invalid timezone: 'No time zone found with key Lima'")
+    history = lima_time_asked_and_answered("Error: Invalid timezone: 'No time zone found with key Lima'", zone="Lima")
     other = {"time in Lima": [("convert_time", {"time": "09:00", "target": "Lima"})]}
     llama = FakeLlama({}, p_call=0.99, after=other)
     assert await Router(llama, threshold=0.5).route(history, [CLOCK, convert]) == []
@@ -522,7 +587,7 @@ async def test_mending_a_failed_call_after_another_tool_was_refused_the_next_lik
     `convert_time` (no word of its own), then nothing; the failed tool itself, named next, mends the call."""
     convert = foreign("convert_time", "Convert a time between time zones.",
                       {"time": {"type": "string"}, "target": {"type": "string"}}, ["time", "target"])
-    history = lima_time_asked_and_answered("Error: Invalid timezone: 'No time zone found with key Lima'")
+    history = lima_time_asked_and_answered("Error: Invalid timezone: 'No time zone found with key Lima'", zone="Lima")
     then = {"time in Lima": [("convert_time", {"time": "09:00", "target": "Lima"}),
                              ("current_time", {"zone": "America/Lima"})]}
     calls = await Router(FakeLlama({}, p_call=0.99, after=then), threshold=0.5).route(history, [CLOCK, convert])
@@ -624,7 +689,7 @@ async def test_a_question_is_answered_by_tools_its_server_marks_as_only_reading(
     calls = await Router(model).route(user(question), memory_server(marks=True))
     assert [(c.name, c.arguments) for c in calls] == [("search_nodes", {"query": "sister"})]
     assert names_offered(model) == {"search_nodes"}
-    for text in (asked_to, "Can you tell me my sister's name and store it?"):  # asking for something: every tool
+    for text in ("Can you tell me my sister's name and store it?",):  # asking to read and to change: every tool
         model.asked.clear()
         await Router(model).route(user(text), memory_server(marks=True))
         assert names_offered(model) == {"create_entities", "search_nodes"}, text
@@ -640,6 +705,72 @@ def test_of_a_server_cut_in_tables_a_question_gets_no_tool_from_a_table_of_tools
     assert reads_only([store], question, among=[store, search]) == []
     assert reads_only([store], "Remember that my sister's name is Ada.", among=[store, search]) == [store]
     assert reads_only([store, search], question) == [search]
+
+
+async def test_a_request_to_change_something_is_answered_by_tools_its_server_marks_as_changing_things() -> None:
+    """"Now add bread to that grocery list, in the same file.": the 0.5B named `read_file` again and nothing was
+    written; "Stage greet.py and commit it" named the git table's first tool, `git_status`."""
+    asked_to, question = "Remember that my sister's name is Ada.", "What is my sister's name?"
+    model = FakeLlama({asked_to: [("create_entities", {"entities": ["sister Ada"]})],
+                       "Read my notes and add Ada to them.": [("search_nodes", {"query": "notes"})],
+                       "Write a Python function that prints my sister's name.": [("search_nodes", {"query": "sister"})]})
+    calls = await Router(model).route(user(asked_to), memory_server(marks=True))
+    assert [(c.name, c.arguments) for c in calls] == [("create_entities", {"entities": ["sister Ada"]})]
+    assert names_offered(model) == {"create_entities"}
+    for text in ("Read my notes and add Ada to them.",  # it reads too: every tool
+                 "Write a Python function that prints my sister's name."):  # "write" without "to": no change
+        model.asked.clear()
+        await Router(model).route(user(text), memory_server(marks=True))
+        assert names_offered(model) == {"create_entities", "search_nodes"}, text
+    # a server that marks none: nothing to tell by, every tool offered
+    model.asked.clear()
+    await Router(model).route(user(asked_to), memory_server(marks=False))
+    assert names_offered(model) == {"create_entities", "search_nodes"}
+    # no word of the message for a tool that changes things: the table may be the wrong one, every tool offered
+    text = "Remember to search for Ada."
+    model = FakeLlama({text: [("search_nodes", {"query": "Ada"})]})
+    await Router(model).route(user(text), memory_server(marks=True))
+    assert names_offered(model) == {"create_entities", "search_nodes"}
+
+
+def test_a_request_to_change_keeps_every_tool_of_a_table_where_none_changes_things() -> None:
+    store, search = memory_server(marks=True)
+    assert changes_only([search], "Remember that my sister's name is Ada.", among=[store, search]) == [search]
+    assert changes_only([store, search], "Remember that my sister's name is Ada.") == [store]
+    assert changes_only([store, search], "What is my sister's name?") == [store, search]
+
+
+def test_a_request_to_change_opens_a_clause_with_a_verb_of_changing_and_reads_nothing() -> None:
+    for text in ("Now add bread to that grocery list, in the same file.", "Create a git branch called feature-x.",
+                 'Stage greet.py and commit it with the message "Say see you soon".',
+                 'In notes/meeting.md, change "Tuesday at 10:00" to "Wednesday at 11:00".',
+                 "Can you add bread to the list?", "Recuerda que mi cumpleaños es el 14 de mayo.",
+                 "Merk dir, dass mein Hund Bello heißt."):
+        assert asks_for_a_change(text), text
+    for text in ("Add 12 and 30 with the sum tool, then echo the result back.", "Use the sum tool to add 17 and 25.",
+                 "Write a Python function that reverses a string.", "Read notes/todo.md and add bread to it.",
+                 "How do I undo my last commit with git? Just explain the command.", "What is my sister's name?",
+                 "List the files in the notes folder, then read the largest one.", "Thanks, that's all for now."):
+        assert not asks_for_a_change(text), text
+
+
+async def test_the_calls_of_a_chain_are_tools_of_its_steps_in_order() -> None:
+    """"Add 12 and 30 with the sum tool, then echo the result back.": the 0.5B named the table's first tool, `echo`,
+    and echoed a sum it made up."""
+    echo = foreign("echo", "Echoes back the message it is given.", {"message": {"type": "string"}}, ["message"])
+    total = foreign("get_sum", "Returns the sum of two numbers.", {"a": {"type": "number"}, "b": {"type": "number"}},
+                    ["a", "b"])
+    chain, both = "Add 12 and 30 with the sum tool, then echo the result back.", "Echo the sum of 12 and 30."
+    model = FakeLlama({chain: [("get_sum", {"a": 12, "b": 30})], both: [("get_sum", {"a": 12, "b": 30})]})
+    calls = await Router(model).route(user(chain), [echo, total])
+    assert [(c.name, c.arguments) for c in calls] == [("get_sum", {"a": 12, "b": 30})]
+    assert names_offered(model) == {"get_sum"}
+    model.asked.clear()  # no steps in order: every tool
+    await Router(model).route(user(both), [echo, total])
+    assert names_offered(model) == {"echo", "get_sum"}
+    assert steps(chain) == ["Add 12 and 30 with the sum tool", "echo the result back."]
+    assert steps("Liste les fichiers, puis lis le plus grand.") == ["Liste les fichiers", "lis le plus grand."]
+    assert steps(both) == []
 
 
 def test_a_question_asks_something_and_a_request_phrased_as_one_asks_for_something() -> None:
