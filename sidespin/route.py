@@ -38,10 +38,14 @@ The rules, before the code:
   A tool already called since the person's message is not called again in that turn: a
   small model reads the file it just read, or one the result names, where the message asked
   for one read. Unless a call of it failed and nothing called it since: the error may tell how
-  to mend the arguments, once.
+  to mend the arguments, once. A small model mends nothing by itself (the 0.5B wrote
+  "Europe/Tokyo" again, or Paris's call that had worked): such a call takes the model's next
+  likeliest value for the one the error names (`_another_value`), or, when the error names none,
+  the next likeliest tool ("Use git_add to stage changes first").
   Another tool needs a word of its own in the message, as a second call does. A question is
-  answered by tools that only read, where the server says which (`sidespin.grounding.reads_only`), and a
-  request to change something by tools that change things (`changes_only`).
+  answered by tools that only read, where the server says which (`sidespin.grounding.reads_only`), a
+  request to change something by tools that change things (`changes_only`), and a chain ("…, then
+  echo the result") by the tools of its step (`steps`).
 - **A refused first call is not the model's only idea**: when the answer's first call is refused
   (a tool without required values sharing no word with the message, or required values no one
   said), the likeliest of the other names is tried, once. "When is my next dentist
@@ -124,6 +128,7 @@ _VALUE_TOKENS = 12  # tokens of a failed value looked at for the model's other i
 _OTHER_IDEA = 0.02  # ... below this probability the model has none
 _IDEAS = 4  # other values tried, the likeliest first (one may copy the error back: "No time zone found …")
 _STRING_REST = 'root ::= [^"\\\\\\x00-\\x1f]{0,80} "\\""'  # the rest of a JSON string, to its closing quote
+_FILE = re.compile(r"^(?:[/~\\]|\.{1,2}/|[A-Za-z]:)|\.[A-Za-z][A-Za-z0-9]{0,4}$")  # a path, or a file's name
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')  # what cannot stand inside a JSON string as written
 _NAME_MARK = "zqxname"
 _ARGUMENT_MARK = "zqxarg"
@@ -773,9 +778,12 @@ def _error_of(call: ToolCall, turn: Sequence[dict[str, Any]], answers: dict[Any,
 
 
 def _named_value(call: ToolCall, error: str) -> tuple[str, str] | None:
-    """The string argument of `call` whose value the error message names (the longest, when several do)."""
+    """The string argument of `call` whose value the error message names (the longest, when several do), unless it
+    names a file: a wrong path is no near miss of a right one (the 0.5B's next ideas for a missing
+    ".../notes.txt" were "not_found.txt" and "passport, charger, sunscreen.tmp"), while a wrong name in a
+    vocabulary is ("Europe/Tokyo", "Asia/Tokyo")."""
     named = [(name, value) for name, value in call.arguments.items()
-             if isinstance(value, str) and len(value) >= 2 and value.lower() in error.lower()]
+             if isinstance(value, str) and len(value) >= 2 and value.lower() in error.lower() and not _FILE.search(value)]
     return max(named, key=lambda pair: len(pair[1])) if named else None
 
 

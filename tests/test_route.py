@@ -561,6 +561,14 @@ async def test_a_failed_call_written_again_gets_the_models_next_likeliest_value_
     model = Hesitant({}, p_call=0.99, after={asked: [("current_time", {"zone": "Europe/Tokyo"})]})
     calls = await Router(model, threshold=0.5).route(staged, TOOLS)
     assert [(c.name, c.arguments) for c in calls] == [("current_time", {"zone": "Europe/Tokyo"})]
+    # a file's path is no near miss of another: not mended from the model's next ideas
+    read = foreign("read_file", "Read a file.", {"path": {"type": "string"}}, ["path"])
+    missing = [*user("read notes.txt"), {"role": "assistant", "content": "", "tool_calls": [{"id": "r", "type": "function",
+               "function": {"name": "read_file", "arguments": '{"path": "/home/me/notes.txt"}'}}]},
+               {"role": "tool", "tool_call_id": "r", "content": "Error: ENOENT: no such file, open '/home/me/notes.txt'"}]
+    model = Hesitant({}, p_call=0.99, after={"read notes.txt": [("read_file", {"path": "/home/me/notes.txt"})]})
+    assert await Router(model, threshold=0.5).route(missing, [read, CLOCK]) == []
+    assert not [a for a in model.asked if a["kind"] == "next_tokens" and a["prompt"].endswith('"path": "')]
     # an error that names no value of the call: nothing to mend, no call
     quiet = [*user(asked), *zone_called("c", "Europe/Tokyo", "Error: the clock is down")]
     model = Hesitant({}, p_call=0.99, after={asked: [("current_time", {"zone": "Europe/Tokyo"})]})
