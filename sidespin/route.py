@@ -736,45 +736,39 @@ def _to_mend(call: ToolCall, messages: Sequence[dict[str, Any]]) -> tuple[ToolCa
     did, it is made again as it is: "No changes staged for commit" before `git_add`, not after); when it
     succeeded (the 0.5B wrote Paris's time again after Tokyo's failed beside it), the last call of its tool that
     failed, unless the same call succeeded too. None when nothing of it is to mend."""
-    turn = _this_turn(messages)
-    answers = {m.get("tool_call_id"): str(m.get("content") or "") for m in turn if m.get("role") == "tool"}
-    made: list[tuple[int, str, dict[str, Any], bool]] = []  # each answered call: its answer's place, tool, arguments, ok
-    for place, message in enumerate(turn):
-        for one in message.get("tool_calls") or []:
-            function = one.get("function") or {}
-            if one.get("id") not in answers:
-                continue
-            try:
-                arguments = json.loads(function.get("arguments") or "{}")
-            except json.JSONDecodeError:
-                continue
-            made.append((place, str(function.get("name")), arguments, not answers[one.get("id")].startswith("Error:")))
-    mine = [(place, arguments, ok) for place, name, arguments, ok in made if name == call.name]
-    succeeded = [arguments for _, arguments, ok in mine if ok]
-    failed = [(place, arguments) for place, arguments, ok in mine if not ok and arguments not in succeeded]
-    same = [place for place, arguments in failed if arguments == call.arguments]
+    made = _answered(_this_turn(messages))
+    mine = [(place, arguments, answer) for place, name, arguments, answer in made if name == call.name]
+    succeeded = [arguments for _, arguments, answer in mine if not _failed(answer)]
+    failed = [(place, arguments, answer) for place, arguments, answer in mine
+              if _failed(answer) and arguments not in succeeded]
     tried = [arguments for _, arguments, _ in mine]
+    same = [(place, answer) for place, arguments, answer in failed if arguments == call.arguments]
     if same:
-        if any(ok and place > same[-1] for place, _, _, ok in made):
-            return None
-        return call, _error_of(call, turn, answers), tried
+        place, error = same[-1]
+        return None if any(not _failed(answer) and later > place for later, _, _, answer in made) else (
+            call, error, tried)
     if failed and call.arguments in succeeded:
-        failure = ToolCall(call.name, failed[-1][1])
-        return failure, _error_of(failure, turn, answers), tried
+        _, arguments, error = failed[-1]
+        return ToolCall(call.name, arguments), error, tried
     return None
 
 
-def _error_of(call: ToolCall, turn: Sequence[dict[str, Any]], answers: dict[Any, str]) -> str:
-    """The last answer to a call of `call`'s tool with its arguments."""
-    error = ""
-    for message in turn:
+def _answered(turn: Sequence[dict[str, Any]]) -> list[tuple[int, str, dict[str, Any], str]]:
+    """Each call of `turn` that has its answer: the place of the message that made it, its tool, arguments, answer."""
+    answers = {m.get("tool_call_id"): str(m.get("content") or "") for m in turn if m.get("role") == "tool"}
+    made = []
+    for place, message in enumerate(turn):
         for one in message.get("tool_calls") or []:
             function = one.get("function") or {}
-            if function.get("name") == call.name and one.get("id") in answers:
+            if one.get("id") in answers:
                 with contextlib.suppress(json.JSONDecodeError):
-                    if json.loads(function.get("arguments") or "{}") == call.arguments:
-                        error = answers[one.get("id")]
-    return error
+                    arguments = json.loads(function.get("arguments") or "{}")
+                    made.append((place, str(function.get("name")), arguments, answers[one.get("id")]))
+    return made
+
+
+def _failed(answer: str) -> bool:
+    return answer.startswith("Error:")
 
 
 def _named_value(call: ToolCall, error: str) -> tuple[str, str] | None:
@@ -812,7 +806,7 @@ def _called_this_turn(messages: Sequence[dict[str, Any]]) -> set[str]:
     made = [(i, call.get("id"), (call.get("function") or {}).get("name"))
             for i, m in enumerate(turn) for call in m.get("tool_calls") or []]
     failed = {m.get("tool_call_id") for m in turn
-              if m.get("role") == "tool" and str(m.get("content") or "").startswith("Error:")}
+              if m.get("role") == "tool" and _failed(str(m.get("content") or ""))}
     mendable = set()
     for name in {name for _, _, name in made}:
         answers = [(i, call_id) for i, call_id, called in made if called == name]
