@@ -199,6 +199,30 @@ async def test_a_failed_call_runs_again_once_another_call_succeeded_since():
     results = [(e.result.call.name, e.result.ok) for e in events if isinstance(e, ToolFinished)]
     assert results == [("commit", False), ("stage", True), ("commit", True)]
     assert visible(events) == "Committed." and events[-1].reason == "done"
+    # the route's decisions, the same way: the commit decided again after the staging runs
+    staged.clear()
+
+    class Decisions:
+        """The route's choices, one a round: a scripted router for the loop."""
+
+        def __init__(self, rounds: list[list[ToolCall]]) -> None:
+            self.rounds = rounds
+
+        async def route(self, messages, tools):
+            return self.rounds.pop(0) if self.rounds else []
+
+    class Routed(ScriptedBackend):
+        supports_routing = True
+
+        async def router(self):
+            return decisions
+
+    decisions = Decisions([[ToolCall("commit", {"message": "hi"})], [ToolCall("stage", {"file": "a.py"})],
+                           [ToolCall("commit", {"message": "hi"})]])
+    events = await play(Conversation(), Routed([["Committed."]]), "stage a.py and commit it",
+                        reg=ToolRegistry([stage, commit]))
+    results = [(e.result.call.name, e.result.ok) for e in events if isinstance(e, ToolFinished)]
+    assert results == [("commit", False), ("stage", True), ("commit", True)]
     # without a success in between, the failed call again is a repeat: the turn stops
     backend = ScriptedBackend([[block("explode")], [block("explode")], ["never reached"]])
     events = await play(Conversation(), backend, "boom")
