@@ -447,7 +447,8 @@ class Router:
         form = await self.call_format()
         chosen, prompt, chance = await self._table(listed, messages, form)
         again = bool(messages) and messages[-1].get("role") == "tool"  # results came back: deciding again
-        bar = (self.threshold + 1) / 2 if again else self.threshold
+        # after results, a surer model is needed, unless the message asked for a step not taken yet
+        bar = (self.threshold + 1) / 2 if again and not _step_left(chosen, messages) else self.threshold
         if chance < bar and not again and _answered_before(messages):
             chance = max(chance, await self._alone(messages, chosen, form, chance))
         if chance < bar:
@@ -703,6 +704,17 @@ def _names(chosen: list[Tool], messages: Sequence[dict[str, Any]], listed: list[
                         "next" if again else "first")
             by_name = fitting
     return by_name
+
+
+def _step_left(chosen: list[Tool], messages: Sequence[dict[str, Any]]) -> bool:
+    """Whether the message asks for steps in order (`steps`) and a tool of `chosen` that matches a word of a step
+    after the first has not been called since: "…, then echo the result back" after the sum (the 1.5B's chance of
+    a call there was 0.69, under the bar for deciding again)."""
+    later = steps(last_said(messages))[1:]
+    if not later:
+        return False
+    matched = words_matched(chosen, [{"role": "user", "content": " ".join(later)}])
+    return any(words and name not in _turn_tools(messages) for name, words in matched.items())
 
 
 def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, Any]], listed: list[Tool]) -> bool:

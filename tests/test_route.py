@@ -475,7 +475,7 @@ def lima_time_asked_and_answered(result: str, asked: str = "time in Lima", zone:
 
 
 async def test_after_results_the_model_must_want_another_call_more_surely_than_the_first() -> None:
-    text = "time in Lima, then restaurants open there"
+    text = "time in Lima and restaurants open there"  # no steps in order (those: below)
     history = lima_time_asked_and_answered("09:00", text)
     wants = {text: [("current_time", {"zone": "America/Lima"})]}
     then = {text: [("find_restaurants", {"location": "Lima"})]}
@@ -779,6 +779,22 @@ async def test_the_calls_of_a_chain_are_tools_of_its_steps_in_order() -> None:
     assert steps(chain) == ["Add 12 and 30 with the sum tool", "echo the result back."]
     assert steps("Liste les fichiers, puis lis le plus grand.") == ["Liste les fichiers", "lis le plus grand."]
     assert steps(both) == []
+
+
+async def test_after_results_a_step_the_chain_has_not_taken_needs_no_surer_model() -> None:
+    """"Add 12 and 30 with the sum tool, then echo the result back.": after the sum, the 1.5B's chance of a call
+    was 0.69, under the bar for deciding again (0.75), and the echo was never made."""
+    echo = foreign("echo", "Echoes back the message it is given.", {"message": {"type": "string"}}, ["message"])
+    total = foreign("get_sum", "Returns the sum of two numbers.", {"a": {"type": "number"}, "b": {"type": "number"}},
+                    ["a", "b"])
+    chain, plain = "Add 12 and 30 with the sum tool, then echo the result back.", "Add 12 and 30 with the sum tool."
+    for text, echoed in ((chain, [("echo", {"message": "42"})]), (plain, [])):
+        summed = {"id": "s", "type": "function", "function": {"name": "get_sum", "arguments": '{"a": 12, "b": 30}'}}
+        history = [*user(text), {"role": "assistant", "content": "", "tool_calls": [summed]},
+                   {"role": "tool", "tool_call_id": "s", "content": "42"}]
+        model = FakeLlama({}, p_call=0.69, after={text: [("echo", {"message": "42"})]})
+        calls = await Router(model, threshold=0.5).route(history, [echo, total])
+        assert [(c.name, c.arguments) for c in calls] == echoed, text
 
 
 def test_a_question_asks_something_and_a_request_phrased_as_one_asks_for_something() -> None:
