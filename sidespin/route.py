@@ -125,7 +125,7 @@ _PARAMETER_NOTE = 120  # characters of a required parameter's description
 _OPTIONAL_NOTE = 60  # ... of an optional one's (its value is kept only when the conversation mentions it)
 _NOISE = frozenset({"$schema", "$id", "title"})  # schema keys left out of what the decision is offered
 _VALUE_TOKENS = 12  # tokens of a failed value looked at for the model's other idea
-_OTHER_IDEA = 0.02  # ... below this probability the model has none
+_OTHER_IDEA = 0.01  # ... below this probability the model has none ("Asia" after "Europe/Tokyo" failed: 0.02)
 _IDEAS = 4  # other values tried, the likeliest first (one may copy the error back: "No time zone found …")
 _STRING_REST = 'root ::= [^"\\\\\\x00-\\x1f]{0,80} "\\""'  # the rest of a JSON string, to its closing quote
 _FILE = re.compile(r"^(?:[/~\\]|\.{1,2}/|[A-Za-z]:)|\.[A-Za-z][A-Za-z0-9]{0,4}$")  # a path, or a file's name
