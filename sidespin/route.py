@@ -613,7 +613,7 @@ class Router:
         failed and the 0.5B wrote it again. None when the error names no value or the model had no other idea."""
         named = _named_value(call, error)
         if named is None:
-            logger.info("ROUTE_SAME_FAILED_CALL {}: the error names none of its values, so no call", call.name)
+            logger.info("ROUTE_SAME_FAILED_CALL {}: the error names none of its values: nothing to mend", call.name)
             return None
         parameter, value = named
         head = json.dumps({k: v for k, v in call.arguments.items() if k != parameter}, ensure_ascii=False)
@@ -641,7 +641,7 @@ class Router:
                 logger.info("ROUTE_ANOTHER_VALUE {}.{}: {!r} failed, {!r} instead (p={:.2f})", call.name, parameter,
                             value, other, p)
                 return ToolCall(call.name, mended)
-        logger.info("ROUTE_SAME_FAILED_CALL {}: no other value for {} is likely, so no call", call.name, parameter)
+        logger.info("ROUTE_SAME_FAILED_CALL {}: no other value for {} is likely: nothing to mend", call.name, parameter)
         return None
 
     async def _arguments(self, prompt: str, tool: Tool) -> str:
@@ -695,10 +695,11 @@ def _names(chosen: list[Tool], messages: Sequence[dict[str, Any]], listed: list[
                     len(by_name))
         by_name = changing
     chain = steps(text)
-    if chain:  # before results, its first step; after them, the steps that follow
+    if chain:  # before results, its first step; after them, the steps that follow (and a failed call to mend)
         step = " ".join(chain[1:] if again else chain[:1])
         matched = words_matched(list(by_name.values()), [{"role": "user", "content": step}])
-        fitting = {name: tool for name, tool in by_name.items() if matched.get(name)}
+        mendable = _turn_tools(messages) - _called_this_turn(messages) if again else set()
+        fitting = {name: tool for name, tool in by_name.items() if matched.get(name) or name in mendable}
         if fitting and len(fitting) < len(by_name):
             logger.info("ROUTE_STEP {} of {} tools match the chain's {} step", len(fitting), len(by_name),
                         "next" if again else "first")

@@ -776,6 +776,14 @@ async def test_the_calls_of_a_chain_are_tools_of_its_steps_in_order() -> None:
     model.asked.clear()  # no steps in order: every tool
     await Router(model).route(user(both), [echo, total])
     assert names_offered(model) == {"echo", "get_sum"}
+    # after results, the later steps' tools, and a failed call's, to mend it
+    for answer, offered in (("42", {"echo"}), ("Error: the adder is down", {"echo", "get_sum"})):
+        summed = {"id": "s", "type": "function", "function": {"name": "get_sum", "arguments": '{"a": 12, "b": 30}'}}
+        history = [*user(chain), {"role": "assistant", "content": "", "tool_calls": [summed]},
+                   {"role": "tool", "tool_call_id": "s", "content": answer}]
+        model = FakeLlama({}, p_call=0.99, after={chain: [("echo", {"message": "42"})]})
+        await Router(model).route(history, [echo, total])
+        assert names_offered(model) == offered, answer
     assert steps(chain) == ["Add 12 and 30 with the sum tool", "echo the result back."]
     assert steps("Liste les fichiers, puis lis le plus grand.") == ["Liste les fichiers", "lis le plus grand."]
     assert steps(both) == []
