@@ -188,7 +188,7 @@ class _Turn:
                                                 self.backend.context_window)
         events: list[Event] = []
         for call in calls:
-            if self.retried(call):
+            if self.use_retry(call):
                 logger.info("ROUTE_CALL_RETRIED conv={} {}: it failed, and another call succeeded since",
                             self.conversation.id, call.name)
             elif _call_key(call) in self.seen:  # after its result, the same call again means the model is done
@@ -198,9 +198,9 @@ class _Turn:
             events.extend(self.dispatch(call, current))
         return events
 
-    def retried(self, call: ToolCall) -> bool:
+    def use_retry(self, call: ToolCall) -> bool:
         """Whether `call` is one that failed, made once more now that another call succeeded since (the error may
-        have asked for it): then it is run again, not skipped as a repeat."""
+        have asked for it): then it is run again, not skipped as a repeat, and its one retry is used up."""
         key = _call_key(call)
         if key not in self.failed or self.succeeded <= self.failed[key]:
             return False
@@ -217,7 +217,7 @@ class _Turn:
         self.called.append(call.name)
         events: list[Event] = [ToolProposed(call)]
         key = _call_key(call)
-        if key in self.seen and not self.retried(call):
+        if key in self.seen and not self.use_retry(call):
             current.repeats += 1
             current.results[call.id] = ToolResult(
                 call, error="this exact call was already made in this turn; use its result above", kind="repeat"

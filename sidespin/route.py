@@ -694,13 +694,11 @@ def _names(chosen: list[Tool], messages: Sequence[dict[str, Any]], listed: list[
         logger.info("ROUTE_CHANGES_ONLY a request to change: {} of {} tools change things", len(changing),
                     len(by_name))
         by_name = changing
-    chain = steps(text)
-    if chain:  # before results, its first step; after them, the steps that follow (and a failed call to mend)
-        step = " ".join(chain[1:] if again else chain[:1])
-        matched = words_matched(list(by_name.values()), [{"role": "user", "content": step}])
+    of_step = _step_tools(list(by_name.values()), messages, later=again)
+    if of_step:  # before results, its first step; after them, the steps that follow (and a failed call to mend)
         mendable = _turn_tools(messages) - _called_this_turn(messages) if again else set()
-        fitting = {name: tool for name, tool in by_name.items() if matched.get(name) or name in mendable}
-        if fitting and len(fitting) < len(by_name):
+        fitting = {name: tool for name, tool in by_name.items() if name in of_step or name in mendable}
+        if len(fitting) < len(by_name):
             logger.info("ROUTE_STEP {} of {} tools match the chain's {} step", len(fitting), len(by_name),
                         "next" if again else "first")
             by_name = fitting
@@ -711,11 +709,17 @@ def _step_left(chosen: list[Tool], messages: Sequence[dict[str, Any]]) -> bool:
     """Whether the message asks for steps in order (`steps`) and a tool of `chosen` that matches a word of a step
     after the first has not been called since: "…, then echo the result back" after the sum (the 1.5B's chance of
     a call there was 0.69, under the bar for deciding again)."""
-    later = steps(last_said(messages))[1:]
-    if not later:
-        return False
-    matched = words_matched(chosen, [{"role": "user", "content": " ".join(later)}])
-    return any(words and name not in _turn_tools(messages) for name, words in matched.items())
+    return bool(_step_tools(chosen, messages, later=True) - _turn_tools(messages))
+
+
+def _step_tools(tools: list[Tool], messages: Sequence[dict[str, Any]], later: bool) -> set[str]:
+    """The names of `tools` that match a word of the last message's first step, or (`later`) of the steps after it;
+    none when it asks for no steps in order."""
+    chain = steps(last_said(messages))
+    step = " ".join(chain[1:] if later else chain[:1])
+    if not step:
+        return set()
+    return {name for name, words in words_matched(tools, [{"role": "user", "content": step}]).items() if words}
 
 
 def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, Any]], listed: list[Tool]) -> bool:
