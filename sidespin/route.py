@@ -492,7 +492,7 @@ class Router:
         tried = False  # the model wrote no separator: the next call is tried, and kept only if the message asks it
         # the answer's first call refused: the next likeliest name is tried, once; after results, only while a
         # failed call may still be mended ("Europe/Tokyo" failed, and the 0.5B named `convert_time`, refused)
-        second = not earlier or bool(_turn_tools(messages) - called)
+        second = not earlier or bool(_mendable(messages))
         guessing = False  # the call under way is that next name's: arguments that do not fit make no call
 
         def next_name(refused_name: str) -> bool:
@@ -696,7 +696,7 @@ def _names(chosen: list[Tool], messages: Sequence[dict[str, Any]], listed: list[
         by_name = changing
     of_step = _step_tools(list(by_name.values()), messages, later=again)
     if of_step:  # before results, its first step; after them, the steps that follow (and a failed call to mend)
-        mendable = _turn_tools(messages) - _called_this_turn(messages) if again else set()
+        mendable = _mendable(messages) if again else set()
         fitting = {name: tool for name, tool in by_name.items() if name in of_step or name in mendable}
         if len(fitting) < len(by_name):
             logger.info("ROUTE_STEP {} of {} tools match the chain's {} step", len(fitting), len(by_name),
@@ -812,6 +812,11 @@ def _this_turn(messages: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
 def _turn_tools(messages: Sequence[dict[str, Any]]) -> set[str]:
     """The tools called since the person's last message."""
     return called_tools(_this_turn(messages))
+
+
+def _mendable(messages: Sequence[dict[str, Any]]) -> set[str]:
+    """The tools called since the person's last message whose failed call may still be mended (`_called_this_turn`)."""
+    return _turn_tools(messages) - _called_this_turn(messages)
 
 
 def _called_this_turn(messages: Sequence[dict[str, Any]]) -> set[str]:
