@@ -123,6 +123,7 @@ def test_a_reloaded_conversation_is_drawn_exactly_as_it_was_seen_live(page, app_
     page.fill("#msg", "Send a note: buy milk")
     page.press("#msg", "Enter")
     page.wait_for_selector('#turn-1 [data-tool="send_note"][data-status="waiting"]')
+    wait_done(page, "turn-1")  # the card comes with the turn's last swap: let htmx settle it first
     waiting = message_html(page, "turn-1")
     page.reload()
     page.wait_for_selector('#turn-1 [data-tool="send_note"][data-status="waiting"]')
