@@ -632,4 +632,8 @@ if __name__ == "__main__":
     parser.add_argument("--max-tokens", type=int, default=256, help="cap of one answer (default 256)")
     parser.add_argument("--json", help="write every answer to this file")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each wrong answer")
-    sys.exit(asyncio.run(main(parser.parse_args())))
+    parser.add_argument("--log", help="also write the product's log (INFO) to this file")
+    arguments = parser.parse_args()
+    if arguments.log:
+        logger.add(arguments.log, level="INFO")
+    sys.exit(asyncio.run(main(arguments)))
