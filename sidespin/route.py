@@ -95,6 +95,7 @@ from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
     changes_only, gives_a_value, grounded, reads_only, refused, said_in, steps, word_of_its_own,
 )
+from sidespin.patterns import pattern_for
 from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, words_matched
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 
@@ -292,6 +293,9 @@ def _bounded(schema: dict[str, Any], max_string: int) -> dict[str, Any]:
         return bounded
     if kind == "object":
         return {"type": "object"}
+    pattern = pattern_for(schema) if kind in (None, "string") else None
+    if pattern:  # the form its own text names: 'YYYY-MM-DD', 'City, State' (`sidespin.patterns`)
+        return {"type": "string", "pattern": pattern}
     longest = min(int(schema.get("maxLength", max_string)), max_string)
     shortest = min(int(schema.get("minLength", 1)), longest)
     return {"type": "string", "minLength": shortest, "maxLength": longest}

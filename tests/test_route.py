@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import pytest
 
@@ -463,6 +464,27 @@ def test_a_number_is_bounded_like_an_integer() -> None:
     fields = arguments_schema(read)["properties"]
     assert fields["head"] == {"type": "number", "minimum": -1_000_000, "maximum": 1_000_000}
     assert fields["ratio"] == {"type": "number", "minimum": 0, "maximum": 1}
+
+
+def test_a_form_the_tools_own_text_names_is_the_pattern_its_value_is_written_under() -> None:
+    """The 0.5B wrote "2023-04-25T00:00:00Z" for a date "in the format of 'YYYY-MM-DD'", and "Berlin" for a
+    place "in the format of 'City, State'"."""
+    weather = foreign("get_weather", "The forecast of a city on a date.", {
+        "city": {"type": "string", "description": "in the format of 'City, State', such as 'Berkeley, CA'."},
+        "date": {"type": "string", "description": "The date, in the format of 'YYYY-MM-DD'."},
+        "time": {"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"},
+        "day": {"type": "string", "format": "date"},
+        "when": {"type": "string", "description": "Either 'MM/DD/YYYY' or 'YYYY-MM-DD'."},
+        "near": {"type": "string", "description": "A place, such as 'Berkeley, CA'."},
+        "zone": {"type": "string", "description": "A time zone (e.g., 'Asia/Tokyo')."}}, ["city"])
+    fields = arguments_schema(weather)["properties"]
+    date = re.compile(fields["date"]["pattern"])
+    assert date.match("2023-04-25") and not date.match("2023-04-25T00:00:00Z")
+    assert re.match(fields["day"]["pattern"], "2023-04-25") and not re.match(fields["day"]["pattern"], "today")
+    assert re.match(fields["time"]["pattern"], "15:00") and not re.match(fields["time"]["pattern"], "3 PM")
+    assert re.match(fields["city"]["pattern"], "Berlin, Germany") and not re.match(fields["city"]["pattern"], "Berlin")
+    assert all(re.match(fields["when"]["pattern"], value) for value in ("04/25/2023", "2023-04-25"))
+    assert "pattern" not in fields["near"] and "pattern" not in fields["zone"]  # examples, not forms
 
 
 def lima_time_asked_and_answered(result: str, asked: str = "time in Lima", zone: str = "America/Lima") -> list[dict]:

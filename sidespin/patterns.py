@@ -1,0 +1,83 @@
+"""The form a string argument must take, read off its own schema: the pattern its arguments are written under.
+
+The rules, before the code:
+
+- **A tool that names a form gets it.** A parameter described "the date, in the format 'YYYY-MM-DD'", or
+  "Time to convert in 24-hour format (HH:MM)", or given `"format": "date"`, is written under a regular
+  expression of that form (llama.cpp turns a JSON schema's `pattern` into the grammar). The 0.5B wrote
+  "2023-04-25T00:00:00Z" for a 'YYYY-MM-DD' date, and "Berlin" for a 'City, State' place, where the
+  tool's own text said how.
+- **Date and time forms** are the letters everyone writes them with (YYYY, MM, DD, HH, mm, SS, MMM,
+  AM/PM), the separators between them, and "T", "Z" or " to " as they stand: a quoted or bracketed text
+  made of nothing else is a form wherever it appears.
+- **A place's form** ('City, State', 'City, Country') is two or three capitalized words joined by
+  commas, and counts only right after the word "format": in a description, 'Berkeley, CA' is an example.
+- **Several forms** ("'YYYY-MM-DD' or 'MM/DD/YYYY'") are each allowed. Anything else in quotes is not
+  a form, and a tool's own `pattern` is not copied: llama.cpp reads only anchored patterns in a subset
+  of the syntax, and a pattern it cannot read fails the whole call.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["pattern_for"]
+
+_TWO = "[0-9]{2}"
+_LETTERS = {  # a date or time letter group, longest first
+    "YYYY": "[0-9]{4}", "yyyy": "[0-9]{4}", "AM/PM": "(AM|PM)", "am/pm": "(am|pm)", "MMM": "[A-Z][a-z]{2}",
+    "MM": _TWO, "DD": _TWO, "dd": _TWO, "HH": _TWO, "hh": _TWO, "mm": _TWO, "SS": _TWO, "ss": _TWO,
+}
+_SEPARATORS = {"-": "-", "/": "/", ":": ":", " ": " ", ",": ",", ".": "\\.", "T": "T", "Z": "Z"}
+_PIECE = re.compile("|".join(re.escape(key) for key in [*_LETTERS, " to ", *_SEPARATORS]))
+_QUOTED = re.compile(r"'([^'\n]{2,40})'|\"([^\"\n]{2,40})\"|\(([^()\n]{2,40})\)")
+_PLACE = re.compile(r"[A-Z][a-z]+(?:, [A-Z][a-z]+){1,2}")
+_PLACE_PART = "[^,]{1,60}"
+_FORMATS = {  # JSON schema's own `format` names
+    "date": "[0-9]{4}-[0-9]{2}-[0-9]{2}",
+    "time": "[0-9]{2}:[0-9]{2}(:[0-9]{2})?",
+    "date-time": "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})?",
+}
+
+
+def pattern_for(schema: dict[str, Any]) -> str | None:
+    """The anchored pattern a string property's value must match, from its `format` or the forms its description
+    names; None when it names none."""
+    forms = [_FORMATS[schema["format"]]] if schema.get("format") in _FORMATS else []
+    description = schema.get("description")
+    if isinstance(description, str):
+        forms += [form for form in map(_form, _quoted(description)) if form and form not in forms]
+    if not forms:
+        return None
+    return "^" + (forms[0] if len(forms) == 1 else "(" + "|".join(forms) + ")") + "$"
+
+
+def _quoted(description: str) -> list[tuple[str, bool]]:
+    """Each quoted or bracketed text of a description, and whether the word "format" stands just before it."""
+    found = []
+    for match in _QUOTED.finditer(description):
+        text = next(group for group in match.groups() if group is not None)
+        before = description[max(0, match.start() - 20):match.start()].lower()
+        found.append((text, "format" in before))
+    return found
+
+
+def _form(quoted: tuple[str, bool]) -> str | None:
+    text, after_format = quoted
+    if after_format and _PLACE.fullmatch(text):
+        return ", ".join(_PLACE_PART for _ in text.split(", "))
+    return _date_form(text)
+
+
+def _date_form(text: str) -> str | None:
+    """The pattern of a date or time form ('YYYY-MM-DD', 'HH:MM AM/PM'); None if `text` is anything else."""
+    parts, at, letters = [], 0, False
+    for piece in _PIECE.finditer(text):
+        if piece.start() != at:
+            return None
+        token = piece.group()
+        letters = letters or token in _LETTERS
+        parts.append(_LETTERS.get(token) or _SEPARATORS.get(token) or token)
+        at = piece.end()
+    return "".join(parts) if at == len(text) and letters else None
