@@ -9,7 +9,8 @@ The rules, before the code:
 - **Mentioned** (`_mentioned`): a string whose words (three letters or more, or digits) appear in
   what was said, except a placeholder ("YOUR_API_KEY", "/path/to/your/files", "<token>"), which
   counts only when said whole (a tool's schema may give one as its default); a number written in
-  it as a number (1 is not in "10", 5000 is in "5,000"); a switch whose name's words appear; a
+  it as a number (1 is not in "10", 5000 is in "5,000"); a switch (also one written as the string
+  'True' or 'False') whose name's words appear; a
   list all of whose items are mentioned; an object with any mentioned value.
 - **Optional values no one asked for are dropped** (`grounded`): a made-up filter silently
   changes what a tool returns.
@@ -205,7 +206,7 @@ def _numbers(said: str) -> set[float]:
 
 
 def _mentioned(name: str, value: Any, said: str) -> bool:
-    if isinstance(value, bool):  # a switch is asked for by naming what it switches
+    if isinstance(value, bool) or _switch(value):  # a switch is asked for by naming what it switches
         return any(word[:5] in said for word in _WORD.findall(name.lower()) if len(word) >= 4)
     if isinstance(value, (int, float)):  # a number said as such: 1 is not in "10", 5000 is in "5,000"
         return abs(value) in _numbers(said)
@@ -219,6 +220,15 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
     if isinstance(value, dict):
         return any(_mentioned(key, item, said) for key, item in value.items())
     return value is None
+
+
+_SWITCH = frozenset({"true", "false", "yes", "no"})
+
+
+def _switch(value: Any) -> bool:
+    """Whether a value is a switch written as a string: a tool offering 'True', 'False' and 'dontcare' as a string's
+    values ("free entry" asks for `free_entry` 'True', though no one says "true")."""
+    return isinstance(value, str) and value.strip().lower() in _SWITCH
 
 
 def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:

@@ -57,8 +57,10 @@ def words_of(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(_CAMEL.sub(" ", text))]
 
 
-# an example value in a parameter's description: "(e.g., 'Asia/Tokyo', 'America/San_Francisco')"
-_EXAMPLE = re.compile(r"\((?:e\.\s?g\.|eg\b|for example)[^()]*\)", re.IGNORECASE)
+# an example value in a parameter's description: "(e.g., 'Asia/Tokyo', 'America/San_Francisco')", or one
+# quoted: "such as 'Los Angeles, CA'" (not the apostrophe of "user's")
+_EXAMPLE = re.compile(r"\((?:e\.\s?g\.|eg\b|for example)[^()]*\)|(?<![^\W_])'[^'\n]*'(?![^\W_])|\"[^\"\n]*\"",
+                      re.IGNORECASE)
 
 
 def _document(tool: Tool, examples: bool = True) -> tuple[str, str]:
@@ -145,10 +147,11 @@ def shares_a_word(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], amo
 
 def words_matched(tools: Sequence[Tool], messages: Sequence[dict[str, Any]]) -> dict[str, set[str]]:
     """For each of `tools`, the meaningful words of the last user message its text matches (stemmed as the
-    tables': "restaurants" matches "restaurant"), not counting its parameters' "(e.g., …)" examples: the
-    word of its own another call needs (`sidespin.grounding.word_of_its_own`). `convert_time`'s "(e.g.,
-    'Asia/Tokyo', …)" matched "What time is it in Tokyo right now?", so after `get_current_time` had answered
-    it the 0.5B converted Tokyo's time to Tokyo's, twice, and both calls failed. Whether a message shares a
+    tables': "restaurants" matches "restaurant"), not counting its parameters' example values ("(e.g., …)", or
+    quoted): the word of its own another call needs (`sidespin.grounding.word_of_its_own`). `convert_time`'s
+    "(e.g., 'Asia/Tokyo', …)" matched "What time is it in Tokyo right now?", so after `get_current_time` had
+    answered it the 0.5B converted Tokyo's time to Tokyo's, twice, and both calls failed; a train search's "such
+    as 'Los Angeles, CA'" let it follow the tickets booked to Los Angeles with a search no one asked for. Whether a message shares a
     word with a tool at all, and which table it reads, count the examples: on BFCL, leaving them out lost
     7 questions that need a call ("Order me pizza", whose tool gives "(e.g., 'PIZZA', 'BURGER')") and won 3
     of irrelevance."""

@@ -208,6 +208,18 @@ async def test_an_optional_argument_no_one_mentioned_is_dropped_and_a_mentioned_
     assert (await Router(FakeLlama({text: stated})).route(user(text), TOOLS))[0].arguments == stated[0][1]
 
 
+
+async def test_a_switch_written_as_a_string_is_kept_when_the_message_names_what_it_switches() -> None:
+    """'True' for `free_entry` and `good_for_kids` (the tool's strings 'True', 'False', 'dontcare'): no one says
+    "true", but "good for kids and free entry" asks for both."""
+    switch = {"type": "string", "enum": ["True", "False", "dontcare"]}
+    attractions = foreign("find_attractions", "Attractions in a city.", {
+        "city": {"type": "string"}, "free_entry": switch, "good_for_kids": switch, "indoor": switch}, ["city"])
+    written = [("find_attractions", {"city": "Berlin", "free_entry": "True", "good_for_kids": "True", "indoor": "False"})]
+    text = "Attractions in Berlin that are good for kids and have free entry"
+    calls = await Router(FakeLlama({text: written})).route(user(text), [attractions])
+    assert calls[0].arguments == {"city": "Berlin", "free_entry": "True", "good_for_kids": "True"}  # not "indoor"
+
 async def test_a_call_whose_required_values_nothing_mentions_is_not_made() -> None:
     made_up = {"What is the capital of Brazil?": [("find_restaurants", {"location": "Paris"})]}
     assert await Router(FakeLlama(made_up)).route(user("What is the capital of Brazil?"), TOOLS) == []
@@ -466,6 +478,7 @@ def test_a_number_is_bounded_like_an_integer() -> None:
     assert fields["ratio"] == {"type": "number", "minimum": 0, "maximum": 1}
 
 
+
 def test_a_form_the_tools_own_text_names_is_the_pattern_its_value_is_written_under() -> None:
     """The 0.5B wrote "2023-04-25T00:00:00Z" for a date "in the format of 'YYYY-MM-DD'", and "Berlin" for a
     place "in the format of 'City, State'"."""
@@ -660,6 +673,23 @@ async def test_a_word_only_an_example_value_of_a_parameter_holds_is_no_word_of_i
     said = dataclasses.replace(convert, description="Convert a time between time zones, Lima's among them.")
     calls = await Router(FakeLlama({}, p_call=0.99, after=then), threshold=0.5).route(history, [CLOCK, said])
     assert [c.name for c in calls] == ["convert_time"]
+
+
+
+async def test_a_word_only_a_quoted_example_holds_is_no_word_of_its_own_for_a_second_call() -> None:
+    """Tickets booked from New York to Los Angeles: the 0.5B went on to a train search, whose only word of its
+    own was its example "such as 'Los Angeles, CA'"."""
+    place = {"type": "string", "description": "The city, such as 'Berkeley, CA'."}
+    book = foreign("book_train_tickets", "Reserve tickets for a train journey.", {"to": place}, ["to"])
+    find = foreign("find_trains", "Find trains to a city.", {
+        "to": {"type": "string", "description": "The destination city, such as 'Los Angeles, CA'."}}, ["to"])
+    text = "Reserve train tickets to Los Angeles, CA"
+    routes = {text: [("book_train_tickets", {"to": "Los Angeles, CA"}), ("find_trains", {"to": "Los Angeles, CA"})]}
+    calls = await Router(FakeLlama(routes)).route(user(text), [book, find])
+    assert [c.name for c in calls] == ["book_train_tickets"]
+    named = dataclasses.replace(find, description="Find trains to a city: Los Angeles, Berkeley …")
+    calls = await Router(FakeLlama(routes)).route(user(text), [book, named])  # its own words, not an example
+    assert [c.name for c in calls] == ["book_train_tickets", "find_trains"]
 
 
 async def test_after_results_a_tool_already_called_in_the_turn_is_not_called_again() -> None:
