@@ -24,21 +24,19 @@ from typing import Any
 
 __all__ = ["pattern_for"]
 
-_TWO = "[0-9]{2}"
-_LETTERS = {  # a date or time letter group, longest first
+# each letter group's digits in their range: unranged, the 0.5B began "3 PM" as "3" and had to write "30:00"
+_HOUR, _SIXTY, _MONTH, _DAY = "([01][0-9]|2[0-3])", "[0-5][0-9]", "(0[1-9]|1[0-2])", "(0[1-9]|[12][0-9]|3[01])"
+_LETTERS = {  # a date or time letter group, longest first; MM and mm next to a colon are minutes
     "YYYY": "[0-9]{4}", "yyyy": "[0-9]{4}", "AM/PM": "(AM|PM)", "am/pm": "(am|pm)", "MMM": "[A-Z][a-z]{2}",
-    "MM": _TWO, "DD": _TWO, "dd": _TWO, "HH": _TWO, "hh": _TWO, "mm": _TWO, "SS": _TWO, "ss": _TWO,
+    "MM": _MONTH, "DD": _DAY, "dd": _DAY, "HH": _HOUR, "hh": _HOUR, "mm": _MONTH, "SS": _SIXTY, "ss": _SIXTY,
 }
 _SEPARATORS = {"-": "-", "/": "/", ":": ":", " ": " ", ",": ",", ".": "\\.", "T": "T", "Z": "Z"}
 _PIECE = re.compile("|".join(re.escape(key) for key in [*_LETTERS, " to ", *_SEPARATORS]))
 _QUOTED = re.compile(r"'([^'\n]{2,40})'|\"([^\"\n]{2,40})\"|\(([^()\n]{2,40})\)")
 _PLACE = re.compile(r"[A-Z][a-z]+(?:, [A-Z][a-z]+){1,2}")
 _PLACE_PART = "[^,]{1,60}"
-_FORMATS = {  # JSON schema's own `format` names
-    "date": "[0-9]{4}-[0-9]{2}-[0-9]{2}",
-    "time": "[0-9]{2}:[0-9]{2}(:[0-9]{2})?",
-    "date-time": "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(Z|[+-][0-9]{2}:[0-9]{2})?",
-}
+_DATE, _TIME = f"[0-9]{{4}}-{_MONTH}-{_DAY}", f"{_HOUR}:{_SIXTY}(:{_SIXTY})?"
+_FORMATS = {"date": _DATE, "time": _TIME, "date-time": f"{_DATE}T{_TIME}(Z|[+-]{_HOUR}:{_SIXTY})?"}  # JSON schema's
 
 
 def pattern_for(schema: dict[str, Any]) -> str | None:
@@ -78,6 +76,7 @@ def _date_form(text: str) -> str | None:
             return None
         token = piece.group()
         letters = letters or token in _LETTERS
-        parts.append(_LETTERS.get(token) or _SEPARATORS.get(token) or token)
+        minutes = token in ("MM", "mm") and ":" in (text[piece.start() - 1:piece.start()], text[piece.end():][:1])
+        parts.append(_SIXTY if minutes else _LETTERS.get(token) or _SEPARATORS.get(token) or token)
         at = piece.end()
     return "".join(parts) if at == len(text) and letters else None

@@ -495,6 +495,8 @@ def test_a_form_the_tools_own_text_names_is_the_pattern_its_value_is_written_und
     assert date.match("2023-04-25") and not date.match("2023-04-25T00:00:00Z")
     assert re.match(fields["day"]["pattern"], "2023-04-25") and not re.match(fields["day"]["pattern"], "today")
     assert re.match(fields["time"]["pattern"], "15:00") and not re.match(fields["time"]["pattern"], "3 PM")
+    assert not re.match(fields["time"]["pattern"], "30:00")  # each part in its range: the 0.5B's "3" for 3 PM
+    assert not re.match(fields["date"]["pattern"], "2023-25-04")
     assert re.match(fields["city"]["pattern"], "Berlin, Germany") and not re.match(fields["city"]["pattern"], "Berlin")
     assert all(re.match(fields["when"]["pattern"], value) for value in ("04/25/2023", "2023-04-25"))
     assert "pattern" not in fields["near"] and "pattern" not in fields["zone"]  # examples, not forms
