@@ -7,7 +7,8 @@ it stops after N calls of its own accord, but writes the next scripted one when 
 continued with the separator (a small model that writes one call where two were asked); past
 the scripted calls it writes the last one again. Once results
 have come back for the message, it wants what `after` says for it (nothing by default). Everything it
-was asked is kept in `asked` (kind, prompt, grammar or schema). With `shy=P` its chance of opening a call is P
+was asked is kept in `asked` (kind, prompt, grammar or schema). Asked plainly whether a tool does what the
+message asks, it says yes, and no for the tools in `misfits`. With `shy=P` its chance of opening a call is P
 once the conversation holds an earlier answer in words (a small model goes on answering in words).
 """
 
@@ -30,8 +31,10 @@ OPEN, BETWEEN, CLOSE = '<tool_call>\n{"name": "', '", "arguments": ', "}\n</tool
 class FakeLlama:
     def __init__(self, routes: dict[str, list[tuple[str, dict[str, Any]]]] | None = None, *, p_call: float = 0.9,
                  native: bool = True, after: dict[str, list[tuple[str, dict[str, Any]]]] | None = None,
-                 writes: int | None = None, loops_past: int | None = None, shy: float | None = None) -> None:
+                 writes: int | None = None, loops_past: int | None = None, shy: float | None = None,
+                 misfits: frozenset[str] = frozenset()) -> None:
         self.shy = shy
+        self.misfits = misfits  # tools the model says do not do what the message asks, asked plainly
         self.routes = routes or {}
         self.loops_past = loops_past  # arguments under strings longer than this are cut off (a model that loops)
         self.writes = writes
@@ -67,6 +70,9 @@ class FakeLlama:
 
     async def next_tokens(self, prompt: str, n: int = 20) -> list[tuple[str, float]]:
         self.asked.append({"kind": "next_tokens", "prompt": prompt})
+        fit = re.search(r"<user>Function: ([^:]+):[^<]*Does this function do what the user asks\?</user><assistant>$", prompt)
+        if fit:
+            return [("no", 0.8), ("yes", 0.2)] if fit.group(1) in self.misfits else [("yes", 0.9), ("no", 0.1)]
         wanted, written = self._wanted(prompt)
         if written == 0:
             p = self.p_call if wanted else 1 - self.p_call

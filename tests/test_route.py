@@ -108,6 +108,24 @@ async def test_a_first_call_whose_values_all_come_from_the_tool_itself_and_share
         assert [c.name for c in calls] == ["git_status"], asked
 
 
+async def test_a_first_call_of_a_tool_the_model_says_does_not_do_what_was_asked_is_not_made() -> None:
+    """Asked plainly, after it opened a call: "What's the magnetic field 4m from a wire carrying 2A?" with only
+    `calculate_wave_amplitude` offered (BFCL irrelevance_21) is a no; the next likeliest tool is tried instead."""
+    wave = foreign("calculate_wave_amplitude", "Amplitude of an electromagnetic wave from its electric field.",
+                   {"field": {"type": "number"}}, ["field"])
+    text = "What's the magnetic field 4m from a wire carrying 2A?"
+    routes = {text: [("calculate_wave_amplitude", {"field": 2})]}
+    assert [c.name for c in await Router(FakeLlama(routes)).route(user(text), [wave])] == ["calculate_wave_amplitude"]
+    llama = FakeLlama(routes, misfits=frozenset({"calculate_wave_amplitude"}))
+    assert await Router(llama).route(user(text), [wave]) == []
+    assert not [a for a in llama.asked if a["kind"] == "complete" and a["schema"]]  # no arguments were written
+    field = foreign("magnetic_field", "Magnetic field of a straight wire carrying a current.",
+                    {"current": {"type": "number"}, "distance": {"type": "number"}}, ["current", "distance"])
+    routes[text].append(("magnetic_field", {"current": 2, "distance": 4}))
+    llama = FakeLlama(routes, misfits=frozenset({"calculate_wave_amplitude"}))
+    calls = await Router(llama).route(user(text), [wave, field])
+    assert [(c.name, c.arguments) for c in calls] == [("magnetic_field", {"current": 2, "distance": 4})]
+
 async def test_the_threshold_decides_not_the_likeliest_token() -> None:
     routes = {"maybe the time in UTC?": [("current_time", {"zone": "UTC"})]}
     assert await Router(FakeLlama(routes, p_call=0.4), threshold=0.5).route(user("maybe the time in UTC?"), TOOLS) == []
@@ -447,7 +465,8 @@ async def test_a_template_that_ignores_tools_gets_them_in_a_system_message_in_th
     llama = FakeLlama({"Thai in Lyon": [("find_restaurants", {"location": "Lyon", "cuisine": "Thai"})]}, native=False)
     calls = await Router(llama).route(user("Thai in Lyon"), TOOLS)
     assert [c.name for c in calls] == ["find_restaurants"]
-    system = [a for a in llama.asked if a["kind"] == "render"][-1]["messages"][0]
+    system = [a for a in llama.asked if a["kind"] == "render" and a["messages"][-1]["content"] == "Thai in Lyon"][-1][
+        "messages"][0]
     assert system["role"] == "system" and "find_restaurants" in system["content"] and OPEN in system["content"]
 
 
