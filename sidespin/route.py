@@ -151,8 +151,8 @@ _FIT_EXAMPLES = (
     ("send_email", "Send an email to a recipient with a subject and body.", "Email Bob that the meeting moved to 3pm.",
      "yes"),
     ("translate_text", "Translate text into another language.", "What's the weather like in Oslo today?", "no"),
-    ("book_flight", "Book a flight between two airports on a date.", "I need a flight from Boston to Denver next Friday.",
-     "yes"),
+    ("book_flight", "Book a flight between two airports on a date.",
+     "I need a flight from Boston to Denver next Friday.", "yes"),
 )
 _NAME_MARK = "zqxname"
 _ARGUMENT_MARK = "zqxarg"

@@ -151,10 +151,10 @@ def words_matched(tools: Sequence[Tool], messages: Sequence[dict[str, Any]]) -> 
     quoted): the word of its own another call needs (`sidespin.grounding.word_of_its_own`). `convert_time`'s
     "(e.g., 'Asia/Tokyo', …)" matched "What time is it in Tokyo right now?", so after `get_current_time` had
     answered it the 0.5B converted Tokyo's time to Tokyo's, twice, and both calls failed; a train search's "such
-    as 'Los Angeles, CA'" let it follow the tickets booked to Los Angeles with a search no one asked for. Whether a message shares a
-    word with a tool at all, and which table it reads, count the examples: on BFCL, leaving them out lost
-    7 questions that need a call ("Order me pizza", whose tool gives "(e.g., 'PIZZA', 'BURGER')") and won 3
-    of irrelevance."""
+    as 'Los Angeles, CA'" let it follow the tickets booked to Los Angeles with a search no one asked for.
+    Whether a message shares a word with a tool at all, and which table it reads, count the examples: on BFCL,
+    leaving them out lost 7 questions that need a call ("Order me pizza", whose tool gives "(e.g., 'PIZZA',
+    'BURGER')") and won 3 of irrelevance."""
     query = next(iter(_queries(messages)), [])
     matched: dict[str, set[str]] = {tool.name: set() for tool in tools}
     with _indexed(tools, examples=False) as db:
