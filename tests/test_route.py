@@ -760,6 +760,13 @@ def names_offered(llama: FakeLlama) -> set[str]:
             for s in sentences_of(a["grammar"])}
 
 
+async def names_offered_for(llama: FakeLlama, text: str, marks: bool = True) -> set[str]:
+    """The names offered for `text` alone, the memory server's tools offered (`marks`: it says which only read)."""
+    llama.asked.clear()
+    await Router(llama).route(user(text), memory_server(marks=marks))
+    return names_offered(llama)
+
+
 async def test_a_question_is_answered_by_tools_its_server_marks_as_only_reading() -> None:
     """"What is my sister's name?": the 0.5B named the memory server's first tool, `create_entities`, and stored
     a made-up sister."""
@@ -771,13 +778,9 @@ async def test_a_question_is_answered_by_tools_its_server_marks_as_only_reading(
     assert [(c.name, c.arguments) for c in calls] == [("search_nodes", {"query": "sister"})]
     assert names_offered(model) == {"search_nodes"}
     for text in ("Can you tell me my sister's name and store it?",):  # asking to read and to change: every tool
-        model.asked.clear()
-        await Router(model).route(user(text), memory_server(marks=True))
-        assert names_offered(model) == {"create_entities", "search_nodes"}, text
+        assert await names_offered_for(model, text) == {"create_entities", "search_nodes"}, text
     # a server that marks none (BFCL's functions, most servers): nothing to tell by, every tool offered
-    model.asked.clear()
-    await Router(model).route(user(question), memory_server(marks=False))
-    assert names_offered(model) == {"create_entities", "search_nodes"}
+    assert await names_offered_for(model, question, marks=False) == {"create_entities", "search_nodes"}
 
 
 def test_of_a_server_cut_in_tables_a_question_gets_no_tool_from_a_table_of_tools_that_change_things() -> None:
@@ -800,18 +803,13 @@ async def test_a_request_to_change_something_is_answered_by_tools_its_server_mar
     assert names_offered(model) == {"create_entities"}
     for text in ("Read my notes and add Ada to them.",  # it reads too: every tool
                  "Write a Python function that prints my sister's name."):  # "write" without "to": no change
-        model.asked.clear()
-        await Router(model).route(user(text), memory_server(marks=True))
-        assert names_offered(model) == {"create_entities", "search_nodes"}, text
+        assert await names_offered_for(model, text) == {"create_entities", "search_nodes"}, text
     # a server that marks none: nothing to tell by, every tool offered
-    model.asked.clear()
-    await Router(model).route(user(asked_to), memory_server(marks=False))
-    assert names_offered(model) == {"create_entities", "search_nodes"}
+    assert await names_offered_for(model, asked_to, marks=False) == {"create_entities", "search_nodes"}
     # no word of the message for a tool that changes things: the table may be the wrong one, every tool offered
     text = "Remember to search for Ada."
     model = FakeLlama({text: [("search_nodes", {"query": "Ada"})]})
-    await Router(model).route(user(text), memory_server(marks=True))
-    assert names_offered(model) == {"create_entities", "search_nodes"}
+    assert await names_offered_for(model, text) == {"create_entities", "search_nodes"}
 
 
 def test_a_request_to_change_keeps_every_tool_of_a_table_where_none_changes_things() -> None:
