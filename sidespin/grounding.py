@@ -255,7 +255,9 @@ def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: st
     (the cone's mass after its volume). A call of the same tool is kept when each of its values that no
     earlier call of the tool had is mentioned in the message (`asked`, from `said_in`) and is not part of,
     nor contains, the earlier value (a folder of the file just read is not a second request), and at least
-    one is new; a switch turned the other way is not new. A call of another tool is kept when the message
+    one is new; a switch turned the other way is not new, nor the value the tool takes when none is given (its
+    `default`: "all the PostgreSQL servers" had the 0.5B list the servers of type "postgres", then of type "all",
+    the default). A call of another tool is kept when the message
     has a word of its own for that tool, one the tool matches and no earlier call's tool does (`words`,
     from `sidespin.tables.words_matched`), and mentions each of its required values: "Tesla's birthdate
     and his famous discovery" asks two tools the same name, while a look-alike given the same values, or
@@ -269,7 +271,7 @@ def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: st
     new = 0
     for name, value in call.arguments.items():
         before = [arguments.get(name) for arguments in same]
-        if value in before or isinstance(value, bool):
+        if value in before or isinstance(value, bool) or value == (tool.parameters.get(name) or {}).get("default"):
             continue
         if not _mentioned(name, value, asked) or any(_overlaps(value, b) for b in before):
             return False

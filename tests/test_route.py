@@ -210,6 +210,15 @@ async def test_the_same_call_with_a_switch_turned_the_other_way_is_not_a_second_
     assert [c.arguments["consider_terrain"] for c in calls] == [True]
 
 
+async def test_the_same_call_with_the_value_the_tool_takes_by_default_is_not_a_second_request() -> None:
+    servers = foreign("list_servers", "List all servers, optionally of one type.",
+                      {"server_type": {"type": "string", "enum": ["all", "postgres", "rds"], "default": "all"}}, [])
+    text = "Could you retrieve a list of all the PostgreSQL servers?"
+    routes = {text: [("list_servers", {"server_type": "postgres"}), ("list_servers", {"server_type": "all"})]}
+    calls = await Router(FakeLlama(routes)).route(user(text), [servers])
+    assert [c.arguments for c in calls] == [{"server_type": "postgres"}]
+
+
 async def test_a_model_that_would_call_on_and_on_stops_at_the_limit_and_a_repeated_call_ends_it_early() -> None:
     many = [("current_time", {"zone": f"Zone/{i}"}) for i in range(MAX_CALLS + 3)]
     assert len(await Router(FakeLlama({"zones": many})).route(user("zones"), TOOLS)) == MAX_CALLS
