@@ -8,7 +8,9 @@ continued with the separator (a small model that writes one call where two were 
 the scripted calls it writes the last one again. Once results
 have come back for the message, it wants what `after` says for it (nothing by default). Everything it
 was asked is kept in `asked` (kind, prompt, grammar or schema). Asked plainly whether a tool does what the
-message asks, it says yes, and no for the tools in `misfits`. With `shy=P` its chance of opening a call is P
+message asks, it says yes, and no for the tools in `misfits`. Where a name is being written, its likeliest next
+tokens are what `name_tokens` says for the part written, or none: the name is then written under the names grammar
+(the scripted one, or the first the grammar allows). With `shy=P` its chance of opening a call is P
 once the conversation holds an earlier answer in words (a small model goes on answering in words).
 """
 
@@ -32,8 +34,10 @@ class FakeLlama:
     def __init__(self, routes: dict[str, list[tuple[str, dict[str, Any]]]] | None = None, *, p_call: float = 0.9,
                  native: bool = True, after: dict[str, list[tuple[str, dict[str, Any]]]] | None = None,
                  writes: int | None = None, loops_past: int | None = None, shy: float | None = None,
-                 misfits: frozenset[str] = frozenset()) -> None:
+                 misfits: frozenset[str] = frozenset(),
+                 name_tokens: dict[str, list[tuple[str, float]]] | None = None) -> None:
         self.shy = shy
+        self.name_tokens = name_tokens  # the next tokens where a name is being written, by the part written
         self.misfits = misfits  # tools the model says do not do what the message asks, asked plainly
         self.routes = routes or {}
         self.loops_past = loops_past  # arguments under strings longer than this are cut off (a model that loops)
@@ -74,6 +78,9 @@ class FakeLlama:
         if fit:
             return [("no", 0.8), ("yes", 0.2)] if fit.group(1) in self.misfits else [("yes", 0.9), ("no", 0.1)]
         wanted, written = self._wanted(prompt)
+        answer = prompt.rpartition("<assistant>")[2]
+        if OPEN in answer and not re.search(r'["<]', answer.rpartition(OPEN)[2]):  # a name is being written
+            return (self.name_tokens or {}).get(answer.rpartition(OPEN)[2], [])
         if written == 0:
             p = self.p_call if wanted else 1 - self.p_call
             if wanted and self.shy is not None and re.search(r"<assistant>[^<]+</assistant>", prompt):

@@ -75,6 +75,28 @@ async def test_a_call_is_chosen_among_the_offered_names_and_its_arguments_come_u
     assert arguments["schema"] == arguments_schema(FIND) and arguments["prompt"].endswith("find_restaurants" + BETWEEN)
 
 
+async def test_the_name_chosen_is_the_likeliest_as_a_whole_not_the_one_behind_the_likeliest_first_token() -> None:
+    """"Create a file called packing.txt with …": the 0.5B's likeliest first token was "create", which two of the
+    filesystem's names share, but `write_file` was likelier as a name than either."""
+    write = foreign("write_file", "Write a file.", {"path": {"type": "string"}, "content": {"type": "string"}},
+                    ["path", "content"])
+    folder = foreign("create_directory", "Create a folder.", {"path": {"type": "string"}}, ["path"])
+    archive = foreign("create_archive", "Create a zip archive of files.", {"path": {"type": "string"}}, ["path"])
+    text = "Create a file called packing.txt with the text: passport"
+    wanted = [("write_file", {"path": "packing.txt", "content": "passport"})]
+    likely = {"": [("create", 0.55), ("write", 0.45)], "create": [("_directory", 0.5), ("_archive", 0.5)],
+              "create_directory": [('"', 1.0)], "create_archive": [('"', 1.0)], "write": [("_file", 0.99)],
+              "write_file": [('",', 0.99)]}  # a token may run past the name's end
+    llama = FakeLlama({text: wanted}, name_tokens=likely)
+    calls = await Router(llama).route(user(text), [write, folder, archive])
+    assert [c.name for c in calls] == ["write_file"]
+    assert not [a for a in llama.asked if a["kind"] == "complete" and a["grammar"]]  # no grammar was needed
+    # where the likeliest tokens name nothing offered, the name is written under the names grammar
+    llama = FakeLlama({text: wanted}, name_tokens={"": [("delete", 0.9)]})
+    assert [c.name for c in await Router(llama).route(user(text), [write, folder, archive])] == ["write_file"]
+    assert [a for a in llama.asked if a["kind"] == "complete" and a["grammar"]]
+
+
 async def test_a_tool_without_parameters_is_called_without_asking_for_arguments() -> None:
     llama = FakeLlama({"tell me something": [("random_fact", {})]})
     calls = await Router(llama).route(user("tell me something"), TOOLS)

@@ -132,7 +132,7 @@ async def test_a_routed_turn_counts_what_the_route_cost_with_its_answer(tmp_path
     backend = RoutedBackend([["Hello to you.", used(300, 20)],  # the route chose no tool: the model answers
                              ["It is 12 °C.", used(350, 6)]])    # after the routed call's result
     backend.context_window = 4096
-    fake = FakeLlama({"Weather in Lyon?": [("lookup", {"city": "Lyon"})]})
+    fake = FakeLlama({"Weather in Lyon?": [("lookup", {"city": "Lyon"})]}, name_tokens={"": [('lookup"', 0.9)]})
     async with serving_llama(fake) as (url, received):
         async with LlamaServer(url) as backend.llama:
             async with Engine.open(route_settings(tmp_path), backend=backend, approval="auto") as engine:
@@ -150,7 +150,7 @@ async def test_a_routed_turn_counts_what_the_route_cost_with_its_answer(tmp_path
     # the route's decision, then the answer in words: their tokens add up, the context is the answer's
     (decided, asked) = cost(received[:first])
     assert asked == 1 and greeted.record.usage == Usage(decided + 300, len("Hello") + 20, 320, 4096)
-    # a routed call (whether, which, does it fit, its arguments, whether another: a newline, then the end; one more
+    # a routed call (whether, which: one look at the likeliest next tokens, does it fit, its arguments, whether another: a newline, then the end; one more
     # call tried, which repeats the first: its name and arguments), the decision after its result, the answer
     (routed, asked) = cost(received[first:])
     assert asked == 9 and weather.record.usage.input == routed + 350 and weather.record.usage.context == 356
