@@ -30,7 +30,8 @@ The rules, before the code:
   likeliest first token into a prefix many names share ("create" for "Create a file called
   packing.txt …", as `create_directory`, where `write_file` was likelier as a name). Where the
   likeliest tokens name nothing offered, a grammar whose only sentences are the offered names
-  writes it. **Arguments**: continued after the name and `between`, under the
+  writes it. A name whose description marks it deprecated and says which offered tool to use
+  instead is that tool (`_instead`). **Arguments**: continued after the name and `between`, under the
   tool's JSON schema with every field bounded (`arguments_schema`). An optional argument
   whose value the conversation never mentions is dropped: a made-up filter silently
   changes what a tool returns. A call whose *required* values neither the conversation nor
@@ -160,6 +161,7 @@ _FIT_EXAMPLES = (
     ("book_flight", "Book a flight between two airports on a date.",
      "I need a flight from Boston to Denver next Friday.", "yes"),
 )
+_DEPRECATED = re.compile(r"(?is)\bdeprecated\b.*?\buse\s+[`'\"]?([\w.\-]+?)[`'\"]?\s+instead\b")  # and which tool
 _NAME_STEPS = 40  # looks at the next tokens to find the likeliest name as a whole (a median 6 on BFCL and the servers)
 _NAME_TOKENS = 40  # ... of the likeliest next tokens each
 _NAME_MARK = "zqxname"
@@ -542,6 +544,7 @@ class Router:
         while len(calls) < MAX_CALLS:
             try:
                 name, named_text = await self._name(written, by_name, form)
+                name, named_text = _instead(name, by_name, form, named_text)
                 if guessing and not by_name[name].required:  # a second guess needs values the message gave
                     logger.info("ROUTE_NEXT_NAME_REFUSED {}: no required value to check, so no call", name)
                     break
@@ -812,6 +815,19 @@ def _step_tools(tools: list[Tool], messages: Sequence[dict[str, Any]], later: bo
     if not step:
         return set()
     return {name for name, words in words_matched(tools, [{"role": "user", "content": step}]).items() if words}
+
+
+def _instead(name: str, tools: dict[str, Tool], form: CallFormat, named_text: str) -> tuple[str, str]:
+    """The tool to call for `name`, and its text: the one its description, marked deprecated, says to use instead
+    when that one is offered too ("DEPRECATED: Use read_text_file instead.", the reference filesystem server's
+    `read_file`, which the 0.5B named for "What's on my to-do list?" and then, asked whether it fits, said no);
+    else `name` itself."""
+    found = _DEPRECATED.search(tools[name].description)
+    other = found.group(1) if found else None
+    if other is None or other == name or other not in tools:
+        return name, named_text
+    logger.info("ROUTE_INSTEAD {} is deprecated: its description says to use {} instead", name, other)
+    return other, other + form.between
 
 
 def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, Any]], listed: list[Tool]) -> bool:

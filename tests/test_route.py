@@ -97,6 +97,23 @@ async def test_the_name_chosen_is_the_likeliest_as_a_whole_not_the_one_behind_th
     assert [a for a in llama.asked if a["kind"] == "complete" and a["grammar"]]
 
 
+async def test_a_tool_its_description_marks_deprecated_is_replaced_by_the_one_it_says_to_use_instead() -> None:
+    """The reference filesystem server's `read_file`: "DEPRECATED: Use read_text_file instead.", which the 0.5B
+    named for "What's on my to-do list? It's in notes/todo.md." and then, asked whether it fits, said no."""
+    old = foreign("read_file", "Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead.",
+                  {"path": {"type": "string"}}, ["path"])
+    new = foreign("read_text_file", "Read the complete contents of a file as text.", {"path": {"type": "string"}},
+                  ["path"])
+    text = "What's on my to-do list? It's in notes/todo.md."
+    llama = FakeLlama({text: [("read_file", {"path": "notes/todo.md"}), ("read_text_file", {"path": "notes/todo.md"})]},
+                      writes=1)
+    calls = await Router(llama).route(user(text), [old, new])
+    assert [(c.name, c.arguments) for c in calls] == [("read_text_file", {"path": "notes/todo.md"})]
+    # offered alone, the deprecated tool is still called: there is nothing to use instead
+    llama = FakeLlama({text: [("read_file", {"path": "notes/todo.md"})]})
+    assert [c.name for c in await Router(llama).route(user(text), [old])] == ["read_file"]
+
+
 async def test_a_tool_without_parameters_is_called_without_asking_for_arguments() -> None:
     llama = FakeLlama({"tell me something": [("random_fact", {})]})
     calls = await Router(llama).route(user("tell me something"), TOOLS)
