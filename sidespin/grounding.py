@@ -7,11 +7,11 @@ The rules, before the code:
   clock ("3 PM" says 15:00). Tool results are messages too, so a
   value read from a listing counts as said.
 - **Mentioned** (`_mentioned`): a string whose words (three letters or more, or digits) appear in
-  what was said, except a placeholder ("YOUR_API_KEY", "/path/to/your/files", "<token>"), which
-  counts only when said whole (a tool's schema may give one as its default); a number written in
-  it as a number (1 is not in "10", 5000 is in "5,000"); a switch (also one written as the string
-  'True' or 'False') whose name's words appear; a
-  list all of whose items are mentioned; an object with any mentioned value.
+  what was said, except a placeholder ("YOUR_API_KEY", "/path/to/your/files", "<token>") or an
+  e-mail address ("adriel@example.com" for "Adriel"), which counts only when said whole (a
+  tool's schema may give one as its default); a number written in it as a number (1 is not in
+  "10", 5000 is in "5,000"); a switch (also one written as the string 'True' or 'False') whose
+  name's words appear; a list all of whose items are mentioned; an object with any mentioned value.
 - **Optional values no one asked for are dropped** (`grounded`): a made-up filter silently
   changes what a tool returns.
 - **A call of invented required values is not made** (`invented`): neither the conversation nor
@@ -198,6 +198,7 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 # a value to fill in, not a value: your-repo-path, YOUR_API_KEY, /path/to/your/files, <token>
 _PLACEHOLDER = re.compile(r"(?i)(?<![a-z])your[-_/]|/your(?![a-z])|/path/to/|^\s*<[^<>]+>\s*$|^\s*your( [a-z]+){1,2}\s*$")
+_EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")  # an address: one made up to fill a call reaches a stranger
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 
 
@@ -211,8 +212,8 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
     if isinstance(value, (int, float)):  # a number said as such: 1 is not in "10", 5000 is in "5,000"
         return abs(value) in _numbers(said)
     if isinstance(value, str):
-        if _PLACEHOLDER.search(value):  # "YOUR_API_KEY" shares "api" with the message, but is no value
-            return value.lower() in said
+        if _PLACEHOLDER.search(value) or _EMAIL.match(value.strip()):  # said whole: "YOUR_API_KEY" shares "api"
+            return value.strip().lower() in said  # with the message, and "adriel@example.com" "Adriel", but neither is
         words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
         return not words or any(w in said for w in words)
     if isinstance(value, list):

@@ -309,6 +309,24 @@ async def test_a_placeholder_is_no_value_unless_someone_said_it() -> None:
     assert [c.name for c in calls] == ["keyed_weather"]  # the tool's own default
 
 
+async def test_an_email_address_counts_as_said_only_when_said_whole() -> None:
+    """BFCL live_multiple_206-91-0: "Adriel" in the message, and the 0.5B added "adriel@example.com"."""
+    contact = foreign("contact", "Save a contact.", {"person_name": {"type": "string"},
+                                                   "email_address": {"type": "string"}}, ["person_name"])
+    text = "Add Adriel to my contacts."
+    made_up = [("contact", {"person_name": "Adriel", "email_address": "adriel@example.com"})]
+    calls = await Router(FakeLlama({text: made_up})).route(user(text), [contact])
+    assert [c.arguments for c in calls] == [{"person_name": "Adriel"}]  # the optional address dropped
+    text = "Add Adriel to my contacts, adriel@example.com."
+    calls = await Router(FakeLlama({text: made_up})).route(user(text), [contact])
+    assert [c.arguments for c in calls] == [{"person_name": "Adriel", "email_address": "adriel@example.com"}]
+    send = foreign("send_money", "Send money to someone by their e-mail address.",
+                   {"receiver": {"type": "string"}, "amount": {"type": "number"}}, ["receiver", "amount"])
+    text = "Send 50 dollars to my landlord."
+    paid = [("send_money", {"receiver": "landlord@email.com", "amount": 50})]
+    assert await Router(FakeLlama({text: paid})).route(user(text), [send]) == []  # no one said that address
+
+
 async def test_a_required_number_counts_as_said_only_when_said_as_that_number() -> None:
     roll = foreign("roll", "Rolls a die.", {"sides": {"type": "integer"}}, ["sides"])
     text = "roll the die with 10 sides, 1,000 times"
