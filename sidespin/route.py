@@ -543,8 +543,8 @@ class Router:
 
         while len(calls) < MAX_CALLS:
             try:
-                name, named_text = await self._name(written, by_name, form)
-                name, named_text = _instead(name, by_name, form, named_text)
+                name = _instead(await self._name(written, by_name, form), by_name)
+                named_text = name + form.between
                 if guessing and not by_name[name].required:  # a second guess needs values the message gave
                     logger.info("ROUTE_NEXT_NAME_REFUSED {}: no required value to check, so no call", name)
                     break
@@ -641,17 +641,16 @@ class Router:
         likely = await self.llama.next_tokens(prompt)
         return sum(p for token, p in likely if _opens_call(token, form))
 
-    async def _name(self, written: str, tools: dict[str, Tool], form: CallFormat) -> tuple[str, str]:
-        """The next call's name, the likeliest as a whole (`_likeliest_name`), else under the names grammar; and the
-        text written (the name and `between`)."""
+    async def _name(self, written: str, tools: dict[str, Tool], form: CallFormat) -> str:
+        """The next call's name, the likeliest as a whole (`_likeliest_name`), else under the names grammar."""
         name = await self._likeliest_name(written, list(tools), form)
         if name is not None:
-            return name, name + form.between
+            return name
         answer = await self.llama.complete(written, names_grammar(tools, form.between), None, 48)
         name = answer.removesuffix(form.between)
         if name not in tools:
             raise MalformedToolCall(f"the router answered {answer[:60]!r}, which is no offered tool", answer)
-        return name, answer
+        return name
 
     async def _likeliest_name(self, written: str, names: list[str], form: CallFormat) -> str | None:
         """The offered name the model is likeliest to write after `written`, as a whole: the product of its tokens'
@@ -817,17 +816,16 @@ def _step_tools(tools: list[Tool], messages: Sequence[dict[str, Any]], later: bo
     return {name for name, words in words_matched(tools, [{"role": "user", "content": step}]).items() if words}
 
 
-def _instead(name: str, tools: dict[str, Tool], form: CallFormat, named_text: str) -> tuple[str, str]:
-    """The tool to call for `name`, and its text: the one its description, marked deprecated, says to use instead
-    when that one is offered too ("DEPRECATED: Use read_text_file instead.", the reference filesystem server's
-    `read_file`, which the 0.5B named for "What's on my to-do list?" and then, asked whether it fits, said no);
-    else `name` itself."""
+def _instead(name: str, tools: dict[str, Tool]) -> str:
+    """The tool to call for `name`: the one its description, marked deprecated, says to use instead when that one
+    is offered too ("DEPRECATED: Use read_text_file instead.", the reference filesystem server's `read_file`, which
+    the 0.5B named for "What's on my to-do list?" and then, asked whether it fits, said no); else `name` itself."""
     found = _DEPRECATED.search(tools[name].description)
     other = found.group(1) if found else None
     if other is None or other == name or other not in tools:
-        return name, named_text
+        return name
     logger.info("ROUTE_INSTEAD {} is deprecated: its description says to use {} instead", name, other)
-    return other, other + form.between
+    return other
 
 
 def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, Any]], listed: list[Tool]) -> bool:
