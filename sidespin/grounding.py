@@ -272,7 +272,8 @@ def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: st
     new = 0
     for name, value in call.arguments.items():
         before = [arguments.get(name) for arguments in same]
-        if value in before or isinstance(value, bool) or value == (tool.parameters.get(name) or {}).get("default"):
+        schema = tool.parameters.get(name) or {}
+        if value in before or isinstance(value, bool) or ("default" in schema and value == schema["default"]):
             continue
         if not _mentioned(name, value, asked) or any(_overlaps(value, b) for b in before):
             return False
