@@ -39,6 +39,7 @@ The rules, before the code:
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, Sequence
 
@@ -54,7 +55,10 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _NUMBER_WORDS = {word: str(n) for n, word in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())} | {
     "a": "1", "an": "1", "single": "1", "once": "1", "twice": "2", "pair": "2", "couple": "2", "dozen": "12",
-    "twenty": "20", "thirty": "30", "fifty": "50", "hundred": "100"}
+    "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
+    "ninety": "90", "hundred": "100", "week": "7", "fortnight": "14", "decade": "10", "century": "100"} | {
+    month: f"{n:02d} {n}" for n, month in enumerate("""january february march april may june july august september
+    october november december""".split(), start=1)}  # "on March 2nd" says the 03 of 2023-03-02
 
 
 def said_in(messages: Sequence[dict[str, Any]]) -> str:
@@ -69,17 +73,50 @@ def said_in(messages: Sequence[dict[str, Any]]) -> str:
             parts.append(str((call.get("function") or {}).get("arguments") or ""))
     said = "\n".join(parts).lower()
     digits = [_NUMBER_WORDS[w] for w in _WORD.findall(said) if w in _NUMBER_WORDS] + _clock_times(said)
-    return said + ("\n" + " ".join(digits) if digits else "")
+    derived = digits + _scaled(said) + _currency_codes(said)
+    return said + ("\n" + " ".join(derived) if derived else "")
 
 
-_TWELVE_HOUR = re.compile(r"\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s?([ap])\.?m\b")
+# a number with what scales it: "5%" says 0.05, "213 million" 213000000, "$1.2M" 1200000, "50mH" 0.05, "100µF" 0.0001
+_SCALED = re.compile(r"(\d+(?:\.\d+)?)(?:\s?(%|percent\b|per cent\b|thousand\b|million\b|billion\b|trillion\b)|"
+                     r"(k|m|bn)\b|\s?(?!nd\b|pm\b)([kmµμunp])[a-zω]{1,2}\b)")  # not "2nd", "3 pm"
+_SCALE = {"%": 1e-2, "percent": 1e-2, "per cent": 1e-2, "thousand": 1e3, "million": 1e6, "billion": 1e9,
+          "trillion": 1e12, "k": 1e3, "m": 1e6, "bn": 1e9}
+_PREFIX = {"k": 1e3, "m": 1e-3, "µ": 1e-6, "μ": 1e-6, "u": 1e-6, "n": 1e-9, "p": 1e-12}  # of a unit: km, mH, µF, nC, pF
+
+
+def _scaled(said: str) -> list[str]:
+    """The numbers said with a scale, also as the number they stand for (a unit's prefix as its factor: a tool
+    takes farads for "100µF"; an odd unit, "5 mph", adds a number nobody will write)."""
+    numbers = []
+    for number, word, short, prefix in _SCALED.findall(_THOUSANDS.sub("", said)):
+        factor = _SCALE.get(word or short) or _PREFIX[prefix]
+        numbers.append(f"{float(number) * factor:.12g}")
+    return numbers
+
+
+# a currency said by its name says its ISO code, the one a tool takes: "Convert 150 euros to Canadian dollars"
+_CURRENCIES = ((r"\b(?:us|u\.s\.|american|united states) dollars?\b", "usd"), (r"\beuros?\b", "eur"),
+               (r"\b(?:british )?pounds? sterling\b|\bbritish pounds?\b", "gbp"), (r"\byen\b", "jpy"),
+               (r"\bcanadian dollars?\b", "cad"), (r"\baustralian dollars?\b", "aud"), (r"\bswiss francs?\b", "chf"),
+               (r"\b(?:chinese )?yuan\b|\brenminbi\b", "cny"), (r"\bindian rupees?\b", "inr"),
+               (r"\bmexican pesos?\b", "mxn"), (r"\bkorean won\b", "krw"), (r"\bnew zealand dollars?\b", "nzd"))
+
+
+def _currency_codes(said: str) -> list[str]:
+    return [code for pattern, code in _CURRENCIES if re.search(pattern, said)]
+
+
+_TWELVE_HOUR = re.compile(r"\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s?(?:([ap])\.?m\b|(?:o'clock )?in the "
+                          r"(morning|afternoon|evening|night)\b)")
 
 
 def _clock_times(said: str) -> list[str]:
-    """Times said on the twelve-hour clock, on the 24-hour one too: "3 PM" says 15:00."""
+    """Times said on the twelve-hour clock, on the 24-hour one too: "3 PM" and "3 in the afternoon" say 15:00."""
     times = []
-    for hour, minutes, half in _TWELVE_HOUR.findall(said):
-        times.append(f"{int(hour) % 12 + (12 if half == 'p' else 0):02d}:{minutes or '00'}")
+    for hour, minutes, half, part in _TWELVE_HOUR.findall(said):
+        later = half == "p" or part in ("afternoon", "evening") or (part == "night" and int(hour) > 5)
+        times.append(f"{int(hour) % 12 + (12 if later else 0):02d}:{minutes or '00'}")
     return times
 
 
@@ -195,7 +232,7 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
     return kept
 
 
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")
 # a value to fill in, not a value: your-repo-path, YOUR_API_KEY, /path/to/your/files, <token>
 _PLACEHOLDER = re.compile(r"(?i)(?<![a-z])your[-_/]|/your(?![a-z])|/path/to/|^\s*<[^<>]+>\s*$|^\s*your( [a-z]+){1,2}\s*$")
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")  # an address: one made up to fill a call reaches a stranger
@@ -210,12 +247,12 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
     if isinstance(value, bool) or _switch(value):  # a switch is asked for by naming what it switches
         return any(word[:5] in said for word in _WORD.findall(name.lower()) if len(word) >= 4)
     if isinstance(value, (int, float)):  # a number said as such: 1 is not in "10", 5000 is in "5,000"
-        return abs(value) in _numbers(said)
+        return any(math.isclose(abs(value), number, rel_tol=1e-9) for number in _numbers(said))
     if isinstance(value, str):
         if _PLACEHOLDER.search(value) or _EMAIL.match(value.strip()):  # said whole: "YOUR_API_KEY" shares "api"
             return value.strip().lower() in said  # with the message, and "adriel@example.com" "Adriel", but neither is
         words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
-        return not words or any(w in said for w in words)
+        return not words or any(w in said or (len(w) >= 6 and w[:-1] in said) for w in words)  # "German": Germany
     if isinstance(value, list):
         return all(_mentioned(name, item, said) for item in value) if value else False
     if isinstance(value, dict):
@@ -303,7 +340,8 @@ def refused(call: ToolCall, calls: list[ToolCall], tool: Tool, said: str, asked:
         return True
     made_up = invented(tool, call.arguments, said)
     if made_up:
-        logger.info("ROUTE_INVENTED {} {}: required values nothing said, so no call", call.name, ", ".join(made_up))
+        logger.info("ROUTE_INVENTED {} {}: required values nothing said, so no call", call.name,
+                    ", ".join(f"{name}={json.dumps(call.arguments[name], ensure_ascii=False)[:60]}" for name in made_up))
         return True
     if calls and not asked_for(call, calls, tool, asked, words):
         logger.info("ROUTE_ANOTHER_REFUSED {} (not asked for in the message)", call.name)

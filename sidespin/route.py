@@ -614,10 +614,21 @@ class Router:
 
     async def _fits(self, tool: Tool, messages: Sequence[dict[str, Any]]) -> bool:
         """Whether the model, asked plainly whether `tool` does what the last message asks, says yes with a chance
-        of `FIT` or more (yes against no; an answer that is neither decides nothing). A small model that opened a
-        call names the closest tool even where none fits: "What's the magnetic field at a point 4m away from a
-        wire?" with only `calculate_wave_amplitude` offered."""
+        of `FIT` or more (`fit_chance`). A small model that opened a call names the closest tool even where none
+        fits: "What's the magnetic field at a point 4m away from a wire?" with only `calculate_wave_amplitude`
+        offered."""
         started = time.perf_counter()
+        chance = await self.fit_chance(tool, messages)
+        if chance < FIT:
+            logger.info("ROUTE_DOES_NOT_FIT {} p_yes={:.2f} in {:.3f}s: the model says it does not do what was asked",
+                        tool.name, chance, time.perf_counter() - started)
+            return False
+        logger.info("ROUTE_FITS {} p_yes={:.2f} in {:.3f}s", tool.name, chance, time.perf_counter() - started)
+        return True
+
+    async def fit_chance(self, tool: Tool, messages: Sequence[dict[str, Any]]) -> float:
+        """The model's chance of yes against no, asked plainly whether `tool` does what the last message asks, after
+        worked answers (`_FIT_EXAMPLES`); 1.0 when it answers neither."""
         chat: list[dict[str, Any]] = [{"role": "system", "content": _FIT_SYSTEM}]
         for name, description, message, answer in _FIT_EXAMPLES:
             chat += [{"role": "user", "content": _FIT_QUESTION.format(name=name, description=description,
@@ -628,13 +639,7 @@ class Router:
         likely = await self.llama.next_tokens(await self.llama.render([*chat, {"role": "user", "content": asked}]))
         yes = sum(p for token, p in likely if token.strip().lower().startswith("yes"))
         no = sum(p for token, p in likely if token.strip().lower().startswith("no"))
-        chance = yes / (yes + no) if yes + no else 1.0
-        if chance < FIT:
-            logger.info("ROUTE_DOES_NOT_FIT {} p_yes={:.2f} in {:.3f}s: the model says it does not do what was asked",
-                        tool.name, chance, time.perf_counter() - started)
-            return False
-        logger.info("ROUTE_FITS {} p_yes={:.2f} in {:.3f}s", tool.name, chance, time.perf_counter() - started)
-        return True
+        return yes / (yes + no) if yes + no else 1.0
 
     async def call_chance(self, prompt: str, form: CallFormat) -> float:
         """The probability that the answer's first token opens a call."""
