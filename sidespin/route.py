@@ -105,7 +105,7 @@ from loguru import logger
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
-    changes_only, gives_a_value, grounded, reads_only, refused, said_in, steps, word_of_its_own,
+    asks_for_a_change, changes_only, gives_a_value, grounded, reads_only, refused, said_in, steps, word_of_its_own,
 )
 from sidespin.patterns import pattern_for
 from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, words_matched
@@ -477,7 +477,7 @@ class Router:
         listed = [t for t in tools]
         if not listed:
             return []
-        if not shares_a_word(listed, messages):
+        if not shares_a_word(listed, messages) and not asks_for_a_change(last_said(messages)):
             logger.info("ROUTE_DECISION none (the message shares no word with any tool) tools={}", len(listed))
             return []
         started = time.perf_counter()

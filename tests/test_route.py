@@ -52,6 +52,15 @@ async def test_a_message_that_shares_no_word_with_any_tool_is_answered_without_a
     for text in ("Hello!", "What's the capital of Portugal?"):
         llama = FakeLlama(eager, p_call=0.99)
         assert await Router(llama).route(user(text), TOOLS) == [] and llama.asked == []
+    # a request to change something is left to the model: "remember" shares no word with a memory server's tools
+    memory = foreign("create_entities", "Create multiple new entities in the knowledge graph, each with a name, a type "
+                     "and the observations that are known about it.",
+                     {"entities": {"type": "array", "items": {"type": "string"}}}, ["entities"])
+    text = "Remember that my favourite colour is green."
+    for asked, tools in ((text, [memory]), ("What do you remember of the colours in my house?", [memory])):
+        llama = FakeLlama({asked: [("create_entities", {"entities": ["favourite colour: green"]})]}, p_call=0.99)
+        calls = await Router(llama).route(user(asked), tools)
+        assert [c.name for c in calls] == (["create_entities"] if asked == text else []), asked
     # words tell only within a language: a longer message in another one is left to the model
     spanish = {"Cuéntame por favor algo curioso de verdad": [("random_fact", {})]}
     calls = await Router(FakeLlama(spanish, p_call=0.99)).route(user(next(iter(spanish))), TOOLS)
