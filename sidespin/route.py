@@ -534,10 +534,12 @@ class Router:
 
         def next_name(refused_name: str) -> bool:
             nonlocal second, guessing
-            if calls or not second or len(by_name) < 2:
+            aliases = [name for name in by_name if _deprecated_for(by_name[name]) == refused_name]
+            if calls or not second or len(by_name) - len(aliases) < 2:
                 return False
             second, guessing = False, True
-            del by_name[refused_name]
+            for name in [refused_name, *aliases]:  # `read_file`, deprecated for `read_text_file`, is that tool again
+                del by_name[name]
             logger.info("ROUTE_NEXT_NAME {} refused: the likeliest of the {} other tools", refused_name, len(by_name))
             return True
 
@@ -825,12 +827,17 @@ def _instead(name: str, tools: dict[str, Tool]) -> str:
     """The tool to call for `name`: the one its description, marked deprecated, says to use instead when that one
     is offered too ("DEPRECATED: Use read_text_file instead.", the reference filesystem server's `read_file`, which
     the 0.5B named for "What's on my to-do list?" and then, asked whether it fits, said no); else `name` itself."""
-    found = _DEPRECATED.search(tools[name].description)
-    other = found.group(1) if found else None
+    other = _deprecated_for(tools[name])
     if other is None or other == name or other not in tools:
         return name
     logger.info("ROUTE_INSTEAD {} is deprecated: its description says to use {} instead", name, other)
     return other
+
+
+def _deprecated_for(tool: Tool) -> str | None:
+    """The tool a description marked deprecated says to use instead, if it says one."""
+    found = _DEPRECATED.search(tool.description)
+    return found.group(1) if found else None
 
 
 def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, Any]], listed: list[Tool]) -> bool:

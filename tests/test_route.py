@@ -123,6 +123,23 @@ async def test_a_tool_its_description_marks_deprecated_is_replaced_by_the_one_it
     assert [c.name for c in await Router(llama).route(user(text), [old])] == ["read_file"]
 
 
+async def test_a_refused_tool_takes_its_deprecated_aliases_with_it() -> None:
+    """"Which files are in the notes folder?": the 0.5B's `read_text_file` failed, and the one other name it may try
+    was `read_file`, which is `read_text_file` again (deprecated for it), so nothing listed the folder."""
+    path = {"path": {"type": "string"}}
+    reader = foreign("read_text_file", "Read the complete contents of a file as text.", path, ["path"])
+    alias = foreign("read_file", "Read the complete contents of a file as text. DEPRECATED: Use read_text_file "
+                    "instead.", path, ["path"])
+    listing = foreign("list_directory", "Get a detailed listing of all files and directories in a path.", path,
+                      ["path"])
+    text = "Which files are in the notes folder?"
+    wanted = [("read_text_file", {"path": "notes"}), ("read_file", {"path": "notes"}),
+              ("list_directory", {"path": "notes"})]
+    llama = FakeLlama({text: wanted}, misfits=frozenset({"read_text_file", "read_file"}))
+    calls = await Router(llama).route(user(text), [reader, alias, listing])
+    assert [(c.name, c.arguments) for c in calls] == [("list_directory", {"path": "notes"})]
+
+
 async def test_a_tool_without_parameters_is_called_without_asking_for_arguments() -> None:
     llama = FakeLlama({"tell me something": [("random_fact", {})]})
     calls = await Router(llama).route(user("tell me something"), TOOLS)
