@@ -153,7 +153,7 @@ class Score:
 async def run_route(backend: EmbeddedBackend, tools: list[Tool], rows: list[dict[str, Any]]) -> list[Outcome]:
     outcomes = []
     async with LlamaServer(backend.base_url, backend.api_key, timeout=600) as server:
-        router = Router(server, threshold=backend.route_threshold)  # the product's threshold for this model
+        router = Router(server, threshold=backend.route_threshold, fit=backend.route_fit)  # the product's, for this model
         started = time.perf_counter()
         await router.route([{"role": "user", "content": "hello"}], tools)  # primes the cached prefix, as a load does
         logger.warning("BENCH_ROUTE_PRIMED {:.1f}s", time.perf_counter() - started)

@@ -435,9 +435,11 @@ def system_prompt(tools: Sequence[Tool], form: CallFormat) -> str:
 class Router:
     """Routes a conversation's last message to the calls it asks for (none, one or several)."""
 
-    def __init__(self, llama: Llama, *, threshold: float = THRESHOLD, max_string: int = MAX_STRING) -> None:
+    def __init__(self, llama: Llama, *, threshold: float = THRESHOLD, fit: float = FIT,
+                 max_string: int = MAX_STRING) -> None:
         self.llama = llama
         self.threshold = threshold
+        self.fit = fit
         self.max_string = max_string
         self._format: CallFormat | None = None
         # A decision is several requests on llama.cpp's one slot; a table warmed between two of them (a
@@ -616,12 +618,12 @@ class Router:
 
     async def _fits(self, tool: Tool, messages: Sequence[dict[str, Any]]) -> bool:
         """Whether the model, asked plainly whether `tool` does what the last message asks, says yes with a chance
-        of `FIT` or more (`fit_chance`). A small model that opened a call names the closest tool even where none
+        of `fit` or more (`fit_chance`; `FIT` unless measured for the model). A small model that opened a call names the closest tool even where none
         fits: "What's the magnetic field at a point 4m away from a wire?" with only `calculate_wave_amplitude`
         offered."""
         started = time.perf_counter()
         chance = await self.fit_chance(tool, messages)
-        if chance < FIT:
+        if chance < self.fit:
             logger.info("ROUTE_DOES_NOT_FIT {} p_yes={:.2f} in {:.3f}s: the model says it does not do what was asked",
                         tool.name, chance, time.perf_counter() - started)
             return False

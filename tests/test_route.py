@@ -191,6 +191,18 @@ async def test_a_first_call_of_a_tool_the_model_says_does_not_do_what_was_asked_
     calls = await Router(llama).route(user(text), [wave, field])
     assert [(c.name, c.arguments) for c in calls] == [("magnetic_field", {"current": 2, "distance": 4})]
 
+
+async def test_how_sure_the_model_must_be_that_a_tool_fits_is_its_own() -> None:
+    """The 1.5B says yes at 0.41–0.55 for functions that do nothing asked: its bar is measured for it
+    (`Model.route_fit`), as its call threshold is. This fake says yes at 0.9."""
+    text = "What's the magnetic field 4m from a wire carrying 2A?"
+    wave = foreign("calculate_wave_amplitude", "Amplitude of an electromagnetic wave from its electric field.",
+                   {"field": {"type": "number"}}, ["field"])
+    routes = {text: [("calculate_wave_amplitude", {"field": 2})]}
+    assert [c.name for c in await Router(FakeLlama(routes)).route(user(text), [wave])] == ["calculate_wave_amplitude"]
+    assert await Router(FakeLlama(routes), fit=0.95).route(user(text), [wave]) == []
+
+
 async def test_the_threshold_decides_not_the_likeliest_token() -> None:
     routes = {"maybe the time in UTC?": [("current_time", {"zone": "UTC"})]}
     assert await Router(FakeLlama(routes, p_call=0.4), threshold=0.5).route(user("maybe the time in UTC?"), TOOLS) == []

@@ -31,9 +31,9 @@ from loguru import logger
 from sidespin.errors import BackendError
 from sidespin.llm.base import Backend, Delta, Grammar
 from sidespin.llm.openai import OpenAIBackend
-from sidespin.models import DEFAULT_MODEL, MODELS, MODELS_DIR, from_hub, verified
+from sidespin.models import DEFAULT_MODEL, MODELS, MODELS_DIR, Model, from_hub, verified
 from sidespin.llm.llama import LlamaServer
-from sidespin.route import THRESHOLD, Router, decision_tables
+from sidespin.route import FIT, THRESHOLD, Router, decision_tables
 from sidespin.tools import Tool
 
 __all__ = ["EmbeddedBackend", "default_model_path", "default_threads", "DEFAULT_MODEL_FILE"]
@@ -211,16 +211,26 @@ class EmbeddedBackend(Backend):
     @property
     def route_threshold(self) -> float:
         """The route's call threshold measured for this model (`Model.route_threshold`), else the route's own."""
+        known = self._known_model()
+        return known.route_threshold if known else THRESHOLD
+
+    @property
+    def route_fit(self) -> float:
+        """The route's bar for the model's "yes, it fits" measured for this model (`Model.route_fit`), else the
+        route's own."""
+        known = self._known_model()
+        return known.route_fit if known else FIT
+
+    def _known_model(self) -> Model | None:
         filename = self.model_path.name if self.model_path else DEFAULT_MODEL_FILE
-        known = [m.route_threshold for m in MODELS.values() if m.filename == filename]
-        return known[0] if known else THRESHOLD
+        return next((m for m in MODELS.values() if m.filename == filename), None)
 
     async def router(self) -> Router:
         """The constrained route over this model (`sidespin.route`)."""
         if self._llama is None:
             raise self.not_started()
         if self._router is None:
-            self._router = Router(self._llama, threshold=self.route_threshold)
+            self._router = Router(self._llama, threshold=self.route_threshold, fit=self.route_fit)
             self._router.keep = self._keep  # a table decided on before it was warmed is kept for the next start
         return self._router
 
