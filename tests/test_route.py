@@ -203,6 +203,28 @@ async def test_how_sure_the_model_must_be_that_a_tool_fits_is_its_own() -> None:
     assert await Router(FakeLlama(routes), fit=0.95).route(user(text), [wave]) == []
 
 
+async def test_a_message_asking_several_things_fits_a_tool_that_does_one_of_them() -> None:
+    """"What's the weather in Boston and in San Francisco?": the 1.5B said `get_current_weather` does not do all of
+    that (0.51, under its bar of 0.6), so nothing was called; asked of the Boston part alone, it fits."""
+
+    class Literal(FakeLlama):  # says a tool fits only a message that asks one thing
+        async def next_tokens(self, prompt: str, n: int = 20) -> list[tuple[str, float]]:
+            fit = re.search(r"<user>Function: [^<]*User: ([^<]*)\n\nDoes this function[^<]*</user><assistant>$", prompt)
+            if fit and " and " in fit.group(1):
+                return [("no", 0.7), ("yes", 0.3)]
+            return await super().next_tokens(prompt, n)  # yes, or no for the `misfits`
+
+    weather = foreign("get_current_weather", "The current weather in a city.", {"city": {"type": "string"}}, ["city"])
+    text = "What's the weather in Boston and in San Francisco?"
+    llama = Literal({text: [("get_current_weather", {"city": "Boston"}), ("get_current_weather",
+                                                                        {"city": "San Francisco"})]})
+    calls = await Router(llama, fit=0.6).route(user(text), [weather])
+    assert [c.arguments["city"] for c in calls] == ["Boston", "San Francisco"]
+    text = "What's the weather and the time difference between Boston and San Francisco in winter?"  # no part fits
+    llama = Literal({text: [("get_current_weather", {"city": "Boston"})]}, misfits=frozenset({"get_current_weather"}))
+    assert await Router(llama, fit=0.6).route(user(text), [weather]) == []
+
+
 async def test_the_threshold_decides_not_the_likeliest_token() -> None:
     routes = {"maybe the time in UTC?": [("current_time", {"zone": "UTC"})]}
     assert await Router(FakeLlama(routes, p_call=0.4), threshold=0.5).route(user("maybe the time in UTC?"), TOOLS) == []
