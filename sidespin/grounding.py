@@ -82,7 +82,7 @@ _SCALED = re.compile(r"(\d+(?:\.\d+)?)(?:\s?(%|percent\b|per cent\b|thousand\b|m
                      r"(k|m|bn)\b|\s?(?!nd\b|pm\b)([kmµμunp])[a-zω]{1,2}\b)")  # not "2nd", "3 pm"
 _SCALE = {"%": 1e-2, "percent": 1e-2, "per cent": 1e-2, "thousand": 1e3, "million": 1e6, "billion": 1e9,
           "trillion": 1e12, "k": 1e3, "m": 1e6, "bn": 1e9}
-_PREFIX = {"k": 1e3, "m": 1e-3, "µ": 1e-6, "μ": 1e-6, "u": 1e-6, "n": 1e-9, "p": 1e-12}  # of a unit: km, mH, µF, nC, pF
+_PREFIX = {"k": 1e3, "m": 1e-3, "µ": 1e-6, "μ": 1e-6, "u": 1e-6, "n": 1e-9, "p": 1e-12}  # a unit's: km, mH, µF, nC
 
 
 def _scaled(said: str) -> list[str]:
@@ -340,8 +340,8 @@ def refused(call: ToolCall, calls: list[ToolCall], tool: Tool, said: str, asked:
         return True
     made_up = invented(tool, call.arguments, said)
     if made_up:
-        logger.info("ROUTE_INVENTED {} {}: required values nothing said, so no call", call.name,
-                    ", ".join(f"{name}={json.dumps(call.arguments[name], ensure_ascii=False)[:60]}" for name in made_up))
+        values = ", ".join(f"{name}={json.dumps(call.arguments[name], ensure_ascii=False)[:60]}" for name in made_up)
+        logger.info("ROUTE_INVENTED {} {}: required values nothing said, so no call", call.name, values)
         return True
     if calls and not asked_for(call, calls, tool, asked, words):
         logger.info("ROUTE_ANOTHER_REFUSED {} (not asked for in the message)", call.name)

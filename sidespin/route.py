@@ -22,7 +22,8 @@ The rules, before the code:
   still written reading the whole conversation, which says what "that" is.
 - **Fits**: once the model has named a tool for a first call, it is asked plainly, in a chat of its
   own, whether that function does what the person asks (`Router._fits`), after four worked answers
-  about made-up functions; with a chance of "yes" under `FIT` the call is not made, and the next
+  about made-up functions (and about each part of a message that asks several things); with a
+  chance of "yes" under the model's bar (`FIT` unless measured for it) the call is not made, and the next
   likeliest name is tried. A small model that opened a call names the closest tool even where none
   fits ("the magnetic field 4m from a wire" with only `calculate_wave_amplitude` offered).
 - **Which**: the offered name the model is likeliest to write after the opening, as a whole (the
@@ -618,10 +619,10 @@ class Router:
 
     async def _fits(self, tool: Tool, messages: Sequence[dict[str, Any]]) -> bool:
         """Whether the model, asked plainly whether `tool` does what the last message asks, says yes with a chance
-        of `fit` or more (`fit_chance`; `FIT` unless measured for the model), for the whole message or, when it asks
-        several things, for one of them (`_requests`: "the weather in Boston and in San Francisco" is more than one
-        weather tool does, and the 1.5B said so at 0.51). A small model that opened a call names the closest tool
-        even where none fits: "What's the magnetic field at a point 4m away from a wire?" with only
+        of `fit` or more (`fit_chance`; `FIT` unless measured for the model), for the whole message or, when it
+        asks several things, for one of them (`_requests`: "the weather in Boston and in San Francisco" is more
+        than one weather tool does, and the 1.5B said so at 0.51). A small model that opened a call names the
+        closest tool even where none fits: "What's the magnetic field at a point 4m away from a wire?" with only
         `calculate_wave_amplitude` offered."""
         started = time.perf_counter()
         said = last_said(messages)
