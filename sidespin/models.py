@@ -48,7 +48,10 @@ class Model:
     # BFCL's categories through bench/bench_bfcl.py: a small model opens with a call far more often than it should
     route_threshold: float = 0.5
     # ... and makes a first call only when, asked plainly whether the tool does what was asked, its "yes" has at least
-    # this chance against "no" (`sidespin.route.Router._fits`), measured the same way
+    # this chance against "no" (`sidespin.route.Router._fits`), measured the same way. Both shipped models take 0.35:
+    # at 0.6 the 1.5B answered more of BFCL's irrelevant questions without a call (seed 7: 36 of 40 against 28;
+    # seed 41: 41/56 against 38/56), but refused right calls of the reference servers' tools that it said fit at
+    # 0.47-0.60 ("Remember that …", "What's on my to-do list?"): 20 of 31 against 23 (docs/tool-use.md, point 4)
     route_fit: float = 0.35
 
 
@@ -75,11 +78,6 @@ MODELS: dict[str, Model] = {
             size=1_117_320_768,
             sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
             licence="Apache-2.0 (Qwen2.5-Coder-1.5B-Instruct, Alibaba Cloud)",
-            # 0.35 too. At 0.6 the 1.5B answered more of BFCL's irrelevant questions without a call (seed 7: 36 of
-            # 40 against 28; seed 41: 41/56 against 38/56), but refused right calls of the reference servers'
-            # tools that it said fit at 0.47-0.60 ("Remember that …", "What's on my to-do list?"): 20 of 31
-            # against 23 (docs/tool-use.md, point 4)
-            route_fit=0.35,
         ),
     )
 }

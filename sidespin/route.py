@@ -621,9 +621,9 @@ class Router:
         """Whether the model, asked plainly whether `tool` does what the last message asks, says yes with a chance
         of `fit` or more (`fit_chance`; `FIT` unless measured for the model), for the whole message or, when it
         asks several things, for one of them (`_requests`: "the weather in Boston and in San Francisco" is more
-        than one weather tool does, and the 1.5B said so at 0.51). A small model that opened a call names the
-        closest tool even where none fits: "What's the magnetic field at a point 4m away from a wire?" with only
-        `calculate_wave_amplitude` offered."""
+        than one weather tool does: the 1.5B said so at 0.51, under a bar of 0.6 tried for it). A small model that
+        opened a call names the closest tool even where none fits: "What's the magnetic field at a point 4m away
+        from a wire?" with only `calculate_wave_amplitude` offered."""
         started = time.perf_counter()
         said = last_said(messages)
         chance = 0.0

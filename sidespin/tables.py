@@ -21,9 +21,10 @@ to be changed, the route answers in words without asking the model: "Hello" or "
 capital of Portugal?" name nothing any tool does. A request to change something is left to the
 model (`sidespin.grounding.asks_for_a_change`): "Remember that my favourite colour is green."
 shares no word with the memory server's tools, which store "entities" and "observations"
-(on BFCL it takes 8 of the 884 live_irrelevance questions to the model, and 2 of live_simple's). Words can only be compared within one language: a message counts as in the
-tools' language when it shares a function word ("the", "for", "is" …) with their text, or is
-too short to have one (three words at most). "¿Qué hora es ahora en Madrid?" is left to the
+(on BFCL it takes 8 of the 884 live_irrelevance questions to the model, and 2 of live_simple's).
+Words can only be compared within one language: a message counts as in the tools' language
+when it shares a function word ("the", "for", "is" …) with their text, or is too short to have
+one (three words at most). "¿Qué hora es ahora en Madrid?" is left to the
 model, which knows `get_time` is about the time.
 
 Measured on all of BFCL v4 (no model needed), the rule answers without the model 111 of 240
