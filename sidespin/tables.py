@@ -10,10 +10,18 @@ servers, the 0.5B answered "make a folder" with the memory server's `create_enti
 Which table (`table_for`): BM25 (SQLite's FTS5, with the Porter stemmer) ranks the tools by
 their name split into words, their description and their parameters' names and descriptions;
 the query is the words of the last user message that carry meaning (not "the", "to", "that" …),
-then those of the one before. Each table scores the inverse ranks of its tools (1 + 1/2 + …),
-and half a point more when it holds a tool the conversation already called (a follow-up often
-needs the same tool again, or its sibling). With no word in common, no table is chosen: the
-route asks the model (`sidespin.route`).
+or of the one before when the last matches no tool. A table scores its best tool's BM25 score and
+half its second best's, and half the best table's more when it holds a tool the conversation
+already called (a follow-up often needs the same tool again, or its sibling). Not the sum over
+its tools: a big server's many tools each matching a common word outvote the one tool made for
+the message. Offered beside the five MCP reference servers' 52 tools, the question's own
+functions were chosen for 387 of BFCL's 400 simple_python questions (267 summing inverse ranks),
+196 of 200 multiple, 212 of 258 live_simple and 989 of 1,053 live_multiple (171, 145, 924);
+"Get the working hours of Louvre Museum in Paris." went to the file server, whose 14 tools all
+say where they "work". A table whose server works in a folder the message names (`Tool.place`)
+is chosen whatever the words ("open /home/me/notes/ideas.md" is the file server's, though the
+memory server has `open_nodes`). With no word in common, no table is chosen: the route asks the
+model (`sidespin.route`).
 
 `shares_a_word`: whether any offered tool shares a word with those messages at all. When none
 does, no tool was called yet, the message is in the tools' own language and it asks for nothing
@@ -118,31 +126,43 @@ def tables(tools: Sequence[Tool], weigh: Callable[[Tool], int], budget: int) -> 
 
 
 def table_for(cut: Sequence[Sequence[Tool]], messages: Sequence[dict[str, Any]]) -> Sequence[Tool] | None:
-    """The table of `cut` most relevant to the last user messages; None when none shares a word with them."""
+    """The table of `cut` most relevant to the last user messages; None when none shares a word with them (nor
+    names a folder a server works in)."""
+    said = last_said(messages)
+    named = [index for index, table in enumerate(cut) if any(_names_folder(said, tool.place) for tool in table)]
     everything = [tool for table in cut for tool in table]
-    ranked: list[str] = []
-    for query in _queries(messages):
-        ranked.extend(t.name for t in _ranked(everything, query) if t.name not in ranked)
-    if not ranked:
-        return None
-    rank = {name: i for i, name in enumerate(ranked)}
+    scored = next((found for query in _queries(messages) if (found := _scored(everything, query))), [])
+    if not scored:
+        return cut[named[0]] if named else None
+    table_of = {tool.name: index for index, table in enumerate(cut) for tool in table}
+    best: dict[int, list[float]] = {}
+    for tool, score in scored:  # best first
+        best.setdefault(table_of[tool.name], []).append(score)
     called = called_tools(messages)
 
-    def score(table: Sequence[Tool]) -> float:
-        names = {t.name for t in table}
-        return sum(1 / (rank[n] + 1) for n in names if n in rank) + (0.5 if names & called else 0)
+    def score(index: int) -> float:
+        bonus = scored[0][1] / 2 if {t.name for t in cut[index]} & called else 0.0
+        return sum(found / (rank + 1) for rank, found in enumerate(best.get(index, [])[:2])) + bonus
 
-    return max(cut, key=score)
+    return cut[max(named or range(len(cut)), key=score)]
+
+
+def _names_folder(said: str, place: str) -> bool:
+    """Whether the message names a folder of `place` (`Tool.place`: folders joined by " and ")."""
+    return any(folder.rstrip("/") in said for folder in place.split(" and ") if folder.strip("/"))
 
 
 def shares_a_word(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], among: Sequence[Tool] = ()) -> bool:
     """Whether the last two user messages share a meaningful word with any of `tools`, or one was called, or
     the last message is in another language than the tools' (`among`, when more tools are offered than
-    asked about: then words cannot tell)."""
-    if called_tools(messages) & {t.name for t in tools} or any(_ranked(tools, q) for q in _queries(messages)):
+    asked about: then words cannot tell). A message sharing a word with another of `among` is in their
+    language: "What's today's date?" has one function word, "what", which no reference server's tool has,
+    but `git_log` speaks of dates (on BFCL's right answers this refuses none more)."""
+    queries = _queries(messages)
+    if called_tools(messages) & {t.name for t in tools} or any(_ranked(tools, q) for q in queries):
         return True
     words = words_of(last_said(messages))
-    if len(words) <= _SHORT_MESSAGE:
+    if len(words) <= _SHORT_MESSAGE or (among and any(_ranked(among, q) for q in queries)):
         return False
     function_words = {w for w in words if w in _STOP and len(w) > 1}
     tools_words = {w for tool in among or tools for part in _document(tool) for w in part.split()}
@@ -170,12 +190,18 @@ def words_matched(tools: Sequence[Tool], messages: Sequence[dict[str, Any]]) -> 
 
 def _ranked(tools: Sequence[Tool], query: list[str]) -> list[Tool]:
     """The tools sharing a word with the query, best BM25 first (the name weighs twice the description)."""
+    return [tool for tool, _ in _scored(tools, query)]
+
+
+def _scored(tools: Sequence[Tool], query: list[str]) -> list[tuple[Tool, float]]:
+    """The tools sharing a word with the query and their BM25 scores (higher is better), best first."""
     if not query:
         return []
     with _indexed(tools) as db:
         match = " OR ".join(f'"{word}"' for word in query)
-        rows = db.execute("SELECT rowid FROM tools WHERE tools MATCH ? ORDER BY bm25(tools, 2.0, 1.0)", (match,))
-        return [tools[row[0]] for row in rows]
+        rows = db.execute("SELECT rowid, -bm25(tools, 2.0, 1.0) AS score FROM tools WHERE tools MATCH ? "
+                          "ORDER BY score DESC", (match,))
+        return [(tools[row], score) for row, score in rows]
 
 
 @contextlib.contextmanager

@@ -173,6 +173,21 @@ async def test_a_first_call_whose_values_all_come_from_the_tool_itself_and_share
         assert [c.name for c in calls] == ["git_status"], asked
 
 
+async def test_a_message_sharing_a_word_with_another_offered_tool_is_read_in_the_tools_language() -> None:
+    """"What's today's date?" has one function word, "what", which no reference server's tool has: it was taken for
+    another language, in which words cannot tell, and the 0.5B's `git_status` of the server's repository was
+    called. `git_log` speaks of dates, so the message is in the tools' language, and `git_status` shares no word
+    with it."""
+    git = [dataclasses.replace(foreign(name, description, {"repo_path": {"type": "string"}}, ["repo_path"],
+                                       source="mcp:git"), place="/home/me/project")
+           for name, description in (("git_status", "Shows the working tree status."),
+                                     ("git_log", "Shows the commit logs, filtered by dates."))]
+    text = "What's today's date?"
+    llama = FakeLlama({text: [("git_status", {"repo_path": "/home/me/project"})]})
+    assert await Router(llama).route(user(text), git) == []
+    assert arguments_schema(git[0]) in [a.get("schema") for a in llama.asked]  # refused once its values were read
+
+
 async def test_a_first_call_of_a_tool_the_model_says_does_not_do_what_was_asked_is_not_made() -> None:
     """Asked plainly, after it opened a call: "What's the magnetic field 4m from a wire carrying 2A?" with only
     `calculate_wave_amplitude` offered (BFCL irrelevance_21) is a no; the next likeliest tool is tried instead."""
@@ -545,6 +560,31 @@ async def test_with_many_tools_the_decision_reads_the_one_servers_tools_that_sha
     await Router(llama).route(earlier, [*WIDGETS, *WEATHER])
     # (asked in the conversation, then alone: `test_a_follow_up_after_answers_in_words_…`)
     assert offered_in(llama) == [["get_weather", "get_rain"]] * 2
+
+
+async def test_a_big_servers_many_tools_sharing_a_common_word_do_not_outvote_the_one_tool_made_for_the_message() -> None:
+    """Beside the five reference servers, "Get the working hours of Louvre Museum in Paris." read the file server's
+    table: its 14 tools all say they only "work" within allowed folders, and their ranks added up (1/2 + 1/3 + …)
+    beat the museum tool's first place. A table counts its best tool and half its second best."""
+    files = server("files", [(f"file_tool_{i}", f"Handles files of kind {i}; it only works within allowed folders.")
+                             for i in range(12)])
+    museum = server("museums", [("museum_hours", "Opening hours of a museum.")])
+    text = "What are the working hours of the Louvre museum?"
+    llama = FakeLlama({text: [("museum_hours", {"city": "Paris"})]})
+    await Router(llama).route(user(text), [*files, *museum])
+    assert offered_in(llama) == [["museum_hours"]]
+
+
+async def test_a_message_naming_the_folder_a_server_works_in_reads_that_servers_table() -> None:
+    """"open /tmp/…/files/notes/ideas.md" shares "open" with the memory server's `open_nodes` and no word with the
+    file server's tools; the folder, as mcp.json names it, is the file server's."""
+    files = [dataclasses.replace(t, place="/home/me/files") for t in
+             server("files", [(f"reader_{i}", f"Reads the text of kind {i}.") for i in range(6)])]
+    memory = server("memory", [(f"graph_tool_{i}", "Adds to the knowledge graph.") for i in range(5)])
+    memory.append(foreign("open_nodes", "Open nodes of the knowledge graph by their names.", {}, [], "mcp:memory"))
+    llama = FakeLlama({})
+    await Router(llama).route(user("open /home/me/files/notes/ideas.md"), [*files, *memory])
+    assert offered_in(llama) == [[t.name for t in files]]
 
 
 async def test_a_message_sharing_no_word_with_any_table_is_decided_on_the_table_likeliest_to_call() -> None:
