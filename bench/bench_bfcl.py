@@ -30,6 +30,11 @@ The rules, before the code:
   categories weighted by each category's size in BFCL (a full run weights by count; with a sample,
   the full sizes keep the weights the leaderboard's); Irrelevance is the unweighted mean of
   irrelevance and live_irrelevance; Relevance is live_relevance alone.
+- `--beside`: each question's functions are offered after the tools of other servers, never run (every
+  call is held), as a person who connected several servers has them: `bench/server_eval/reference_tools.json`
+  is the five MCP reference servers' 52 tools as they list them (`bench/bench_servers.py --dump-tools`).
+  The route then reads one server's table at a time and must find the question's. A call of one of
+  those tools is wrong (BFCL's checker knows only the question's functions).
 - Also: median seconds per question, and answers whose visible text shows call syntax (a tool's
   name followed by "(", a JSON "arguments" key, a <tool_call> or <mcp-request> tag).
 - multi_turn_base (only with --multi-turn, or named in --categories): BFCL's own executable classes
@@ -43,6 +48,7 @@ The rules, before the code:
     python bench/bench_bfcl.py --limit 2 --categories simple_python,live_irrelevance -v
     python bench/bench_bfcl.py --models qwen0.5b,qwen1.5b --rungs route,xml --json results.json
     python bench/bench_bfcl.py --ids wrong.txt -v                 the questions named (a line each, or a --json file)
+    python bench/bench_bfcl.py --beside bench/server_eval/reference_tools.json   beside the reference servers' tools
     python bench/bench_bfcl.py --multi-turn --categories multi_turn_base --limit 2 --n-ctx 16384
 
 Rungs: auto (the default: the rung the product takes with tool_mode auto, the first the backend
@@ -87,7 +93,7 @@ from sidespin.llm.embedded import DEFAULT_N_CTX, EmbeddedBackend  # noqa: E402
 from sidespin.llm.openai import OpenAIBackend  # noqa: E402
 from sidespin.mcp.content import tool_from_mcp  # noqa: E402
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm  # noqa: E402
-from sidespin.tools import ToolRegistry  # noqa: E402
+from sidespin.tools import Tool, ToolRegistry  # noqa: E402
 
 BFCL_VERSION = "2026.3.23"
 # BFCL keeps lock files (and would keep results) under its "project root": here, not in site-packages.
@@ -251,9 +257,22 @@ async def _never_run(**arguments: Any) -> str:
     raise AssertionError("a single-turn BFCL question's calls wait for approval and are never run")
 
 
+BESIDE: list[Tool] = []  # other servers' tools, offered before each question's (--beside)
+
+
+def beside(path: Path) -> list[Tool]:
+    """The tools of a `--beside` file (name, description, input_schema, source, place...): listed, never run."""
+    return [Tool(fn=_never_run, **listed) for listed in json.loads(path.read_text(encoding="utf-8"))]
+
+
 def offered(functions: list[dict[str, Any]], body: Callable[[str], ToolBody] | None = None) -> ToolRegistry:
-    """A registry of the functions, made as the product makes an MCP server's tools (`tool_from_mcp`)."""
+    """A registry of the functions, made as the product makes an MCP server's tools (`tool_from_mcp`), after
+    the tools of `BESIDE` whose names the functions do not take."""
     registry = ToolRegistry()
+    names = {function["name"] for function in functions}
+    for tool in BESIDE:
+        if tool.name not in names:
+            registry.add(tool)
     for function in functions:
         fn = body(function["name"]) if body else _never_run
         registry.add(tool_from_mcp(listed_tool(function), fn, source=SOURCE, timeout=60.0))
@@ -596,6 +615,9 @@ async def main(args: argparse.Namespace) -> int:
         raise SystemExit(f"categories: {', '.join(CATEGORIES + (MULTI_TURN,))}; rungs: {', '.join(RUNGS)}")
     ids = read_ids(Path(args.ids)) if args.ids else None
     questions = choose_questions(categories, args.limit, args.seed, ids)
+    if args.beside:
+        BESIDE[:] = beside(Path(args.beside))
+        print(f"each question's functions offered after {len(BESIDE)} tools of {args.beside}")
     print(f"{len(questions)} BFCL questions (bfcl-eval {BFCL_VERSION}, seed {args.seed}) in "
           f"{len(dict.fromkeys(q.category for q in questions))} categories; threads {args.threads}, "
           f"answers capped at {args.max_tokens} tokens, context {args.n_ctx}")
@@ -630,6 +652,7 @@ if __name__ == "__main__":
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (default 1)")
     parser.add_argument("--n-ctx", type=int, default=DEFAULT_N_CTX, help=f"context (default {DEFAULT_N_CTX}, the product's)")
     parser.add_argument("--max-tokens", type=int, default=256, help="cap of one answer (default 256)")
+    parser.add_argument("--beside", help="offer these tools (a JSON list) before each question's functions, never run")
     parser.add_argument("--json", help="write every answer to this file")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each wrong answer")
     parser.add_argument("--log", help="also write the product's log (INFO) to this file")

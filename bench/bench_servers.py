@@ -507,6 +507,8 @@ async def main(args: argparse.Namespace) -> int:
     if args.match:  # a focused run: the prompts whose text, and the scripts whose name, match
         rows = [row for row in rows if re.search(args.match, row["text"], re.IGNORECASE)]
         scripts = [script for script in scripts if re.search(args.match, script["name"], re.IGNORECASE)]
+    if args.dump_tools:
+        return await dump_tools(Path(args.dump_tools), path, args.threads)
     print(f"model {path.name}; threads {args.threads}; {len(rows)} prompts, {len(scripts)} scripts")
     outcomes: list[Outcome] = []
     results: list[ScriptResult] = []
@@ -539,6 +541,20 @@ async def main(args: argparse.Namespace) -> int:
     return 0
 
 
+async def dump_tools(path: Path, model: Path, threads: int) -> int:
+    """Write the servers' tools as they list them (for `bench_bfcl.py --beside`), the workspace's folders as
+    /home/me/...: what the route is offered of them, never to be run from the file."""
+    with tempfile.TemporaryDirectory(prefix="bench-servers-") as temp:
+        space = make_workspace(Path(temp))
+        async with open_engine(space, model, threads) as engine:
+            listed = [{"name": t.name, "description": t.description, "input_schema": t.input_schema,
+                       "source": t.source, "read_only": t.read_only, "destructive": t.destructive,
+                       "place": t.place.replace(str(space.root), "/home/me")} for t in engine.registry]
+    path.write_text(json.dumps(listed, ensure_ascii=False, indent=1), encoding="utf-8")
+    print(f"{len(listed)} tools written to {path}")
+    return 0
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="qwen0.5b", help=f"{', '.join(NAMED_MODELS)} or a .gguf path")
@@ -551,6 +567,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("-v", "--verbose", action="store_true", help="print each wrong one with what happened")
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (default 1)")
     parser.add_argument("--log", help="write the product's log (INFO and up) to this file")
+    parser.add_argument("--dump-tools", help="only write the servers' tools to this JSON file (bench_bfcl.py --beside)")
     parser.add_argument("--startup-child", help=argparse.SUPPRESS)  # the workspace, as JSON
     return parser.parse_args(argv)
 

@@ -82,6 +82,17 @@ def test_the_registry_offers_the_functions_as_an_mcp_servers_tools_dots_kept():
         assert tool.source == "mcp:bfcl" and tool.required == ["items"]
 
 
+def test_beside_the_reference_servers_the_functions_come_after_their_tools_and_keep_their_own_names(monkeypatch):
+    listed = bench.beside(ROOT / "bench" / "server_eval" / "reference_tools.json")
+    assert len(listed) == 52 and {t.source for t in listed} == {
+        "mcp:filesystem", "mcp:memory", "mcp:git", "mcp:time", "mcp:everything"}
+    echo = {**TRIANGLE, "name": "echo"}  # a question's function named as a reference tool is the question's
+    monkeypatch.setattr(bench, "BESIDE", listed)
+    with bench.offered([TRIANGLE, echo]) as registry:
+        assert len(registry) == 53 and registry.names()[-2:] == ["calculate_triangle_area", "echo"]
+        assert registry.get("echo").source == "mcp:bfcl"
+
+
 def test_a_right_answer_passes_bfcls_checker_and_a_wrong_one_fails_it():
     q = question("simple_python", "1")  # math.factorial(number=5)
     assert bench.judge(q, bench.Answer(calls=[{"math.factorial": {"number": 5}}])) == (True, "")
