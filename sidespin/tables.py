@@ -11,12 +11,13 @@ Which table (`table_for`): BM25 (SQLite's FTS5, with the Porter stemmer) ranks t
 their name split into words, their description and their parameters' names and descriptions;
 the query is the words of the last user message that carry meaning (not "the", "to", "that" …),
 or of the one before when the last matches no tool. A table scores its best tool's BM25 score and
-half its second best's, and half the best table's more when it holds a tool the conversation
-already called (a follow-up often needs the same tool again, or its sibling). Not the sum over
-its tools: a big server's many tools each matching a common word outvote the one tool made for
-the message. Offered beside the five MCP reference servers' 52 tools, the question's own
-functions were chosen for 387 of BFCL's 400 simple_python questions (267 summing inverse ranks),
-196 of 200 multiple, 212 of 258 live_simple and 989 of 1,053 live_multiple (171, 145, 924);
+a fifth of its second best's (`_SECOND`), and half the best table's more when it holds a tool the
+conversation already called (a follow-up often needs the same tool again, or its sibling). Not
+the sum over its tools: a big server's many tools each matching a common word outvote the one
+tool made for the message. Offered beside the five MCP reference servers' 52 tools, the
+question's own functions were chosen for 391 of BFCL's 400 simple_python questions (267 summing
+inverse ranks), 198 of 200 multiple, 217 of 258 live_simple and 985 of 1,053 live_multiple (171,
+145, 924); the best tool alone gave 390, 198, 218, 978, half the second 387, 196, 212, 989;
 "Get the working hours of Louvre Museum in Paris." went to the file server, whose 14 tools all
 say where they "work". A table whose server works in a folder the message names (`Tool.place`)
 is chosen whatever the words ("open /home/me/notes/ideas.md" is the file server's, though the
@@ -62,6 +63,7 @@ please so that the their them then there these this to was we what when where wh
 now same just some any all also get give tell show let lets want need""".split())
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _SHORT_MESSAGE = 3  # words: "Hello", "Good morning!" have no function word to tell their language by
+_SECOND = 0.2  # what a table's second best tool adds to its best one's score, as a share of its own (`table_for`)
 
 
 def words_of(text: str) -> list[str]:
@@ -142,7 +144,7 @@ def table_for(cut: Sequence[Sequence[Tool]], messages: Sequence[dict[str, Any]])
 
     def score(index: int) -> float:
         bonus = scored[0][1] / 2 if {t.name for t in cut[index]} & called else 0.0
-        return sum(found / (rank + 1) for rank, found in enumerate(best.get(index, [])[:2])) + bonus
+        return sum(found * weight for found, weight in zip(best.get(index, []), (1, _SECOND))) + bonus
 
     return cut[max(named or range(len(cut)), key=score)]
 

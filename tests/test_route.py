@@ -275,6 +275,18 @@ async def test_a_second_call_the_message_does_not_ask_for_is_not_made() -> None:
     assert len(await Router(FakeLlama({text: fewer}, writes=1)).route(user(text), TOOLS)) == 1  # nothing new
 
 
+async def test_one_more_call_is_tried_only_for_a_message_that_may_ask_for_several() -> None:
+    """A model that wrote one call is tried for another only where the message has an "and", a list or a second
+    sentence (every parallel question of BFCL does): for "Create a file called packing.txt" the 1.5B wrote
+    `write_file`'s arguments a second time, 1.3 s, for a repeat that was then refused."""
+    for text, tries in (("time in Tokyo", 1), ("time in Tokyo and in Paris", 2), ("time in Tokyo, Paris", 2)):
+        llama = FakeLlama({text: [("current_time", {"zone": "Asia/Tokyo"}), ("current_time", {"zone": "Asia/Tokyo"})]},
+                          writes=1)
+        calls = await Router(llama).route(user(text), TOOLS)
+        assert len(calls) == 1, text
+        assert len([a for a in llama.asked if a["kind"] == "complete" and a["schema"]]) == tries, text
+
+
 async def test_a_similar_tool_given_the_same_values_is_not_a_second_request() -> None:
     text = "time in Tokyo"
     lookalike = foreign("clock_in_zone", "The clock of a time zone.", {"zone": {"type": "string"}}, ["zone"])
