@@ -42,8 +42,9 @@ The rules, before the code:
 - **More calls**: after a call, when the likeliest next tokens write the separator, another
   call follows, up to `MAX_CALLS`; a repeated call ends it. When they do not, one more call is
   tried anyway if the message may ask for several (`_asks_several`): a small model writes one call
-  where "the time in Tokyo and in Paris" asks for two. Either way a call after the first is kept only if the message asks for it (`asked_for`),
-  for a small model also goes on after the right call (the cone's volume, then its mass).
+  where "the time in Tokyo and in Paris" asks for two. Either way a call after the first is kept
+  only if the message asks for it (`asked_for`), for a small model also goes on after the right
+  call (the cone's volume, then its mass).
   Once results have come back the route decides again (list, then read), under a higher
   threshold: halfway from the first one to certainty, since a small model keeps calling.
   A tool already called since the person's message is not called again in that turn: a
