@@ -9,7 +9,10 @@ The rules, before the code:
 - **Mentioned** (`_mentioned`): a string whose words (three letters or more, or digits) appear in
   what was said, except a placeholder ("YOUR_API_KEY", "/path/to/your/files", "<token>") or an
   e-mail address ("adriel@example.com" for "Adriel"), which counts only when said whole (a
-  tool's schema may give one as its default); a number written in it as a number (1 is not in
+  tool's schema may give one as its default), or a file's name whose extension no one said
+  ("/home/me/files/notes.txt" for "Which files are in the notes folder?": the 0.5B read a file it
+  made up, failed, and answered that the folder held it; of BFCL's right answers, no file's name
+  has an extension its question does not say); a number written in it as a number (1 is not in
   "10", 5000 is in "5,000"); a switch (also one written as the string 'True' or 'False') whose
   name's words appear; a list all of whose items are mentioned; an object with any mentioned value.
 - **Optional values no one asked for are dropped** (`grounded`): a made-up filter silently
@@ -237,6 +240,7 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")
 _PLACEHOLDER = re.compile(r"(?i)(?<![a-z])your[-_/]|/your(?![a-z])|/path/to/|^\s*<[^<>]+>\s*$|^\s*your( [a-z]+){1,2}\s*$")
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")  # an address: one made up to fill a call reaches a stranger
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_FILE_NAME = re.compile(r"^[^\s@]*[^\s/@.]\.([A-Za-z][A-Za-z0-9]{0,4})$")  # a path or name ending in .ext, no address
 
 
 def _numbers(said: str) -> set[float]:
@@ -251,6 +255,9 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
     if isinstance(value, str):
         if _PLACEHOLDER.search(value) or _EMAIL.match(value.strip()):  # said whole: "YOUR_API_KEY" shares "api"
             return value.strip().lower() in said  # with the message, and "adriel@example.com" "Adriel", but neither is
+        file = _FILE_NAME.match(value.strip())
+        if file and not re.search(rf"(?<![^\W_]){re.escape(file.group(1).lower())}(?![^\W_])", said):
+            return False  # "notes.txt" for "the notes folder": an extension no one said
         words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
         return not words or any(w in said or (len(w) >= 6 and w[:-1] in said) for w in words)  # "German": Germany
     if isinstance(value, list):

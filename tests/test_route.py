@@ -1079,6 +1079,19 @@ async def test_a_time_said_on_the_twelve_hour_clock_grounds_the_same_time_on_the
     assert await Router(FakeLlama({text: [("convert_time", made_up)]})).route(user(text), [convert]) == []
 
 
+async def test_a_file_name_with_an_extension_no_one_said_is_made_up() -> None:
+    """"Which files are in the notes folder?": the 0.5B read "/home/me/files/notes.txt", which does not exist, and
+    answered that the folder held `notes.txt`."""
+    read = dataclasses.replace(foreign("read_text_file", "Read the complete contents of a file as text.",
+                                       {"path": {"type": "string"}}, ["path"], source="mcp:files"),
+                               place="/home/me/files")
+    for text, path, made in (("Which files are in the notes folder?", "/home/me/files/notes.txt", False),
+                             ("What's on my to-do list? It's in notes/todo.md.", "/home/me/files/notes/todo.md", True),
+                             ("Show me the budget CSV in my files.", "/home/me/files/budget.csv", True)):
+        calls = await Router(FakeLlama({text: [("read_text_file", {"path": path})]})).route(user(text), [read])
+        assert [c.arguments["path"] for c in calls] == ([path] if made else []), text
+
+
 async def test_a_value_said_in_other_words_grounds_the_value_a_tool_takes() -> None:
     """On BFCL's own answers, the rule refused 35 of simple_python's 400 right calls: "an annual interest rate of 5%"
     is the 0.05 a tool takes, "213 million" 213000000, "Canadian dollars" CAD, "March 2nd" a date with 03 in it."""
