@@ -870,11 +870,14 @@ def _deprecated_for(tool: Tool) -> str | None:
 def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, Any]], listed: list[Tool]) -> bool:
     """Whether a call of `tool` is refused from its name alone, before its arguments are written: a tool
     already called in this turn (`called`), or one without required values that shares no word with the
-    message (in the language of the `listed` tools)."""
+    message (in the language of the `listed` tools), unless the conversation called its server already: "What
+    is my sister's name?" after "Remember that my sister's name is Ada." (`create_entities`) is about what the
+    memory server holds, and `read_graph` reads it all."""
     if tool.name in called:
         logger.info("ROUTE_REPEAT {}: called already in this turn, so no call", tool.name)
         return True
-    if not tool.required and not shares_a_word([tool], messages, listed):
+    server = {t.name for t in listed if t.source == tool.source}
+    if not tool.required and not shares_a_word([tool], messages, listed) and not called_tools(messages) & server:
         logger.info("ROUTE_UNRELATED {}: no required value to check and no word in common, so no call", tool.name)
         return True
     return False

@@ -157,6 +157,24 @@ async def test_a_tool_without_required_values_that_shares_no_word_with_the_messa
     assert [c.name for c in calls] == ["random_fact"]
 
 
+async def test_a_tool_without_required_values_of_a_server_the_conversation_called_is_not_unrelated() -> None:
+    """"What is my sister's name?" after "Remember that my sister's name is Ada." shares no word with `read_graph`,
+    but the conversation stored it with that server's `create_entities`: the 0.5B named `read_graph`, refused as
+    unrelated, and answered "Li"."""
+    memory = [foreign("create_entities", "Create entities in the knowledge graph.",
+                      {"entities": {"type": "array", "items": {"type": "string"}}}, ["entities"], source="mcp:memory"),
+              foreign("open_nodes", "Open nodes of the knowledge graph by their names.",
+                      {"names": {"type": "array", "items": {"type": "string"}}}, ["names"], source="mcp:memory"),
+              foreign("read_graph", "Read the entire knowledge graph.", {}, [], source="mcp:memory")]
+    text = "What is my sister's name?"
+    earlier = [*user("Remember that my sister's name is Ada."), {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "c", "type": "function", "function": {"name": "create_entities", "arguments": '{"entities": ["Ada"]}'}}]},
+        {"role": "tool", "tool_call_id": "c", "content": "stored"}, {"role": "assistant", "content": "Noted."}]
+    calls = await Router(FakeLlama({text: [("read_graph", {})]})).route([*earlier, *user(text)], memory)
+    assert [c.name for c in calls] == ["read_graph"]
+    assert await Router(FakeLlama({text: [("read_graph", {})]})).route(user(text), memory) == []  # a fresh chat
+
+
 async def test_a_first_call_whose_values_all_come_from_the_tool_itself_and_shares_no_word_is_not_made() -> None:
     """"What's today's date?" offered a git server: the 0.5B called `git_status` of the server's repository."""
     status = dataclasses.replace(foreign("git_status", "Shows the working tree status.",
