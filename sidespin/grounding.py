@@ -240,7 +240,9 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")
 _PLACEHOLDER = re.compile(r"(?i)(?<![a-z])your[-_/]|/your(?![a-z])|/path/to/|^\s*<[^<>]+>\s*$|^\s*your( [a-z]+){1,2}\s*$")
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")  # an address: one made up to fill a call reaches a stranger
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_FILE_NAME = re.compile(r"^[^\s@]*[^\s/@.]\.([A-Za-z][A-Za-z0-9]{0,4})$")  # a path or name ending in .ext, no address
+# a file's name ending in .ext: a path (spaces allowed: "/home/me/India/New Delhi.txt") or one word, not an address
+# nor a command ("taskkill /IM firefox.exe")
+_FILE_NAME = re.compile(r"^(?:[/~.][^@]*|[^\s@]*)[^\s/@.]\.([A-Za-z][A-Za-z0-9]{0,4})$")
 
 
 def _numbers(said: str) -> set[float]:

@@ -1104,6 +1104,7 @@ async def test_a_file_name_with_an_extension_no_one_said_is_made_up() -> None:
                                        {"path": {"type": "string"}}, ["path"], source="mcp:files"),
                                place="/home/me/files")
     for text, path, made in (("Which files are in the notes folder?", "/home/me/files/notes.txt", False),
+                             ("Book me a ticket to New Delhi.", "/home/me/files/India/New Delhi.txt", False),
                              ("What's on my to-do list? It's in notes/todo.md.", "/home/me/files/notes/todo.md", True),
                              ("Show me the budget CSV in my files.", "/home/me/files/budget.csv", True)):
         calls = await Router(FakeLlama({text: [("read_text_file", {"path": path})]})).route(user(text), [read])
