@@ -142,11 +142,13 @@ _PARAMETER_NOTE = 120  # characters of a required parameter's description
 _OPTIONAL_NOTE = 60  # ... of an optional one's (its value is kept only when the conversation mentions it)
 _NOISE = frozenset({"$schema", "$id", "title"})  # schema keys left out of what the decision is offered
 _VALUE_TOKENS = 12  # tokens of a failed value looked at for the model's other idea
-_OTHER_IDEA = 0.01  # ... below this probability the model has none ("Asia" after "Europe/Tokyo" failed: 0.02)
-_IDEAS = 4  # other values tried, the likeliest first (one may copy the error back: "No time zone found …")
+_OTHER_IDEA = 0.003  # ... below this probability the model has none ("Asia" after "Europe/Tokyo" failed: 0.02;
+# "America" after "Los Angeles" failed: 0.005, after three ideas that wrote the error's words back)
+_IDEAS = 4  # other values written out, the likeliest first (most copy the error back: "No time zone found …")
 _STRING_REST = 'root ::= [^"\\\\\\x00-\\x1f]{0,80} "\\""'  # the rest of a JSON string, to its closing quote
 _FILE = re.compile(r"^(?:[/~\\]|\.{1,2}/|[A-Za-z]:)|\.[A-Za-z][A-Za-z0-9]{0,4}$")  # a path, or a file's name
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')  # what cannot stand inside a JSON string as written
+_WORD_OF = re.compile(r"[^\W\d_]{4,}")  # a word of an error message (four letters or more)
 FIT = 0.35  # the model's "yes, this function does what the user asks" below this, and the first call is not made
 # The plain question a first call must pass (`Router._fits`), with worked answers about made-up functions that
 # no offered tool, built-in or BFCL's, resembles. On 100 random BFCL question-function pairs (seed 7, none of them
@@ -740,14 +742,16 @@ class Router:
             if greedy is None:
                 break
             consumed += greedy
+        # the error's own words, but for the value's: "Unknown timezone" after "Invalid timezone: … Los Angeles"
+        echoed = set(_WORD_OF.findall(error.lower())) - set(_WORD_OF.findall(value.lower()))
         for p, before, token in sorted(ideas, reverse=True)[:_IDEAS]:
             if p < _OTHER_IDEA:
                 break
             tail = await self.llama.complete(written + before + token, _STRING_REST, None, 32)
             other = before + token + tail.removesuffix('"')
             mended = {**call.arguments, parameter: other}
-            # not the error's own words copied back, nor a call the turn made already (Paris, which had worked)
-            if other.strip() and other.lower() not in error.lower() and mended not in tried:
+            # not the error's words written back, nor a call the turn made already (Paris, which had worked)
+            if other.strip() and not set(_WORD_OF.findall(other.lower())) & echoed and mended not in tried:
                 logger.info("ROUTE_ANOTHER_VALUE {}.{}: {!r} failed, {!r} instead (p={:.2f})", call.name, parameter,
                             value, other, p)
                 return ToolCall(call.name, mended)

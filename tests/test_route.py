@@ -827,6 +827,26 @@ async def test_a_failed_call_written_again_gets_the_models_next_likeliest_value_
     assert await Router(model, threshold=0.5).route(quiet, TOOLS) == []
 
 
+class LosAngeles(Hesitant):
+    """The 0.5B after "Los Angeles" failed (measured): three ideas that write the error's words back, then
+    "America" at 0.005."""
+
+    VALUE = Hesitant.VALUE
+    IDEAS = {VALUE: [("Los", 0.897), ("Invalid", 0.021), ("No", 0.012), ("Unknown", 0.0099), ("America", 0.005)],
+             VALUE + "Los": [(" Angeles", 0.99)], VALUE + "Los Angeles": [('"}', 0.97)]}
+    ENDS = {"Invalid": " timezone: 'No time zone found with key Los Angeles'\"", "Unknown": ' timezone"',
+            "No": ' time zone found with key Los Angeles"', "America": '/Los_Angeles"'}
+
+
+async def test_a_failed_value_is_mended_with_an_idea_that_does_not_write_the_errors_words_back() -> None:
+    asked = "time in Los Angeles"
+    history = [*user(asked), *zone_called("c", "Los Angeles", "Error: Invalid timezone: 'No time zone found with key "
+                                                              "Los Angeles'")]
+    model = LosAngeles({}, p_call=0.99, after={asked: [("current_time", {"zone": "Los Angeles"})]})
+    calls = await Router(model, threshold=0.5).route(history, TOOLS)
+    assert [(c.name, c.arguments) for c in calls] == [("current_time", {"zone": "America/Los_Angeles"})]
+
+
 async def test_mending_a_failed_call_with_another_tool_needs_a_word_of_its_own_too() -> None:
     """"What time is it in Tokyo and in Paris?": "Europe/Tokyo" failed, and the 0.5B went on to `convert_time` with
     "Europe/Tokyo" again, which failed too."""
