@@ -536,6 +536,7 @@ class Router:
         # the answer's first call refused: the next likeliest name is tried, once; after results, only while a
         # failed call may still be mended ("Europe/Tokyo" failed, and the 0.5B named `convert_time`, refused)
         second = not earlier or bool(_mendable(messages))
+        several = _asks_several(last_said(messages))  # one more call is tried only where the message may ask it
         guessing = False  # the call under way is that next name's: arguments that do not fit make no call
 
         def next_name(refused_name: str) -> bool:
@@ -595,7 +596,7 @@ class Router:
             guessing = False
             written += text
             tried = not await self._another(written, form)
-            if tried and (again or not _asks_several(last_said(messages))):  # nothing asks for another call
+            if tried and (again or not several):  # nothing asks for another call
                 break
             written += form.separator
         return calls
@@ -862,7 +863,8 @@ def _asks_several(text: str) -> bool:
     sentence. Every parallel question of BFCL does (parallel, parallel_multiple, live_parallel and
     live_parallel_multiple: 440 of 440); the one more call tried after a model that wrote one is written for
     no other message (it cost the 1.5B 1.3 s of arguments for "Create a file called packing.txt", a repeat)."""
-    return bool(_REQUEST_BREAK.search(text.strip()) or _LIST_MARK.search(text.strip()))
+    text = text.strip()
+    return bool(_REQUEST_BREAK.search(text) or _LIST_MARK.search(text))
 
 
 def _deprecated_for(tool: Tool) -> str | None:
@@ -880,8 +882,8 @@ def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, 
     if tool.name in called:
         logger.info("ROUTE_REPEAT {}: called already in this turn, so no call", tool.name)
         return True
-    server = {t.name for t in listed if t.source == tool.source}
-    if not tool.required and not shares_a_word([tool], messages, listed) and not called_tools(messages) & server:
+    if (not tool.required and not shares_a_word([tool], messages, listed)
+            and not called_tools(messages) & {t.name for t in listed if t.source == tool.source}):
         logger.info("ROUTE_UNRELATED {}: no required value to check and no word in common, so no call", tool.name)
         return True
     return False
