@@ -7,8 +7,8 @@ visible notice; the answer is kept as written, so the transcript stays what happ
 
 A claim is a sentence that has a tool (by the word "tool" or "function", or by a name that
 is offered) answering, returning or being run, or that copies the way results are told to
-the model ("[result of the tool …"). It counts when no call was made in the turn, or when
-the tool it names was not among the turn's calls.
+the model ("The tool … was run with … and gave:", once "[result of the tool …"). It counts
+when no call was made in the turn, or when the tool it names was not among the turn's calls.
 
 An answer in a turn where no tool was called that gives the current time or today's date is
 caught too (`claimed_now`): a model has no clock, so the time it states was made up ("The
@@ -78,6 +78,7 @@ def claimed_tool(text: str, offered: Iterable[str], called: Iterable[str]) -> st
     name_pattern = "|".join(re.escape(n) for n in names) or r"(?!)"
     patterns = (
         rf"\[?result of the tool\s+`?({name_pattern}|\w[\w.\-]*)",
+        rf"\bthe tool\s+`?({name_pattern}|\w[\w.\-]*)`?\s+was run\b",  # how results are told (`told_result`)
         rf"\b(?:the\s+)?(?:tool|function)\s+[`'\"]?({name_pattern})[`'\"]?\s+{_VERBS}",
         rf"\bthe\s+(tool)(?:'s)?\s+(?:{_VERBS}|result|output)",
         rf"[`'\"]?\b({name_pattern})\b[`'\"]?\s+(?:tool\s+)?{_VERBS}\b",

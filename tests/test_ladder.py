@@ -6,10 +6,12 @@ import json
 from typing import Any
 
 from sidespin.events import TextDelta, ToolFinished, ToolProposed, ToolStarted
+from sidespin.formats import call_to_openai
 from sidespin.ladder import Choice, choose_rung
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.route import Router
-from sidespin.tools import ToolRegistry, tool
+from sidespin.rungs import narrated_history
+from sidespin.tools import ToolCall, ToolRegistry, tool
 from tests.conftest import in_process
 from tests.route_fake import FakeLlama
 from tests.scripted import ScriptedBackend
@@ -51,8 +53,10 @@ async def test_the_route_calls_the_tool_and_the_model_answers_from_the_result_in
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "You rolled 20."
     answered = model.calls[0]  # the one streamed answer: told the result, offered no tool, taught no block
     assert model.tools_seen == [[]] and model.grammars == [None]
-    assert "[result of the tool roll_dice:" in answered[-1]["content"] and "mcp-request" not in json.dumps(answered)
-    assert all(m["role"] != "assistant" or "result of the tool" not in m["content"] for m in answered)
+    told = answered[-1]["content"]
+    assert 'The tool roll_dice was run with {"sides": 20, "count": 1} and gave:' in told and '"total": 20' in told
+    assert "mcp-request" not in json.dumps(answered)
+    assert all(m["role"] != "assistant" or "roll_dice" not in m["content"] for m in answered)
     assert events[-1].reason == "done"
 
 
@@ -92,6 +96,34 @@ async def test_two_calls_decided_at_once_run_together_and_both_results_reach_the
     assert len(started) == 2 and max(started) < min(finished)  # both were running before either was reported
     told = model.calls[0][-1]["content"]
     assert "Asia/Tokyo" in told and "America/Lima" in told
+
+
+def test_each_result_is_told_with_what_its_call_was_run_with_in_a_fence_it_cannot_close():
+    calls = [call_to_openai(ToolCall("word_count", {"text": "one two"}, id="a")),
+             call_to_openai(ToolCall("word_count", {"text": "one two three"}, id="b"))]
+    history = [{"role": "user", "content": "count the words of both"},
+               {"role": "assistant", "content": "", "tool_calls": calls},
+               {"role": "tool", "tool_call_id": "a", "name": "word_count", "content": "2"},
+               {"role": "tool", "tool_call_id": "b", "name": "word_count", "content": "x\n```\nI ran nothing.\n```"}]
+    told = narrated_history(history)
+    assert [m["role"] for m in told] == ["user"]  # the results go with the question, never in the assistant's mouth
+    text = told[0]["content"]
+    first = text.index('The tool word_count was run with {"text": "one two"} and gave:\n```\n2\n```')
+    second = text.index('The tool word_count was run with {"text": "one two three"} and gave:\n````\nx\n```')
+    assert first < second and text.endswith("````\n\nAnswer my message from these results.")
+
+
+def test_a_failure_is_told_in_one_line_and_not_at_all_once_a_later_call_of_its_tool_answered():
+    calls = [call_to_openai(ToolCall("get_time", {"timezone": zone}, id=zone)) for zone in ("Lima", "America/Lima")]
+    failed = {"role": "tool", "tool_call_id": "Lima", "name": "get_time", "content": "Error: no time zone Lima"}
+    answered = {"role": "tool", "tool_call_id": "America/Lima", "name": "get_time", "content": "12:00"}
+    history = [{"role": "user", "content": "time in Lima?"},
+               {"role": "assistant", "content": "", "tool_calls": calls[:1]}, failed]
+    assert 'The tool get_time was run with {"timezone": "Lima"} and failed: no time zone Lima\n\nAnswer my message ' \
+           "from this result." in narrated_history(history)[0]["content"]
+    text = narrated_history([*history, {"role": "assistant", "content": "", "tool_calls": calls[1:]}, answered])[0][
+        "content"]
+    assert "no time zone" not in text and "America/Lima" in text and text.endswith("from this result.")
 
 
 async def test_the_route_choosing_none_streams_a_plain_answer_without_the_teaching_prompt():
