@@ -261,8 +261,9 @@ BESIDE: list[Tool] = []  # other servers' tools, offered before each question's 
 
 
 def beside(path: Path) -> list[Tool]:
-    """The tools of a `--beside` file (name, description, input_schema, source, place...): listed, never run."""
-    return [Tool(fn=_never_run, **listed) for listed in json.loads(path.read_text(encoding="utf-8"))]
+    """The tools of a `--beside` file (name, description, input_schema, source, places...): listed, never run."""
+    return [Tool(fn=_never_run, **{**listed, "places": tuple(listed.get("places", ()))})
+            for listed in json.loads(path.read_text(encoding="utf-8"))]
 
 
 def offered(functions: list[dict[str, Any]], body: Callable[[str], ToolBody] | None = None) -> ToolRegistry:

@@ -549,7 +549,7 @@ async def dump_tools(path: Path, model: Path, threads: int) -> int:
         async with open_engine(space, model, threads) as engine:
             listed = [{"name": t.name, "description": t.description, "input_schema": t.input_schema,
                        "source": t.source, "read_only": t.read_only, "destructive": t.destructive,
-                       "place": t.place.replace(str(space.root), "/home/me")} for t in engine.registry]
+                       "places": [p.replace(str(space.root), "/home/me") for p in t.places]} for t in engine.registry]
     path.write_text(json.dumps(listed, ensure_ascii=False, indent=1), encoding="utf-8")
     print(f"{len(listed)} tools written to {path}")
     return 0

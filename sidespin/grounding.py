@@ -283,7 +283,7 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
     description, schema and place (the folders its server works in) mention: a value made up to fill a call the
     message did not ask for ("the capital of Brazil?" answered with `calculate_area(base=10, height=5)`)."""
     schema = json.dumps(tool.input_schema, ensure_ascii=False)
-    known = f"{said}\n{tool.description}\n{tool.place}\n{schema}".lower()
+    known = "\n".join([said, tool.description, *tool.places, schema]).lower()
     return [name for name in tool.required if name in arguments and not _mentioned(name, arguments[name], known)]
 
 

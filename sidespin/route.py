@@ -361,9 +361,9 @@ def offered(tool: Tool, description: int = _DESCRIPTION) -> dict[str, Any]:
     described = copy.deepcopy(to_openai_tool(tool))
     function = described["function"]
     function["description"] = _cut(function.get("description") or "", description)
-    if tool.place:  # where its server works (`sidespin.mcp.places`), after the cut so that it is always read;
+    if tool.places:  # where its server works (`sidespin.mcp.places`), after the cut so that it is always read;
         # nothing after the folder: a small model copied "repo." with the sentence's full stop into repo_path
-        function["description"] += f" It works in {tool.place}"
+        function["description"] += " It works in " + " and ".join(tool.places)
     function["parameters"] = _compact(function["parameters"])
     properties = function["parameters"].get("properties") or {}
     for name, schema in properties.items():

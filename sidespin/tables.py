@@ -19,7 +19,7 @@ question's own functions were chosen for 391 of BFCL's 400 simple_python questio
 inverse ranks), 198 of 200 multiple, 217 of 258 live_simple and 985 of 1,053 live_multiple (171,
 145, 924); the best tool alone gave 390, 198, 218, 978, half the second 387, 196, 212, 989;
 "Get the working hours of Louvre Museum in Paris." went to the file server, whose 14 tools all
-say where they "work". A table whose server works in a folder the message names (`Tool.place`)
+say where they "work". A table whose server works in a folder the message names (`Tool.places`)
 is chosen whatever the words ("open /home/me/notes/ideas.md" is the file server's, though the
 memory server has `open_nodes`). With no word in common, no table is chosen: the route asks the
 model (`sidespin.route`).
@@ -131,7 +131,7 @@ def table_for(cut: Sequence[Sequence[Tool]], messages: Sequence[dict[str, Any]])
     """The table of `cut` most relevant to the last user messages; None when none shares a word with them (nor
     names a folder a server works in)."""
     said = last_said(messages)
-    named = [index for index, table in enumerate(cut) if any(_names_folder(said, tool.place) for tool in table)]
+    named = [index for index, table in enumerate(cut) if any(_names_folder(said, tool.places) for tool in table)]
     everything = [tool for table in cut for tool in table]
     scored = next((found for query in _queries(messages) if (found := _scored(everything, query))), [])
     if not scored:
@@ -149,9 +149,9 @@ def table_for(cut: Sequence[Sequence[Tool]], messages: Sequence[dict[str, Any]])
     return cut[max(named or range(len(cut)), key=score)]
 
 
-def _names_folder(said: str, place: str) -> bool:
-    """Whether the message names a folder of `place` (`Tool.place`: folders joined by " and ")."""
-    return any(folder.rstrip("/") in said for folder in place.split(" and ") if folder.strip("/"))
+def _names_folder(said: str, places: Sequence[str]) -> bool:
+    """Whether the message names one of the folders a server works in (`Tool.places`)."""
+    return any(folder.rstrip("/") in said for folder in places if folder.strip("/"))
 
 
 def shares_a_word(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], among: Sequence[Tool] = ()) -> bool:

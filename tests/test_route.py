@@ -179,7 +179,7 @@ async def test_a_first_call_whose_values_all_come_from_the_tool_itself_and_share
     """"What's today's date?" offered a git server: the 0.5B called `git_status` of the server's repository."""
     status = dataclasses.replace(foreign("git_status", "Shows the working tree status.",
                                          {"repo_path": {"type": "string"}}, ["repo_path"], source="mcp:git"),
-                                 place="/home/me/project")
+                                 places=("/home/me/project",))
     text = "What's today's date? The current one, in the end."  # "current" is a word of current_time's
     llama = FakeLlama({text: [("git_status", {"repo_path": "/home/me/project"})]})
     assert await Router(llama).route(user(text), [status, CLOCK]) == []
@@ -197,7 +197,7 @@ async def test_a_message_sharing_a_word_with_another_offered_tool_is_read_in_the
     called. `git_log` speaks of dates, so the message is in the tools' language, and `git_status` shares no word
     with it."""
     git = [dataclasses.replace(foreign(name, description, {"repo_path": {"type": "string"}}, ["repo_path"],
-                                       source="mcp:git"), place="/home/me/project")
+                                       source="mcp:git"), places=("/home/me/project",))
            for name, description in (("git_status", "Shows the working tree status."),
                                      ("git_log", "Shows the commit logs, filtered by dates."))]
     text = "What's today's date?"
@@ -608,12 +608,22 @@ async def test_a_big_servers_many_tools_sharing_a_common_word_do_not_outvote_the
 async def test_a_message_naming_the_folder_a_server_works_in_reads_that_servers_table() -> None:
     """"open /tmp/…/files/notes/ideas.md" shares "open" with the memory server's `open_nodes` and no word with the
     file server's tools; the folder, as mcp.json names it, is the file server's."""
-    files = [dataclasses.replace(t, place="/home/me/files") for t in
+    files = [dataclasses.replace(t, places=("/home/me/files",)) for t in
              server("files", [(f"reader_{i}", f"Reads the text of kind {i}.") for i in range(6)])]
     memory = server("memory", [(f"graph_tool_{i}", "Adds to the knowledge graph.") for i in range(5)])
     memory.append(foreign("open_nodes", "Open nodes of the knowledge graph by their names.", {}, [], "mcp:memory"))
     llama = FakeLlama({})
     await Router(llama).route(user("open /home/me/files/notes/ideas.md"), [*files, *memory])
+    assert offered_in(llama) == [[t.name for t in files]]
+
+
+async def test_a_folder_whose_name_has_an_and_is_named_only_whole() -> None:
+    """A server working in "/srv/tax and receipts" is not named by "receipts" alone."""
+    files = server("files", [(f"folder_tool_{i}", "Creates a new folder or lists a folder.") for i in range(6)])
+    taxes = [dataclasses.replace(t, places=("/srv/tax and receipts",)) for t in
+             server("taxes", [(f"tax_tool_{i}", "Adds a tax form.") for i in range(5)])]
+    llama = FakeLlama({})
+    await Router(llama).route(user("Make a new folder called receipts."), [*files, *taxes])
     assert offered_in(llama) == [[t.name for t in files]]
 
 
@@ -952,7 +962,7 @@ async def test_a_folder_its_server_works_in_is_a_known_value_and_is_offered_with
     llama = FakeLlama({text: [("git_status", {"repo_path": "/home/ada/project"})]})
     where = Tool("git_status", "Shows the working tree status",
                  {"type": "object", "properties": {"repo_path": {"type": "string"}}, "required": ["repo_path"]},
-                 fn=status, place="/home/ada/project")
+                 fn=status, places=("/home/ada/project",))
     nowhere = Tool(where.name, where.description, where.input_schema, fn=status)
     messages = [{"role": "user", "content": text}]
     assert [c.arguments for c in await Router(llama).route(messages, [where])] == [{"repo_path": "/home/ada/project"}]
@@ -1122,7 +1132,7 @@ async def test_a_file_name_with_an_extension_no_one_said_is_made_up() -> None:
     answered that the folder held `notes.txt`."""
     read = dataclasses.replace(foreign("read_text_file", "Read the complete contents of a file as text.",
                                        {"path": {"type": "string"}}, ["path"], source="mcp:files"),
-                               place="/home/me/files")
+                               places=("/home/me/files",))
     for text, path, made in (("Which files are in the notes folder?", "/home/me/files/notes.txt", False),
                              ("Book me a ticket to New Delhi.", "/home/me/files/India/New Delhi.txt", False),
                              ("What's on my to-do list? It's in notes/todo.md.", "/home/me/files/notes/todo.md", True),
@@ -1183,7 +1193,7 @@ async def test_a_refused_first_call_is_followed_by_the_likeliest_other_name_once
     diff = foreign("git_diff", "Shows differences between branches or commits.", {**repo, "target": {"type": "string"}},
                    ["repo_path", "target"])
     unstaged = foreign("git_diff_unstaged", "Shows changes in the working directory.", repo, ["repo_path"])
-    tools = [dataclasses.replace(t, place="/home/ada/project") for t in (diff, unstaged)]
+    tools = [dataclasses.replace(t, places=("/home/ada/project",)) for t in (diff, unstaged)]
     model = FakeLlama({asked: [("git_diff", {"repo_path": "/home/ada/project", "target": "main"}),
                                ("git_diff_unstaged", {"repo_path": "/home/ada/project"})]})
     assert await Router(model).route(user(asked), tools) == []

@@ -328,13 +328,13 @@ class MCPManager:
 
     def _register(self, registry: ToolRegistry, connection: Connection) -> list[Tool]:
         name = connection.name
-        place = " and ".join(folders(connection.config))  # where the server works, as mcp.json says
+        places = tuple(folders(connection.config))  # where the server works, as mcp.json says
         return [
             registry.add(
                 dataclasses.replace(
                     tool_from_mcp(listed, self._tool_fn(name, listed.name), source=f"mcp:{name}",
                                   timeout=max(_HARD_CAP, connection.config.timeout)),
-                    place=place,
+                    places=places,
                 ),
                 server=name,
             )

@@ -10,7 +10,7 @@ The rules, before the code:
   folder by an absolute (or `~`) path: `--repository /home/me/project`, `--repository=/home/me/project`,
   the filesystem server's allowed directories. Nothing else of the configuration (commands,
   environment, URLs, tokens) is told.
-- **Told with the server's own tools.** Each tool of the server carries them (`Tool.place`), and the
+- **Told with the server's own tools.** Each tool of the server carries them (`Tool.places`), and the
   route offers it at the end of its description ("It works in /home/me/project", with no full
   stop a small model would copy into the path): a git tool gets the
   repository, a file tool the files' folder, never the other's. A value taken from it counts as

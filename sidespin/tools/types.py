@@ -110,7 +110,7 @@ class Tool:
     read_only: bool = False
     destructive: bool = False
     timeout: float | None = None
-    place: str = ""  # the folders its MCP server works in, as mcp.json names them (`sidespin.mcp.places`)
+    places: tuple[str, ...] = ()  # the folders its MCP server works in, as mcp.json names them (`sidespin.mcp.places`)
 
     @property
     def parameters(self) -> dict[str, Any]:
