@@ -10,6 +10,7 @@ import pytest
 
 from sidespin.errors import MalformedToolCall
 from sidespin.grounding import asks_for_a_change, asks_something, changes_only, reads_only, steps
+from sidespin.tables import table_for
 from sidespin.route import (MAX_CALLS, SHORTLIST, TABLE_CHARS, Router, arguments_schema, decision_tables,
                             names_grammar, offered, offered_table, read_format)
 from sidespin.tools import Tool, tool
@@ -615,6 +616,23 @@ async def test_a_message_naming_the_folder_a_server_works_in_reads_that_servers_
     llama = FakeLlama({})
     await Router(llama).route(user("open /home/me/files/notes/ideas.md"), [*files, *memory])
     assert offered_in(llama) == [[t.name for t in files]]
+
+
+def test_a_message_naming_a_file_in_another_language_reads_the_file_tools_table() -> None:
+    """"Wie groß ist die Datei budget.csv?" shares no word with any tool; its file's name says it is about a file.
+    A site's name is no file's."""
+    files = server("files", [(f"file_tool_{i}", "Reads or writes a file.") for i in range(6)])
+    clock = server("clock", [(f"clock_tool_{i}", "Tells the time in a time zone.") for i in range(5)])
+    for text, table in [("Wie groß ist die Datei budget.csv?", files), ("Peux-tu lire notes/todo.md ?", files),
+                        ("Was gibt es Neues auf facebook.com und example.org?", None)]:
+        assert table_for([files, clock], user(text)) == table, text
+
+
+def test_numbers_in_a_message_choose_no_table() -> None:
+    """'change "Tuesday at 10:00" …' read a server whose tool counts "from 1 to 10"."""
+    files = server("files", [(f"file_tool_{i}", "Edits lines of a text file.") for i in range(6)])
+    links = server("links", [(f"link_tool_{i}", "Returns from 1 to 10 links at 00 cost.") for i in range(5)])
+    assert table_for([files, links], user('In notes/meeting.md, change "Tuesday at 10:00" to "11:00".')) == files
 
 
 async def test_a_folder_whose_name_has_an_and_is_named_only_whole() -> None:
