@@ -1,7 +1,12 @@
-"""The limits of a turn: its wall clock, its token budget, and a person's Stop.
+"""The limits of a turn: its wall clock, its token budget, a person's Stop, and an answer that loops.
 
 `TurnControl` holds them for one running turn; whichever comes first ends the turn
 with a `TurnCut`, which says why (for the person, and for a call it cut short).
+
+A small model's answer sometimes repeats one piece until its length limit: the 0.5B, told a
+file's text and asked its size in German, wrote "The datei budget.csv ist 1000000…" for 1,024
+tokens (26 s). An answer whose last `LOOP_SPAN` characters or more are one piece of up to
+`LOOP_PIECE` characters repeated `LOOP_REPEATS` times or more is stopped there (`looping`).
 """
 
 from __future__ import annotations
@@ -10,7 +15,21 @@ import asyncio
 import contextlib
 from typing import AsyncIterator
 
-__all__ = ["TurnControl", "TurnCut"]
+__all__ = ["TurnControl", "TurnCut", "looping", "LOOP_SPAN", "LOOP_PIECE", "LOOP_REPEATS"]
+
+LOOP_SPAN = 300  # characters: a rule of dashes or a table's border is shorter
+LOOP_PIECE = 60  # characters of the piece repeated (a line of a list written again and again)
+LOOP_REPEATS = 8
+
+
+def looping(text: str) -> bool:
+    """Whether `text` ends with one piece of up to `LOOP_PIECE` characters repeated to `LOOP_SPAN` characters or
+    more, `LOOP_REPEATS` times at least."""
+    for size in range(1, LOOP_PIECE + 1):
+        times = max(LOOP_REPEATS, -(-LOOP_SPAN // size))
+        if len(text) >= size * times and text[-size * times:] == text[-size:] * times:
+            return True
+    return False
 
 
 class TurnCut(Exception):
@@ -35,6 +54,7 @@ class TurnControl:
         self.seconds = seconds
         self.tokens = tokens
         self.spent = 0
+        self._tail = ""  # the end of what was streamed, where a loop shows
         self.reason: str | None = None
         self._deadline: float | None = None
         self._scope: asyncio.Timeout | None = None
@@ -46,12 +66,17 @@ class TurnControl:
             self._scope.reschedule(asyncio.get_running_loop().time())
 
     def spend(self, text: str) -> None:
-        """Count a streamed piece: one token, or one per 4 characters of a longer piece."""
+        """Count a streamed piece: one token, or one per 4 characters of a longer piece; an answer that loops
+        (`looping`) is cut too."""
         if not text:
             return
         self.spent += max(1, -(-len(text) // 4))
         if self.spent > self.tokens:
             self.reason = self.reason or "tokens"
+            raise self.cut()
+        self._tail = (self._tail + text)[-2 * LOOP_PIECE * LOOP_REPEATS - LOOP_SPAN:]
+        if looping(self._tail):
+            self.reason = self.reason or "loop"
             raise self.cut()
 
     def cut(self) -> TurnCut:
@@ -60,6 +85,9 @@ class TurnControl:
         if self.reason == "tokens":
             return TurnCut("tokens", f"this turn reached its limit of {self.tokens} tokens (turn_tokens) and was "
                            "stopped; what was said so far is kept", "the turn reached its token limit")
+        if self.reason == "loop":
+            return TurnCut("loop", "the answer began repeating itself and was stopped; what was said so far is kept",
+                           "the answer repeated itself")
         return TurnCut("time", f"this turn ran longer than {self.seconds:g} s (turn_seconds) and was stopped; "
                        "what was said so far is kept", "the turn ran out of time")
 

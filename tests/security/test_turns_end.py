@@ -77,6 +77,38 @@ async def test_a_model_that_talks_too_much_is_stopped_by_the_token_cap():
     assert any(isinstance(e, ErrorNotice) and "turn_tokens" in e.message for e in events)
 
 
+class LoopingBackend(Backend):
+    """A model that begins a sentence, then writes one piece again and again (the 0.5B's "1000000…")."""
+
+    name = "looping"
+
+    def __init__(self, start: str, piece: str, pieces: int = 1000) -> None:
+        self.start, self.piece, self.pieces, self.sent = start, piece, pieces, 0
+
+    async def stream(self, messages: list[dict[str, Any]], **_: Any) -> AsyncIterator[Delta]:
+        yield Delta(text=self.start)
+        for _ in range(self.pieces):
+            self.sent += 1
+            yield Delta(text=self.piece)
+        yield Delta(text=".", finish_reason="stop")
+
+
+async def test_an_answer_that_repeats_one_piece_is_stopped_and_says_so():
+    for start, piece in [("Die Datei budget.csv ist 1", "000"), ("Groceries:\n", "- bread\n")]:
+        model = LoopingBackend(start, piece)
+        events = await asyncio.wait_for(play(model, RallyOptions(turn_tokens=10**6)), 10)
+        assert model.sent < 150, piece  # stopped near 300 characters, not written on to its end
+        assert events[-1].reason == "limit" and events[-1].text.startswith(start + piece * 3)
+        assert any(isinstance(e, ErrorNotice) and "repeating itself" in e.message for e in events)
+
+
+async def test_an_answer_with_rules_tables_and_long_lists_is_not_taken_for_a_loop():
+    table = "| month | amount |\n|---|---|\n" + "".join(f"| {m} | {n} |\n" for m, n in zip("ABCDEFGHIJKL", range(12)))
+    text = "=" * 80 + "\n" + table + "".join(f"- item {i}\n" for i in range(60)) + "-" * 120 + "\nDone."
+    events = await play(ScriptedBackend([[text]]), RallyOptions(turn_tokens=10**6))
+    assert events[-1].reason == "done" and events[-1].text == text
+
+
 async def test_stop_ends_a_streaming_answer_at_once_and_keeps_the_words():
     control = TurnControl(seconds=60, tokens=10**6)
     history: list = []
