@@ -31,7 +31,10 @@ The rules, before the code:
   likeliest first token into a prefix many names share ("create" for "Create a file called
   packing.txt …", as `create_directory`, where `write_file` was likelier as a name). Where the
   likeliest tokens name nothing offered, a grammar whose only sentences are the offered names
-  writes it. A name whose description marks it deprecated and says which offered tool to use
+  writes it. A first name less likely than `NAME_FLOOR` (0.05) as a whole is the model not knowing
+  which tool: it is refused, and the next likeliest tried, as below. On BFCL and the reference
+  servers every first name under it was a wrong call or none (the 0.5B's `write_file` at 0.03 for
+  'In notes/meeting.md, change "Tuesday at 10:00" to …' wrote "This is a note about the meeting."). A name whose description marks it deprecated and says which offered tool to use
   instead is that tool (`_instead`). **Arguments**: continued after the name and `between`, under the
   tool's JSON schema with every field bounded (`arguments_schema`). An optional argument
   whose value the conversation never mentions is dropped: a made-up filter silently
@@ -135,6 +138,7 @@ MAX_CALLS = 4  # calls in one answer
 SHORTLIST = 10  # tools the decision reads all at once; more are read a table at a time
 TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: 1,950 tokens at most (3.6 characters a token or more)
 THRESHOLD = 0.5  # probability of a call's opening above which the model calls (see `Router.threshold`)
+NAME_FLOOR = 0.05  # a first call's name less likely than this as a whole is the model not knowing which tool
 _DESCRIPTION = 300  # characters of a tool's description offered
 _MESSAGE = 600  # characters of the message the model is asked whether a tool fits
 _SHORTEST = 120  # ... at least, when a server's tools would not fit one table otherwise (cut before the server is)
@@ -552,8 +556,14 @@ class Router:
 
         while len(calls) < MAX_CALLS:
             try:
-                name = _instead(await self._name(written, by_name, form), by_name)
+                named, chance = await self._name(written, by_name, form)
+                name = _instead(named, by_name)
                 named_text = name + form.between
+                if not calls and not earlier and not guessing and chance is not None and chance < NAME_FLOOR:
+                    logger.info("ROUTE_NAME_UNSURE {} p={:.3f}: the model does not know which tool", name, chance)
+                    if next_name(name):
+                        continue
+                    break
                 if guessing and not by_name[name].required:  # a second guess needs values the message gave
                     logger.info("ROUTE_NEXT_NAME_REFUSED {}: no required value to check, so no call", name)
                     break
@@ -660,18 +670,19 @@ class Router:
         likely = await self.llama.next_tokens(prompt)
         return sum(p for token, p in likely if _opens_call(token, form))
 
-    async def _name(self, written: str, tools: dict[str, Tool], form: CallFormat) -> str:
-        """The next call's name, the likeliest as a whole (`_likeliest_name`), else under the names grammar."""
-        name = await self._likeliest_name(written, list(tools), form)
-        if name is not None:
-            return name
+    async def _name(self, written: str, tools: dict[str, Tool], form: CallFormat) -> tuple[str, float | None]:
+        """The next call's name, the likeliest as a whole (`_likeliest_name`), and its probability; else the name
+        written under the names grammar (its probability unknown: None)."""
+        likeliest = await self._likeliest_name(written, list(tools), form)
+        if likeliest is not None:
+            return likeliest
         answer = await self.llama.complete(written, names_grammar(tools, form.between), None, 48)
         name = answer.removesuffix(form.between)
         if name not in tools:
             raise MalformedToolCall(f"the router answered {answer[:60]!r}, which is no offered tool", answer)
-        return name
+        return name, None
 
-    async def _likeliest_name(self, written: str, names: list[str], form: CallFormat) -> str | None:
+    async def _likeliest_name(self, written: str, names: list[str], form: CallFormat) -> tuple[str, float] | None:
         """The offered name the model is likeliest to write after `written`, as a whole: the product of its tokens'
         probabilities, up to the first character of `between`, found best first (each step one look at the next
         tokens). Not the greedy path a grammar takes, which follows the likeliest first token and so a prefix that
@@ -689,7 +700,7 @@ class Router:
             done = next((end for end in ends if prefix.startswith(end)), None)
             if done is not None:
                 logger.info("ROUTE_NAME {} p={:.2f} as a whole", done[:-1], math.exp(-cost))
-                return done[:-1]
+                return done[:-1], math.exp(-cost)
             for token, p in await self.llama.next_tokens(written + prefix, _NAME_TOKENS):
                 longer = prefix + token
                 if token and p > 0 and any(end.startswith(longer) or longer.startswith(end) for end in ends):

@@ -107,6 +107,24 @@ async def test_the_name_chosen_is_the_likeliest_as_a_whole_not_the_one_behind_th
     assert [a for a in llama.asked if a["kind"] == "complete" and a["grammar"]]
 
 
+async def test_a_first_name_the_model_is_unsure_of_is_not_called_and_the_next_likeliest_is_tried() -> None:
+    """'In notes/meeting.md, change "Tuesday at 10:00" to …': the 0.5B's likeliest name was `write_file`, at 0.03 as a
+    whole, and it overwrote the notes with "This is a note about the meeting." On BFCL and the reference servers,
+    every first name under 0.05 was a wrong call or none."""
+    write = foreign("write_file", "Write a file.", {"path": {"type": "string"}, "content": {"type": "string"}},
+                    ["path", "content"])
+    edit = foreign("edit_file", "Edit lines of a file.", {"path": {"type": "string"}, "old": {"type": "string"},
+                                                           "new": {"type": "string"}}, ["path", "old", "new"])
+    text = 'In notes/meeting.md, change "Tuesday" to "Wednesday".'
+    edited = ("edit_file", {"path": "notes/meeting.md", "old": "Tuesday", "new": "Wednesday"})
+    written = ("write_file", {"path": "notes/meeting.md", "content": "Wednesday"})
+    for p_write, called in [(0.03, "edit_file"), (0.3, "write_file")]:
+        likely = {"": [("write", p_write), ("Sorry", 1 - p_write)], "write": [("_file", 1.0)], "write_file": [('"', 1.0)]}
+        llama = FakeLlama({text: [edited if called == "edit_file" else written]}, name_tokens=likely)
+        calls = await Router(llama).route(user(text), [write, edit])
+        assert [c.name for c in calls][:1] == [called], p_write
+
+
 async def test_a_tool_its_description_marks_deprecated_is_replaced_by_the_one_it_says_to_use_instead() -> None:
     """The reference filesystem server's `read_file`: "DEPRECATED: Use read_text_file instead.", which the 0.5B
     named for "What's on my to-do list? It's in notes/todo.md." and then, asked whether it fits, said no."""
