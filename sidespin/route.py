@@ -31,8 +31,8 @@ The rules, before the code:
   likeliest first token into a prefix many names share ("create" for "Create a file called
   packing.txt …", as `create_directory`, where `write_file` was likelier as a name). Where the
   likeliest tokens name nothing offered, a grammar whose only sentences are the offered names
-  writes it. A first name less likely than `NAME_FLOOR` (0.05) as a whole is the model not knowing
-  which tool: it is refused, and the next likeliest tried, as below. On BFCL and the reference
+  writes it. A first name less likely than `NAME_FLOOR` (0.05) as a whole, among several, is the
+  model not knowing which tool: it is refused, and the next likeliest tried, as below. On BFCL and the reference
   servers every first name under it was a wrong call or none (the 0.5B's `write_file` at 0.03 for
   'In notes/meeting.md, change "Tuesday at 10:00" to …' wrote "This is a note about the meeting."). A name whose description marks it deprecated and says which offered tool to use
   instead is that tool (`_instead`). **Arguments**: continued after the name and `between`, under the
@@ -559,7 +559,10 @@ class Router:
                 named, chance = await self._name(written, by_name, form)
                 name = _instead(named, by_name)
                 named_text = name + form.between
-                if not calls and not earlier and not guessing and chance is not None and chance < NAME_FLOOR:
+                # among several names (one left is the rules' choice: "…, then echo the result" left only the
+                # sum tool of its first step, which the 0.5B named at 0.02, wanting `echo`)
+                if not calls and not earlier and not guessing and len(by_name) > 1 and chance is not None \
+                        and chance < NAME_FLOOR:
                     logger.info("ROUTE_NAME_UNSURE {} p={:.3f}: the model does not know which tool", name, chance)
                     if next_name(name):
                         continue

@@ -123,6 +123,10 @@ async def test_a_first_name_the_model_is_unsure_of_is_not_called_and_the_next_li
         llama = FakeLlama({text: [edited if called == "edit_file" else written]}, name_tokens=likely)
         calls = await Router(llama).route(user(text), [write, edit])
         assert [c.name for c in calls][:1] == [called], p_write
+    # the one name the rules leave is called however unlikely ("…, then echo the result": the sum tool, at 0.02)
+    likely = {"": [("write", 0.03), ("Sorry", 0.97)], "write": [("_file", 1.0)], "write_file": [('"', 1.0)]}
+    llama = FakeLlama({text: [written]}, name_tokens=likely)
+    assert [c.name for c in await Router(llama).route(user(text), [write])] == ["write_file"]
 
 
 async def test_a_tool_its_description_marks_deprecated_is_replaced_by_the_one_it_says_to_use_instead() -> None:
