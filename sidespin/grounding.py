@@ -227,7 +227,7 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
     """The arguments without the optional ones whose value the conversation never mentions."""
     kept = {}
     for name, value in arguments.items():
-        if name in tool.required or _mentioned(name, value, said):
+        if name in tool.required or (_mentioned(name, value, said) and not _restates(tool, name, value)):
             kept[name] = value
         else:
             logger.info("ROUTE_ARGUMENT_DROPPED {}.{} (an optional value the conversation never mentions)",
@@ -281,10 +281,30 @@ def _switch(value: Any) -> bool:
 def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
     """The required arguments whose values neither the conversation (`said`, from `said_in`) nor the tool's own
     description, schema and place (the folders its server works in) mention: a value made up to fill a call the
-    message did not ask for ("the capital of Brazil?" answered with `calculate_area(base=10, height=5)`)."""
+    message did not ask for ("the capital of Brazil?" answered with `calculate_area(base=10, height=5)`), or that
+    restate their parameter's own description (`_restates`)."""
     schema = json.dumps(tool.input_schema, ensure_ascii=False)
     known = "\n".join([said, tool.description, *tool.places, schema]).lower()
-    return [name for name in tool.required if name in arguments and not _mentioned(name, arguments[name], known)]
+    return [name for name in tool.required if name in arguments
+            and (not _mentioned(name, arguments[name], known) or _restates(tool, name, arguments[name]))]
+
+
+def _restates(tool: Tool, name: str, value: Any) -> bool:
+    """Whether a string value is its parameter's own description, or most of it: no value at all. The 0.5B,
+    offered `get_song_lyrics` for a question it does not answer, wrote `song_title` "The title of the song.". Not
+    one of the 6,772 string values of BFCL's right answers (eight single-turn categories) restates its
+    parameter's description."""
+    schema = tool.parameters.get(name)
+    described = schema.get("description") if isinstance(schema, dict) and isinstance(value, str) else None
+    if not isinstance(described, str):
+        return False
+    written, meant = _plain(value), _plain(described)
+    return bool(written) and (written == meant or (len(written) > 8 and written in meant
+                                                   and len(written) > 0.6 * len(meant)))
+
+
+def _plain(text: str) -> str:
+    return " ".join(_WORD.findall(text.lower()))
 
 
 def gives_a_value(tool: Tool, arguments: dict[str, Any], said: str) -> bool:

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from sidespin.errors import MalformedToolCall
-from sidespin.grounding import asks_for_a_change, asks_something, changes_only, reads_only, steps
+from sidespin.grounding import asks_for_a_change, asks_something, changes_only, grounded, invented, reads_only, steps
 from sidespin.tables import table_for
 from sidespin.route import (MAX_CALLS, SHORTLIST, TABLE_CHARS, Router, arguments_schema, decision_tables,
                             names_grammar, offered, offered_table, read_format)
@@ -1239,3 +1239,18 @@ async def test_a_refused_first_call_is_followed_by_the_likeliest_other_name_once
     assert await Router(model).route(user(asked), tools) == []
     assert [a["schema"] for a in model.asked if a["kind"] == "complete" and a["schema"]] == \
         [arguments_schema(t) for t in tools]  # both were written, and both refused
+
+
+def test_a_value_that_restates_its_parameters_description_is_no_value() -> None:
+    """The 0.5B, offered `get_song_lyrics` for a question about return on equity, wrote `song_title` "The title of
+    the song." and `artist_name` "The name of the artist who performed the song." (BFCL multiple_128)."""
+    lyrics = foreign("get_song_lyrics", "Retrieve the lyrics of a song.",
+                     {"song_title": {"type": "string", "description": "The title of the song."},
+                      "artist_name": {"type": "string", "description": "The name of the artist who performed the song."},
+                      "lang": {"type": "string", "description": "The language of the lyrics, e.g. English."}},
+                     ["song_title", "artist_name"])
+    said = "what are the lyrics of the song with the title bohemian rhapsody by the artist queen? lyrics in english"
+    assert invented(lyrics, {"song_title": "The title of the song.", "artist_name": "Queen"}, said) == ["song_title"]
+    assert invented(lyrics, {"song_title": "Bohemian Rhapsody", "artist_name": "Queen"}, said) == []
+    kept = grounded(lyrics, {"song_title": "x", "artist_name": "y", "lang": "The language of the lyrics"}, said)
+    assert "lang" not in kept and grounded(lyrics, {"lang": "English"}, said) == {"lang": "English"}
