@@ -30,18 +30,18 @@ The rules, before the code:
   product of its tokens' probabilities, found best first), not the greedy path, which follows the
   likeliest first token into a prefix many names share ("create" for "Create a file called
   packing.txt …", as `create_directory`, where `write_file` was likelier as a name). Where the
-  likeliest tokens name nothing offered, a grammar whose only sentences are the offered names
-  writes it. A first name less likely than `NAME_FLOOR` (0.05) as a whole, among several, is the
-  model not knowing which tool: it is refused, and the next likeliest tried, as below. On BFCL and the reference
-  servers every first name under it was a wrong call or none (the 0.5B's `write_file` at 0.03 for
-  'In notes/meeting.md, change "Tuesday at 10:00" to …' wrote "This is a note about the meeting."). A name whose description marks it deprecated and says which offered tool to use
-  instead is that tool (`_instead`). **Arguments**: continued after the name and `between`, under the
-  tool's JSON schema with every field bounded (`arguments_schema`). An optional argument
-  whose value the conversation never mentions is dropped: a made-up filter silently
-  changes what a tool returns. A call whose *required* values neither the conversation nor
-  the tool's own description mention is not made at all (`invented`): a small model fills
-  an unrelated tool with made-up values rather than answer in words. These rules live in
-  `sidespin.grounding`.
+  likeliest tokens name nothing offered, a grammar whose only sentences are the offered names writes
+  it. A first name less likely than `NAME_FLOOR` (0.05) as a whole, among several, is the model not
+  knowing which tool: it is refused, and the next likeliest tried, as below. On BFCL and the
+  reference servers every first name under it was a wrong call or none (the 0.5B's `write_file` at
+  0.03 for 'In notes/meeting.md, change "Tuesday at 10:00" to …' wrote "This is a note about the
+  meeting."). A name whose description marks it deprecated and says which offered tool to use
+  instead is that tool (`_instead`). **Arguments**: continued after the name and `between`, under
+  the tool's JSON schema with every field bounded (`arguments_schema`). An optional argument whose
+  value the conversation never mentions is dropped: a made-up filter silently changes what a tool
+  returns. A call whose *required* values neither the conversation nor the tool's own description
+  mention is not made at all (`invented`): a small model fills an unrelated tool with made-up values
+  rather than answer in words. These rules live in `sidespin.grounding`.
 - **More calls**: after a call, when the likeliest next tokens write the separator, another
   call follows, up to `MAX_CALLS`; a repeated call ends it. When they do not, one more call is
   tried anyway if the message may ask for several (`_asks_several`): a small model writes one call

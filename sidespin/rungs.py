@@ -205,7 +205,7 @@ def told_result(name: str, arguments: dict[str, Any], content: str) -> str:
     run = f"was run with {json.dumps(arguments, ensure_ascii=False)}" if arguments else "was run"
     if content.startswith(_FAILED):
         return f"The tool {name} {run} and failed: {content.removeprefix(_FAILED)}"
-    fence = "`" * max([3, *(len(run) + 1 for run in re.findall(r"`{3,}", content))])
+    fence = "`" * max([3, *(len(ticks) + 1 for ticks in re.findall(r"`{3,}", content))])
     return f"The tool {name} {run} and gave:\n{fence}\n{content}\n{fence}"
 
 
