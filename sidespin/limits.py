@@ -20,6 +20,7 @@ __all__ = ["TurnControl", "TurnCut", "looping", "LOOP_SPAN", "LOOP_PIECE", "LOOP
 LOOP_SPAN = 300  # characters: a rule of dashes or a table's border is shorter
 LOOP_PIECE = 60  # characters of the piece repeated (a line of a list written again and again)
 LOOP_REPEATS = 8
+_LOOP_EVERY = 32  # characters streamed between two checks (17 µs each; a loop is caught this much later at most)
 
 
 def looping(text: str) -> bool:
@@ -55,6 +56,7 @@ class TurnControl:
         self.tokens = tokens
         self.spent = 0
         self._tail = ""  # the end of what was streamed, where a loop shows
+        self._unchecked = 0  # characters streamed since the last look for a loop
         self.reason: str | None = None
         self._deadline: float | None = None
         self._scope: asyncio.Timeout | None = None
@@ -75,6 +77,10 @@ class TurnControl:
             self.reason = self.reason or "tokens"
             raise self.cut()
         self._tail = (self._tail + text)[-2 * LOOP_PIECE * LOOP_REPEATS - LOOP_SPAN:]
+        self._unchecked += len(text)
+        if self._unchecked < _LOOP_EVERY:
+            return
+        self._unchecked = 0
         if looping(self._tail):
             self.reason = self.reason or "loop"
             raise self.cut()
