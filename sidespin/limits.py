@@ -34,7 +34,8 @@ def looping(text: str) -> bool:
 
 
 class TurnCut(Exception):
-    """A turn ended early: a person stopped it (`stopped`), or it reached its `time` or `tokens` limit."""
+    """A turn ended early: a person stopped it (`stopped`), it reached its `time` or `tokens` limit, or its answer
+    began repeating itself (`loop`)."""
 
     def __init__(self, reason: str, message: str, why: str) -> None:
         super().__init__(message)
