@@ -114,7 +114,7 @@ from sidespin.grounding import (
 )
 from sidespin.patterns import pattern_for
 from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, words_matched
-from sidespin.tools import Tool, ToolCall, coerce_arguments
+from sidespin.tools import Tool, ToolCall, coerce_arguments, failed
 
 __all__ = [
     "Llama",
@@ -585,9 +585,9 @@ class Router:
                         continue
                     break
                 call, text = await self._call(written + named_text, by_name[name], form, said)
-                failed = _to_mend(call, messages) if again else None
-                if failed is not None:  # a failed call written again: the model's next likeliest value, once
-                    mended = await self._another_value(written + named_text, *failed)
+                to_mend = _to_mend(call, messages) if again else None
+                if to_mend is not None:  # a failed call written again: the model's next likeliest value, once
+                    mended = await self._another_value(written + named_text, *to_mend)
                     if mended is None:  # or its next likeliest tool ("Use git_add to stage changes first")
                         if next_name(name):
                             continue
@@ -923,17 +923,17 @@ def _to_mend(call: ToolCall, messages: Sequence[dict[str, Any]]) -> tuple[ToolCa
     failed, unless the same call succeeded too. None when nothing of it is to mend."""
     made = _answered(_this_turn(messages))
     mine = [(place, arguments, answer) for place, name, arguments, answer in made if name == call.name]
-    succeeded = [arguments for _, arguments, answer in mine if not _failed(answer)]
-    failed = [(place, arguments, answer) for place, arguments, answer in mine
-              if _failed(answer) and arguments not in succeeded]
+    succeeded = [arguments for _, arguments, answer in mine if not failed(answer)]
+    failures = [(place, arguments, answer) for place, arguments, answer in mine
+                if failed(answer) and arguments not in succeeded]
     tried = [arguments for _, arguments, _ in mine]
-    same = [(place, answer) for place, arguments, answer in failed if arguments == call.arguments]
+    same = [(place, answer) for place, arguments, answer in failures if arguments == call.arguments]
     if same:
         place, error = same[-1]
-        return None if any(not _failed(answer) and later > place for later, _, _, answer in made) else (
+        return None if any(not failed(answer) and later > place for later, _, _, answer in made) else (
             call, error, tried)
-    if failed and call.arguments in succeeded:
-        _, arguments, error = failed[-1]
+    if failures and call.arguments in succeeded:
+        _, arguments, error = failures[-1]
         return ToolCall(call.name, arguments), error, tried
     return None
 
@@ -950,10 +950,6 @@ def _answered(turn: Sequence[dict[str, Any]]) -> list[tuple[int, str, dict[str, 
                     arguments = json.loads(function.get("arguments") or "{}")
                     made.append((place, str(function.get("name")), arguments, answers[one.get("id")]))
     return made
-
-
-def _failed(answer: str) -> bool:
-    return answer.startswith("Error:")
 
 
 def _named_value(call: ToolCall, error: str) -> tuple[str, str] | None:
@@ -995,12 +991,12 @@ def _called_this_turn(messages: Sequence[dict[str, Any]]) -> set[str]:
     turn = _this_turn(messages)
     made = [(i, call.get("id"), (call.get("function") or {}).get("name"))
             for i, m in enumerate(turn) for call in m.get("tool_calls") or []]
-    failed = {m.get("tool_call_id") for m in turn
-              if m.get("role") == "tool" and _failed(str(m.get("content") or ""))}
+    unanswered = {m.get("tool_call_id") for m in turn
+                  if m.get("role") == "tool" and failed(str(m.get("content") or ""))}
     mendable = set()
     for name in {name for _, _, name in made}:
         answers = [(i, call_id) for i, call_id, called in made if called == name]
-        failures = [i for i, call_id in answers if call_id in failed]
+        failures = [i for i, call_id in answers if call_id in unanswered]
         if len(failures) == 1 and all(i <= failures[0] for i, _ in answers):
             mendable.add(name)
     return called_tools(turn) - mendable

@@ -22,12 +22,11 @@ from sidespin.formats import ATTACHMENTS, call_from_openai, to_openai_tool
 from sidespin.llm.base import Backend, Grammar
 from sidespin.protocol import MCP_TAG, format_block, grammar_for, teaching_prompt
 from sidespin.route import decision_tables, offered_table
-from sidespin.tools import Tool, ToolCall
+from sidespin.tools import FAILED, Tool, ToolCall, failed
 
 __all__ = ["Ask", "Request", "Rung", "Native", "Route", "Xml", "RUNGS", "rung_named"]
 
 _DECISION_RESULT_CHARS = 2000  # of each earlier tool result, in the route's decision prompt
-_FAILED = "Error: "  # how a failed call's result begins (`ToolResult.text`)
 
 
 @dataclass
@@ -203,8 +202,8 @@ def told_result(name: str, arguments: dict[str, Any], content: str) -> str:
     apart: "the time in Tokyo and in Paris"), then the result in a fence longer than any fence inside it, or the
     error it failed with."""
     run = f"was run with {json.dumps(arguments, ensure_ascii=False)}" if arguments else "was run"
-    if content.startswith(_FAILED):
-        return f"The tool {name} {run} and failed: {content.removeprefix(_FAILED)}"
+    if failed(content):
+        return f"The tool {name} {run} and failed: {content.removeprefix(FAILED)}"
     fence = "`" * max([3, *(len(ticks) + 1 for ticks in re.findall(r"`{3,}", content))])
     return f"The tool {name} {run} and gave:\n{fence}\n{content}\n{fence}"
 
@@ -212,14 +211,14 @@ def told_result(name: str, arguments: dict[str, Any], content: str) -> str:
 def _mended_later(messages: list[dict[str, Any]], index: int) -> bool:
     """Whether the result at `index` is a failure that a later call of the same tool, before the next user message,
     mended (the route's other value: "Los Angeles" failed, "America/Los_Angeles" answered)."""
-    failed = messages[index]
-    if not str(failed.get("content") or "").startswith(_FAILED):
+    result = messages[index]
+    if not failed(str(result.get("content") or "")):
         return False
     for later in messages[index + 1:]:
         if later["role"] == "user":
             return False
-        if later["role"] == "tool" and later.get("name") == failed.get("name") and not str(
-                later.get("content") or "").startswith(_FAILED):
+        if later["role"] == "tool" and later.get("name") == result.get("name") and not failed(
+                str(later.get("content") or "")):
             return True
     return False
 

@@ -12,16 +12,20 @@ from sidespin.tools.types import (
     DEFAULT_MAX_RESULT_CHARS,
     DEFAULT_TIMEOUT,
     DEFAULT_TOOL_WORKERS,
+    FAILED,
     MAX_ATTACHMENT_CHARS,
     ErrorKind,
     Tool,
     ToolCall,
     ToolFn,
     ToolResult,
+    failed,
     new_call_id,
 )
 
 __all__ = [
+    "FAILED",
+    "failed",
     "Tool",
     "ToolCall",
     "ToolResult",

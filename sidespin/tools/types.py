@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
 __all__ = [
+    "FAILED",
+    "failed",
     "Tool",
     "ToolCall",
     "ToolResult",
@@ -60,6 +62,14 @@ class ToolCall:
         return json.dumps(self.arguments, ensure_ascii=False)
 
 
+FAILED = "Error: "  # how the text of a failed call's result begins (`ToolResult.text`)
+
+
+def failed(text: str) -> bool:
+    """Whether a tool message's text is a failed call's (`ToolResult.text`)."""
+    return text.startswith(FAILED)
+
+
 @dataclass
 class ToolResult:
     """What came back from running a `ToolCall`: an output or an error, and how long it took.
@@ -84,9 +94,9 @@ class ToolResult:
         return self.error is None
 
     def text(self) -> str:
-        """The result as the model reads it in a tool message."""
+        """The result as the model reads it in a tool message (a failure begins with `FAILED`)."""
         if self.error is not None:
-            return f"Error: {self.error}"
+            return f"{FAILED}{self.error}"
         if self.output in (None, "") and self.structured is not None:
             return json.dumps(self.structured, ensure_ascii=False, default=str)
         if isinstance(self.output, str):

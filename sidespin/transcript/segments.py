@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from sidespin.tools import ToolCall, ToolResult
+from sidespin.tools import FAILED, ToolCall, ToolResult
 from sidespin.transcript.markers import (
     _DECISION, _PROPOSAL, NOTE_PREFIX, PROPOSAL, RESULT, SUMMARY, THOUGHT, _compact, _note_data, _paragraph,
     _quote_field, _result_body,
@@ -104,7 +104,7 @@ class Result:
         """The `ToolResult` this block was written from (with what its note adds)."""
         error = None
         if self.is_error:
-            error = self.text[len("Error: "):] if self.text.startswith("Error: ") else self.text
+            error = self.text.removeprefix(FAILED)
         return ToolResult(call, output=None if self.is_error else self.text, error=error,
                           seconds=float(seconds) if isinstance(seconds, (int, float)) else None,
                           attachments=[a for a in attachments or [] if isinstance(a, dict)],

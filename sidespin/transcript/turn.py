@@ -25,7 +25,7 @@ from sidespin.events import (
 from sidespin.formats import ATTACHMENTS, image_attachments
 from sidespin.protocol import poked
 from sidespin.questions import ACTIONS
-from sidespin.tools import ToolCall, ToolResult
+from sidespin.tools import FAILED, ToolCall, ToolResult
 from sidespin.transcript.markers import (
     _USER_BREAKS, INTERRUPTED, NOT_RUN, REFUSED, USER, _escape, _guard_notes, _note_data, _split_lines,
 )
@@ -126,7 +126,7 @@ class Turn:
                 if call.id in started:
                     events.append(ToolStarted(call))
                     if ended:
-                        events.append(ToolFinished(ToolResult(call, error=INTERRUPTED[len("Error: "):],
+                        events.append(ToolFinished(ToolResult(call, error=INTERRUPTED.removeprefix(FAILED),
                                                               kind="interrupted")))
                 elif segment.decision is None and last:
                     events.append(ApprovalNeeded(call))
