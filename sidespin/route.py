@@ -110,7 +110,8 @@ from loguru import logger
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
-    asks_for_a_change, changes_only, gives_a_value, grounded, reads_only, refused, said_in, steps, word_of_its_own,
+    asked_parameters, asks_for_a_change, changes_only, corrects, gives_a_value, grounded, largest_number, reads_only,
+    refused, said_in, steps, word_of_its_own,
 )
 from sidespin.patterns import pattern_for
 from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, words_matched
@@ -284,15 +285,15 @@ def _gbnf_literal(text: str) -> str:
     return f'"{escaped}"'
 
 
-def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING) -> dict[str, Any]:
+def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bound: int = INTEGER_BOUND) -> dict[str, Any]:
     """The JSON schema arguments are generated under: the tool's properties, every field bounded.
 
     Required: the tool's required properties; the others stay optional. No other keys are
-    allowed. Strings are 1 to `max_string` characters (less if the tool says so), integers
-    lie in the tool's range or ±`INTEGER_BOUND`, arrays hold at most `MAX_ITEMS`; an untyped
+    allowed. Strings are 1 to `max_string` characters (less if the tool says so), numbers
+    lie in the tool's range or ±`bound` (`bound_for`), arrays hold at most `MAX_ITEMS`; an untyped
     property is a string.
     """
-    properties = {name: _bounded(schema or {}, max_string) for name, schema in tool.parameters.items()}
+    properties = {name: _bounded(schema or {}, max_string, bound) for name, schema in tool.parameters.items()}
     required = [name for name in tool.parameters if name in tool.required]
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
@@ -300,12 +301,19 @@ def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING) -> dict[str, A
     return schema
 
 
-def _bounded(schema: dict[str, Any], max_string: int) -> dict[str, Any]:
+def bound_for(said: str) -> int:
+    """The largest number a value may be when its tool gives no range: `INTEGER_BOUND`, or the largest number the
+    conversation said (`said`, from `said_in`), up to 10**15. A timestamp said in milliseconds (1617176400000) was
+    cut to 161717 by the bound alone, and then refused as made up."""
+    return int(min(max(INTEGER_BOUND, largest_number(said)), 10**15))
+
+
+def _bounded(schema: dict[str, Any], max_string: int, bound: int = INTEGER_BOUND) -> dict[str, Any]:
     """One property's schema in the subset llama.cpp turns into a grammar, with bounds added."""
     for key in ("anyOf", "oneOf"):
         choices = [c for c in schema.get(key) or [] if isinstance(c, dict) and c.get("type") != "null"]
         if choices:
-            return _bounded(choices[0], max_string)
+            return _bounded(choices[0], max_string, bound)
     if schema.get("enum"):
         return {"enum": list(schema["enum"])}
     if "const" in schema:
@@ -314,20 +322,19 @@ def _bounded(schema: dict[str, Any], max_string: int) -> dict[str, Any]:
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), None)
     if kind == "integer":
-        low = schema.get("minimum", -INTEGER_BOUND)
-        high = schema.get("maximum", INTEGER_BOUND)
+        low = schema.get("minimum", -bound)
+        high = schema.get("maximum", bound)
         return {"type": "integer", "minimum": int(low), "maximum": int(high)}
     if kind == "number":  # bounded too: unbounded, a small model wrote a 0 after "head": 5 until the budget ran out
-        return {"type": "number", "minimum": schema.get("minimum", -INTEGER_BOUND),
-                "maximum": schema.get("maximum", INTEGER_BOUND)}
+        return {"type": "number", "minimum": schema.get("minimum", -bound), "maximum": schema.get("maximum", bound)}
     if kind == "boolean":
         return {"type": kind}
     if kind == "array":
         items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
         limit = min(int(schema.get("maxItems", MAX_ITEMS)), MAX_ITEMS)
-        return {"type": "array", "items": _bounded(items, max_string), "maxItems": limit}
+        return {"type": "array", "items": _bounded(items, max_string, bound), "maxItems": limit}
     if kind == "object" and schema.get("properties"):
-        nested = {name: _bounded(sub or {}, max_string) for name, sub in schema["properties"].items()}
+        nested = {name: _bounded(sub or {}, max_string, bound) for name, sub in schema["properties"].items()}
         bounded: dict[str, Any] = {"type": "object", "properties": nested, "additionalProperties": False}
         if schema.get("required"):
             bounded["required"] = [name for name in schema["required"] if name in nested]
@@ -584,7 +591,7 @@ class Router:
                     if next_name(name):
                         continue
                     break
-                call, text = await self._call(written + named_text, by_name[name], form, said)
+                call, text = await self._call(written + named_text, by_name[name], form, said, last_said(messages))
                 to_mend = _to_mend(call, messages) if again else None
                 if to_mend is not None:  # a failed call written again: the model's next likeliest value, once
                     mended = await self._another_value(written + named_text, *to_mend)
@@ -605,7 +612,14 @@ class Router:
             if guessing and not gives_a_value(by_name[call.name], call.arguments, said):
                 logger.info("ROUTE_NEXT_NAME_REFUSED {}: no required value of it was said, so no call", call.name)
                 break
-            calls.append(call)
+            corrected = next((i for i, earlier in enumerate(calls) if corrects(call, earlier, asked)), None)
+            if corrected is None:
+                calls.append(call)
+            else:  # not a second request: the first one, with the value the message says
+                logger.info("ROUTE_CORRECTED {}: {} in place of {}", call.name,
+                            json.dumps(call.arguments, ensure_ascii=False)[:80],
+                            json.dumps(calls[corrected].arguments, ensure_ascii=False)[:80])
+                calls[corrected] = call
             guessing = False
             written += text
             tried = not await self._another(written, form)
@@ -710,26 +724,52 @@ class Router:
                     heapq.heappush(frontier, (cost - math.log(p), longer))
         return None
 
-    async def _call(self, written: str, tool: Tool, form: CallFormat, said: str) -> tuple[ToolCall, str]:
-        """The named call's arguments under its schema (the optional ones kept only when the conversation, `said`,
-        mentions them), after `written`, which ends with the name; the call and its text."""
+    async def _call(self, written: str, tool: Tool, form: CallFormat, said: str,
+                    asked: str = "") -> tuple[ToolCall, str]:
+        """The named call's arguments under its schema, after `written`, which ends with the name, with the optional
+        ones the message (`asked`) asks for and the model left out written after them (`_asked_values`); the
+        optional ones kept only when the conversation, `said`, mentions them. The call and its text."""
         name = tool.name
         started = time.perf_counter()
         raw = "{}"
+        bound = bound_for(said)
         if tool.parameters:
-            raw = await self._arguments(written, tool)
+            raw = await self._arguments(written, tool, bound)
         logger.info("ROUTE_ARGUMENTS {} chars={} in {:.3f}s", name, len(raw), time.perf_counter() - started)
         logger.debug("ROUTE_ARGUMENTS_RAW {} {}", name, raw)
         try:
             arguments = json.loads(raw)
         except json.JSONDecodeError:
             raise MalformedToolCall(f"the arguments for {name} were cut off or are not JSON", raw) from None
+        if isinstance(arguments, dict):
+            arguments = await self._asked_values(written, tool, raw, arguments, asked, bound)
         try:
             arguments = coerce_arguments(tool.input_schema, arguments)
         except BadArguments as error:
             raise MalformedToolCall(str(error), raw) from None
         kept = grounded(tool, arguments, said)
         return ToolCall(name, kept), form.call_text(name, arguments)
+
+    async def _asked_values(self, written: str, tool: Tool, raw: str, arguments: dict[str, Any], asked: str,
+                            bound: int) -> dict[str, Any]:
+        """`arguments` (written as `raw` after `written`) with the optional values the message asks for that the
+        model left out (`asked_parameters`), each written after the others under its own bounded schema: the 0.5B
+        closed 'Produce the access log for query "llama", at offset 434 …' after `offset` and `pageSize`."""
+        for name in asked_parameters(tool, arguments, asked):
+            schema = _bounded(tool.parameters[name], self.max_string, bound)
+            head = raw.rstrip().removesuffix("}").rstrip()
+            opening = head + ("" if head == "{" else ", ") + json.dumps(name) + ": "
+            value = await self.llama.complete(written + opening, None, schema,
+                                              _token_budget({"properties": {name: schema}}))
+            try:
+                arguments = {**arguments, name: json.loads(value)}
+            except json.JSONDecodeError:
+                logger.info("ROUTE_ASKED_VALUE_UNFINISHED {}.{}: {!r}", tool.name, name, value[:60])
+                continue
+            raw = opening + value + "}"
+            logger.info("ROUTE_ASKED_VALUE {}.{}: the message asks for it, and the model had left it out", tool.name,
+                        name)
+        return arguments
 
     async def _another_value(self, written: str, call: ToolCall, error: str,
                              tried: list[dict[str, Any]]) -> ToolCall | None:
@@ -773,13 +813,13 @@ class Router:
         logger.info("ROUTE_SAME_FAILED_CALL {}: no other value for {} is likely: nothing to mend", call.name, parameter)
         return None
 
-    async def _arguments(self, prompt: str, tool: Tool) -> str:
+    async def _arguments(self, prompt: str, tool: Tool, bound: int = INTEGER_BOUND) -> str:
         """The arguments' JSON under the tool's bounded schema. A small model may write a string on and on (a
         path repeating itself) until the budget cuts it: then it is asked once more with strings of at most
         `SHORT_STRING` characters."""
         raw = ""
         for limit in dict.fromkeys((self.max_string, min(self.max_string, SHORT_STRING))):
-            schema = arguments_schema(tool, max_string=limit)
+            schema = arguments_schema(tool, max_string=limit, bound=bound)
             raw = await self.llama.complete(prompt, None, schema, _token_budget(schema))
             try:
                 json.loads(raw)

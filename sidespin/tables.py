@@ -71,6 +71,11 @@ def words_of(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(_CAMEL.sub(" ", text))]
 
 
+def telling_words(text: str) -> list[str]:
+    """`words_of` the text that tell something: not the function words of `_STOP`, nor single letters."""
+    return [w for w in words_of(text) if w not in _STOP and len(w) > 1]
+
+
 # an example value in a parameter's description: "(e.g., 'Asia/Tokyo', 'America/San_Francisco')", or one
 # quoted: "such as 'Los Angeles, CA'" (not the apostrophe of "user's")
 _EXAMPLE = re.compile(r"\((?:e\.\s?g\.|eg\b|for example)[^()]*\)|(?<![^\W_])'[^'\n]*'(?![^\W_])|\"[^\"\n]*\"",
@@ -106,7 +111,7 @@ def _queries(messages: Sequence[dict[str, Any]]) -> list[list[str]]:
     live_simple's 258 and 6 more of live_multiple's 1,053, and no question that needs a call loses its shared word
     (4 of live_irrelevance's 884, "I want to buy 10 wheat hot chicken legs …", are answered in words)."""
     said = _user_texts(messages)
-    return [list(dict.fromkeys([*(w for w in words_of(text) if w not in _STOP and len(w) > 1 and not w.isdigit()),
+    return [list(dict.fromkeys([*(w for w in telling_words(text) if not w.isdigit()),
                                 *(["file"] if _names_a_file(text) else [])]))
             for text in said[-2:][::-1]]
 

@@ -11,7 +11,8 @@ was asked is kept in `asked` (kind, prompt, grammar or schema). Asked plainly wh
 message asks, it says yes, and no for the tools in `misfits`. Where a name is being written, its likeliest next
 tokens are what `name_tokens` says for the part written, or none: the name is then written under the names grammar
 (the scripted one, or the first the grammar allows). With `shy=P` its chance of opening a call is P
-once the conversation holds an earlier answer in words (a small model goes on answering in words).
+once the conversation holds an earlier answer in words (a small model goes on answering in words). Asked for one
+more value after the arguments it wrote (a prompt ending `"name": `), it writes `later[name]`.
 """
 
 from __future__ import annotations
@@ -35,8 +36,10 @@ class FakeLlama:
                  native: bool = True, after: dict[str, list[tuple[str, dict[str, Any]]]] | None = None,
                  writes: int | None = None, loops_past: int | None = None, shy: float | None = None,
                  misfits: frozenset[str] = frozenset(),
-                 name_tokens: dict[str, list[tuple[str, float]]] | None = None) -> None:
+                 name_tokens: dict[str, list[tuple[str, float]]] | None = None,
+                 later: dict[str, Any] | None = None) -> None:
         self.shy = shy
+        self.later = later or {}  # the value it writes for a parameter when asked for it after closing its arguments
         self.name_tokens = name_tokens  # the next tokens where a name is being written, by the part written
         self.misfits = misfits  # tools the model says do not do what the message asks, asked plainly
         self.routes = routes or {}
@@ -99,6 +102,9 @@ class FakeLlama:
         if grammar is not None:  # a name the grammar does not allow: the first it does, as a small model writes
             allowed = [json.loads(part.strip()) for part in grammar.strip().removeprefix("root ::= ").split(" | ")]
             return name + BETWEEN if not name or name + BETWEEN in allowed else allowed[0]
+        one_more = re.search(r'"(\w+)": $', prompt.rpartition(BETWEEN)[2])
+        if one_more:  # one value asked for after the arguments written
+            return json.dumps(self.later[one_more.group(1)])
         named = prompt.rpartition(OPEN)[2].removesuffix(BETWEEN)  # the arguments of the name written, if scripted
         if named != name:
             arguments = next((a for n, a in wanted if n == named), arguments)

@@ -9,9 +9,10 @@ import re
 import pytest
 
 from sidespin.errors import MalformedToolCall
-from sidespin.grounding import asks_for_a_change, asks_something, changes_only, grounded, invented, reads_only, steps
+from sidespin.grounding import (asked_parameters, asks_for_a_change, asks_something, changes_only, grounded, invented,
+                                reads_only, steps)
 from sidespin.tables import table_for
-from sidespin.route import (MAX_CALLS, SHORTLIST, TABLE_CHARS, Router, arguments_schema, decision_tables,
+from sidespin.route import (INTEGER_BOUND, MAX_CALLS, SHORTLIST, TABLE_CHARS, Router, arguments_schema, decision_tables,
                             names_grammar, offered, offered_table, read_format)
 from sidespin.tools import Tool, tool
 from tests.route_fake import BETWEEN, OPEN, FakeLlama
@@ -401,6 +402,85 @@ async def test_an_optional_argument_no_one_mentioned_is_dropped_and_a_mentioned_
     text = "12 Korean restaurants in Lyon"
     assert (await Router(FakeLlama({text: stated})).route(user(text), TOOLS))[0].arguments == stated[0][1]
 
+
+
+async def test_an_optional_value_the_message_asks_for_is_written_when_the_model_left_it_out() -> None:
+    """The 0.5B closed 'Produce the access log for query "llama" …' after `offset` and `pageSize`: BFCL wanted the
+    query too. One the message does not ask for (`since`) is not asked of the model."""
+    logs = foreign("get_access_logs", "Retrieve access logs.", {
+        "offset": {"type": "integer"}, "query": {"type": "string"}, "pageSize": {"type": "integer"},
+        "since": {"type": "string"}}, ["offset", "pageSize"])
+    text = 'Produce the access log for query "llama", at offset 434 and page size 9.'
+    fake = FakeLlama({text: [("get_access_logs", {"offset": 434, "pageSize": 9})]}, later={"query": "llama"})
+    calls = await Router(fake).route(user(text), [logs])
+    assert calls[0].arguments == {"offset": 434, "pageSize": 9, "query": "llama"}
+    asked = [a for a in fake.asked if a["kind"] == "complete" and a["prompt"].endswith('"query": ')]
+    assert asked and asked[0]["prompt"].endswith('{"offset": 434, "pageSize": 9, "query": ')
+    assert asked[0]["schema"]["type"] == "string"  # the value alone, under its own bounds
+    made_up = FakeLlama({text: [("get_access_logs", {"offset": 434, "pageSize": 9})]}, later={"query": "errors"})
+    assert (await Router(made_up).route(user(text), [logs]))[0].arguments == {"offset": 434, "pageSize": 9}
+
+
+async def test_a_call_written_again_with_the_value_the_message_says_takes_the_place_of_the_made_up_one() -> None:
+    """For "a comfortable Uber ride" the 0.5B wrote the ride of type "plus", then of type "comfort": one ride was
+    asked for. Two values the message both says are two requests still."""
+    ride = foreign("ride", "Book a ride.", {"loc": {"type": "string"},
+                                           "type": {"type": "string", "enum": ["plus", "comfort", "black"]}},
+                   ["loc", "type"])
+    text = "Could you arrange a comfortable ride for me from 456 Elm St?"
+    written = [("ride", {"loc": "456 Elm St", "type": "plus"}), ("ride", {"loc": "456 Elm St", "type": "comfort"})]
+    calls = await Router(FakeLlama({text: written})).route(user(text), [ride])
+    assert [c.arguments["type"] for c in calls] == ["comfort"]
+    text = "Book a black ride and a plus ride from 456 Elm St."
+    written = [("ride", {"loc": "456 Elm St", "type": "black"}), ("ride", {"loc": "456 Elm St", "type": "plus"})]
+    calls = await Router(FakeLlama({text: written})).route(user(text), [ride])
+    assert [c.arguments["type"] for c in calls] == ["black", "plus"]
+
+
+async def test_a_number_larger_than_the_bound_that_the_message_says_can_be_written() -> None:
+    """A timestamp in milliseconds: under the bound alone the 0.5B could only write 161717, refused as made up."""
+    report = foreign("get_report", "A report for a time range.", {
+        "id": {"type": "string"}, "start": {"type": "integer"}, "end": {"type": "integer"}}, ["id", "start", "end"])
+    text = "Make me a report for 'ns9934' starting from 1617176400000 to 1617262800000?"
+    wanted = {"id": "ns9934", "start": 1617176400000, "end": 1617262800000}
+    fake = FakeLlama({text: [("get_report", wanted)]})
+    calls = await Router(fake).route(user(text), [report])
+    assert calls[0].arguments == wanted
+    schema = next(a["schema"] for a in fake.asked if a["kind"] == "complete" and a["schema"])
+    assert schema["properties"]["end"]["maximum"] == 1617262800000
+    assert arguments_schema(report)["properties"]["end"]["maximum"] == INTEGER_BOUND  # nothing said: the bound
+
+
+async def test_a_value_the_message_misspelt_is_said() -> None:
+    weather = foreign("get_weather", "The weather in a city on a date.", {"city": {"type": "string"}}, ["city"])
+    text = "I need a weather update for Chcicago."
+    calls = await Router(FakeLlama({text: [("get_weather", {"city": "Chicago"})]})).route(user(text), [weather])
+    assert calls and calls[0].arguments == {"city": "Chicago"}
+    made_up = FakeLlama({text: [("get_weather", {"city": "Chisinau"})]})
+    assert await Router(made_up).route(user(text), [weather]) == []
+
+
+def test_the_optional_parameters_a_message_asks_for_by_name_or_by_an_allowed_value() -> None:
+    monarch = foreign("get_monarch", "The monarch of a place in a year.", {
+        "location": {"type": "string"}, "year": {"type": "integer"}, "fullName": {"type": "boolean"},
+        "cuisine": {"type": "array", "items": {"type": "string", "enum": ["Seafood", "Italian"]}},
+        "status": {"type": "string", "enum": ["all", "active"]}}, ["location", "year"])
+    assert asked_parameters(monarch, {"location": "England", "year": 1800},
+                            "What was the full name of the king of England in 1800?") == ["fullName"]
+    assert asked_parameters(monarch, {}, "A seafood place, all of them") == ["cuisine"]  # "all" tells nothing
+    assert asked_parameters(monarch, {"cuisine": ["Seafood"]}, "A seafood place") == []  # written already
+    assert asked_parameters(monarch, {}, "The king of England in 1800") == []
+
+
+def test_a_switch_named_in_camel_case_and_the_mentioned_items_of_an_optional_list_are_kept() -> None:
+    find = foreign("find_group", "Restaurants for groups.", {
+        "location": {"type": "string"}, "fullName": {"type": "boolean"},
+        "cuisine": {"type": "array", "items": {"type": "string", "enum": ["Seafood", "Italian", "Indian"]}}},
+        ["location"])
+    said = "the full name of a seafood restaurant in seattle"
+    kept = grounded(find, {"location": "Seattle", "fullName": True, "cuisine": ["Seafood", "Italian", "Indian"]}, said)
+    assert kept == {"location": "Seattle", "fullName": True, "cuisine": ["Seafood"]}
+    assert grounded(find, {"location": "Seattle", "cuisine": ["Italian", "Indian"]}, said) == {"location": "Seattle"}
 
 
 async def test_a_switch_written_as_a_string_is_kept_when_the_message_names_what_it_switches() -> None:
