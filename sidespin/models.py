@@ -67,7 +67,6 @@ MODELS: dict[str, Model] = {
             size=491_400_064,
             sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
             licence="Apache-2.0 (Qwen2.5-Coder-0.5B-Instruct, Alibaba Cloud)",
-            route_threshold=0.6,
         ),
         Model(
             name="qwen2.5-coder-1.5b",
