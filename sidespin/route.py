@@ -37,7 +37,7 @@ The rules, before the code:
   0.03 for 'In notes/meeting.md, change "Tuesday at 10:00" to …' wrote "This is a note about the
   meeting."). A name whose description marks it deprecated and says which offered tool to use
   instead is that tool (`_instead`). **Arguments**: continued after the name and `between`, under
-  the tool's JSON schema with every field bounded (`arguments_schema`). An optional argument whose
+  the tool's JSON schema with every field bounded (`sidespin.arguments`). An optional argument whose
   value the conversation never mentions is dropped: a made-up filter silently changes what a tool
   returns. A call whose *required* values neither the conversation nor the tool's own description
   mention is not made at all (`invented`): a small model fills an unrelated tool with made-up values
@@ -107,13 +107,14 @@ from typing import Any, Awaitable, Callable, Iterable, Protocol, Sequence
 
 from loguru import logger
 
+from sidespin.arguments import (INTEGER_BOUND, MAX_STRING, SHORT_STRING, arguments_schema, bound_for, bounded,
+                                token_budget)
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
-    asked_parameters, asks_for_a_change, changes_only, corrects, gives_a_value, grounded, largest_number, reads_only,
-    refused, said_in, steps, word_of_its_own,
+    asked_parameters, asks_for_a_change, changes_only, corrects, gives_a_value, grounded, reads_only, refused, said_in,
+    steps, word_of_its_own,
 )
-from sidespin.patterns import pattern_for
 from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, words_matched
 from sidespin.tools import Tool, ToolCall, coerce_arguments, failed
 
@@ -121,7 +122,6 @@ __all__ = [
     "Llama",
     "Router",
     "CallFormat",
-    "arguments_schema",
     "names_grammar",
     "THRESHOLD",
     "FIT",
@@ -131,10 +131,6 @@ __all__ = [
     "offered_table",
 ]
 
-MAX_STRING = 600  # characters in one string argument (a file's new content fits; a loop stays short)
-SHORT_STRING = 120  # ... when the arguments were cut off at MAX_STRING: asked once more
-MAX_ITEMS = 8  # items in one array argument
-INTEGER_BOUND = 1_000_000  # |integer| when the tool's schema gives no range
 MAX_CALLS = 4  # calls in one answer
 SHORTLIST = 10  # tools the decision reads all at once; more are read a table at a time
 TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: 1,950 tokens at most (3.6 characters a token or more)
@@ -283,85 +279,6 @@ def names_grammar(names: Iterable[str], end: str) -> str:
 def _gbnf_literal(text: str) -> str:
     escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
     return f'"{escaped}"'
-
-
-def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bound: int = INTEGER_BOUND) -> dict[str, Any]:
-    """The JSON schema arguments are generated under: the tool's properties, every field bounded.
-
-    Required: the tool's required properties; the others stay optional. No other keys are
-    allowed. Strings are 1 to `max_string` characters (less if the tool says so), numbers
-    lie in the tool's range or ±`bound` (`bound_for`), arrays hold at most `MAX_ITEMS`; an untyped
-    property is a string.
-    """
-    properties = {name: _bounded(schema or {}, max_string, bound) for name, schema in tool.parameters.items()}
-    required = [name for name in tool.parameters if name in tool.required]
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
-    if required:
-        schema["required"] = required
-    return schema
-
-
-def bound_for(said: str) -> int:
-    """The largest number a value may be when its tool gives no range: `INTEGER_BOUND`, or the largest number the
-    conversation said (`said`, from `said_in`), up to 10**15. A timestamp said in milliseconds (1617176400000) was
-    cut to 161717 by the bound alone, and then refused as made up."""
-    return int(min(max(INTEGER_BOUND, largest_number(said)), 10**15))
-
-
-def _bounded(schema: dict[str, Any], max_string: int, bound: int = INTEGER_BOUND) -> dict[str, Any]:
-    """One property's schema in the subset llama.cpp turns into a grammar, with bounds added."""
-    for key in ("anyOf", "oneOf"):
-        choices = [c for c in schema.get(key) or [] if isinstance(c, dict) and c.get("type") != "null"]
-        if choices:
-            return _bounded(choices[0], max_string, bound)
-    if schema.get("enum"):
-        return {"enum": list(schema["enum"])}
-    if "const" in schema:
-        return {"const": schema["const"]}
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), None)
-    if kind == "integer":
-        low = schema.get("minimum", -bound)
-        high = schema.get("maximum", bound)
-        return {"type": "integer", "minimum": int(low), "maximum": int(high)}
-    if kind == "number":  # bounded too: unbounded, a small model wrote a 0 after "head": 5 until the budget ran out
-        return {"type": "number", "minimum": schema.get("minimum", -bound), "maximum": schema.get("maximum", bound)}
-    if kind == "boolean":
-        return {"type": kind}
-    if kind == "array":
-        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
-        limit = min(int(schema.get("maxItems", MAX_ITEMS)), MAX_ITEMS)
-        return {"type": "array", "items": _bounded(items, max_string, bound), "maxItems": limit}
-    if kind == "object" and schema.get("properties"):
-        nested = {name: _bounded(sub or {}, max_string, bound) for name, sub in schema["properties"].items()}
-        bounded: dict[str, Any] = {"type": "object", "properties": nested, "additionalProperties": False}
-        if schema.get("required"):
-            bounded["required"] = [name for name in schema["required"] if name in nested]
-        return bounded
-    if kind == "object":
-        return {"type": "object"}
-    pattern = pattern_for(schema) if kind in (None, "string") else None
-    if pattern:  # the form its own text names: 'YYYY-MM-DD', 'City, State' (`sidespin.patterns`)
-        return {"type": "string", "pattern": pattern}
-    longest = min(int(schema.get("maxLength", max_string)), max_string)
-    shortest = min(int(schema.get("minLength", 1)), longest)
-    return {"type": "string", "minLength": shortest, "maxLength": longest}
-
-
-def _token_budget(schema: dict[str, Any]) -> int:
-    """Enough tokens for any answer the schema admits at a few characters a token, capped."""
-    budget = 12
-    for sub in schema.get("properties", {}).values():
-        if sub.get("type") == "string":
-            budget += 8 + sub.get("maxLength", MAX_STRING) // 2
-        elif sub.get("type") == "array":
-            budget += 8 + sub.get("maxItems", MAX_ITEMS) * 24
-        elif sub.get("type") == "object":
-            budget += 8 + _token_budget(sub)
-        else:
-            budget += 12
-    return min(budget, 512)
 
 
 # --- what is offered ---------------------------------------------------------------
@@ -756,11 +673,11 @@ class Router:
         model left out (`asked_parameters`), each written after the others under its own bounded schema: the 0.5B
         closed 'Produce the access log for query "llama", at offset 434 …' after `offset` and `pageSize`."""
         for name in asked_parameters(tool, arguments, asked):
-            schema = _bounded(tool.parameters[name], self.max_string, bound)
+            schema = bounded(tool.parameters[name], self.max_string, bound)
             head = raw.rstrip().removesuffix("}").rstrip()
             opening = head + ("" if head == "{" else ", ") + json.dumps(name) + ": "
             value = await self.llama.complete(written + opening, None, schema,
-                                              _token_budget({"properties": {name: schema}}))
+                                              token_budget({"properties": {name: schema}}))
             try:
                 arguments = {**arguments, name: json.loads(value)}
             except json.JSONDecodeError:
@@ -820,7 +737,7 @@ class Router:
         raw = ""
         for limit in dict.fromkeys((self.max_string, min(self.max_string, SHORT_STRING))):
             schema = arguments_schema(tool, max_string=limit, bound=bound)
-            raw = await self.llama.complete(prompt, None, schema, _token_budget(schema))
+            raw = await self.llama.complete(prompt, None, schema, token_budget(schema))
             try:
                 json.loads(raw)
                 return raw

@@ -8,12 +8,13 @@ import re
 
 import pytest
 
+from sidespin.arguments import INTEGER_BOUND, arguments_schema
 from sidespin.errors import MalformedToolCall
 from sidespin.grounding import (asked_parameters, asks_for_a_change, asks_something, changes_only, grounded, invented,
                                 reads_only, steps)
 from sidespin.tables import table_for
-from sidespin.route import (INTEGER_BOUND, MAX_CALLS, SHORTLIST, TABLE_CHARS, Router, arguments_schema, decision_tables,
-                            names_grammar, offered, offered_table, read_format)
+from sidespin.route import (MAX_CALLS, SHORTLIST, TABLE_CHARS, Router, decision_tables, names_grammar, offered,
+                            offered_table, read_format)
 from sidespin.tools import Tool, tool
 from tests.route_fake import BETWEEN, OPEN, FakeLlama
 

@@ -1,0 +1,103 @@
+"""The JSON schema a call's arguments are written under (for the route, `sidespin.route`).
+
+The tool's own schema, every field bounded so that a small model cannot write on and on: strings of
+1 to `MAX_STRING` characters (less if the tool says so), numbers in the tool's range or within
+±`INTEGER_BOUND`, widened to the largest number the conversation said (`bound_for`), arrays of at
+most `MAX_ITEMS`; a string whose tool names its form (a date, 'City, State') under that form's
+pattern (`sidespin.patterns`). Only the subset llama.cpp turns into a grammar.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sidespin.grounding import largest_number
+from sidespin.patterns import pattern_for
+from sidespin.tools import Tool
+
+__all__ = ["MAX_STRING", "SHORT_STRING", "MAX_ITEMS", "INTEGER_BOUND", "arguments_schema", "bound_for", "bounded",
+           "token_budget"]
+
+MAX_STRING = 600  # characters in one string argument (a file's new content fits; a loop stays short)
+SHORT_STRING = 120  # ... when the arguments were cut off at MAX_STRING: asked once more
+MAX_ITEMS = 8  # items in one array argument
+INTEGER_BOUND = 1_000_000  # |number| when the tool's schema gives no range and the conversation said none larger
+
+
+def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bound: int = INTEGER_BOUND) -> dict[str, Any]:
+    """The JSON schema arguments are generated under: the tool's properties, every field bounded.
+
+    Required: the tool's required properties; the others stay optional. No other keys are
+    allowed. Strings are 1 to `max_string` characters (less if the tool says so), numbers
+    lie in the tool's range or ±`bound` (`bound_for`), arrays hold at most `MAX_ITEMS`; an untyped
+    property is a string.
+    """
+    properties = {name: bounded(schema or {}, max_string, bound) for name, schema in tool.parameters.items()}
+    required = [name for name in tool.parameters if name in tool.required]
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def bound_for(said: str) -> int:
+    """The largest number a value may be when its tool gives no range: `INTEGER_BOUND`, or the largest number the
+    conversation said (`said`, from `said_in`), up to 10**15. A timestamp said in milliseconds (1617176400000) was
+    cut to 161717 by the bound alone, and then refused as made up."""
+    return int(min(max(INTEGER_BOUND, largest_number(said)), 10**15))
+
+
+def bounded(schema: dict[str, Any], max_string: int, bound: int = INTEGER_BOUND) -> dict[str, Any]:
+    """One property's schema in the subset llama.cpp turns into a grammar, with bounds added."""
+    for key in ("anyOf", "oneOf"):
+        choices = [c for c in schema.get(key) or [] if isinstance(c, dict) and c.get("type") != "null"]
+        if choices:
+            return bounded(choices[0], max_string, bound)
+    if schema.get("enum"):
+        return {"enum": list(schema["enum"])}
+    if "const" in schema:
+        return {"const": schema["const"]}
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    if kind == "integer":
+        low = schema.get("minimum", -bound)
+        high = schema.get("maximum", bound)
+        return {"type": "integer", "minimum": int(low), "maximum": int(high)}
+    if kind == "number":  # bounded too: unbounded, a small model wrote a 0 after "head": 5 until the budget ran out
+        return {"type": "number", "minimum": schema.get("minimum", -bound), "maximum": schema.get("maximum", bound)}
+    if kind == "boolean":
+        return {"type": kind}
+    if kind == "array":
+        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        limit = min(int(schema.get("maxItems", MAX_ITEMS)), MAX_ITEMS)
+        return {"type": "array", "items": bounded(items, max_string, bound), "maxItems": limit}
+    if kind == "object" and schema.get("properties"):
+        nested = {name: bounded(sub or {}, max_string, bound) for name, sub in schema["properties"].items()}
+        sub_schema: dict[str, Any] = {"type": "object", "properties": nested, "additionalProperties": False}
+        if schema.get("required"):
+            sub_schema["required"] = [name for name in schema["required"] if name in nested]
+        return sub_schema
+    if kind == "object":
+        return {"type": "object"}
+    pattern = pattern_for(schema) if kind in (None, "string") else None
+    if pattern:  # the form its own text names: 'YYYY-MM-DD', 'City, State' (`sidespin.patterns`)
+        return {"type": "string", "pattern": pattern}
+    longest = min(int(schema.get("maxLength", max_string)), max_string)
+    shortest = min(int(schema.get("minLength", 1)), longest)
+    return {"type": "string", "minLength": shortest, "maxLength": longest}
+
+
+def token_budget(schema: dict[str, Any]) -> int:
+    """Enough tokens for any answer the schema admits at a few characters a token, capped."""
+    budget = 12
+    for sub in schema.get("properties", {}).values():
+        if sub.get("type") == "string":
+            budget += 8 + sub.get("maxLength", MAX_STRING) // 2
+        elif sub.get("type") == "array":
+            budget += 8 + sub.get("maxItems", MAX_ITEMS) * 24
+        elif sub.get("type") == "object":
+            budget += 8 + token_budget(sub)
+        else:
+            budget += 12
+    return min(budget, 512)
