@@ -240,8 +240,10 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
         if name in tool.required or (_mentioned(name, value, said) and not _restates(tool, name, value)):
             kept[name] = value
         else:
-            logger.info("ROUTE_ARGUMENT_DROPPED {}.{}={} (an optional value the conversation never mentions)",
-                        tool.name, name, json.dumps(value, ensure_ascii=False)[:60])
+            logger.info("ROUTE_ARGUMENT_DROPPED {}.{} (an optional value the conversation never mentions)",
+                        tool.name, name)
+            logger.debug("ROUTE_ARGUMENT_DROPPED_VALUE {}.{}={}", tool.name, name,
+                         json.dumps(value, ensure_ascii=False)[:60])
     return kept
 
 

@@ -39,15 +39,19 @@ The rules, before the code:
   instead is that tool (`_instead`). **Arguments**: continued after the name and `between`, under
   the tool's JSON schema with every field bounded (`sidespin.arguments`). An optional argument whose
   value the conversation never mentions is dropped: a made-up filter silently changes what a tool
-  returns. A call whose *required* values neither the conversation nor the tool's own description
-  mention is not made at all (`invented`): a small model fills an unrelated tool with made-up values
-  rather than answer in words. These rules live in `sidespin.grounding`.
+  returns. One the message asks for by name or by an allowed value, which the model left out, is
+  written after the others (`_asked_values`). A call whose *required* values neither the
+  conversation nor the tool's own description mention is not made at all (`invented`): a small
+  model fills an unrelated tool with made-up values rather than answer in words. These rules live
+  in `sidespin.grounding`.
 - **More calls**: after a call, when the likeliest next tokens write the separator, another
   call follows, up to `MAX_CALLS`; a repeated call ends it. When they do not, one more call is
   tried anyway if the message may ask for several (`_asks_several`): a small model writes one call
   where "the time in Tokyo and in Paris" asks for two. Either way a call after the first is kept
   only if the message asks for it (`asked_for`), for a small model also goes on after the right
-  call (the cone's volume, then its mass).
+  call (the cone's volume, then its mass); one of the same tool that says what the message says where
+  the earlier call made it up takes the earlier call's place (`corrects`: an Uber ride "plus", then
+  "comfort", for "a comfortable Uber ride").
   Once results have come back the route decides again (list, then read), under a higher
   threshold: halfway from the first one to certainty, since a small model keeps calling.
   A tool already called since the person's message is not called again in that turn: a
@@ -533,9 +537,9 @@ class Router:
             if corrected is None:
                 calls.append(call)
             else:  # not a second request: the first one, with the value the message says
-                logger.info("ROUTE_CORRECTED {}: {} in place of {}", call.name,
-                            json.dumps(call.arguments, ensure_ascii=False)[:80],
-                            json.dumps(calls[corrected].arguments, ensure_ascii=False)[:80])
+                changed = sorted(k for k in call.arguments if call.arguments[k] != calls[corrected].arguments.get(k))
+                logger.info("ROUTE_CORRECTED {}: {} as the message says, in place of the earlier call's", call.name,
+                            ", ".join(changed))
                 calls[corrected] = call
             guessing = False
             written += text
