@@ -354,17 +354,21 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
 
 
 def _restates(tool: Tool, name: str, value: Any) -> bool:
-    """Whether a string value is its parameter's own description, or most of it: no value at all. The 0.5B,
-    offered `get_song_lyrics` for a question it does not answer, wrote `song_title` "The title of the song.". Not
-    one of the 6,772 string values of BFCL's right answers (eight single-turn categories) restates its
-    parameter's description."""
+    """Whether a string value is its parameter's own description, or most of it, or nearly it in other order (four
+    words or more, seven in ten of the words of both shared): no value at all. The 0.5B, offered `get_song_lyrics`
+    for a question it does not answer, wrote `song_title` "The title of the song.", and for "Find a selection of
+    tracks for me" it played `track` "The song title of the track to be played." (described "The title of the track
+    to be played."). Not one of the 6,772 string values of BFCL's right answers (eight single-turn categories) does
+    either."""
     schema = tool.parameters.get(name)
     described = schema.get("description") if isinstance(schema, dict) and isinstance(value, str) else None
     if not isinstance(described, str):
         return False
     written, meant = _plain(value), _plain(described)
+    words, meant_words = set(written.split()), set(meant.split())
     return bool(written) and (written == meant or (len(written) > 8 and written in meant
-                                                   and len(written) > 0.6 * len(meant)))
+                                                   and len(written) > 0.6 * len(meant))
+                              or (len(words) >= 4 and len(words & meant_words) >= 0.7 * len(words | meant_words)))
 
 
 def _plain(text: str) -> str:

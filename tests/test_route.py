@@ -1335,3 +1335,8 @@ def test_a_value_that_restates_its_parameters_description_is_no_value() -> None:
     assert invented(lyrics, {"song_title": "Bohemian Rhapsody", "artist_name": "Queen"}, said) == []
     kept = grounded(lyrics, {"song_title": "x", "artist_name": "y", "lang": "The language of the lyrics"}, said)
     assert "lang" not in kept and grounded(lyrics, {"lang": "English"}, said) == {"lang": "English"}
+    play = foreign("play_media", "Play a track.", {"track": {"type": "string", "description":
+                                                             "The title of the track to be played."}}, ["track"])
+    said = "i'm interested in hearing some funk music from the isolation album, find a selection of tracks for me?"
+    assert invented(play, {"track": "The song title of the track to be played."}, said) == ["track"]  # a word more
+    assert invented(play, {"track": "Title track of the Isolation album"}, said) == []  # the message's words
