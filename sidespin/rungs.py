@@ -14,7 +14,6 @@ calls before the answer (`decide`).
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
@@ -23,6 +22,7 @@ from sidespin.llm.base import Backend, Grammar
 from sidespin.protocol import MCP_TAG, format_block, grammar_for, teaching_prompt
 from sidespin.route import decision_tables, offered_table
 from sidespin.tools import FAILED, Tool, ToolCall, failed
+from sidespin.transcript.markers import fence_for
 
 __all__ = ["Ask", "Request", "Rung", "Native", "Route", "Xml", "RUNGS", "rung_named"]
 
@@ -204,7 +204,7 @@ def told_result(name: str, arguments: dict[str, Any], content: str) -> str:
     run = f"was run with {json.dumps(arguments, ensure_ascii=False)}" if arguments else "was run"
     if failed(content):
         return f"The tool {name} {run} and failed: {content.removeprefix(FAILED)}"
-    fence = "`" * max([3, *(len(ticks) + 1 for ticks in re.findall(r"`{3,}", content))])
+    fence = fence_for(content)
     return f"The tool {name} {run} and gave:\n{fence}\n{content}\n{fence}"
 
 

@@ -11,7 +11,7 @@ from typing import Any, Literal, get_args
 
 __all__ = [
     "Choice", "CHOICES", "DECISIONS", "USER", "ASSISTANT", "THOUGHT", "SUMMARY", "PROPOSAL", "RESULT", "MARKERS",
-    "REFUSED", "NOT_RUN", "INTERRUPTED", "NOTE_PREFIX", "CONDENSED", "IMPORTED",
+    "REFUSED", "NOT_RUN", "INTERRUPTED", "NOTE_PREFIX", "CONDENSED", "IMPORTED", "fence_for",
 ]
 
 # A person's answer to a proposed call, written after ❓: (what each means: `sidespin.approvals`).
@@ -121,9 +121,14 @@ def _paragraph(marker: str, text: str) -> str:
     return f"{marker} {lines[0].strip()}\n{_guard_notes(rest)}"
 
 
+def fence_for(text: str) -> str:
+    """A Markdown code fence `text` cannot close: longer than any run of backticks in it, three at least."""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def _result_body(text: str) -> str:
     if not any(char in text for char in "\n\r`"):
         return f"`{text}`\n"
-    longest = max((len(run) for run in re.findall("`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
+    fence = fence_for(text)
     return f"{fence}\n{text}\n{fence}\n"
