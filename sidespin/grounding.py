@@ -308,7 +308,7 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
             return False  # "notes.txt" for "the notes folder": an extension no one said
         words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
         return not words or any(w in said or (len(w) >= 6 and w[:-1] in said) for w in words) or (  # "German": Germany
-            any(_misspelt(w, said) for w in words if len(w) >= 6))
+            _misspelt([w for w in words if len(w) >= 6], said))
     if isinstance(value, list):
         return all(_mentioned(name, item, said) for item in value) if value else False
     if isinstance(value, dict):
@@ -316,10 +316,13 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
     return value is None
 
 
-def _misspelt(word: str, said: str) -> bool:
-    """Whether `said` has `word` with one letter added, left out, changed or two swapped: the 0.5B wrote "Chicago"
-    for "a weather update for Chcicago"."""
-    return any(_one_edit(word, other) for other in set(_WORD.findall(said)) if abs(len(other) - len(word)) <= 1)
+def _misspelt(words: list[str], said: str) -> bool:
+    """Whether `said` has one of `words` with one letter added, left out, changed or two swapped: the 0.5B wrote
+    "Chicago" for "a weather update for Chcicago". `said` is read once for all of them."""
+    if not words:
+        return False
+    others = set(_WORD.findall(said))
+    return any(_one_edit(word, other) for word in words for other in others if abs(len(other) - len(word)) <= 1)
 
 
 def _one_edit(a: str, b: str) -> bool:

@@ -459,6 +459,7 @@ class Router:
         or refused by the rules of `sidespin.grounding` (`words`: what each tool matches of the message)."""
         calls: list[ToolCall] = []
         asked = said_in(messages[-1:])
+        message = last_said(messages)  # the person's last message (`asked` is the last one, a result after results)
         said = said_in(messages)
         called = _called_this_turn(messages) if again else set()  # not to be called again
         # what `refused` needs of the turn's calls, mendable ones too: their names (another tool needs a word of
@@ -468,7 +469,7 @@ class Router:
         # the answer's first call refused: the next likeliest name is tried, once; after results, only while a
         # failed call may still be mended ("Europe/Tokyo" failed, and the 0.5B named `convert_time`, refused)
         second = not earlier or bool(_mendable(messages))
-        several = _asks_several(last_said(messages))  # one more call is tried only where the message may ask it
+        several = _asks_several(message)  # one more call is tried only where the message may ask it
         guessing = False  # the call under way is that next name's: arguments that do not fit make no call
 
         def next_name(refused_name: str) -> bool:
@@ -512,7 +513,7 @@ class Router:
                     if next_name(name):
                         continue
                     break
-                call, text = await self._call(written + named_text, by_name[name], form, said, last_said(messages))
+                call, text = await self._call(written + named_text, by_name[name], form, said, message)
                 to_mend = _to_mend(call, messages) if again else None
                 if to_mend is not None:  # a failed call written again: the model's next likeliest value, once
                     mended = await self._another_value(written + named_text, *to_mend)
