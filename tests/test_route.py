@@ -438,6 +438,71 @@ async def test_a_call_written_again_with_the_value_the_message_says_takes_the_pl
     assert [c.arguments["type"] for c in calls] == ["black", "plus"]
 
 
+async def test_a_second_call_needs_words_of_its_own_that_the_message_says() -> None:
+    """For "the current weather conditions in New Delhi, India" the 0.5B went on to "New York, NY" ("new" is said,
+    "york" is not), and for a recipe "that uses chicken and mushrooms" on to replacing chicken with "steamed
+    chicken". Both second calls are dropped; two cities said are still two calls."""
+    weather = foreign("get_weather", "The current weather in a city.", {"city": {"type": "string"}}, ["city"])
+    text = "What is the current weather in New Delhi, India?"
+    written = [("get_weather", {"city": "New Delhi, India"}), ("get_weather", {"city": "New York, NY"})]
+    calls = await Router(FakeLlama({text: written})).route(user(text), [weather])
+    assert [c.arguments["city"] for c in calls] == ["New Delhi, India"]
+    text = "What is the current weather in New Delhi and in New York?"
+    calls = await Router(FakeLlama({text: written})).route(user(text), [weather])
+    assert [c.arguments["city"] for c in calls] == ["New Delhi, India", "New York, NY"]
+    recipes = foreign("recipe_search", "Find recipes.", {"ingredients": {"type": "array", "items": {"type": "string"}},
+                                                          "calories": {"type": "integer"}}, ["ingredients"])
+    replace = foreign("ingredient_replace", "Replace an ingredient of a recipe.", {
+        "original_ingredient": {"type": "string"}, "replacement_ingredient": {"type": "string"}},
+        ["original_ingredient", "replacement_ingredient"])
+    text = "Find a recipe under 500 calories that uses chicken and mushrooms, and replace an ingredient."
+    written = [("recipe_search", {"ingredients": ["chicken", "mushrooms"], "calories": 500}),
+               ("ingredient_replace", {"original_ingredient": "chicken", "replacement_ingredient": "steamed chicken"})]
+    calls = await Router(FakeLlama({text: written})).route(user(text), [recipes, replace])
+    assert [c.name for c in calls] == ["recipe_search"]
+    text = text.replace("replace an ingredient", "replace the chicken with steamed chicken")
+    calls = await Router(FakeLlama({text: written})).route(user(text), [recipes, replace])
+    assert [c.name for c in calls] == ["recipe_search", "ingredient_replace"]
+
+
+async def test_a_date_no_one_said_is_made_up_unless_a_date_was_said_relative_to_another() -> None:
+    """For "the weather forecast for Paris from April 1st" the 0.5B wrote the end date 2023-04-07 ("04" and "2023"
+    are said): BFCL wants no call, the end being missing. "For a week" says it."""
+    forecast = foreign("forecast", "The weather forecast for a place and dates.", {
+        "location": {"type": "string"}, "start_date": {"type": "string"}, "end_date": {"type": "string"},
+        "day": {"type": "string"}}, ["location", "start_date", "end_date"])
+    written = {"location": "Paris", "start_date": "2023-04-01", "end_date": "2023-04-07"}
+    text = "Could you tell me the weather forecast for Paris from April 1st 2023?"
+    assert await Router(FakeLlama({text: [("forecast", written)]})).route(user(text), [forecast]) == []
+    text = "Could you tell me the weather forecast for Paris from April 1st 2023 to 04/07/2023?"
+    calls = await Router(FakeLlama({text: [("forecast", {**written, "day": "2023-04-03"})]})).route(user(text),
+                                                                                                   [forecast])
+    assert calls and calls[0].arguments == written  # the optional day no one said is dropped
+    text = "Could you tell me the weather forecast for Paris for a week from April 1st 2023?"
+    calls = await Router(FakeLlama({text: [("forecast", written)]})).route(user(text), [forecast])
+    assert calls and calls[0].arguments == written
+
+
+async def test_a_text_written_for_two_parameters_stays_where_the_message_names_it() -> None:
+    """For "songs from the album 'Welcome To The Fishbowl'" the 0.5B gave the title as the album and as the artist.
+    When the message names neither, or the other is required, both stay."""
+    music = foreign("lookup_music", "Find songs.", {"artist": {"type": "string"}, "album": {"type": "string"},
+                                                   "track": {"type": "string"}}, [])
+    text = "Can you list the songs from the album 'Welcome To The Fishbowl'?"
+    both = {"artist": "Welcome To The Fishbowl", "album": "Welcome To The Fishbowl"}
+    calls = await Router(FakeLlama({text: [("lookup_music", both)]})).route(user(text), [music])
+    assert calls[0].arguments == {"album": "Welcome To The Fishbowl"}
+    text = "Can you list the songs of 'Welcome To The Fishbowl'?"
+    calls = await Router(FakeLlama({text: [("lookup_music", both)]})).route(user(text), [music])
+    assert calls[0].arguments == both
+    play = foreign("play_media", "Play a song.", {"track": {"type": "string"}, "album": {"type": "string"}},
+                   ["track"])
+    text = "Play something from their album 'The Getaway'."
+    written = {"track": "The Getaway", "album": "The Getaway"}
+    calls = await Router(FakeLlama({text: [("play_media", written)]})).route(user(text), [play])
+    assert calls[0].arguments == written
+
+
 async def test_a_number_larger_than_the_bound_that_the_message_says_can_be_written() -> None:
     """A timestamp in milliseconds: under the bound alone the 0.5B could only write 161717, refused as made up."""
     report = foreign("get_report", "A report for a time range.", {

@@ -160,13 +160,13 @@ def _coerce_value(name: str, value: Any, schema: dict[str, Any]) -> Any:
             except ValueError:
                 pass
         raise BadArguments(f"argument {name!r} should be a whole number, got {value!r}")
-    if expected == "number":
+    if expected == "number":  # sent as a float: "number" is what a float parameter (Python's, FastMCP's) publishes,
+        # and a checker of types (BFCL's, for a list of floats) tells 12 from 12.0; an integer is "integer"
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return value
+            return float(value)
         if isinstance(value, str):
             try:
-                number = float(value.strip())
-                return int(number) if number.is_integer() and "." not in value else number
+                return float(value.strip())
             except ValueError:
                 pass
         raise BadArguments(f"argument {name!r} should be a number, got {value!r}")
