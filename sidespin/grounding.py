@@ -59,7 +59,7 @@ from loguru import logger
 from sidespin.tables import telling_words, words_of
 from sidespin.tools import Tool, ToolCall
 
-__all__ = ["said_in", "grounded", "asked_parameters", "invented", "gives_a_value", "asked_for", "corrects",
+__all__ = ["said_in", "mentioned", "grounded", "asked_parameters", "invented", "gives_a_value", "asked_for", "corrects",
            "largest_number", "refused", "asks_something", "reads_only", "asks_for_a_change", "changes_only", "steps"]
 
 
@@ -322,6 +322,11 @@ def largest_number(said: str) -> float:
     return max(_numbers(said), default=0.0)
 
 
+def mentioned(value: Any, said: str) -> bool:
+    """Whether the conversation (`said`, from `said_in`) mentions a value (the rules of `_mentioned`)."""
+    return _mentioned("", value, said)
+
+
 def _mentioned(name: str, value: Any, said: str) -> bool:
     if isinstance(value, bool) or _switch(value):  # a switch is asked for by naming what it switches
         return any(word[:5] in said for word in words_of(name) if len(word) >= 4)  # "full name" for `fullName`
@@ -490,7 +495,7 @@ def _all_said(value: Any, asked: str) -> bool:
     one said, both code ("lambda x: x**2"), which this leaves alone."""
     if not isinstance(value, str) or not _PROSE.match(value.strip()):
         return True
-    return all(_mentioned("", word, asked) for word in _WORD.findall(value.lower()) if len(word) >= 3
+    return all(mentioned(word, asked) for word in _WORD.findall(value.lower()) if len(word) >= 3
                and not word.isdigit())
 
 
@@ -504,7 +509,7 @@ def _says_new(value: Any, before: list[Any], asked: str) -> bool:
         return True
     old = {word for b in before if isinstance(b, str) for word in _WORD.findall(b.lower())}
     new = [word for word in _WORD.findall(value.lower()) if len(word) >= 3 and not word.isdigit() and word not in old]
-    return not new or any(_mentioned("", word, asked) for word in new)
+    return not new or any(mentioned(word, asked) for word in new)
 
 
 def corrects(call: ToolCall, earlier: ToolCall, asked: str) -> bool:

@@ -116,10 +116,10 @@ from sidespin.arguments import (INTEGER_BOUND, MAX_STRING, SHORT_STRING, argumen
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
-    asked_parameters, asks_for_a_change, changes_only, corrects, gives_a_value, grounded, reads_only, refused, said_in,
-    steps, word_of_its_own,
+    asked_parameters, asks_for_a_change, asks_something, changes_only, corrects, gives_a_value, grounded, mentioned,
+    reads_only, refused, said_in, steps, word_of_its_own,
 )
-from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, words_matched
+from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, telling_words, words_matched
 from sidespin.tools import Tool, ToolCall, coerce_arguments, failed
 
 __all__ = [
@@ -150,6 +150,9 @@ _VALUE_TOKENS = 12  # tokens of a failed value looked at for the model's other i
 _OTHER_IDEA = 0.003  # ... below this probability the model has none ("Asia" after "Europe/Tokyo" failed: 0.02;
 # "America" after "Los Angeles" failed: 0.005, after three ideas that wrote the error's words back)
 _IDEAS = 4  # other values written out, the likeliest first (most copy the error back: "No time zone found …")
+# a message that names a folder ("the notes folder"): a path may go on past the folder a server works in
+_FOLDER_WORD = re.compile(r"(?i)\b(?:folder|directory|dir|subfolder|subdirectory|dossier|répertoire|ordner|"
+                          r"verzeichnis|carpeta|directorio|cartella)s?\b")
 _STRING_REST = 'root ::= [^"\\\\\\x00-\\x1f]{0,80} "\\""'  # the rest of a JSON string, to its closing quote
 _FILE = re.compile(r"^(?:[/~\\]|\.{1,2}/|[A-Za-z]:)|\.[A-Za-z][A-Za-z0-9]{0,4}$")  # a path, or a file's name
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')  # what cannot stand inside a JSON string as written
@@ -665,6 +668,7 @@ class Router:
             raise MalformedToolCall(f"the arguments for {name} were cut off or are not JSON", raw) from None
         if isinstance(arguments, dict):
             arguments = await self._asked_values(written, tool, raw, arguments, asked, bound)
+            arguments = await self._deeper(written, tool, raw, arguments, asked)
         try:
             arguments = coerce_arguments(tool.input_schema, arguments)
         except BadArguments as error:
@@ -691,6 +695,29 @@ class Router:
             raw = opening + value + "}"
             logger.info("ROUTE_ASKED_VALUE {}.{}: the message asks for it, and the model had left it out", tool.name,
                         name)
+        return arguments
+
+    async def _deeper(self, written: str, tool: Tool, raw: str, arguments: dict[str, Any],
+                      asked: str) -> dict[str, Any]:
+        """`arguments` (written as `raw` after `written`) with a path that is a folder the tool's server works in
+        written on past it by the model, when the message (`asked`) names a folder: for "List the files in the
+        notes folder …" the 0.5B listed the folder its server works in, then read a file of that. What the model
+        adds is kept only when the message says it."""
+        if not tool.places or not _FOLDER_WORD.search(asked):
+            return arguments
+        places = {place.rstrip("/") for place in tool.places}
+        for name, value in arguments.items():
+            if not isinstance(value, str) or value.rstrip("/") not in places:
+                continue
+            written_as = re.search(rf"{re.escape(json.dumps(name))}\s*:\s*{re.escape(json.dumps(value))}", raw)
+            if written_as is None:
+                continue
+            head = raw[:written_as.end() - 1] + ("" if value.endswith("/") else "/")
+            rest = (await self.llama.complete(written + head, _STRING_REST, None, 24)).removesuffix('"').strip("/")
+            if telling_words(rest) and mentioned(rest, said_in([{"content": asked}])):
+                logger.info("ROUTE_PLACE_DEEPER {}.{}: the folder the message names, inside the one its server works "
+                            "in", tool.name, name)
+                return {**arguments, name: f"{value.rstrip('/')}/{rest}"}
         return arguments
 
     async def _another_value(self, written: str, call: ToolCall, error: str,
@@ -859,10 +886,24 @@ def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, 
         logger.info("ROUTE_REPEAT {}: called already in this turn, so no call", tool.name)
         return True
     if (not tool.required and not shares_a_word([tool], messages, listed)
-            and not called_tools(messages) & {t.name for t in listed if t.source == tool.source}):
+            and not called_tools(messages) & {t.name for t in listed if t.source == tool.source}
+            and not _asks_what_it_stores(tool, messages, listed)):
         logger.info("ROUTE_UNRELATED {}: no required value to check and no word in common, so no call", tool.name)
         return True
     return False
+
+
+_OWN = re.compile(r"(?i)\b(?:my|our|mine|ours|mon|ma|mes|notre|nos|mi|mis|nuestr[oa]s?|mein|meine[nmrs]?|unser[e]?)\b")
+
+
+def _asks_what_it_stores(tool: Tool, messages: Sequence[dict[str, Any]], listed: list[Tool]) -> bool:
+    """Whether the last message asks about the person's own things ("What is my sister's name?") and `tool` only
+    reads a server that also stores (it marks its tools, and some change things): what a person told a memory in
+    another conversation is in it, and nowhere else. In a new conversation the 0.5B named `read_graph` (p 0.09)."""
+    text = last_said(messages)
+    if not tool.read_only or not tool.source.startswith("mcp:") or not _OWN.search(text) or not asks_something(text):
+        return False
+    return any(not t.read_only for t in listed if t.source == tool.source)
 
 
 def _of_itself(tool: Tool, call: ToolCall, messages: Sequence[dict[str, Any]], listed: list[Tool], said: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from typing import Any
 
 import pytest
 
@@ -198,6 +199,24 @@ async def test_a_tool_without_required_values_of_a_server_the_conversation_calle
     calls = await Router(FakeLlama({text: [("read_graph", {})]})).route([*earlier, *user(text)], memory)
     assert [c.name for c in calls] == ["read_graph"]
     assert await Router(FakeLlama({text: [("read_graph", {})]})).route(user(text), memory) == []  # a fresh chat
+
+
+async def test_a_question_about_the_persons_own_things_may_read_a_server_that_stores_in_a_new_conversation() -> None:
+    """"What is my sister's name?" in a new conversation, the memory server marking which of its tools only read:
+    what was stored in another conversation is there. A question about something else, or a tool of a server that
+    stores nothing, stays unrelated."""
+    marked = [foreign("create_entities", "Create entities, each with a name, in the knowledge graph.",
+                      {"entities": {"type": "array", "items": {"type": "string"}}}, ["entities"], source="mcp:memory"),
+              dataclasses.replace(foreign("read_graph", "Read what is in the knowledge graph.", {}, [],
+                                          source="mcp:memory"), read_only=True)]
+    text = "What is my sister's name?"
+    calls = await Router(FakeLlama({text: [("read_graph", {})]})).route(user(text), marked)
+    assert [c.name for c in calls] == ["read_graph"]
+    text = "What is the capital of Portugal?"
+    assert await Router(FakeLlama({text: [("read_graph", {})]})).route(user(text), marked) == []
+    reading = [dataclasses.replace(tool, read_only=True) for tool in marked]  # a server that stores nothing
+    text = "What is my sister's name?"
+    assert await Router(FakeLlama({text: [("read_graph", {})]})).route(user(text), reading) == []
 
 
 async def test_a_first_call_whose_values_all_come_from_the_tool_itself_and_shares_no_word_is_not_made() -> None:
@@ -463,6 +482,38 @@ async def test_a_second_call_needs_words_of_its_own_that_the_message_says() -> N
     text = text.replace("replace an ingredient", "replace the chicken with steamed chicken")
     calls = await Router(FakeLlama({text: written})).route(user(text), [recipes, replace])
     assert [c.name for c in calls] == ["recipe_search", "ingredient_replace"]
+
+
+class GoesOn(FakeLlama):
+    """A model that, asked to go on with a path past the folder it wrote, writes `rest`."""
+
+    def __init__(self, *args: Any, rest: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.rest = rest
+
+    async def complete(self, prompt: str, grammar: str | None, json_schema: dict | None, max_tokens: int) -> str:
+        if prompt.endswith('/home/me/files/'):
+            self.asked.append({"kind": "complete", "prompt": prompt, "grammar": grammar, "schema": json_schema})
+            return self.rest + '"'
+        return await super().complete(prompt, grammar, json_schema, max_tokens)
+
+
+async def test_a_path_goes_on_past_the_servers_folder_to_the_folder_the_message_names() -> None:
+    """For "List the files in the notes folder …" the 0.5B listed /home/me/files, the folder the file server works
+    in. Asked to go on past it, the model writes "notes"; a folder no one named is not taken."""
+    listing = Tool(name="list_directory", description="List a directory's files.", fn=lambda **_: None,
+                   source="mcp:files", places=("/home/me/files",),
+                   input_schema={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+    text = "List the files in the notes folder."
+    written = [("list_directory", {"path": "/home/me/files"})]
+    calls = await Router(GoesOn({text: written}, rest="notes")).route(user(text), [listing])
+    assert calls[0].arguments == {"path": "/home/me/files/notes"}
+    calls = await Router(GoesOn({text: written}, rest="photos")).route(user(text), [listing])
+    assert calls[0].arguments == {"path": "/home/me/files"}
+    text = "List my files."  # no folder named: the model is not asked
+    model = GoesOn({text: written}, rest="notes")
+    assert (await Router(model).route(user(text), [listing]))[0].arguments == {"path": "/home/me/files"}
+    assert not any(a["prompt"].endswith("/home/me/files/") for a in model.asked if a["kind"] == "complete")
 
 
 async def test_a_date_no_one_said_is_made_up_unless_a_date_was_said_relative_to_another() -> None:
@@ -1350,12 +1401,13 @@ async def test_a_value_said_in_other_words_grounds_the_value_a_tool_takes() -> N
 
 async def test_a_refused_first_call_is_followed_by_the_likeliest_other_name_once() -> None:
     """"When is my next dentist appointment? It should be in your memory.": the 0.5B named `read_graph`, which
-    shares no word with it."""
+    shares no word with it (the question now asks without "my", which lets a reading tool of a server that stores be
+    called)."""
     graph = foreign("read_graph", "Read the entire knowledge graph.", {}, [], source="mcp:memory")
     store, search = memory_server(marks=True)
     store = dataclasses.replace(store, description="Store people and things in memory.")  # the word it shares
     tools = [dataclasses.replace(graph, read_only=True), search, store]
-    text = "When is my next dentist appointment? It should be in your memory."
+    text = "When is the next dentist appointment? It should be in your memory."  # not "my": see the test above
     model = FakeLlama({text: [("read_graph", {}), ("search_nodes", {"query": "dentist"})]})
     assert [(c.name, c.arguments) for c in await Router(model).route(user(text), tools)] == \
         [("search_nodes", {"query": "dentist"})]
