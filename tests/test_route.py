@@ -12,7 +12,7 @@ import pytest
 from sidespin.arguments import INTEGER_BOUND, arguments_schema
 from sidespin.errors import MalformedToolCall
 from sidespin.grounding import (asked_parameters, asks_for_a_change, asks_something, changes_only, grounded, invented,
-                                reads_only, steps)
+                                reads_only, said_in, steps)
 from sidespin.tables import table_for
 from sidespin.route import (MAX_CALLS, SHORTLIST, TABLE_CHARS, Router, decision_tables, names_grammar, offered,
                             offered_table, read_format)
@@ -1457,3 +1457,20 @@ def test_a_value_that_restates_its_parameters_description_is_no_value() -> None:
     said = "i'm interested in hearing some funk music from the isolation album, find a selection of tracks for me?"
     assert invented(play, {"track": "The song title of the track to be played."}, said) == ["track"]  # a word more
     assert invented(play, {"track": "Title track of the Isolation album"}, said) == []  # the message's words
+
+
+def test_numbers_said_in_a_list_by_how_often_or_as_nothing_are_not_made_up() -> None:
+    """BFCL simple_python_127 gave "cash_flows=[200,300,400,500]", read as one number 200300400500; _153 said
+    "compounded quarterly" for n=4; a car "starts from rest" for an initial velocity of 0; "apr the 5th" says 04."""
+    npv = foreign("npv", "The net present value.", {"cash_flows": {"type": "array", "items": {"type": "integer"}},
+                                                    "n": {"type": "integer"}, "start_speed": {"type": "number"}},
+                  ["cash_flows", "n", "start_speed"])
+    said = said_in(user("Find the NPV, given cash_flows=[200,300,400,500], compounded quarterly, from rest."))
+    assert invented(npv, {"cash_flows": [200, 300, 400, 500], "n": 4, "start_speed": 0.0}, said) == []
+    made_up = {"cash_flows": [200, 300, 400, 600], "n": 12, "start_speed": 1.0}
+    assert invented(npv, made_up, said) == ["cash_flows", "n", "start_speed"]
+    fewer = {"cash_flows": [5], "n": 4, "start_speed": 0}
+    assert invented(npv, fewer, said_in(user("5,000 quarterly"))) == ["cash_flows"]  # a thousands separator
+    event = foreign("event", "Find an event.", {"city": {"type": "string"}, "date": {"type": "string"}}, ["city"])
+    said = said_in(user("I'm looking for a theater event in London, UK on apr the 5th."))
+    assert grounded(event, {"city": "London, UK", "date": "2023-04-05"}, said)["date"] == "2023-04-05"
