@@ -249,8 +249,8 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
                                      and name not in elsewhere and not _unsaid_date(value, said)):
             kept[name] = value
         else:
-            why = "said for another parameter" if name in elsewhere else "an optional value the conversation never mentions"
-            logger.info("ROUTE_ARGUMENT_DROPPED {}.{} ({})", tool.name, name, why)
+            why = "said for another parameter" if name in elsewhere else "a value the conversation never mentions"
+            logger.info("ROUTE_ARGUMENT_DROPPED {}.{} (optional: {})", tool.name, name, why)
             logger.debug("ROUTE_ARGUMENT_DROPPED_VALUE {}.{}={}", tool.name, name,
                          json.dumps(value, ensure_ascii=False)[:60])
     return kept
@@ -259,8 +259,8 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
 def _named_elsewhere(tool: Tool, arguments: dict[str, Any], said: str) -> set[str]:
     """The optional parameters given a text that the call gives another parameter too, when the conversation names
     that other parameter and not them: for "songs from the album 'Welcome To The Fishbowl'" the 0.5B wrote the title
-    as `album` and as `artist`. Of BFCL's right answers (eight single-turn categories), five give one text to two
-    parameters; in none is one named and the other not, except where the named one is required."""
+    as `album` and as `artist`. No value of BFCL's right answers (eight single-turn categories) is dropped by it:
+    where one text fills two parameters, the message names both, or neither, or the one left is required."""
     words = set(words_of(said))
     by_value: dict[str, list[str]] = {}
     for name, value in arguments.items():
