@@ -465,6 +465,9 @@ class Router:
         message = last_said(messages)  # the person's last message (`asked` is the last one, a result after results)
         said = said_in(messages)
         called = _called_this_turn(messages) if again else set()  # not to be called again
+        # the turn's values and the tool each went to: a folder listed may be gone into by another tool (`_deeper`)
+        used = {value: tool for _, tool, arguments, _ in _answered(_this_turn(messages)) for value in arguments.values()
+                if isinstance(value, str)} if again else {}
         # what `refused` needs of the turn's calls, mendable ones too: their names (another tool needs a word of
         # its own beside them: the 0.5B mended a failed "Europe/Tokyo" with `convert_time`, which failed too)
         earlier = [ToolCall(name, {}) for name in sorted(_turn_tools(messages))] if again else []
@@ -512,11 +515,14 @@ class Router:
                     if next_name(name):
                         continue
                     break
-                if not calls and not earlier and not await self._fits(by_name[name], messages):
+                # the fit question cannot know what a store holds: asked whether `read_graph` does what "What is my
+                # sister's name?" asks, the 0.5B said no (0.29)
+                if not calls and not earlier and not _asks_what_it_stores(by_name[name], messages, listed) \
+                        and not await self._fits(by_name[name], messages):
                     if next_name(name):
                         continue
                     break
-                call, text = await self._call(written + named_text, by_name[name], form, said, message)
+                call, text = await self._call(written + named_text, by_name[name], form, said, message, used)
                 to_mend = _to_mend(call, messages) if again else None
                 if to_mend is not None:  # a failed call written again: the model's next likeliest value, once
                     mended = await self._another_value(written + named_text, *to_mend)
@@ -650,7 +656,7 @@ class Router:
         return None
 
     async def _call(self, written: str, tool: Tool, form: CallFormat, said: str,
-                    asked: str = "") -> tuple[ToolCall, str]:
+                    asked: str = "", used: dict[str, str] | None = None) -> tuple[ToolCall, str]:
         """The named call's arguments under its schema, after `written`, which ends with the name, with the optional
         ones the message (`asked`) asks for and the model left out written after them (`_asked_values`); the
         optional ones kept only when the conversation, `said`, mentions them. The call and its text."""
@@ -668,7 +674,7 @@ class Router:
             raise MalformedToolCall(f"the arguments for {name} were cut off or are not JSON", raw) from None
         if isinstance(arguments, dict):
             arguments = await self._asked_values(written, tool, raw, arguments, asked, bound)
-            arguments = await self._deeper(written, tool, raw, arguments, asked)
+            arguments = await self._deeper(written, tool, raw, arguments, asked, said, used or {})
         try:
             arguments = coerce_arguments(tool.input_schema, arguments)
         except BadArguments as error:
@@ -697,15 +703,18 @@ class Router:
                         name)
         return arguments
 
-    async def _deeper(self, written: str, tool: Tool, raw: str, arguments: dict[str, Any],
-                      asked: str) -> dict[str, Any]:
-        """`arguments` (written as `raw` after `written`) with a path that is a folder the tool's server works in
-        written on past it by the model, when the message (`asked`) names a folder: for "List the files in the
-        notes folder …" the 0.5B listed the folder its server works in, then read a file of that. What the model
-        adds is kept only when the message says it."""
-        if not tool.places or not _FOLDER_WORD.search(asked):
+    async def _deeper(self, written: str, tool: Tool, raw: str, arguments: dict[str, Any], asked: str, said: str,
+                      used: dict[str, str]) -> dict[str, Any]:
+        """`arguments` (written as `raw` after `written`) with a path written on past a folder by the model, when the
+        message (`asked`) names a folder: a folder the tool's server works in (for "List the files in the notes
+        folder, then read the largest one" the 0.5B listed that folder), what it adds said in the message; or a value
+        another tool of this turn was called with (`used`: then it read the notes folder it had listed, as a file),
+        what it adds said in the conversation, the listing's results too."""
+        if not _FOLDER_WORD.search(asked):
             return arguments
-        places = {place.rstrip("/") for place in tool.places}
+        message = said_in([{"content": asked}])
+        places = {place.rstrip("/"): message for place in tool.places} | {
+            value.rstrip("/"): said for value, other in used.items() if other != tool.name and value.rstrip("/")}
         for name, value in arguments.items():
             if not isinstance(value, str) or value.rstrip("/") not in places:
                 continue
@@ -714,9 +723,9 @@ class Router:
                 continue
             head = raw[:written_as.end() - 1] + ("" if value.endswith("/") else "/")
             rest = (await self.llama.complete(written + head, _STRING_REST, None, 24)).removesuffix('"').strip("/")
-            if telling_words(rest) and mentioned(rest, said_in([{"content": asked}])):
-                logger.info("ROUTE_PLACE_DEEPER {}.{}: the folder the message names, inside the one its server works "
-                            "in", tool.name, name)
+            if telling_words(rest) and mentioned(rest, places[value.rstrip("/")]):
+                logger.info("ROUTE_PLACE_DEEPER {}.{}: past the folder it was written as, to one said", tool.name,
+                            name)
                 return {**arguments, name: f"{value.rstrip('/')}/{rest}"}
         return arguments
 
@@ -899,7 +908,8 @@ _OWN = re.compile(r"(?i)\b(?:my|our|mine|ours|mon|ma|mes|notre|nos|mi|mis|nuestr
 def _asks_what_it_stores(tool: Tool, messages: Sequence[dict[str, Any]], listed: list[Tool]) -> bool:
     """Whether the last message asks about the person's own things ("What is my sister's name?") and `tool` only
     reads a server that also stores (it marks its tools, and some change things): what a person told a memory in
-    another conversation is in it, and nowhere else. In a new conversation the 0.5B named `read_graph` (p 0.09)."""
+    another conversation is in it, and nowhere else. In a new conversation the 0.5B named `read_graph` (p 0.09). Such a
+    call is neither unrelated (`_refused_by_name`) nor asked the fit question."""
     text = last_said(messages)
     if not tool.read_only or not tool.source.startswith("mcp:") or not _OWN.search(text) or not asks_something(text):
         return False

@@ -209,8 +209,9 @@ async def test_a_question_about_the_persons_own_things_may_read_a_server_that_st
                       {"entities": {"type": "array", "items": {"type": "string"}}}, ["entities"], source="mcp:memory"),
               dataclasses.replace(foreign("read_graph", "Read what is in the knowledge graph.", {}, [],
                                           source="mcp:memory"), read_only=True)]
-    text = "What is my sister's name?"
-    calls = await Router(FakeLlama({text: [("read_graph", {})]})).route(user(text), marked)
+    text = "What is my sister's name?"  # the model says read_graph does not do that (0.29 for the 0.5B)
+    calls = await Router(FakeLlama({text: [("read_graph", {})]}, misfits=frozenset({"read_graph"}))).route(
+        user(text), marked)
     assert [c.name for c in calls] == ["read_graph"]
     text = "What is the capital of Portugal?"
     assert await Router(FakeLlama({text: [("read_graph", {})]})).route(user(text), marked) == []
@@ -485,14 +486,14 @@ async def test_a_second_call_needs_words_of_its_own_that_the_message_says() -> N
 
 
 class GoesOn(FakeLlama):
-    """A model that, asked to go on with a path past the folder it wrote, writes `rest`."""
+    """A model that, asked to go on with a path past the folder it wrote (`at`), writes `rest`."""
 
-    def __init__(self, *args: Any, rest: str, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, rest: str, at: str = "/home/me/files/", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.rest = rest
+        self.rest, self.at = rest, at
 
     async def complete(self, prompt: str, grammar: str | None, json_schema: dict | None, max_tokens: int) -> str:
-        if prompt.endswith('/home/me/files/'):
+        if prompt.endswith(self.at):
             self.asked.append({"kind": "complete", "prompt": prompt, "grammar": grammar, "schema": json_schema})
             return self.rest + '"'
         return await super().complete(prompt, grammar, json_schema, max_tokens)
@@ -514,6 +515,25 @@ async def test_a_path_goes_on_past_the_servers_folder_to_the_folder_the_message_
     model = GoesOn({text: written}, rest="notes")
     assert (await Router(model).route(user(text), [listing]))[0].arguments == {"path": "/home/me/files"}
     assert not any(a["prompt"].endswith("/home/me/files/") for a in model.asked if a["kind"] == "complete")
+
+
+async def test_a_folder_listed_in_the_turn_and_then_read_as_a_file_goes_on_to_a_file_the_listing_named() -> None:
+    """"List the files in the notes folder with their sizes, then read the largest one.": the 0.5B listed the
+    notes folder, then read it as a file (EISDIR). Asked to go on past it, it writes a name the listing gave."""
+    source = {"source": "mcp:files", "places": ("/home/me/files",), "fn": lambda **_: None}
+    path = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    listing = Tool(name="list_directory", description="List a directory's files.", input_schema=path, **source)
+    reading = Tool(name="read_file", description="Read a file.", input_schema=path, **source)
+    text = "List the files in the notes folder with their sizes, then read the largest one."
+    call = {"id": "c1", "type": "function",
+            "function": {"name": "list_directory", "arguments": '{"path": "/home/me/files/notes"}'}}
+    turn = [*user(text), {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": "[FILE] ideas.md 812\n[FILE] todo.md 120"}]
+    for rest, wanted in (("ideas.md", "/home/me/files/notes/ideas.md"), ("plans.md", "/home/me/files/notes")):
+        model = GoesOn({}, p_call=0.99, after={text: [("read_file", {"path": "/home/me/files/notes"})]}, rest=rest,
+                       at="/home/me/files/notes/")
+        calls = await Router(model).route(turn, [listing, reading])
+        assert [(c.name, c.arguments["path"]) for c in calls] == [("read_file", wanted)]
 
 
 async def test_a_date_no_one_said_is_made_up_unless_a_date_was_said_relative_to_another() -> None:
