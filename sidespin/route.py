@@ -535,6 +535,10 @@ class Router:
                 if tried or guessing:
                     break
                 raise
+            if calls and _FOLDER_WORD.search(message) and _given_a_folder_just_given(call, calls):
+                logger.info("ROUTE_AFTER_RESULTS {}: a folder given to another call of this answer: decided again "
+                            "once that call answered", call.name)
+                break
             if refused(call, calls, by_name[call.name], said, asked, words, earlier) or (
                     not calls and not earlier and _of_itself(by_name[call.name], call, messages, listed, said)):
                 if next_name(call.name):
@@ -900,6 +904,14 @@ def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, 
         logger.info("ROUTE_UNRELATED {}: no required value to check and no word in common, so no call", tool.name)
         return True
     return False
+
+
+def _given_a_folder_just_given(call: ToolCall, calls: list[ToolCall]) -> bool:
+    """Whether `call` gives a path that an earlier call of the same answer, of another tool, was given: for "List
+    the files in the notes folder with their sizes, then read the largest one" the 0.5B listed the notes folder and,
+    in the same answer, read it as a file. What the folder holds is known once the listing answered."""
+    given = {v for c in calls if c.name != call.name for v in c.arguments.values() if isinstance(v, str) and "/" in v}
+    return any(isinstance(value, str) and value in given for value in call.arguments.values())
 
 
 _OWN = re.compile(r"(?i)\b(?:my|our|mine|ours|mon|ma|mes|notre|nos|mi|mis|nuestr[oa]s?|mein|meine[nmrs]?|unser[e]?)\b")

@@ -519,7 +519,8 @@ async def test_a_path_goes_on_past_the_servers_folder_to_the_folder_the_message_
 
 async def test_a_folder_listed_in_the_turn_and_then_read_as_a_file_goes_on_to_a_file_the_listing_named() -> None:
     """"List the files in the notes folder with their sizes, then read the largest one.": the 0.5B listed the
-    notes folder, then read it as a file (EISDIR). Asked to go on past it, it writes a name the listing gave."""
+    notes folder and read it as a file (EISDIR) in the same answer. The read waits for the listing's answer; then,
+    asked to go on past the folder, the model writes a name the listing gave."""
     source = {"source": "mcp:files", "places": ("/home/me/files",), "fn": lambda **_: None}
     path = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
     listing = Tool(name="list_directory", description="List a directory's files.", input_schema=path, **source)
@@ -529,6 +530,9 @@ async def test_a_folder_listed_in_the_turn_and_then_read_as_a_file_goes_on_to_a_
             "function": {"name": "list_directory", "arguments": '{"path": "/home/me/files/notes"}'}}
     turn = [*user(text), {"role": "assistant", "content": "", "tool_calls": [call]},
             {"role": "tool", "tool_call_id": "c1", "content": "[FILE] ideas.md 812\n[FILE] todo.md 120"}]
+    both = [("list_directory", {"path": "/home/me/files/notes"}), ("read_file", {"path": "/home/me/files/notes"})]
+    calls = await Router(FakeLlama({text: both}, p_call=0.99)).route(user(text), [listing, reading])
+    assert [c.name for c in calls] == ["list_directory"]  # the read waits for the listing's answer
     for rest, wanted in (("ideas.md", "/home/me/files/notes/ideas.md"), ("plans.md", "/home/me/files/notes")):
         model = GoesOn({}, p_call=0.99, after={text: [("read_file", {"path": "/home/me/files/notes"})]}, rest=rest,
                        at="/home/me/files/notes/")
