@@ -131,7 +131,7 @@ def function_schema(fn: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
     return description, input_schema
 
 
-def _coerce_value(name: str, value: Any, schema: dict[str, Any]) -> Any:
+def _coerce_value(name: str, value: Any, schema: dict[str, Any], inside: bool = False) -> Any:
     expected = schema.get("type")
     if isinstance(expected, list):
         expected = next((t for t in expected if t != "null"), None)
@@ -160,13 +160,14 @@ def _coerce_value(name: str, value: Any, schema: dict[str, Any]) -> Any:
             except ValueError:
                 pass
         raise BadArguments(f"argument {name!r} should be a whole number, got {value!r}")
-    if expected == "number":  # sent as a float: "number" is what a float parameter (Python's, FastMCP's) publishes,
-        # and a checker of types (BFCL's, for a list of floats) tells 12 from 12.0; an integer is "integer"
+    if expected == "number":  # inside a list or an object, a float: a checker of types (BFCL's, for a list of
+        # floats) refuses [12, 15]; a parameter's own number stays as written ("add 17 and 25" shows 17, not 17.0)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
+            return float(value) if inside else value
         if isinstance(value, str):
             try:
-                return float(value.strip())
+                number = float(value.strip())
+                return number if inside or not number.is_integer() or "." in value else int(number)
             except ValueError:
                 pass
         raise BadArguments(f"argument {name!r} should be a number, got {value!r}")
@@ -188,12 +189,12 @@ def _coerce_inside(name: str, value: dict[str, Any] | list[Any], schema: dict[st
     if isinstance(value, dict):
         fields = schema.get("properties")
         fields = fields if isinstance(fields, dict) else {}
-        return {key: _coerce_value(f"{name}.{key}", item, fields[key]) if isinstance(fields.get(key), dict) else item
-                for key, item in value.items()}
+        return {key: _coerce_value(f"{name}.{key}", item, fields[key], inside=True)
+                if isinstance(fields.get(key), dict) else item for key, item in value.items()}
     items = schema.get("items")
     if not isinstance(items, dict):
         return value
-    return [_coerce_value(f"{name}[{index}]", item, items) for index, item in enumerate(value)]
+    return [_coerce_value(f"{name}[{index}]", item, items, inside=True) for index, item in enumerate(value)]
 
 
 def _admits_null(spec: Any) -> bool:
