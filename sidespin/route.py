@@ -150,9 +150,11 @@ _VALUE_TOKENS = 12  # tokens of a failed value looked at for the model's other i
 _OTHER_IDEA = 0.003  # ... below this probability the model has none ("Asia" after "Europe/Tokyo" failed: 0.02;
 # "America" after "Los Angeles" failed: 0.005, after three ideas that wrote the error's words back)
 _IDEAS = 4  # other values written out, the likeliest first (most copy the error back: "No time zone found …")
-# a message that names a folder ("the notes folder"): a path may go on past the folder a server works in
+# a message that names a folder ("the notes folder"), or a path ("notes/todo.md", "budget.csv"): a path may go on
+# past the folder a server works in
 _FOLDER_WORD = re.compile(r"(?i)\b(?:folder|directory|dir|subfolder|subdirectory|dossier|répertoire|ordner|"
                           r"verzeichnis|carpeta|directorio|cartella)s?\b")
+_PATH_SAID = re.compile(r"(?i)[\w.-]/[\w.-]|\b\w+\.[a-z][a-z0-9]{0,4}\b")
 _STRING_REST = 'root ::= [^"\\\\\\x00-\\x1f]{0,80} "\\""'  # the rest of a JSON string, to its closing quote
 _FILE = re.compile(r"^(?:[/~\\]|\.{1,2}/|[A-Za-z]:)|\.[A-Za-z][A-Za-z0-9]{0,4}$")  # a path, or a file's name
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')  # what cannot stand inside a JSON string as written
@@ -710,11 +712,11 @@ class Router:
     async def _deeper(self, written: str, tool: Tool, raw: str, arguments: dict[str, Any], asked: str, said: str,
                       used: dict[str, str]) -> dict[str, Any]:
         """`arguments` (written as `raw` after `written`) with a path written on past a folder by the model, when the
-        message (`asked`) names a folder: a folder the tool's server works in (for "List the files in the notes
+        message (`asked`) names a folder or a path: a folder the tool's server works in (for "List the files in the notes
         folder, then read the largest one" the 0.5B listed that folder), what it adds said in the message; or a value
         another tool of this turn was called with (`used`: then it read the notes folder it had listed, as a file),
         what it adds said in the conversation, the listing's results too."""
-        if not _FOLDER_WORD.search(asked):
+        if not _FOLDER_WORD.search(asked) and not _PATH_SAID.search(asked):
             return arguments
         message = said_in([{"content": asked}])
         places = {place.rstrip("/"): message for place in tool.places} | {

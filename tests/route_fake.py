@@ -12,7 +12,8 @@ message asks, it says yes, and no for the tools in `misfits`. Where a name is be
 tokens are what `name_tokens` says for the part written, or none: the name is then written under the names grammar
 (the scripted one, or the first the grammar allows). With `shy=P` its chance of opening a call is P
 once the conversation holds an earlier answer in words (a small model goes on answering in words). Asked for one
-more value after the arguments it wrote (a prompt ending `"name": `), it writes `later[name]`.
+more value after the arguments it wrote (a prompt ending `"name": `), it writes `later[name]`; asked to go on with a
+string it wrote, it ends it.
 """
 
 from __future__ import annotations
@@ -99,6 +100,8 @@ class FakeLlama:
                            "max_tokens": max_tokens})
         wanted, written = self._wanted(prompt)
         name, arguments = wanted[min(written, len(wanted) - 1)] if wanted else ("", {})
+        if grammar is not None and grammar.startswith('root ::= [^"'):  # asked to go on with a string: it ends it
+            return '"'
         if grammar is not None:  # a name the grammar does not allow: the first it does, as a small model writes
             allowed = [json.loads(part.strip()) for part in grammar.strip().removeprefix("root ::= ").split(" | ")]
             return name + BETWEEN if not name or name + BETWEEN in allowed else allowed[0]

@@ -511,6 +511,10 @@ async def test_a_path_goes_on_past_the_servers_folder_to_the_folder_the_message_
     assert calls[0].arguments == {"path": "/home/me/files/notes"}
     calls = await Router(GoesOn({text: written}, rest="photos")).route(user(text), [listing])
     assert calls[0].arguments == {"path": "/home/me/files"}
+    text = "What's on my to-do list? It's in notes/todo.md."  # a path named: the 0.5B wrote the folder alone
+    written_alone = [("list_directory", {"path": "/home/me/files"})]
+    calls = await Router(GoesOn({text: written_alone}, rest="notes/todo.md")).route(user(text), [listing])
+    assert calls[0].arguments == {"path": "/home/me/files/notes/todo.md"}
     text = "List my files."  # no folder named: the model is not asked
     model = GoesOn({text: written}, rest="notes")
     assert (await Router(model).route(user(text), [listing]))[0].arguments == {"path": "/home/me/files"}
