@@ -60,7 +60,8 @@ from sidespin.tables import telling_words, words_of
 from sidespin.tools import Tool, ToolCall
 
 __all__ = ["said_in", "mentioned", "grounded", "asked_parameters", "invented", "gives_a_value", "asked_for", "corrects",
-           "largest_number", "refused", "asks_something", "reads_only", "asks_for_a_change", "changes_only", "steps"]
+           "largest_number", "refused", "asks_something", "reads_only", "asks_for_a_change", "changes_only", "steps",
+           "names_a_folder", "names_a_path", "given_a_folder_just_given", "asks_what_it_stores"]
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -154,6 +155,43 @@ def asks_something(text: str) -> bool:
         return False
     return all(_first_word(s) in _ASKING for s in questions) and all(
         s.endswith("?") or _first_word(s) in _STATING for s in sentences)
+
+
+# a message that names a folder ("the notes folder"), or a path ("notes/todo.md", "budget.csv"): a path may go on
+# past the folder a server works in (`sidespin.route`)
+_FOLDER_WORD = re.compile(r"(?i)\b(?:folder|directory|dir|subfolder|subdirectory|dossier|répertoire|ordner|"
+                          r"verzeichnis|carpeta|directorio|cartella)s?\b")
+_PATH_SAID = re.compile(r"(?i)[\w.-]/[\w.-]|\b\w+\.[a-z][a-z0-9]{0,4}\b")
+
+
+def names_a_folder(text: str) -> bool:
+    return _FOLDER_WORD.search(text) is not None
+
+
+def names_a_path(text: str) -> bool:
+    return _PATH_SAID.search(text) is not None
+
+
+def given_a_folder_just_given(call: ToolCall, calls: Sequence[ToolCall]) -> bool:
+    """Whether `call` gives a path that an earlier call of the same answer, of another tool, was given: for "List
+    the files in the notes folder with their sizes, then read the largest one" the 0.5B listed the notes folder and,
+    in the same answer, read it as a file. What the folder holds is known once the listing answered."""
+    given = {v for c in calls if c.name != call.name for v in c.arguments.values() if isinstance(v, str) and "/" in v}
+    return any(isinstance(value, str) and value in given for value in call.arguments.values())
+
+
+_OWN = re.compile(r"(?i)\b(?:my|our|mine|ours|mon|ma|mes|notre|nos|mi|mis|nuestr[oa]s?|mein|meine[nmrs]?|unser[e]?)\b")
+
+
+def asks_what_it_stores(tool: Tool, text: str, listed: Sequence[Tool]) -> bool:
+    """Whether the message `text` asks about the person's own things ("What is my sister's name?") and `tool` only
+    reads a server that also stores (it marks its tools, and some of the `listed` change things): what a person told
+    a memory in another conversation is in it, and nowhere else. In a new conversation the 0.5B named `read_graph`
+    (p 0.09), refused as sharing no word, and said it did not fit (0.29). Such a call is neither unrelated nor asked
+    the fit question (`sidespin.route`)."""
+    if not tool.read_only or not tool.source.startswith("mcp:") or not _OWN.search(text) or not asks_something(text):
+        return False
+    return any(not t.read_only for t in listed if t.source == tool.source)
 
 
 def _first_word(sentence: str) -> str:

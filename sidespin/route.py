@@ -116,8 +116,9 @@ from sidespin.arguments import (INTEGER_BOUND, MAX_STRING, SHORT_STRING, argumen
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
-    asked_parameters, asks_for_a_change, asks_something, changes_only, corrects, gives_a_value, grounded, mentioned,
-    reads_only, refused, said_in, steps, word_of_its_own,
+    asked_parameters, asks_for_a_change, asks_what_it_stores, changes_only, corrects, gives_a_value,
+    given_a_folder_just_given, grounded, mentioned, names_a_folder, names_a_path, reads_only, refused, said_in, steps,
+    word_of_its_own,
 )
 from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, telling_words, words_matched
 from sidespin.tools import Tool, ToolCall, coerce_arguments, failed
@@ -150,11 +151,6 @@ _VALUE_TOKENS = 12  # tokens of a failed value looked at for the model's other i
 _OTHER_IDEA = 0.003  # ... below this probability the model has none ("Asia" after "Europe/Tokyo" failed: 0.02;
 # "America" after "Los Angeles" failed: 0.005, after three ideas that wrote the error's words back)
 _IDEAS = 4  # other values written out, the likeliest first (most copy the error back: "No time zone found …")
-# a message that names a folder ("the notes folder"), or a path ("notes/todo.md", "budget.csv"): a path may go on
-# past the folder a server works in
-_FOLDER_WORD = re.compile(r"(?i)\b(?:folder|directory|dir|subfolder|subdirectory|dossier|répertoire|ordner|"
-                          r"verzeichnis|carpeta|directorio|cartella)s?\b")
-_PATH_SAID = re.compile(r"(?i)[\w.-]/[\w.-]|\b\w+\.[a-z][a-z0-9]{0,4}\b")
 _STRING_REST = 'root ::= [^"\\\\\\x00-\\x1f]{0,80} "\\""'  # the rest of a JSON string, to its closing quote
 _FILE = re.compile(r"^(?:[/~\\]|\.{1,2}/|[A-Za-z]:)|\.[A-Za-z][A-Za-z0-9]{0,4}$")  # a path, or a file's name
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')  # what cannot stand inside a JSON string as written
@@ -519,7 +515,7 @@ class Router:
                     break
                 # the fit question cannot know what a store holds: asked whether `read_graph` does what "What is my
                 # sister's name?" asks, the 0.5B said no (0.29)
-                if not calls and not earlier and not _asks_what_it_stores(by_name[name], messages, listed) \
+                if not calls and not earlier and not asks_what_it_stores(by_name[name], message, listed) \
                         and not await self._fits(by_name[name], messages):
                     if next_name(name):
                         continue
@@ -537,7 +533,7 @@ class Router:
                 if tried or guessing:
                     break
                 raise
-            if calls and _FOLDER_WORD.search(message) and _given_a_folder_just_given(call, calls):
+            if calls and names_a_folder(message) and given_a_folder_just_given(call, calls):
                 logger.info("ROUTE_AFTER_RESULTS {}: a folder given to another call of this answer: decided again "
                             "once that call answered", call.name)
                 break
@@ -712,11 +708,11 @@ class Router:
     async def _deeper(self, written: str, tool: Tool, raw: str, arguments: dict[str, Any], asked: str, said: str,
                       used: dict[str, str]) -> dict[str, Any]:
         """`arguments` (written as `raw` after `written`) with a path written on past a folder by the model, when the
-        message (`asked`) names a folder or a path: a folder the tool's server works in (for "List the files in the notes
-        folder, then read the largest one" the 0.5B listed that folder), what it adds said in the message; or a value
-        another tool of this turn was called with (`used`: then it read the notes folder it had listed, as a file),
-        what it adds said in the conversation, the listing's results too."""
-        if not _FOLDER_WORD.search(asked) and not _PATH_SAID.search(asked):
+        message (`asked`) names a folder or a path: a folder the tool's server works in (for "List the files in the
+        notes folder, then read the largest one" the 0.5B listed that folder), what it adds said in the message; or a
+        value another tool of this turn was called with (`used`: then it read the notes folder it had listed, as a
+        file), what it adds said in the conversation, the listing's results too."""
+        if not names_a_folder(asked) and not names_a_path(asked):
             return arguments
         message = said_in([{"content": asked}])
         places = {place.rstrip("/"): message for place in tool.places} | {
@@ -902,32 +898,10 @@ def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, 
         return True
     if (not tool.required and not shares_a_word([tool], messages, listed)
             and not called_tools(messages) & {t.name for t in listed if t.source == tool.source}
-            and not _asks_what_it_stores(tool, messages, listed)):
+            and not asks_what_it_stores(tool, last_said(messages), listed)):
         logger.info("ROUTE_UNRELATED {}: no required value to check and no word in common, so no call", tool.name)
         return True
     return False
-
-
-def _given_a_folder_just_given(call: ToolCall, calls: list[ToolCall]) -> bool:
-    """Whether `call` gives a path that an earlier call of the same answer, of another tool, was given: for "List
-    the files in the notes folder with their sizes, then read the largest one" the 0.5B listed the notes folder and,
-    in the same answer, read it as a file. What the folder holds is known once the listing answered."""
-    given = {v for c in calls if c.name != call.name for v in c.arguments.values() if isinstance(v, str) and "/" in v}
-    return any(isinstance(value, str) and value in given for value in call.arguments.values())
-
-
-_OWN = re.compile(r"(?i)\b(?:my|our|mine|ours|mon|ma|mes|notre|nos|mi|mis|nuestr[oa]s?|mein|meine[nmrs]?|unser[e]?)\b")
-
-
-def _asks_what_it_stores(tool: Tool, messages: Sequence[dict[str, Any]], listed: list[Tool]) -> bool:
-    """Whether the last message asks about the person's own things ("What is my sister's name?") and `tool` only
-    reads a server that also stores (it marks its tools, and some change things): what a person told a memory in
-    another conversation is in it, and nowhere else. In a new conversation the 0.5B named `read_graph` (p 0.09). Such a
-    call is neither unrelated (`_refused_by_name`) nor asked the fit question."""
-    text = last_said(messages)
-    if not tool.read_only or not tool.source.startswith("mcp:") or not _OWN.search(text) or not asks_something(text):
-        return False
-    return any(not t.read_only for t in listed if t.source == tool.source)
 
 
 def _of_itself(tool: Tool, call: ToolCall, messages: Sequence[dict[str, Any]], listed: list[Tool], said: str) -> bool:
