@@ -61,7 +61,7 @@ from sidespin.tools import Tool, ToolCall
 
 __all__ = ["said_in", "mentioned", "grounded", "asked_parameters", "invented", "gives_a_value", "asked_for", "corrects",
            "largest_number", "refused", "asks_something", "reads_only", "asks_for_a_change", "changes_only", "steps",
-           "names_a_folder", "names_a_path", "given_a_folder_just_given", "asks_what_it_stores"]
+           "names_a_folder", "names_a_path", "a_path_said", "given_a_folder_just_given", "asks_what_it_stores"]
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -170,6 +170,17 @@ def names_a_folder(text: str) -> bool:
 
 def names_a_path(text: str) -> bool:
     return _PATH_SAID.search(text) is not None
+
+
+_SEGMENTS = re.compile(r"^[\w.-]+(?:[ /][\w.-]+)*$")  # names joined by slashes (or spaces): notes/todo.md
+
+
+def a_path_said(path: str, said: str) -> bool:
+    """Whether `path` (a part of one, written past a folder) is names joined by slashes, each word of which (three
+    letters or more, not a number) `said` mentions: "notes/todo.md", not "}}. Please note that this command …", which
+    the 0.5B wrote past a repository's folder for "git status for /home/me/repo please"."""
+    return bool(_SEGMENTS.match(path)) and all(mentioned(word, said) for word in _WORD.findall(path.lower())
+                                               if len(word) >= 3 and not word.isdigit())
 
 
 def given_a_folder_just_given(call: ToolCall, calls: Sequence[ToolCall]) -> bool:

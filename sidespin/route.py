@@ -116,8 +116,8 @@ from sidespin.arguments import (INTEGER_BOUND, MAX_STRING, SHORT_STRING, argumen
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
-    asked_parameters, asks_for_a_change, asks_what_it_stores, changes_only, corrects, gives_a_value,
-    given_a_folder_just_given, grounded, mentioned, names_a_folder, names_a_path, reads_only, refused, said_in, steps,
+    a_path_said, asked_parameters, asks_for_a_change, asks_what_it_stores, changes_only, corrects, gives_a_value,
+    given_a_folder_just_given, grounded, names_a_folder, names_a_path, reads_only, refused, said_in, steps,
     word_of_its_own,
 )
 from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, telling_words, words_matched
@@ -718,14 +718,14 @@ class Router:
         places = {place.rstrip("/"): message for place in tool.places} | {
             value.rstrip("/"): said for value, other in used.items() if other != tool.name and value.rstrip("/")}
         for name, value in arguments.items():
-            if not isinstance(value, str) or value.rstrip("/") not in places:
-                continue
+            if not isinstance(value, str) or value.rstrip("/") not in places or value.rstrip("/").lower() in message:
+                continue  # not a folder to go past, or the very one the message names
             written_as = re.search(rf"{re.escape(json.dumps(name))}\s*:\s*{re.escape(json.dumps(value))}", raw)
             if written_as is None:
                 continue
             head = raw[:written_as.end() - 1] + ("" if value.endswith("/") else "/")
             rest = (await self.llama.complete(written + head, _STRING_REST, None, 24)).removesuffix('"').strip("/")
-            if telling_words(rest) and mentioned(rest, places[value.rstrip("/")]):
+            if telling_words(rest) and a_path_said(rest, places[value.rstrip("/")]):
                 logger.info("ROUTE_PLACE_DEEPER {}.{}: past the folder it was written as, to one said", tool.name,
                             name)
                 return {**arguments, name: f"{value.rstrip('/')}/{rest}"}

@@ -515,6 +515,13 @@ async def test_a_path_goes_on_past_the_servers_folder_to_the_folder_the_message_
     written_alone = [("list_directory", {"path": "/home/me/files"})]
     calls = await Router(GoesOn({text: written_alone}, rest="notes/todo.md")).route(user(text), [listing])
     assert calls[0].arguments == {"path": "/home/me/files/notes/todo.md"}
+    text = "List the files in the notes folder, please."  # what it writes past the folder is no path: not taken
+    model = GoesOn({text: written}, rest="}}. Please note that the notes folder")
+    assert (await Router(model).route(user(text), [listing]))[0].arguments == {"path": "/home/me/files"}
+    text = "List the files of /home/me/files please."  # the folder the message names itself: the model is not asked
+    model = GoesOn({text: written}, rest="please")
+    assert (await Router(model).route(user(text), [listing]))[0].arguments == {"path": "/home/me/files"}
+    assert not any(a["prompt"].endswith("/home/me/files/") for a in model.asked if a["kind"] == "complete")
     text = "List my files."  # no folder named: the model is not asked
     model = GoesOn({text: written}, rest="notes")
     assert (await Router(model).route(user(text), [listing]))[0].arguments == {"path": "/home/me/files"}
