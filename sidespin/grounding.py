@@ -491,13 +491,21 @@ def _restates(tool: Tool, name: str, value: Any) -> bool:
     words or more, seven in ten of the words of both shared): no value at all. The 0.5B, offered `get_song_lyrics`
     for a question it does not answer, wrote `song_title` "The title of the song.", and for "Find a selection of
     tracks for me" it played `track` "The song title of the track to be played." (described "The title of the track
-    to be played."). Not one of the 6,772 string values of BFCL's right answers (eight single-turn categories) does
-    either."""
+    to be played."). Nor is a value of five words or more that opens the tool's own description: for "Please make
+    an image …" (nothing to draw said) it drew `desc` "Generates an image based on the provided description and saves
+    it …". Not one of the 6,772 string values of BFCL's right answers (eight single-turn categories) does any of
+    these."""
+    if not isinstance(value, str):
+        return False
+    written = _plain(value)
+    opening = _plain(tool.description)
+    if len(written.split()) >= 5 and opening.startswith(written[:max(30, len(written) // 2)]):
+        return True
     schema = tool.parameters.get(name)
-    described = schema.get("description") if isinstance(schema, dict) and isinstance(value, str) else None
+    described = schema.get("description") if isinstance(schema, dict) else None
     if not isinstance(described, str):
         return False
-    written, meant = _plain(value), _plain(described)
+    meant = _plain(described)
     words, meant_words = set(written.split()), set(meant.split())
     return bool(written) and (written == meant or (len(written) > 8 and written in meant
                                                    and len(written) > 0.6 * len(meant))

@@ -1492,6 +1492,12 @@ def test_a_value_that_restates_its_parameters_description_is_no_value() -> None:
     said = "i'm interested in hearing some funk music from the isolation album, find a selection of tracks for me?"
     assert invented(play, {"track": "The song title of the track to be played."}, said) == ["track"]  # a word more
     assert invented(play, {"track": "Title track of the Isolation album"}, said) == []  # the message's words
+    image = foreign("generate_image", "Generates an image based on the provided description and saves it with the "
+                    "specified file name.", {"desc": {"type": "string"}}, ["desc"])
+    said = "please make an image for me, use your tools"  # the 0.5B copied the tool's own description
+    copied = "Generates an image based on the provided description and saves it with the specified file name."
+    assert invented(image, {"desc": copied}, said) == ["desc"]
+    assert invented(image, {"desc": "An image of a desert at sunset"}, "an image of a desert at sunset") == []
 
 
 def test_numbers_said_in_a_list_by_how_often_or_as_nothing_are_not_made_up() -> None:
