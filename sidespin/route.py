@@ -715,20 +715,21 @@ class Router:
         if not names_a_folder(asked) and not names_a_path(asked):
             return arguments
         message = said_in([{"content": asked}])
-        places = {place.rstrip("/"): message for place in tool.places} | {
-            value.rstrip("/"): said for value, other in used.items() if other != tool.name and value.rstrip("/")}
+        gone_into = {value.rstrip("/") for value, other in used.items() if other != tool.name and value.rstrip("/")}
+        places = {place.rstrip("/"): message for place in tool.places} | dict.fromkeys(gone_into, said)
         for name, value in arguments.items():
-            if not isinstance(value, str) or value.rstrip("/") not in places or value.rstrip("/").lower() in message:
-                continue  # not a folder to go past, or the very one the message names
+            folder = value.rstrip("/") if isinstance(value, str) else None
+            if folder not in places or (folder.lower() in message and folder not in gone_into):
+                continue  # not a folder to go past, or the very one the message names (to list, not to read)
             written_as = re.search(rf"{re.escape(json.dumps(name))}\s*:\s*{re.escape(json.dumps(value))}", raw)
             if written_as is None:
                 continue
             head = raw[:written_as.end() - 1] + ("" if value.endswith("/") else "/")
             rest = (await self.llama.complete(written + head, _STRING_REST, None, 24)).removesuffix('"').strip("/")
-            if telling_words(rest) and a_path_said(rest, places[value.rstrip("/")]):
+            if telling_words(rest) and a_path_said(rest, places[folder]):
                 logger.info("ROUTE_PLACE_DEEPER {}.{}: past the folder it was written as, to one said", tool.name,
                             name)
-                return {**arguments, name: f"{value.rstrip('/')}/{rest}"}
+                return {**arguments, name: f"{folder}/{rest}"}
         return arguments
 
     async def _another_value(self, written: str, call: ToolCall, error: str,

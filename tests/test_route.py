@@ -549,6 +549,12 @@ async def test_a_folder_listed_in_the_turn_and_then_read_as_a_file_goes_on_to_a_
                        at="/home/me/files/notes/")
         calls = await Router(model).route(turn, [listing, reading])
         assert [(c.name, c.arguments["path"]) for c in calls] == [("read_file", wanted)]
+    named = text.replace("the notes folder", "the folder /home/me/files/notes")  # named to be listed, not read
+    turn[0] = {"role": "user", "content": named}
+    model = GoesOn({}, p_call=0.99, after={named: [("read_file", {"path": "/home/me/files/notes"})]}, rest="ideas.md",
+                   at="/home/me/files/notes/")
+    assert [c.arguments["path"] for c in await Router(model).route(turn, [listing, reading])] == [
+        "/home/me/files/notes/ideas.md"]
 
 
 async def test_a_date_no_one_said_is_made_up_unless_a_date_was_said_relative_to_another() -> None:
