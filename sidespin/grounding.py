@@ -65,6 +65,7 @@ __all__ = ["said_in", "mentioned", "grounded", "asked_parameters", "invented", "
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()  # a month's first letters say it
 _NUMBER_WORDS = {word: str(n) for n, word in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())} | {
     "a": "1", "an": "1", "single": "1", "once": "1", "twice": "2", "pair": "2", "couple": "2", "dozen": "12",
@@ -75,8 +76,8 @@ _NUMBER_WORDS = {word: str(n) for n, word in enumerate(
     "biannually": "2", "semiannually": "2"} | {
     month: f"{n:02d} {n}" for n, month in enumerate("""january february march april may june july august september
     october november december""".split(), start=1)} | {  # "on March 2nd" says the 03 of 2023-03-02
-    month: f"{n:02d} {n}" for n, month in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)
-    if month != "may"} | {"sept": "09 9"}  # "on apr the 5th"
+    month: f"{n:02d} {n}" for n, month in enumerate(_MONTHS, start=1) if month != "may"} | {
+    "sept": "09 9"}  # "on apr the 5th"
 
 
 def said_in(messages: Sequence[dict[str, Any]]) -> str:
@@ -175,12 +176,17 @@ def names_a_path(text: str) -> bool:
 _SEGMENTS = re.compile(r"^[\w.-]+(?:[ /][\w.-]+)*$")  # names joined by slashes (or spaces): notes/todo.md
 
 
+def _words_to_say(text: str) -> list[str]:
+    """The words of a value that the conversation must say for it to come from there: three letters or more, not
+    numbers (said in words as often: a date, "a dozen")."""
+    return [word for word in _WORD.findall(text.lower()) if len(word) >= 3 and not word.isdigit()]
+
+
 def a_path_said(path: str, said: str) -> bool:
     """Whether `path` (a part of one, written past a folder) is names joined by slashes, each word of which (three
     letters or more, not a number) `said` mentions: "notes/todo.md", not "}}. Please note that this command …", which
     the 0.5B wrote past a repository's folder for "git status for /home/me/repo please"."""
-    return bool(_SEGMENTS.match(path)) and all(mentioned(word, said) for word in _WORD.findall(path.lower())
-                                               if len(word) >= 3 and not word.isdigit())
+    return bool(_SEGMENTS.match(path)) and all(mentioned(word, said) for word in _words_to_say(path))
 
 
 def given_a_folder_just_given(call: ToolCall, calls: Sequence[ToolCall]) -> bool:
@@ -415,9 +421,6 @@ _RELATIVE = re.compile(r"\b(?:today|tomorrow|yesterday|tonight|now|next|last|thi
                        r"until|till|after|before|following|past|within|days?|nights?|weeks?|weekends?|months?|years?|"
                        r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|hoy|mañana|ayer|demain|hier|"
                        r"aujourd'hui|heute|morgen|gestern)\b")
-_MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
-
-
 def _unsaid_date(value: Any, said: str) -> bool:
     """Whether a value is a date whose day and month the conversation does not say (as numbers, or the month by
     name), where it says no date relative to another. For "the weather forecast for Paris from April 1st" the 0.5B
@@ -570,8 +573,7 @@ def _all_said(value: Any, asked: str) -> bool:
     one said, both code ("lambda x: x**2"), which this leaves alone."""
     if not isinstance(value, str) or not _PROSE.match(value.strip()):
         return True
-    return all(mentioned(word, asked) for word in _WORD.findall(value.lower()) if len(word) >= 3
-               and not word.isdigit())
+    return all(mentioned(word, asked) for word in _words_to_say(value))
 
 
 def _says_new(value: Any, before: list[Any], asked: str) -> bool:
@@ -583,7 +585,7 @@ def _says_new(value: Any, before: list[Any], asked: str) -> bool:
     if not isinstance(value, str):
         return True
     old = {word for b in before if isinstance(b, str) for word in _WORD.findall(b.lower())}
-    new = [word for word in _WORD.findall(value.lower()) if len(word) >= 3 and not word.isdigit() and word not in old]
+    new = [word for word in _words_to_say(value) if word not in old]
     return not new or any(mentioned(word, asked) for word in new)
 
 
