@@ -185,8 +185,10 @@ def _words_to_say(text: str) -> list[str]:
 def a_path_said(path: str, said: str) -> bool:
     """Whether `path` (a part of one, written past a folder) is names joined by slashes, each word of which (three
     letters or more, not a number) `said` mentions: "notes/todo.md", not "}}. Please note that this command …", which
-    the 0.5B wrote past a repository's folder for "git status for /home/me/repo please"."""
-    return bool(_SEGMENTS.match(path)) and all(mentioned(word, said) for word in _words_to_say(path))
+    the 0.5B wrote past a repository's folder for "git status for /home/me/repo please". Never a way up and out of
+    the folder ("../../etc/passwd", which a tool result may say)."""
+    return bool(_SEGMENTS.match(path)) and not {".", ".."} & set(re.split(r"[ /]", path)) and all(
+        mentioned(word, said) for word in _words_to_say(path))
 
 
 def given_a_folder_just_given(call: ToolCall, calls: Sequence[ToolCall]) -> bool:
