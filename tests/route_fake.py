@@ -26,6 +26,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 
 from aiohttp import web
 
+from sidespin.tools import Tool
 from tests.conftest import serving
 
 Handler = Callable[[web.Request], Awaitable[web.Response]]
@@ -154,3 +155,35 @@ def llama_app(apply_template: Handler, completion: Handler) -> web.Application:
     app.router.add_post("/apply-template", apply_template)
     app.router.add_post("/completion", completion)
     return app
+
+
+class GoesOn(FakeLlama):
+    """A model that, asked to go on with a path past the folder it wrote (`at`), writes `rest`."""
+
+    def __init__(self, *args: Any, rest: str, at: str = "/home/me/files/", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.rest, self.at = rest, at
+
+    async def complete(self, prompt: str, grammar: str | None, json_schema: dict[str, Any] | None,
+                       max_tokens: int) -> str:
+        if prompt.endswith(self.at):
+            self.asked.append({"kind": "complete", "prompt": prompt, "grammar": grammar, "schema": json_schema})
+            return self.rest + '"'
+        return await super().complete(prompt, grammar, json_schema, max_tokens)
+
+
+def file_tools() -> tuple[Tool, Tool]:
+    """`list_directory` and `read_file` of a file server working in /home/me/files."""
+    source = {"source": "mcp:files", "places": ("/home/me/files",), "fn": lambda **_: None}
+    path = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    return (Tool(name="list_directory", description="List a directory's files.", input_schema=path, **source),
+            Tool(name="read_file", description="Read a file.", input_schema=path, **source))
+
+
+def notes_listed(text: str, listing: str) -> list[dict[str, Any]]:
+    """`text` asked, the notes folder listed for it, and `listing` come back."""
+    call = {"id": "c1", "type": "function",
+            "function": {"name": "list_directory", "arguments": '{"path": "/home/me/files/notes"}'}}
+    return [{"role": "user", "content": text}, {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": listing}]
+

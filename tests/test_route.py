@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from typing import Any
 
 import pytest
 
@@ -17,7 +16,7 @@ from sidespin.tables import table_for
 from sidespin.route import (MAX_CALLS, SHORTLIST, TABLE_CHARS, Router, decision_tables, names_grammar, offered,
                             offered_table, read_format)
 from sidespin.tools import Tool, tool
-from tests.route_fake import BETWEEN, OPEN, FakeLlama
+from tests.route_fake import BETWEEN, OPEN, FakeLlama, GoesOn, file_tools, notes_listed
 
 
 def foreign(name: str, description: str, properties: dict, required: list[str],
@@ -485,20 +484,6 @@ async def test_a_second_call_needs_words_of_its_own_that_the_message_says() -> N
     assert [c.name for c in calls] == ["recipe_search", "ingredient_replace"]
 
 
-class GoesOn(FakeLlama):
-    """A model that, asked to go on with a path past the folder it wrote (`at`), writes `rest`."""
-
-    def __init__(self, *args: Any, rest: str, at: str = "/home/me/files/", **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.rest, self.at = rest, at
-
-    async def complete(self, prompt: str, grammar: str | None, json_schema: dict | None, max_tokens: int) -> str:
-        if prompt.endswith(self.at):
-            self.asked.append({"kind": "complete", "prompt": prompt, "grammar": grammar, "schema": json_schema})
-            return self.rest + '"'
-        return await super().complete(prompt, grammar, json_schema, max_tokens)
-
-
 async def test_a_path_goes_on_past_the_servers_folder_to_the_folder_the_message_names() -> None:
     """For "List the files in the notes folder …" the 0.5B listed /home/me/files, the folder the file server works
     in. Asked to go on past it, the model writes "notes"; a folder no one named is not taken."""
@@ -532,15 +517,9 @@ async def test_a_folder_listed_in_the_turn_and_then_read_as_a_file_goes_on_to_a_
     """"List the files in the notes folder with their sizes, then read the largest one.": the 0.5B listed the
     notes folder and read it as a file (EISDIR) in the same answer. The read waits for the listing's answer; then,
     asked to go on past the folder, the model writes a name the listing gave."""
-    source = {"source": "mcp:files", "places": ("/home/me/files",), "fn": lambda **_: None}
-    path = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
-    listing = Tool(name="list_directory", description="List a directory's files.", input_schema=path, **source)
-    reading = Tool(name="read_file", description="Read a file.", input_schema=path, **source)
+    listing, reading = file_tools()
     text = "List the files in the notes folder with their sizes, then read the largest one."
-    call = {"id": "c1", "type": "function",
-            "function": {"name": "list_directory", "arguments": '{"path": "/home/me/files/notes"}'}}
-    turn = [*user(text), {"role": "assistant", "content": "", "tool_calls": [call]},
-            {"role": "tool", "tool_call_id": "c1", "content": "[FILE] ideas.md 812\n[FILE] todo.md 120"}]
+    turn = notes_listed(text, "[FILE] ideas.md 812\n[FILE] todo.md 120")
     both = [("list_directory", {"path": "/home/me/files/notes"}), ("read_file", {"path": "/home/me/files/notes"})]
     calls = await Router(FakeLlama({text: both}, p_call=0.99)).route(user(text), [listing, reading])
     assert [c.name for c in calls] == ["list_directory"]  # the read waits for the listing's answer
