@@ -18,6 +18,9 @@ The rules, before the code:
 - **Optional values no one asked for are dropped** (`grounded`): a made-up filter silently
   changes what a tool returns. Of an optional list, the items no one mentioned are dropped; a text
   written for two parameters stays only in those the conversation names (`_named_elsewhere`).
+- **A value is written as the message said it** (`as_said`): a rate the message says as a percentage ("5%")
+  goes to a number parameter that takes a decimal as that decimal (0.05), and a time the model wrote that no one
+  said becomes the one time the message says ("at 8pm": the 0.5B wrote 18:00).
 - **Optional values the message asks for are asked for** (`asked_parameters`): a parameter the call
   left out whose name the message says ("the full name" for `fullName`, 'for query "llama"' for
   `query`) or one of whose allowed values it says ("a seafood restaurant" for `cuisine`) is written
@@ -61,7 +64,7 @@ from sidespin.tools import Tool, ToolCall
 
 __all__ = ["said_in", "mentioned", "grounded", "asked_parameters", "invented", "gives_a_value", "asked_for", "corrects",
            "largest_number", "refused", "asks_something", "reads_only", "asks_for_a_change", "changes_only", "steps",
-           "names_a_folder", "names_a_path", "a_path_said", "given_a_folder_just_given", "asks_what_it_stores"]
+           "names_a_folder", "names_a_path", "a_path_said", "given_a_folder_just_given", "asks_what_it_stores", "as_said"]
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -131,8 +134,10 @@ _TWELVE_HOUR = re.compile(r"\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s?(?:([ap])\.?m
 
 
 def _clock_times(said: str) -> list[str]:
-    """Times said on the twelve-hour clock, on the 24-hour one too: "3 PM" and "3 in the afternoon" say 15:00."""
-    times = []
+    """Times said on the twelve-hour clock, on the 24-hour one too: "3 PM" and "3 in the afternoon" say 15:00,
+    "noon" 12:00."""
+    times = [time for word, time in (("noon", "12:00"), ("midday", "12:00"), ("midnight", "00:00"))
+             if re.search(rf"\b{word}\b", said)]
     for hour, minutes, half, part in _TWELVE_HOUR.findall(said):
         later = half == "p" or part in ("afternoon", "evening") or (part == "night" and int(hour) > 5)
         times.append(f"{int(hour) % 12 + (12 if later else 0):02d}:{minutes or '00'}")
@@ -313,6 +318,77 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
     return kept
 
 
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?(?:%|percent\b|per cent\b)")
+# "as a decimal", "e.g. 5% is 0.05"; not "a decimal value representing the score as a percentage"
+_AS_DECIMAL = re.compile(r"(?:as an?|in|into) decimal|decimal form|fraction|\d%\s*(?:is|=|would be|becomes)\s*0\.\d|"
+                         r"default\D{0,12}0\.\d")  # "The level of confidence. Default is 0.9."
+_AS_PERCENT = re.compile(r"percent|%")  # "the interest rate as a percentage"
+_RATE = re.compile(r"\b(?:rates?|yields?|returns?|growth|probabilit(?:y|ies)|prob|ratio|discount|inflation|interest|"
+                   r"chance)\b")
+_CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
+
+
+def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
+    """The arguments with two kinds of value written as the conversation (`said`, from `said_in`) says them.
+
+    - A number the message says as a percentage ("an annual interest rate of 5%"), written as that number (5) for a
+      parameter of type number that takes a decimal, becomes the decimal (0.05). A parameter takes a decimal when
+      its description says so ("as a decimal", "e.g. 5% is 0.05"), or, where it says nothing of percentages, when
+      its name or description is a rate, a yield, a return, a probability …. Of BFCL's right answers (eight
+      single-turn categories), 52 such values take the decimal and 2 the number as said; where the description says
+      "percentage", they are left as written.
+    - A time the model wrote that no one said becomes the one time the conversation says, when it says one and no
+      other value of the call has it: for "Reschedule … to November 1, 2023 at 8pm" the 0.5B wrote 18:00, and for
+      "… showing on 2023-04-22 at 19:00" 20:00. Of BFCL's right answers, the 11 times not said are said otherwise
+      ("noon", "a minute") or follow from one said ("time 9:00, duration 3 hours" ends at 12:00, and the start has
+      the 9:00).
+    """
+    percents = {float(n) for n in _PERCENT.findall(said)}
+    times = {f"{int(hour):02d}:{minutes}" for hour, minutes in _CLOCK.findall(said)}
+    fixed = dict(arguments)
+    for name, value in arguments.items():
+        schema = tool.parameters.get(name)
+        schema = schema if isinstance(schema, dict) else {}
+        if percents and _takes_a_decimal(name, schema):
+            fixed[name] = _decimal(value, percents)
+        if len(times) == 1 and isinstance(value, str):
+            fixed[name] = _said_time(value, next(iter(times)), [v for n, v in arguments.items() if n != name])
+        if fixed[name] != value:
+            logger.info("ROUTE_AS_SAID {}.{} {} -> {}", tool.name, name, json.dumps(value, ensure_ascii=False)[:40],
+                        json.dumps(fixed[name], ensure_ascii=False)[:40])
+    return fixed
+
+
+def _takes_a_decimal(name: str, schema: dict[str, Any]) -> bool:
+    items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+    if "number" not in (schema.get("type"), items.get("type")):
+        return False
+    described = str(schema.get("description") or "").lower()
+    if _AS_DECIMAL.search(described):
+        return True
+    return not _AS_PERCENT.search(described) and bool(_RATE.search(" ".join(words_of(name)) + " " + described))
+
+
+def _decimal(value: Any, percents: set[float]) -> Any:
+    if isinstance(value, list):
+        return [_decimal(item, percents) for item in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and any(
+            math.isclose(value, p) for p in percents):
+        return value / 100
+    return value
+
+
+def _said_time(value: str, said_time: str, others: list[Any]) -> str:
+    written = _CLOCK.findall(value)
+    if len(written) != 1 or any(isinstance(o, str) and said_time in o for o in others):
+        return value
+    hour, minutes = written[0]
+    if f"{int(hour):02d}:{minutes}" == said_time:
+        return value
+    said_hour, said_minutes = said_time.split(":")
+    return _CLOCK.sub(said_time if len(hour) == 2 else f"{int(said_hour)}:{said_minutes}", value, count=1)
+
+
 def _named_elsewhere(tool: Tool, arguments: dict[str, Any], said: str) -> set[str]:
     """The optional parameters given a text that the call gives another parameter too, when the conversation names
     that other parameter and not them: for "songs from the album 'Welcome To The Fishbowl'" the 0.5B wrote the title
@@ -491,6 +567,9 @@ def _nothing(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, float)) and value == 0
 
 
+_SCHEMA_KEYS = frozenset({"description", "properties", "items", "default", "enum", "required"})
+
+
 def _restates(tool: Tool, name: str, value: Any) -> bool:
     """Whether a string value is its parameter's own description, or most of it, or nearly it in other order (four
     words or more, seven in ten of the words of both shared): no value at all. The 0.5B, offered `get_song_lyrics`
@@ -499,7 +578,14 @@ def _restates(tool: Tool, name: str, value: Any) -> bool:
     to be played."). Nor is a value of five words or more that opens the tool's own description: for "Please make
     an image …" (nothing to draw said) it drew `desc` "Generates an image based on the provided description and saves
     it …". Not one of the 6,772 string values of BFCL's right answers (eight single-turn categories) does any of
-    these."""
+    these. Nor is an object that is a schema ("type" with a "description", "properties" …) where the parameter's
+    own schema names no such keys: for "fetch …/device-connector-versions.json" the 0.5B wrote `params` as its own
+    schema, {"type": "object", "description": "Optional query parameters …"}. No right answer of BFCL has one."""
+    if isinstance(value, dict):
+        schema = tool.parameters.get(name)
+        declared = schema.get("properties") if isinstance(schema, dict) else None
+        return "type" in value and bool(set(value) & _SCHEMA_KEYS) and not (
+            isinstance(declared, dict) and "type" in declared)
     if not isinstance(value, str):
         return False
     written = _plain(value)

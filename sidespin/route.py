@@ -116,9 +116,9 @@ from sidespin.arguments import (INTEGER_BOUND, MAX_STRING, SHORT_STRING, argumen
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
-    a_path_said, asked_parameters, asks_for_a_change, asks_what_it_stores, changes_only, corrects, gives_a_value,
-    given_a_folder_just_given, grounded, names_a_folder, names_a_path, reads_only, refused, said_in, steps,
-    word_of_its_own,
+    a_path_said, as_said, asked_parameters, asks_for_a_change, asks_what_it_stores, changes_only, corrects,
+    gives_a_value, given_a_folder_just_given, grounded, names_a_folder, names_a_path, reads_only, refused, said_in,
+    steps, word_of_its_own,
 )
 from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, telling_words, words_matched
 from sidespin.tools import Tool, ToolCall, coerce_arguments, failed
@@ -681,6 +681,7 @@ class Router:
             arguments = coerce_arguments(tool.input_schema, arguments)
         except BadArguments as error:
             raise MalformedToolCall(str(error), raw) from None
+        arguments = as_said(tool, arguments, said)
         kept = grounded(tool, arguments, said)
         return ToolCall(name, kept), form.call_text(name, arguments)
 
