@@ -307,7 +307,7 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
     for name, value in arguments.items():
         if name not in tool.required and isinstance(value, list) and len(value) > 1:
             value = [item for item in value if _mentioned(name, item, said)] or value
-        if name in tool.required or (_mentioned(name, value, said) and not _restates(tool, name, value)
+        if name in tool.required or (_mentioned(name, value, said) and not _restates(tool, name, value, said)
                                      and name not in elsewhere and not _unsaid_date(value, said)):
             kept[name] = value
         else:
@@ -557,7 +557,7 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
     known = "\n".join([said, tool.description, *tool.places, schema]).lower()
     return [name for name in tool.required if name in arguments
             and (not (_mentioned(name, arguments[name], known) or _nothing(arguments[name]))
-                 or _restates(tool, name, arguments[name]) or _unsaid_date(arguments[name], said))]
+                 or _restates(tool, name, arguments[name], said) or _unsaid_date(arguments[name], said))]
 
 
 def _nothing(value: Any) -> bool:
@@ -570,7 +570,7 @@ def _nothing(value: Any) -> bool:
 _SCHEMA_KEYS = frozenset({"description", "properties", "items", "default", "enum", "required"})
 
 
-def _restates(tool: Tool, name: str, value: Any) -> bool:
+def _restates(tool: Tool, name: str, value: Any, said: str) -> bool:
     """Whether a string value is its parameter's own description, or most of it, or nearly it in other order (four
     words or more, seven in ten of the words of both shared): no value at all. The 0.5B, offered `get_song_lyrics`
     for a question it does not answer, wrote `song_title` "The title of the song.", and for "Find a selection of
@@ -578,7 +578,7 @@ def _restates(tool: Tool, name: str, value: Any) -> bool:
     to be played."). Nor is a value of five words or more that opens the tool's own description: for "Please make
     an image …" (nothing to draw said) it drew `desc` "Generates an image based on the provided description and saves
     it …". Not one of the 6,772 string values of BFCL's right answers (eight single-turn categories) does any of
-    these. Nor is an object that is a schema ("type" with a "description", "properties" …) where the parameter's
+    these. Nor is a text that says only its parameter's name (`_names_itself`). Nor is an object that is a schema ("type" with a "description", "properties" …) where the parameter's
     own schema names no such keys: for "fetch …/device-connector-versions.json" the 0.5B wrote `params` as its own
     schema, {"type": "object", "description": "Optional query parameters …"}. No right answer of BFCL has one."""
     if isinstance(value, dict):
@@ -593,6 +593,8 @@ def _restates(tool: Tool, name: str, value: Any) -> bool:
     if len(written.split()) >= 5 and opening.startswith(written[:max(30, len(written) // 2)]):
         return True
     schema = tool.parameters.get(name)
+    if _names_itself(name, value, schema, said):
+        return True
     described = schema.get("description") if isinstance(schema, dict) else None
     if not isinstance(described, str):
         return False
@@ -601,6 +603,19 @@ def _restates(tool: Tool, name: str, value: Any) -> bool:
     return bool(written) and (written == meant or (len(written) > 8 and written in meant
                                                    and len(written) > 0.6 * len(meant))
                               or (len(words) >= 4 and len(words & meant_words) >= 0.7 * len(words | meant_words)))
+
+
+_FILLING = frozenset("the a an name your my title of here some any specific example value new".split())
+
+
+def _names_itself(name: str, value: str, schema: Any, said: str) -> bool:
+    """Whether a text says only its parameter's name, with words that fill a blank ("The Artist Name" for `artist`,
+    "The Album Name" for `album`: the 0.5B's, for "Find me some electropop songs from 2014"), and is not one of the
+    values its schema allows nor said whole. Of BFCL's 6,772 right string values, 5 do this, 3 of them an API key
+    placeholder ("YOUR_API_KEY_HERE") refused already."""
+    words, named = set(words_of(value)), set(words_of(name))
+    return bool(words & named) and words <= named | _FILLING and bool(words - _FILLING) and (
+        value not in _allowed(schema if isinstance(schema, dict) else {})) and value.strip().lower() not in said
 
 
 def _plain(text: str) -> str:

@@ -1491,6 +1491,12 @@ def test_a_value_that_restates_its_parameters_description_is_no_value() -> None:
     url = "https://example.com/versions.json"
     assert grounded(get, {"url": url, "params": schema}, said) == {"url": url}  # its own schema, copied
     assert grounded(get, {"url": url, "params": {"query": "parameters"}}, said)["params"] == {"query": "parameters"}
+    music = foreign("lookup_music", "Find songs.", {"artist": {"type": "string"}, "album": {"type": "string"},
+                                                   "genre": {"type": "string", "enum": ["Electropop", "Pop"]}}, [])
+    said = "can you find me some electropop songs from 2014, by any artist?"  # BFCL live_multiple_476
+    written = {"artist": "The Artist Name", "album": "The Album Name", "genre": "Electropop"}
+    assert grounded(music, written, said) == {"genre": "Electropop"}  # a blank's filling, not a value
+    assert grounded(music, {"artist": "The Artist"}, "play the artist's songs, by the band the artist")
 
 
 def test_numbers_said_in_a_list_by_how_often_or_as_nothing_are_not_made_up() -> None:
