@@ -1549,3 +1549,19 @@ async def test_a_time_no_one_said_becomes_the_one_time_the_message_says() -> Non
     written = {"start": "2024-03-20 09:00:00", "end": "2024-03-20 12:00:00"}
     calls = await Router(FakeLlama({text: [("book", written)]})).route(user(text), [book])
     assert [c.arguments for c in calls] == [written]
+
+
+async def test_a_date_the_message_says_and_no_value_has_is_asked_for_a_date_parameter_left_out() -> None:
+    """BFCL live_multiple_413: "… 2 tickets for 'After The Wedding' showing on 2023-04-22 at 19:00 in Berkeley": the
+    0.5B left out `show_date`. A date already written, or none said, asks for nothing."""
+    buy = foreign("buy_tickets", "Buy movie tickets.", {
+        "movie_name": {"type": "string"}, "number_of_tickets": {"type": "integer"}, "show_date": {"type": "string"},
+        "show_time": {"type": "string"}}, ["movie_name", "number_of_tickets"])
+    text = "I'd like to purchase 2 tickets for 'After The Wedding' showing on 2023-04-22 at 19:00 in Berkeley."
+    written = {"movie_name": "After The Wedding", "number_of_tickets": 2, "show_time": "19:00"}
+    fake = FakeLlama({text: [("buy_tickets", written)]}, later={"show_date": "2023-04-22"})
+    calls = await Router(fake).route(user(text), [buy])
+    assert calls[0].arguments == {**written, "show_date": "2023-04-22"}
+    assert asked_parameters(buy, {**written, "show_date": "2023-04-22"}, text.lower()) == []
+    assert asked_parameters(buy, written, "2 tickets for 'after the wedding', on april 22nd, 2023") == ["show_date"]
+    assert asked_parameters(buy, written, "2 tickets for 'after the wedding' tonight at 19:00") == []
