@@ -329,7 +329,7 @@ _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
 
 
 def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
-    """The arguments with two kinds of value written as the conversation (`said`, from `said_in`) says them.
+    """The arguments with three kinds of value written as the conversation (`said`, from `said_in`) says them.
 
     - A number the message says as a percentage ("an annual interest rate of 5%"), written as that number (5) for a
       parameter of type number that takes a decimal, becomes the decimal (0.05). A parameter takes a decimal when
@@ -337,6 +337,12 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
       its name or description is a rate, a yield, a return, a probability …. Of BFCL's right answers (eight
       single-turn categories), 52 such values take the decimal and 2 the number as said; where the description says
       "percentage", they are left as written.
+    - A whole number no one said whose first digits are a number said, and the rest run on, is that number: a
+      number's grammar lets a small model go on only with digits, so for "a loan term of 15, 20 and 30 years" the
+      0.5B wrote 152000. It is taken when it is the one number said that the digits begin with, of two digits or
+      more, and what follows is not zeros alone (a round number is a value: BFCL's right answers have `perPage`
+      100 where "10" is said). For "10 years …, $10,000" the 0.5B wrote 1000000, the largest number allowed,
+      which is left as it is (and refused as made up).
     - A time the model wrote that no one said becomes the one time the conversation says, when it says one and no
       other value of the call has it: for "Reschedule … to November 1, 2023 at 8pm" the 0.5B wrote 18:00, and for
       "… showing on 2023-04-22 at 19:00" 20:00. Of BFCL's right answers, the 11 times not said are said otherwise
@@ -345,18 +351,32 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
     """
     percents = {float(n) for n in _PERCENT.findall(said)}
     times = {f"{int(hour):02d}:{minutes}" for hour, minutes in _CLOCK.findall(said)}
+    whole = {str(int(n)) for n in _numbers(said) if n.is_integer()}
     fixed = dict(arguments)
     for name, value in arguments.items():
         schema = tool.parameters.get(name)
         schema = schema if isinstance(schema, dict) else {}
+        fixed[name] = _run_on_cut(value, whole)
         if percents and _takes_a_decimal(name, schema):
-            fixed[name] = _decimal(value, percents)
+            fixed[name] = _decimal(fixed[name], percents)
         if len(times) == 1 and isinstance(value, str):
             fixed[name] = _said_time(value, next(iter(times)), [v for n, v in arguments.items() if n != name])
         if fixed[name] != value:
             logger.info("ROUTE_AS_SAID {}.{} {} -> {}", tool.name, name, json.dumps(value, ensure_ascii=False)[:40],
                         json.dumps(fixed[name], ensure_ascii=False)[:40])
     return fixed
+
+
+def _run_on_cut(value: Any, whole: set[str]) -> Any:
+    if not isinstance(value, int) or isinstance(value, bool) or str(abs(value)) in whole:
+        return value
+    digits = str(abs(value))
+    begun = [n for n in whole if digits.startswith(n) and n != digits and n != "0"
+             and len(n) >= 2 and digits[len(n):].strip("0")]
+    if len(begun) != 1:  # none, or a choice: 1000000 begins both the 10 and the 10000 of "10 years, $10,000"
+        return value
+    cut = int(begun[0])
+    return -cut if value < 0 else cut
 
 
 def _takes_a_decimal(name: str, schema: dict[str, Any]) -> bool:

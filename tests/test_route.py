@@ -1565,3 +1565,19 @@ async def test_a_date_the_message_says_and_no_value_has_is_asked_for_a_date_para
     assert asked_parameters(buy, {**written, "show_date": "2023-04-22"}, text.lower()) == []
     assert asked_parameters(buy, written, "2 tickets for 'after the wedding', on april 22nd, 2023") == ["show_date"]
     assert asked_parameters(buy, written, "2 tickets for 'after the wedding' tonight at 19:00") == []
+
+
+async def test_a_whole_number_that_runs_on_past_a_number_said_is_that_number() -> None:
+    """BFCL parallel_19: "… a loan term of 15, 20 and 30 years": a number's grammar lets the model go on only with
+    digits, and the 0.5B wrote 152000. A round number ("100" where "10" is said) is a value, and one the digits of
+    two numbers said begin is left as written (and refused as made up)."""
+    mortgage = foreign("mortgage", "Monthly mortgage payment.", {
+        "loan_amount": {"type": "integer"}, "loan_term": {"type": "integer"}}, ["loan_amount", "loan_term"])
+    text = "The monthly payment for a loan amount of $400,000, and a loan term of 15, 20 and 30 years."
+    written = {"loan_amount": 400000, "loan_term": 152000}
+    calls = await Router(FakeLlama({text: [("mortgage", written)]})).route(user(text), [mortgage])
+    assert [c.arguments for c in calls][:1] == [{"loan_amount": 400000, "loan_term": 15}]
+    text = "The monthly payment for a loan of $10,000 over 10 years."
+    for run_on in (1000000, 100):
+        written = {"loan_amount": 10000, "loan_term": run_on}
+        assert await Router(FakeLlama({text: [("mortgage", written)]})).route(user(text), [mortgage]) == []
