@@ -329,7 +329,7 @@ _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
 
 
 def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
-    """The arguments with three kinds of value written as the conversation (`said`, from `said_in`) says them.
+    """The arguments with four kinds of value written as the conversation (`said`, from `said_in`) says them.
 
     - A number the message says as a percentage ("an annual interest rate of 5%"), written as that number (5) for a
       parameter of type number that takes a decimal, becomes the decimal (0.05). A parameter takes a decimal when
@@ -343,6 +343,9 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
       more, and what follows is not zeros alone (a round number is a value: BFCL's right answers have `perPage`
       100 where "10" is said). For "10 years …, $10,000" the 0.5B wrote 1000000, the largest number allowed,
       which is left as it is (and refused as made up).
+    - A path that ends with the last name of a relative path the message says ("notes/todo.md"), but leaves out
+      the folders before it, has them put back: for "What's on my to-do list? It's in notes/todo.md." the 0.5B
+      wrote "/…/files/todo.md", which does not exist.
     - A time the model wrote that no one said becomes the one time the conversation says, when it says one and no
       other value of the call has it: for "Reschedule … to November 1, 2023 at 8pm" the 0.5B wrote 18:00, and for
       "… showing on 2023-04-22 at 19:00" 20:00. Of BFCL's right answers, the 11 times not said are said otherwise
@@ -352,6 +355,7 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
     percents = {float(n) for n in _PERCENT.findall(said)}
     times = {f"{int(hour):02d}:{minutes}" for hour, minutes in _CLOCK.findall(said)}
     whole = {str(int(n)) for n in _numbers(said) if n.is_integer()}
+    paths = [p for p in _RELATIVE_PATH.findall(said) if re.search(r"[^\W\d_]", p.rsplit("/", 1)[1])]  # not 05/12/2023
     fixed = dict(arguments)
     for name, value in arguments.items():
         schema = tool.parameters.get(name)
@@ -359,12 +363,26 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
         fixed[name] = _run_on_cut(value, whole)
         if percents and _takes_a_decimal(name, schema):
             fixed[name] = _decimal(fixed[name], percents)
+        if paths and isinstance(value, str):
+            fixed[name] = _said_path(value, paths)
         if len(times) == 1 and isinstance(value, str):
             fixed[name] = _said_time(value, next(iter(times)), [v for n, v in arguments.items() if n != name])
         if fixed[name] != value:
             logger.info("ROUTE_AS_SAID {}.{} {} -> {}", tool.name, name, json.dumps(value, ensure_ascii=False)[:40],
                         json.dumps(fixed[name], ensure_ascii=False)[:40])
     return fixed
+
+
+_SEGMENT = r"[\w-](?:[\w.-]*[\w-])?"
+_RELATIVE_PATH = re.compile(rf"(?<![\w./~-]){_SEGMENT}(?:/{_SEGMENT})+")  # notes/todo.md; not /etc/hosts, nor a URL's
+
+
+def _said_path(value: str, paths: list[str]) -> str:
+    ends = [p for p in paths if "/" in value and p not in value and value.endswith("/" + p.rsplit("/", 1)[1])]
+    if len(set(ends)) != 1:
+        return value
+    said = ends[0]
+    return value[:-len(said.rsplit("/", 1)[1])] + said
 
 
 def _run_on_cut(value: Any, whole: set[str]) -> Any:

@@ -1581,3 +1581,17 @@ async def test_a_whole_number_that_runs_on_past_a_number_said_is_that_number() -
     for run_on in (1000000, 100):
         written = {"loan_amount": 10000, "loan_term": run_on}
         assert await Router(FakeLlama({text: [("mortgage", written)]})).route(user(text), [mortgage]) == []
+
+
+async def test_a_path_that_leaves_out_the_folders_of_the_path_said_gets_them_back() -> None:
+    """"What's on my to-do list? It's in notes/todo.md.": the 0.5B read /home/me/files/todo.md, which does not exist,
+    and answered from the error. Two paths said that end alike, a date (05/12/2023) or a fraction, change nothing."""
+    _, reading = file_tools()
+    text = "What's on my to-do list? It's in notes/todo.md."
+    calls = await Router(FakeLlama({text: [("read_file", {"path": "/home/me/files/todo.md"})]})).route(
+        user(text), [reading])
+    assert [c.arguments["path"] for c in calls] == ["/home/me/files/notes/todo.md"]
+    text = "Compare notes/todo.md with old/todo.md."
+    calls = await Router(FakeLlama({text: [("read_file", {"path": "/home/me/files/todo.md"})]})).route(
+        user(text), [reading])
+    assert [c.arguments["path"] for c in calls] == ["/home/me/files/todo.md"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sidespin.grounding import a_path_said, said_in
 from sidespin.route import Router
-from tests.route_fake import GoesOn, file_tools, notes_listed
+from tests.route_fake import FakeLlama, GoesOn, file_tools, notes_listed
 
 
 def test_a_way_up_is_no_path_said_even_when_a_result_says_it() -> None:
@@ -23,3 +23,13 @@ async def test_a_listing_that_names_a_way_up_does_not_take_the_read_out_of_the_f
                    rest="../../etc/passwd", at="/home/me/files/notes/")
     calls = await Router(model).route(turn, list(file_tools()))
     assert [c.arguments["path"] for c in calls] == ["/home/me/files/notes"]  # not /home/me/files/notes/../../etc
+
+
+async def test_a_path_said_with_a_way_up_puts_no_folder_back_into_the_path_written() -> None:
+    """A path that leaves out the folders of a path said gets them back (`grounding.as_said`), but a way up said, by
+    the person or by a result, is no path: "../../etc/passwd" never becomes part of what is read."""
+    _, reading = file_tools()
+    for text in ("It's in ../../etc/passwd, read it.", "It's in notes/../../etc/passwd, read it."):
+        calls = await Router(FakeLlama({text: [("read_file", {"path": "/home/me/files/passwd"})]})).route(
+            [{"role": "user", "content": text}], [reading])
+        assert all(".." not in c.arguments["path"] for c in calls), text
