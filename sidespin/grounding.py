@@ -18,9 +18,8 @@ The rules, before the code:
 - **Optional values no one asked for are dropped** (`grounded`): a made-up filter silently
   changes what a tool returns. Of an optional list, the items no one mentioned are dropped; a text
   written for two parameters stays only in those the conversation names (`_named_elsewhere`).
-- **A value is written as the message said it** (`as_said`): a rate the message says as a percentage ("5%")
-  goes to a number parameter that takes a decimal as that decimal (0.05), and a time the model wrote that no one
-  said becomes the one time the message says ("at 8pm": the 0.5B wrote 18:00).
+- **A value is written as the message said it** (`sidespin.said_values.as_said`, before these rules): "5%" as
+  0.05 for a tool that takes a decimal, the one time said for one no one said, a number that ran on cut back.
 - **Optional values the message asks for are asked for** (`asked_parameters`): a parameter the call
   left out whose name the message says ("the full name" for `fullName`, 'for query "llama"' for
   `query`) or one of whose allowed values it says ("a seafood restaurant" for `cuisine`) is written
@@ -64,7 +63,8 @@ from sidespin.tools import Tool, ToolCall
 
 __all__ = ["said_in", "mentioned", "grounded", "asked_parameters", "invented", "gives_a_value", "asked_for", "corrects",
            "largest_number", "refused", "asks_something", "reads_only", "asks_for_a_change", "changes_only", "steps",
-           "names_a_folder", "names_a_path", "a_path_said", "given_a_folder_just_given", "asks_what_it_stores", "as_said"]
+           "names_a_folder", "names_a_path", "a_path_said", "given_a_folder_just_given", "asks_what_it_stores",
+           "numbers_said"]
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -318,115 +318,6 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
     return kept
 
 
-_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?(?:%|percent\b|per cent\b)")
-# "as a decimal", "e.g. 5% is 0.05"; not "a decimal value representing the score as a percentage"
-_AS_DECIMAL = re.compile(r"(?:as an?|in|into) decimal|decimal form|fraction|\d%\s*(?:is|=|would be|becomes)\s*0\.\d|"
-                         r"default\D{0,12}0\.\d")  # "The level of confidence. Default is 0.9."
-_AS_PERCENT = re.compile(r"percent|%")  # "the interest rate as a percentage"
-_RATE = re.compile(r"\b(?:rates?|yields?|returns?|growth|probabilit(?:y|ies)|prob|ratio|discount|inflation|interest|"
-                   r"chance)\b")
-_CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
-
-
-def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
-    """The arguments with four kinds of value written as the conversation (`said`, from `said_in`) says them.
-
-    - A number the message says as a percentage ("an annual interest rate of 5%"), written as that number (5) for a
-      parameter of type number that takes a decimal, becomes the decimal (0.05). A parameter takes a decimal when
-      its description says so ("as a decimal", "e.g. 5% is 0.05"), or, where it says nothing of percentages, when
-      its name or description is a rate, a yield, a return, a probability …. Of BFCL's right answers (eight
-      single-turn categories), 52 such values take the decimal and 2 the number as said; where the description says
-      "percentage", they are left as written.
-    - A whole number no one said whose first digits are a number said, and the rest run on, is that number: a
-      number's grammar lets a small model go on only with digits, so for "a loan term of 15, 20 and 30 years" the
-      0.5B wrote 152000. It is taken when it is the one number said that the digits begin with, of two digits or
-      more, and what follows is not zeros alone (a round number is a value: BFCL's right answers have `perPage`
-      100 where "10" is said). For "10 years …, $10,000" the 0.5B wrote 1000000, the largest number allowed,
-      which is left as it is (and refused as made up).
-    - A path that ends with the last name of a relative path the message says ("notes/todo.md"), but leaves out
-      the folders before it, has them put back: for "What's on my to-do list? It's in notes/todo.md." the 0.5B
-      wrote "/…/files/todo.md", which does not exist.
-    - A time the model wrote that no one said becomes the one time the conversation says, when it says one and no
-      other value of the call has it: for "Reschedule … to November 1, 2023 at 8pm" the 0.5B wrote 18:00, and for
-      "… showing on 2023-04-22 at 19:00" 20:00. Of BFCL's right answers, the 11 times not said are said otherwise
-      ("noon", "a minute") or follow from one said ("time 9:00, duration 3 hours" ends at 12:00, and the start has
-      the 9:00).
-    """
-    percents = {float(n) for n in _PERCENT.findall(said)}
-    times = {f"{int(hour):02d}:{minutes}" for hour, minutes in _CLOCK.findall(said)}
-    whole = {str(int(n)) for n in _numbers(said) if n.is_integer()}
-    paths = [p for p in _RELATIVE_PATH.findall(said) if re.search(r"[^\W\d_]", p.rsplit("/", 1)[1])]  # not 05/12/2023
-    fixed = dict(arguments)
-    for name, value in arguments.items():
-        schema = tool.parameters.get(name)
-        schema = schema if isinstance(schema, dict) else {}
-        fixed[name] = _run_on_cut(value, whole)
-        if percents and _takes_a_decimal(name, schema):
-            fixed[name] = _decimal(fixed[name], percents)
-        if paths and isinstance(value, str):
-            fixed[name] = _said_path(value, paths)
-        if len(times) == 1 and isinstance(value, str):
-            fixed[name] = _said_time(value, next(iter(times)), [v for n, v in arguments.items() if n != name])
-        if fixed[name] != value:
-            logger.info("ROUTE_AS_SAID {}.{} {} -> {}", tool.name, name, json.dumps(value, ensure_ascii=False)[:40],
-                        json.dumps(fixed[name], ensure_ascii=False)[:40])
-    return fixed
-
-
-_SEGMENT = r"[\w-](?:[\w.-]*[\w-])?"
-_RELATIVE_PATH = re.compile(rf"(?<![\w./~-]){_SEGMENT}(?:/{_SEGMENT})+")  # notes/todo.md; not /etc/hosts, nor a URL's
-
-
-def _said_path(value: str, paths: list[str]) -> str:
-    ends = [p for p in paths if "/" in value and p not in value and value.endswith("/" + p.rsplit("/", 1)[1])]
-    if len(set(ends)) != 1:
-        return value
-    said = ends[0]
-    return value[:-len(said.rsplit("/", 1)[1])] + said
-
-
-def _run_on_cut(value: Any, whole: set[str]) -> Any:
-    if not isinstance(value, int) or isinstance(value, bool) or str(abs(value)) in whole:
-        return value
-    digits = str(abs(value))
-    begun = [n for n in whole if digits.startswith(n) and n != digits and n != "0"
-             and len(n) >= 2 and digits[len(n):].strip("0")]
-    if len(begun) != 1:  # none, or a choice: 1000000 begins both the 10 and the 10000 of "10 years, $10,000"
-        return value
-    cut = int(begun[0])
-    return -cut if value < 0 else cut
-
-
-def _takes_a_decimal(name: str, schema: dict[str, Any]) -> bool:
-    items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
-    if "number" not in (schema.get("type"), items.get("type")):
-        return False
-    described = str(schema.get("description") or "").lower()
-    if _AS_DECIMAL.search(described):
-        return True
-    return not _AS_PERCENT.search(described) and bool(_RATE.search(" ".join(words_of(name)) + " " + described))
-
-
-def _decimal(value: Any, percents: set[float]) -> Any:
-    if isinstance(value, list):
-        return [_decimal(item, percents) for item in value]
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and any(
-            math.isclose(value, p) for p in percents):
-        return value / 100
-    return value
-
-
-def _said_time(value: str, said_time: str, others: list[Any]) -> str:
-    written = _CLOCK.findall(value)
-    if len(written) != 1 or any(isinstance(o, str) and said_time in o for o in others):
-        return value
-    hour, minutes = written[0]
-    if f"{int(hour):02d}:{minutes}" == said_time:
-        return value
-    said_hour, said_minutes = said_time.split(":")
-    return _CLOCK.sub(said_time if len(hour) == 2 else f"{int(said_hour)}:{said_minutes}", value, count=1)
-
-
 def _named_elsewhere(tool: Tool, arguments: dict[str, Any], said: str) -> set[str]:
     """The optional parameters given a text that the call gives another parameter too, when the conversation names
     that other parameter and not them: for "songs from the album 'Welcome To The Fishbowl'" the 0.5B wrote the title
@@ -514,6 +405,11 @@ def _numbers(said: str) -> set[float]:
     brackets as between items too ("cash_flows=[200,300,400,500]" says 200, 300, 400 and 500)."""
     listed = " ".join(_BRACKETED.findall(said))
     return {float(n) for text in (_THOUSANDS.sub("", said), listed) for n in _NUMBER.findall(text)}
+
+
+def numbers_said(said: str) -> set[float]:
+    """The numbers written in `said` (the rules of `_numbers`)."""
+    return _numbers(said)
 
 
 def largest_number(said: str) -> float:

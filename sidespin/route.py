@@ -116,10 +116,11 @@ from sidespin.arguments import (INTEGER_BOUND, MAX_STRING, SHORT_STRING, argumen
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
-    a_path_said, as_said, asked_parameters, asks_for_a_change, asks_what_it_stores, changes_only, corrects,
+    a_path_said, asked_parameters, asks_for_a_change, asks_what_it_stores, changes_only, corrects,
     gives_a_value, given_a_folder_just_given, grounded, names_a_folder, names_a_path, reads_only, refused, said_in,
     steps, word_of_its_own,
 )
+from sidespin.said_values import as_said
 from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, telling_words, words_matched
 from sidespin.tools import Tool, ToolCall, coerce_arguments, failed
 

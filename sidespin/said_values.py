@@ -1,0 +1,132 @@
+"""Values written as the conversation says them (for the route, `sidespin.route`).
+
+A small model writes what it was told in its own form: "5%" as 5 where a tool takes 0.05, "8pm" as
+18:00, a number run on past what was said because its grammar allows only digits next, a file's
+path without the folders the message gave. `as_said` puts each back as said, before `grounding`
+judges what is said and what is made up. Each rule is counted on BFCL's right answers, which it
+changes none of (docs/tool-use.md, point 5).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from loguru import logger
+
+from sidespin.grounding import numbers_said
+from sidespin.tables import words_of
+from sidespin.tools import Tool
+
+__all__ = ["as_said"]
+
+
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?(?:%|percent\b|per cent\b)")
+# "as a decimal", "e.g. 5% is 0.05"; not "a decimal value representing the score as a percentage"
+_AS_DECIMAL = re.compile(r"(?:as an?|in|into) decimal|decimal form|fraction|\d%\s*(?:is|=|would be|becomes)\s*0\.\d|"
+                         r"default\D{0,12}0\.\d")  # "The level of confidence. Default is 0.9."
+_AS_PERCENT = re.compile(r"percent|%")  # "the interest rate as a percentage"
+_RATE = re.compile(r"\b(?:rates?|yields?|returns?|growth|probabilit(?:y|ies)|prob|ratio|discount|inflation|interest|"
+                   r"chance)\b")
+_CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
+
+
+def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
+    """The arguments with four kinds of value written as the conversation (`said`, from `said_in`) says them.
+
+    - A number the message says as a percentage ("an annual interest rate of 5%"), written as that number (5) for a
+      parameter of type number that takes a decimal, becomes the decimal (0.05). A parameter takes a decimal when
+      its description says so ("as a decimal", "e.g. 5% is 0.05"), or, where it says nothing of percentages, when
+      its name or description is a rate, a yield, a return, a probability …. Of BFCL's right answers (eight
+      single-turn categories), 52 such values take the decimal and 2 the number as said; where the description says
+      "percentage", they are left as written.
+    - A whole number no one said whose first digits are a number said, and the rest run on, is that number: a
+      number's grammar lets a small model go on only with digits, so for "a loan term of 15, 20 and 30 years" the
+      0.5B wrote 152000. It is taken when it is the one number said that the digits begin with, of two digits or
+      more, and what follows is not zeros alone (a round number is a value: BFCL's right answers have `perPage`
+      100 where "10" is said). For "10 years …, $10,000" the 0.5B wrote 1000000, the largest number allowed,
+      which is left as it is (and refused as made up).
+    - A path that ends with the last name of a relative path the message says ("notes/todo.md"), but leaves out
+      the folders before it, has them put back: for "What's on my to-do list? It's in notes/todo.md." the 0.5B
+      wrote "/…/files/todo.md", which does not exist.
+    - A time the model wrote that no one said becomes the one time the conversation says, when it says one and no
+      other value of the call has it: for "Reschedule … to November 1, 2023 at 8pm" the 0.5B wrote 18:00, and for
+      "… showing on 2023-04-22 at 19:00" 20:00. Of BFCL's right answers, the 11 times not said are said otherwise
+      ("noon", "a minute") or follow from one said ("time 9:00, duration 3 hours" ends at 12:00, and the start has
+      the 9:00).
+    """
+    percents = {float(n) for n in _PERCENT.findall(said)}
+    times = {f"{int(hour):02d}:{minutes}" for hour, minutes in _CLOCK.findall(said)}
+    whole = {str(int(n)) for n in numbers_said(said) if n.is_integer()}
+    paths = [p for p in _RELATIVE_PATH.findall(said) if re.search(r"[^\W\d_]", p.rsplit("/", 1)[1])]  # not 05/12/2023
+    fixed = dict(arguments)
+    for name, value in arguments.items():
+        schema = tool.parameters.get(name)
+        schema = schema if isinstance(schema, dict) else {}
+        fixed[name] = _run_on_cut(value, whole)
+        if percents and _takes_a_decimal(name, schema):
+            fixed[name] = _decimal(fixed[name], percents)
+        if paths and isinstance(value, str):
+            fixed[name] = _said_path(value, paths)
+        if len(times) == 1 and isinstance(value, str):
+            fixed[name] = _said_time(value, next(iter(times)), [v for n, v in arguments.items() if n != name])
+        if fixed[name] != value:
+            logger.info("ROUTE_AS_SAID {}.{} {} -> {}", tool.name, name, json.dumps(value, ensure_ascii=False)[:40],
+                        json.dumps(fixed[name], ensure_ascii=False)[:40])
+    return fixed
+
+
+_SEGMENT = r"[\w-](?:[\w.-]*[\w-])?"
+_RELATIVE_PATH = re.compile(rf"(?<![\w./~-]){_SEGMENT}(?:/{_SEGMENT})+")  # notes/todo.md; not /etc/hosts, nor a URL's
+
+
+def _said_path(value: str, paths: list[str]) -> str:
+    ends = [p for p in paths if "/" in value and p not in value and value.endswith("/" + p.rsplit("/", 1)[1])]
+    if len(set(ends)) != 1:
+        return value
+    said = ends[0]
+    return value[:-len(said.rsplit("/", 1)[1])] + said
+
+
+def _run_on_cut(value: Any, whole: set[str]) -> Any:
+    if not isinstance(value, int) or isinstance(value, bool) or str(abs(value)) in whole:
+        return value
+    digits = str(abs(value))
+    begun = [n for n in whole if digits.startswith(n) and n != digits and n != "0"
+             and len(n) >= 2 and digits[len(n):].strip("0")]
+    if len(begun) != 1:  # none, or a choice: 1000000 begins both the 10 and the 10000 of "10 years, $10,000"
+        return value
+    cut = int(begun[0])
+    return -cut if value < 0 else cut
+
+
+def _takes_a_decimal(name: str, schema: dict[str, Any]) -> bool:
+    items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+    if "number" not in (schema.get("type"), items.get("type")):
+        return False
+    described = str(schema.get("description") or "").lower()
+    if _AS_DECIMAL.search(described):
+        return True
+    return not _AS_PERCENT.search(described) and bool(_RATE.search(" ".join(words_of(name)) + " " + described))
+
+
+def _decimal(value: Any, percents: set[float]) -> Any:
+    if isinstance(value, list):
+        return [_decimal(item, percents) for item in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and any(
+            math.isclose(value, p) for p in percents):
+        return value / 100
+    return value
+
+
+def _said_time(value: str, said_time: str, others: list[Any]) -> str:
+    written = _CLOCK.findall(value)
+    if len(written) != 1 or any(isinstance(o, str) and said_time in o for o in others):
+        return value
+    hour, minutes = written[0]
+    if f"{int(hour):02d}:{minutes}" == said_time:
+        return value
+    said_hour, said_minutes = said_time.split(":")
+    return _CLOCK.sub(said_time if len(hour) == 2 else f"{int(said_hour)}:{said_minutes}", value, count=1)
