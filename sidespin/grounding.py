@@ -372,7 +372,8 @@ def asked_parameters(tool: Tool, arguments: dict[str, Any], asked: str) -> list[
 
 
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
-_NAMED_DATE = re.compile(r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? (\d{1,2})(?:st|nd|rd|th)?,? (\d{4})\b")
+# April 22nd, 2023
+_NAMED_DATE = re.compile(rf"\b({'|'.join(_MONTHS)})[a-z]*\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b")
 
 
 def _dates_said(text: str) -> set[str]:
@@ -529,9 +530,10 @@ def _restates(tool: Tool, name: str, value: Any, said: str) -> bool:
     to be played."). Nor is a value of five words or more that opens the tool's own description: for "Please make
     an image …" (nothing to draw said) it drew `desc` "Generates an image based on the provided description and saves
     it …". Not one of the 6,772 string values of BFCL's right answers (eight single-turn categories) does any of
-    these. Nor is a text that says only its parameter's name (`_names_itself`). Nor is an object that is a schema ("type" with a "description", "properties" …) where the parameter's
-    own schema names no such keys: for "fetch …/device-connector-versions.json" the 0.5B wrote `params` as its own
-    schema, {"type": "object", "description": "Optional query parameters …"}. No right answer of BFCL has one."""
+    these. Nor is a text that says only its parameter's name (`_names_itself`), nor an object that is a schema
+    ("type" with a "description", "properties" …) where the parameter's own schema names no such keys: for "fetch
+    …/device-connector-versions.json" the 0.5B wrote `params` as its own schema, {"type": "object", "description":
+    "Optional query parameters …"}. No right answer of BFCL has one."""
     if isinstance(value, dict):
         schema = tool.parameters.get(name)
         declared = schema.get("properties") if isinstance(schema, dict) else None

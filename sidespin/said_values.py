@@ -69,9 +69,9 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
         if percents and _takes_a_decimal(name, schema):
             fixed[name] = _decimal(fixed[name], percents)
         if paths and isinstance(value, str):
-            fixed[name] = _said_path(value, paths)
+            fixed[name] = _said_path(fixed[name], paths)
         if len(times) == 1 and isinstance(value, str):
-            fixed[name] = _said_time(value, next(iter(times)), [v for n, v in arguments.items() if n != name])
+            fixed[name] = _said_time(fixed[name], next(iter(times)), [v for n, v in arguments.items() if n != name])
         if fixed[name] != value:
             logger.info("ROUTE_AS_SAID {}.{} {} -> {}", tool.name, name, json.dumps(value, ensure_ascii=False)[:40],
                         json.dumps(fixed[name], ensure_ascii=False)[:40])
@@ -94,8 +94,7 @@ def _run_on_cut(value: Any, whole: set[str]) -> Any:
     if not isinstance(value, int) or isinstance(value, bool) or str(abs(value)) in whole:
         return value
     digits = str(abs(value))
-    begun = [n for n in whole if digits.startswith(n) and n != digits and n != "0"
-             and len(n) >= 2 and digits[len(n):].strip("0")]
+    begun = [n for n in whole if len(n) >= 2 and digits.startswith(n) and digits[len(n):].strip("0")]
     if len(begun) != 1:  # none, or a choice: 1000000 begins both the 10 and the 10000 of "10 years, $10,000"
         return value
     cut = int(begun[0])

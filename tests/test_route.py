@@ -1537,8 +1537,8 @@ async def test_a_rate_said_as_a_percentage_goes_to_a_tool_that_takes_a_decimal_a
 async def test_a_time_no_one_said_becomes_the_one_time_the_message_says() -> None:
     """BFCL live_simple_137: "Reschedule event 'Alice-One-one-One' to November 1, 2023 at 8pm London time"; the 0.5B
     wrote 18:00. An end the message gives by a duration keeps its own time beside the start's."""
-    reschedule = foreign("reschedule", "Move an event.", {"identifier": {"type": "string"},
-                                                          "dateOrTime": {"type": "string"}}, ["identifier", "dateOrTime"])
+    reschedule = foreign("reschedule", "Move an event.", {
+        "identifier": {"type": "string"}, "dateOrTime": {"type": "string"}}, ["identifier", "dateOrTime"])
     text = "Reschedule event 'Alice-One-one-One' to November 1, 2023 at 8pm London time"
     written = {"identifier": "Alice-One-one-One", "dateOrTime": "2023-11-01T18:00:00"}
     calls = await Router(FakeLlama({text: [("reschedule", written)]})).route(user(text), [reschedule])
