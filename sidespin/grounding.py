@@ -3,8 +3,8 @@
 The rules, before the code:
 
 - **Said** (`said_in`): every message's text and every earlier call's arguments, in lower case,
-  with number words also as digits ("two dice" says 2) and twelve-hour times also on the 24-hour
-  clock ("3 PM" says 15:00). Tool results are messages too, so a
+  with number words also as digits ("two dice" says 2), twelve-hour times also on the 24-hour
+  clock ("3 PM" says 15:00) and minutes and hours also in seconds ("3 minutes" says 180). Tool results are messages too, so a
   value read from a listing counts as said.
 - **Mentioned** (`_mentioned`): a string whose words (three letters or more, or digits) appear in
   what was said, except a placeholder ("YOUR_API_KEY", "/path/to/your/files", "<token>") or an
@@ -95,8 +95,22 @@ def said_in(messages: Sequence[dict[str, Any]]) -> str:
             parts.append(str((call.get("function") or {}).get("arguments") or ""))
     said = "\n".join(parts).lower()
     digits = [_NUMBER_WORDS[w] for w in _WORD.findall(said) if w in _NUMBER_WORDS] + _clock_times(said)
-    derived = digits + _scaled(said) + _currency_codes(said)
+    derived = digits + _scaled(said) + _currency_codes(said) + _durations(said)
     return said + ("\n" + " ".join(derived) if derived else "")
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s?(minutes?|mins?|hours?|hrs?)\b")
+_ONE_AHEAD = re.compile(r"\b(?:next|last|this|coming|past|previous) (?:day|week|month|year|quarter|hour|minute)\b")
+
+
+def _durations(said: str) -> list[str]:
+    """A duration said in minutes or hours, in seconds (and minutes) too: "3 minutes" says 180; "the next month"
+    says 1 (one month ahead)."""
+    numbers = []
+    for amount, unit in _DURATION.findall(said):
+        seconds = float(amount) * (60 if unit.startswith("m") else 3600)
+        numbers += [f"{seconds:g}"] + ([f"{seconds / 60:g}"] if unit.startswith("h") else [])
+    return numbers + ["1"] * bool(_ONE_AHEAD.search(said))
 
 
 # a number with what scales it: "5%" says 0.05, "213 million" 213000000, "$1.2M" 1200000, "50mH" 0.05, "100µF" 0.0001

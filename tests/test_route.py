@@ -1411,6 +1411,8 @@ async def test_a_value_said_in_other_words_grounds_the_value_a_tool_takes() -> N
         ("Set an alarm for 5 in the afternoon, or 6 in the evening.", {"day": "17:00"}, {"day": "05:30"}),
         ("Provide key war events in German history.", {"currency": "Germany"}, {"currency": "France"}),
         ("What will the air quality be for the next week?", {"rate": 7}, {"rate": 3}),
+        ("Create a mix track with a duration of 3 minutes.", {"rate": 180}, {"rate": 200}),  # BFCL simple_python_293
+        ("Predict the house prices for the next month in New York.", {"rate": 1}, {"rate": 2}),  # multiple_50
     ]
     properties = {"rate": {"type": "number"}, "currency": {"type": "string"}, "day": {"type": "string"}}
     for text, said, made_up in cases:
