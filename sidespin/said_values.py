@@ -83,7 +83,9 @@ _RELATIVE_PATH = re.compile(rf"(?<![\w./~-]){_SEGMENT}(?:/{_SEGMENT})+")  # note
 
 
 def _said_path(value: str, paths: list[str]) -> str:
-    ends = [p for p in paths if "/" in value and p not in value and value.endswith("/" + p.rsplit("/", 1)[1])]
+    if "/" not in value or "://" in value:  # a file's path, not an address
+        return value
+    ends = [p for p in paths if p not in value and value.endswith("/" + p.rsplit("/", 1)[1])]
     if len(set(ends)) != 1:
         return value
     said = ends[0]

@@ -1593,6 +1593,11 @@ async def test_a_path_that_leaves_out_the_folders_of_the_path_said_gets_them_bac
     calls = await Router(FakeLlama({text: [("read_file", {"path": "/home/me/files/todo.md"})]})).route(
         user(text), [reading])
     assert [c.arguments["path"] for c in calls] == ["/home/me/files/notes/todo.md"]
+    fetch = foreign("fetch", "Fetch a web page.", {"url": {"type": "string"}}, ["url"])
+    text = "Fetch https://example.com/todo.md, the page behind notes/todo.md."
+    calls = await Router(FakeLlama({text: [("fetch", {"url": "https://example.com/todo.md"})]})).route(
+        user(text), [fetch])
+    assert [c.arguments["url"] for c in calls] == ["https://example.com/todo.md"]  # an address, not a path
     text = "Compare notes/todo.md with old/todo.md."
     calls = await Router(FakeLlama({text: [("read_file", {"path": "/home/me/files/todo.md"})]})).route(
         user(text), [reading])
