@@ -4,8 +4,8 @@ The rules, before the code:
 
 - **Said** (`said_in`): every message's text and every earlier call's arguments, in lower case,
   with number words also as digits ("two dice" says 2), twelve-hour times also on the 24-hour
-  clock ("3 PM" says 15:00) and minutes and hours also in seconds ("3 minutes" says 180). Tool results are messages too, so a
-  value read from a listing counts as said.
+  clock ("3 PM" says 15:00) and minutes and hours also in seconds ("3 minutes" says 180). Tool
+  results are messages too, so a value read from a listing counts as said.
 - **Mentioned** (`_mentioned`): a string whose words (three letters or more, or digits) appear in
   what was said, except a placeholder ("YOUR_API_KEY", "/path/to/your/files", "<token>") or an
   e-mail address ("adriel@example.com" for "Adriel"), which counts only when said whole (a
@@ -415,21 +415,16 @@ _FILE_NAME = re.compile(r"^(?:[/~.][^@]*|[^\s@]*)[^\s/@.]\.([A-Za-z][A-Za-z0-9]{
 _BRACKETED = re.compile(r"[\[(][\d.,\s-]+[\])]")  # a list of numbers: [200,300,400,500]
 
 
-def _numbers(said: str) -> set[float]:
+def numbers_said(said: str) -> set[float]:
     """The numbers said, a comma between digits read as a thousands separator ("5,000" says 5000, not 5), but in
     brackets as between items too ("cash_flows=[200,300,400,500]" says 200, 300, 400 and 500)."""
     listed = " ".join(_BRACKETED.findall(said))
     return {float(n) for text in (_THOUSANDS.sub("", said), listed) for n in _NUMBER.findall(text)}
 
 
-def numbers_said(said: str) -> set[float]:
-    """The numbers written in `said` (the rules of `_numbers`)."""
-    return _numbers(said)
-
-
 def largest_number(said: str) -> float:
     """The largest number written in `said` (0 when none)."""
-    return max(_numbers(said), default=0.0)
+    return max(numbers_said(said), default=0.0)
 
 
 def mentioned(value: Any, said: str) -> bool:
@@ -441,7 +436,7 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
     if isinstance(value, bool) or _switch(value):  # a switch is asked for by naming what it switches
         return any(word[:5] in said for word in words_of(name) if len(word) >= 4)  # "full name" for `fullName`
     if isinstance(value, (int, float)):  # a number said as such: 1 is not in "10", 5000 is in "5,000"
-        return any(math.isclose(abs(value), number, rel_tol=1e-9) for number in _numbers(said))
+        return any(math.isclose(abs(value), number, rel_tol=1e-9) for number in numbers_said(said))
     if isinstance(value, str):
         if _PLACEHOLDER.search(value) or _EMAIL.match(value.strip()):  # said whole: "YOUR_API_KEY" shares "api"
             return value.strip().lower() in said  # with the message, and "adriel@example.com" "Adriel", but neither is
