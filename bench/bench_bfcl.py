@@ -463,6 +463,7 @@ def product_rung(backend: Backend) -> str:
 async def ask(question: Question, backend: Backend, rung: str, label: str, shown: str) -> Outcome:
     """One question on `rung`, scored; `shown` is the rung as the report names it ("auto=route")."""
     started = time.perf_counter()
+    logger.info("BENCH_QUESTION {} {} {}", label, shown, question.id)  # the log's lines until the next are its own
     run_name = re.sub(r"\W", "_", f"sidespin_{label}_{rung}")  # BFCL keys its multi-turn instances by it
     multi_turn = question.category.startswith("multi_turn")
     if multi_turn:
