@@ -2,37 +2,52 @@
 
 The tool's own schema, every field bounded so that a small model cannot write on and on: strings of
 1 to `MAX_STRING` characters (less if the tool says so), numbers in the tool's range or within
-±`INTEGER_BOUND`, widened to the largest number the conversation said (`bound_for`), arrays of at
+±`INTEGER_BOUND`, widened to the largest number the conversation said, with at most `DECIMALS` digits
+after the point, or as many as a number said has (`bounds_for`), arrays of at
 most `MAX_ITEMS`; a string whose tool names its form (a date, 'City, State') under that form's
 pattern (`sidespin.patterns`). Only the subset llama.cpp turns into a grammar.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from sidespin.grounding import largest_number
 from sidespin.patterns import pattern_for
 from sidespin.tools import Tool
 
-__all__ = ["MAX_STRING", "SHORT_STRING", "MAX_ITEMS", "INTEGER_BOUND", "arguments_schema", "bound_for", "bounded",
-           "token_budget"]
+__all__ = ["MAX_STRING", "SHORT_STRING", "MAX_ITEMS", "INTEGER_BOUND", "DECIMALS", "Bounds", "arguments_schema",
+           "bounds_for", "bounded", "token_budget"]
 
 MAX_STRING = 600  # characters in one string argument (a file's new content fits; a loop stays short)
 SHORT_STRING = 120  # ... when the arguments were cut off at MAX_STRING: asked once more
 MAX_ITEMS = 8  # items in one array argument
 INTEGER_BOUND = 1_000_000  # |number| when the tool's schema gives no range and the conversation said none larger
+DECIMALS = 6  # digits after a number's point, unless the conversation said a number with more
+_SAID_DECIMALS = re.compile(r"\d(?:\.(\d+))?(?:[eE]-(\d+))?")  # 0.25 has two, 1.256e-06 has nine
 
 
-def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bound: int = INTEGER_BOUND) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Bounds:
+    """How large a number may be where its tool gives no range, and how many digits it may have after the point:
+    unbounded, the 0.5B wrote a growth rate of 1.50000000000000015000000015… and a speed of 1.0555555… until
+    the budget cut the arguments off."""
+
+    largest: int = INTEGER_BOUND
+    decimals: int = DECIMALS
+
+
+def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds = Bounds()) -> dict[str, Any]:
     """The JSON schema arguments are generated under: the tool's properties, every field bounded.
 
     Required: the tool's required properties; the others stay optional. No other keys are
     allowed. Strings are 1 to `max_string` characters (less if the tool says so), numbers
-    lie in the tool's range or ±`bound` (`bound_for`), arrays hold at most `MAX_ITEMS`; an untyped
-    property is a string.
+    lie in the tool's range or within `bounds` (`bounds_for`), arrays hold at most `MAX_ITEMS`; an
+    untyped property is a string.
     """
-    properties = {name: bounded(schema or {}, max_string, bound) for name, schema in tool.parameters.items()}
+    properties = {name: bounded(schema or {}, max_string, bounds) for name, schema in tool.parameters.items()}
     required = [name for name in tool.parameters if name in tool.required]
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
@@ -40,19 +55,22 @@ def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bound: int = I
     return schema
 
 
-def bound_for(said: str) -> int:
-    """The largest number a value may be when its tool gives no range: `INTEGER_BOUND`, or the largest number the
-    conversation said (`said`, from `said_in`), up to 10**15. A timestamp said in milliseconds (1617176400000) was
-    cut to 161717 by the bound alone, and then refused as made up."""
-    return int(min(max(INTEGER_BOUND, largest_number(said)), 10**15))
+def bounds_for(said: str) -> Bounds:
+    """The bounds of numbers for a conversation (`said`, from `said_in`): as large as `INTEGER_BOUND` or the largest
+    number it said, up to 10**15 (a timestamp said in milliseconds, 1617176400000, was cut to 161717 by the bound
+    alone, and then refused as made up); `DECIMALS` digits after the point, or as many as a number said has, up to
+    15. Of BFCL's 558 right values that hold a fraction, the 7 with more digits are constants no one said (8.854e-12)."""
+    said_decimals = (len(point or "") + int(power or 0) for point, power in _SAID_DECIMALS.findall(said))
+    return Bounds(int(min(max(INTEGER_BOUND, largest_number(said)), 10**15)),
+                  min(max([DECIMALS, *said_decimals]), 15))
 
 
-def bounded(schema: dict[str, Any], max_string: int, bound: int = INTEGER_BOUND) -> dict[str, Any]:
+def bounded(schema: dict[str, Any], max_string: int, bounds: Bounds = Bounds()) -> dict[str, Any]:
     """One property's schema in the subset llama.cpp turns into a grammar, with bounds added."""
     for key in ("anyOf", "oneOf"):
         choices = [c for c in schema.get(key) or [] if isinstance(c, dict) and c.get("type") != "null"]
         if choices:
-            return bounded(choices[0], max_string, bound)
+            return bounded(choices[0], max_string, bounds)
     if schema.get("enum"):
         return {"enum": list(schema["enum"])}
     if "const" in schema:
@@ -61,19 +79,20 @@ def bounded(schema: dict[str, Any], max_string: int, bound: int = INTEGER_BOUND)
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), None)
     if kind == "integer":
-        low = schema.get("minimum", -bound)
-        high = schema.get("maximum", bound)
+        low = schema.get("minimum", -bounds.largest)
+        high = schema.get("maximum", bounds.largest)
         return {"type": "integer", "minimum": int(low), "maximum": int(high)}
     if kind == "number":  # bounded too: unbounded, a small model wrote a 0 after "head": 5 until the budget ran out
-        return {"type": "number", "minimum": schema.get("minimum", -bound), "maximum": schema.get("maximum", bound)}
+        return {"type": "number", "minimum": schema.get("minimum", -bounds.largest),
+                "maximum": schema.get("maximum", bounds.largest), "multipleOf": 10.0 ** -bounds.decimals}
     if kind == "boolean":
         return {"type": kind}
     if kind == "array":
         items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
         limit = min(int(schema.get("maxItems", MAX_ITEMS)), MAX_ITEMS)
-        return {"type": "array", "items": bounded(items, max_string, bound), "maxItems": limit}
+        return {"type": "array", "items": bounded(items, max_string, bounds), "maxItems": limit}
     if kind == "object" and schema.get("properties"):
-        nested = {name: bounded(sub or {}, max_string, bound) for name, sub in schema["properties"].items()}
+        nested = {name: bounded(sub or {}, max_string, bounds) for name, sub in schema["properties"].items()}
         sub_schema: dict[str, Any] = {"type": "object", "properties": nested, "additionalProperties": False}
         if schema.get("required"):
             sub_schema["required"] = [name for name in schema["required"] if name in nested]

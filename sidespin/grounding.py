@@ -64,7 +64,7 @@ from sidespin.tools import Tool, ToolCall
 __all__ = ["said_in", "mentioned", "grounded", "asked_parameters", "invented", "gives_a_value", "asked_for", "corrects",
            "largest_number", "refused", "asks_something", "reads_only", "asks_for_a_change", "changes_only", "steps",
            "names_a_folder", "names_a_path", "a_path_said", "given_a_folder_just_given", "asks_what_it_stores",
-           "numbers_said"]
+           "numbers_said", "dates_said", "unsaid_date"]
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -322,7 +322,7 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
         if name not in tool.required and isinstance(value, list) and len(value) > 1:
             value = [item for item in value if _mentioned(name, item, said)] or value
         if name in tool.required or (_mentioned(name, value, said) and not _restates(tool, name, value, said)
-                                     and name not in elsewhere and not _unsaid_date(value, said)):
+                                     and name not in elsewhere and not unsaid_date(value, said)):
             kept[name] = value
         else:
             why = "said for another parameter" if name in elsewhere else "a value the conversation never mentions"
@@ -366,14 +366,15 @@ def asked_parameters(tool: Tool, arguments: dict[str, Any], asked: str) -> list[
     values a question needs are asked for this way; of the 2,017 a question leaves free, 114 are, and most of
     those take the value said ("fahrenheit", "NASDAQ"); 9 must be left out.
 
-    So is a parameter named a date when the message says a whole date no value of the call has: for "2 tickets
-    for 'After The Wedding' showing on 2023-04-22 at 19:00" the 0.5B left out `show_date`. Of the same answers,
-    the 67 optional date parameters beside a date said and not used all need a value.
+    So is a parameter named a date when the message says a whole date no value of the call has, in any form
+    (`dates_said`): for "2 tickets for 'After The Wedding' showing on 2023-04-22 at 19:00" the 0.5B left out
+    `show_date`, and `date` for "… in Seattle, WA on the 15th of May 2023?". Of BFCL's right answers (eight
+    single-turn categories), the 123 optional date parameters beside a date said and not used all need a value.
     """
     said = set(words_of(asked))
     lower = asked.lower()
     written = " ".join(v for v in arguments.values() if isinstance(v, str))
-    dates_left = [date for date in _dates_said(lower) if date not in written]
+    dates_left = dates_said(lower) - dates_said(written.lower())
     wanted = []
     for name, schema in tool.parameters.items():
         if name in tool.required or name in arguments or not isinstance(schema, dict):
@@ -385,15 +386,22 @@ def asked_parameters(tool: Tool, arguments: dict[str, Any], asked: str) -> list[
     return wanted
 
 
-_ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
-# April 22nd, 2023
-_NAMED_DATE = re.compile(rf"\b({'|'.join(_MONTHS)})[a-z]*\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b")
+_ISO_DATE = re.compile(r"(?<!\d)(?<!\d\.)(\d{4})([-./])(\d{1,2})\2(\d{1,2})(?!\.?\d)")  # 2023-04-22, 2023.10.2, 2023/10/02
+_SLASHED_DATE = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")  # 05/15/2023, or 15/05/2023
+_MONTH = rf"({'|'.join(_MONTHS)})[a-z]*\.?"
+_NAMED_DATE = re.compile(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b")  # April 22nd, 2023
+_DAY_FIRST_DATE = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH},? (\d{{4}})\b")  # 15th of May 2023
 
 
-def _dates_said(text: str) -> set[str]:
-    """The whole dates `text` (lower case) says, as YYYY-MM-DD: "2023-04-22", "April 22nd, 2023"."""
-    dates = {f"{y}-{int(m):02d}-{int(d):02d}" for y, m, d in _ISO_DATE.findall(text)}
-    return dates | {f"{y}-{_MONTHS.index(m) + 1:02d}-{int(d):02d}" for m, d, y in _NAMED_DATE.findall(text)}
+def dates_said(text: str) -> set[str]:
+    """The whole dates `text` (lower case) says, as YYYY-MM-DD: "2023-04-22", "2023.10.2", "05/15/2023" (the day
+    first when the first number cannot be a month), "April 22nd, 2023", "the 15th of May 2023"."""
+    dates = {(int(y), int(m), int(d)) for y, _, m, d in _ISO_DATE.findall(text)}
+    dates |= {(int(y), int(a), int(b)) if int(a) <= 12 else (int(y), int(b), int(a))
+              for a, b, y in _SLASHED_DATE.findall(text)}
+    dates |= {(int(y), _MONTHS.index(m) + 1, int(d)) for m, d, y in _NAMED_DATE.findall(text)}
+    dates |= {(int(y), _MONTHS.index(m) + 1, int(d)) for d, m, y in _DAY_FIRST_DATE.findall(text)}
+    return {f"{y}-{m:02d}-{d:02d}" for y, m, d in dates if 1 <= m <= 12 and 1 <= d <= 31}
 
 
 def _allowed(schema: dict[str, Any]) -> list[str]:
@@ -460,7 +468,7 @@ _RELATIVE = re.compile(r"\b(?:today|tomorrow|yesterday|tonight|now|next|last|thi
                        r"until|till|after|before|following|past|within|days?|nights?|weeks?|weekends?|months?|years?|"
                        r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|hoy|mañana|ayer|demain|hier|"
                        r"aujourd'hui|heute|morgen|gestern)\b")
-def _unsaid_date(value: Any, said: str) -> bool:
+def unsaid_date(value: Any, said: str) -> bool:
     """Whether a value is a date whose day and month the conversation does not say (as numbers, or the month by
     name), where it says no date relative to another. For "the weather forecast for Paris from April 1st" the 0.5B
     wrote an end date of 2023-04-07, and "04", "2023" counted as said. Of the 350 dates of BFCL's right answers
@@ -518,7 +526,30 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
     known = "\n".join([said, tool.description, *tool.places, schema]).lower()
     return [name for name in tool.required if name in arguments
             and (not (_mentioned(name, arguments[name], known) or _nothing(arguments[name]))
-                 or _restates(tool, name, arguments[name], known) or _unsaid_date(arguments[name], said))]
+                 or _restates(tool, name, arguments[name], known) or unsaid_date(arguments[name], said)
+                 or _an_example(tool, name, arguments[name], said))]
+
+
+# where a description gives examples: "such as 'San Francisco, CA' or 'New York, NY'", "(e.g., '2023-04-15')"
+_EXAMPLES = re.compile(r"(?i)\b(?:such as|e\.g\.|eg\.|for example|for instance|example|like)\b\W{0,4}"
+                       r"((?:['\"][^'\"\n]{1,80}['\"](?:\s*(?:,|or|and|,\s*or)\s*)?)+)")
+_QUOTED = re.compile(r"['\"]([^'\"\n]{1,80})['\"]")
+
+
+def _an_example(tool: Tool, name: str, value: Any, said: str) -> bool:
+    """Whether a string value is one of the examples its parameter's description gives ("such as 'San Francisco,
+    CA'"), which the conversation (`said`) does not mention, for a parameter that lists no allowed values. The 0.5B
+    sends a request it cannot fulfil to an unrelated tool filled with its examples: "Can you send to Mom an Email
+    saying we should go out and play if Friday is okay." as the weather in San Francisco, CA, and a bus from
+    San Francisco, CA to Los Angeles, CA on 04/25/2023 for a question about something else. Of BFCL's right answers
+    (eight single-turn categories), 7 required values are examples the question says otherwise ("NYC" for 'New York,
+    NY', "SF" for 'San Francisco, CA')."""
+    schema = tool.parameters.get(name)
+    if not isinstance(value, str) or not isinstance(schema, dict) or _allowed(schema) or _mentioned(name, value, said):
+        return False
+    examples = {quoted.strip().lower() for listed in _EXAMPLES.findall(str(schema.get("description") or ""))
+                for quoted in _QUOTED.findall(listed)}
+    return value.strip().lower() in examples
 
 
 def _nothing(value: Any) -> bool:

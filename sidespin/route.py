@@ -111,8 +111,7 @@ from typing import Any, Awaitable, Callable, Iterable, Protocol, Sequence
 
 from loguru import logger
 
-from sidespin.arguments import (INTEGER_BOUND, MAX_STRING, SHORT_STRING, arguments_schema, bound_for, bounded,
-                                token_budget)
+from sidespin.arguments import MAX_STRING, SHORT_STRING, Bounds, arguments_schema, bounded, bounds_for, token_budget
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
@@ -666,9 +665,9 @@ class Router:
         name = tool.name
         started = time.perf_counter()
         raw = "{}"
-        bound = bound_for(said)
+        bounds = bounds_for(said)
         if tool.parameters:
-            raw = await self._arguments(written, tool, bound)
+            raw = await self._arguments(written, tool, bounds)
         logger.info("ROUTE_ARGUMENTS {} chars={} in {:.3f}s", name, len(raw), time.perf_counter() - started)
         logger.debug("ROUTE_ARGUMENTS_RAW {} {}", name, raw)
         try:
@@ -676,7 +675,7 @@ class Router:
         except json.JSONDecodeError:
             raise MalformedToolCall(f"the arguments for {name} were cut off or are not JSON", raw) from None
         if isinstance(arguments, dict):
-            arguments = await self._asked_values(written, tool, raw, arguments, asked, bound)
+            arguments = await self._asked_values(written, tool, raw, arguments, asked, bounds)
             arguments = await self._deeper(written, tool, raw, arguments, asked, said, used or {})
         try:
             arguments = coerce_arguments(tool.input_schema, arguments)
@@ -687,12 +686,12 @@ class Router:
         return ToolCall(name, kept), form.call_text(name, arguments)
 
     async def _asked_values(self, written: str, tool: Tool, raw: str, arguments: dict[str, Any], asked: str,
-                            bound: int) -> dict[str, Any]:
+                            bounds: Bounds) -> dict[str, Any]:
         """`arguments` (written as `raw` after `written`) with the optional values the message asks for that the
         model left out (`asked_parameters`), each written after the others under its own bounded schema: the 0.5B
         closed 'Produce the access log for query "llama", at offset 434 …' after `offset` and `pageSize`."""
         for name in asked_parameters(tool, arguments, asked):
-            schema = bounded(tool.parameters[name], self.max_string, bound)
+            schema = bounded(tool.parameters[name], self.max_string, bounds)
             head = raw.rstrip().removesuffix("}").rstrip()
             opening = head + ("" if head == "{" else ", ") + json.dumps(name) + ": "
             value = await self.llama.complete(written + opening, None, schema,
@@ -776,13 +775,13 @@ class Router:
         logger.info("ROUTE_SAME_FAILED_CALL {}: no other value for {} is likely: nothing to mend", call.name, parameter)
         return None
 
-    async def _arguments(self, prompt: str, tool: Tool, bound: int = INTEGER_BOUND) -> str:
+    async def _arguments(self, prompt: str, tool: Tool, bounds: Bounds) -> str:
         """The arguments' JSON under the tool's bounded schema. A small model may write a string on and on (a
         path repeating itself) until the budget cuts it: then it is asked once more with strings of at most
         `SHORT_STRING` characters."""
         raw = ""
         for limit in dict.fromkeys((self.max_string, min(self.max_string, SHORT_STRING))):
-            schema = arguments_schema(tool, max_string=limit, bound=bound)
+            schema = arguments_schema(tool, max_string=limit, bounds=bounds)
             raw = await self.llama.complete(prompt, None, schema, token_budget(schema))
             try:
                 json.loads(raw)

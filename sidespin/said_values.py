@@ -1,8 +1,8 @@
 """Values written as the conversation says them (for the route, `sidespin.route`).
 
 A small model writes what it was told in its own form: "5%" as 5 where a tool takes 0.05, "8pm" as
-18:00, a number run on past what was said because its grammar allows only digits next, a file's
-path without the folders the message gave. `as_said` puts each back as said, before `grounding`
+18:00, "2023.10.2" as 2023-10-20, a number run on past what was said because its grammar allows only
+digits next, a file's path without the folders the message gave. `as_said` puts each back as said, before `grounding`
 judges what is said and what is made up. Each rule is counted on BFCL's right answers, which it
 changes none of (docs/tool-use.md, point 5).
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 from loguru import logger
 
-from sidespin.grounding import numbers_said
+from sidespin.grounding import dates_said, numbers_said, unsaid_date
 from sidespin.tables import words_of
 from sidespin.tools import Tool
 
@@ -34,7 +34,7 @@ _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
 
 
 def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
-    """The arguments with four kinds of value written as the conversation (`said`, from `said_in`) says them.
+    """The arguments with five kinds of value written as the conversation (`said`, from `said_in`) says them.
 
     - A number the message says as a percentage ("an annual interest rate of 5%"), written as that number (5) for a
       parameter of type number that takes a decimal, becomes the decimal (0.05). A parameter takes a decimal when
@@ -56,9 +56,14 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
       "… showing on 2023-04-22 at 19:00" 20:00. Of BFCL's right answers, the 11 times not said are said otherwise
       ("noon", "a minute") or follow from one said ("time 9:00, duration 3 hours" ends at 12:00, and the start has
       the 9:00).
+    - So does a date whose day and month no one said (`unsaid_date`) become the one whole date the conversation
+      says, in the form the model wrote it: for "… the midnight show at 23:00 on 2023.10.2?" the 0.5B wrote
+      2023-10-20, and for "… in Seattle, WA on the 15th of May 2023?" 10/15/2023. None of BFCL's right dates is
+      one no one said (see `unsaid_date`), so none is changed.
     """
     percents = {float(n) for n in _PERCENT.findall(said)}
     times = {f"{int(hour):02d}:{minutes}" for hour, minutes in _CLOCK.findall(said)}
+    dates = dates_said(said)
     whole = {str(int(n)) for n in numbers_said(said) if n.is_integer()}
     paths = [p for p in _RELATIVE_PATH.findall(said) if re.search(r"[^\W\d_]", p.rsplit("/", 1)[1])]  # not 05/12/2023
     fixed = dict(arguments)
@@ -70,8 +75,11 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
             fixed[name] = _decimal(fixed[name], percents)
         if paths and isinstance(value, str):
             fixed[name] = _said_path(fixed[name], paths)
+        others = [v for n, v in arguments.items() if n != name]
         if len(times) == 1 and isinstance(value, str):
-            fixed[name] = _said_time(fixed[name], next(iter(times)), [v for n, v in arguments.items() if n != name])
+            fixed[name] = _said_time(fixed[name], next(iter(times)), others)
+        if len(dates) == 1 and isinstance(value, str) and unsaid_date(value, said):
+            fixed[name] = _said_date(fixed[name], next(iter(dates)), others)
         if fixed[name] != value:
             logger.info("ROUTE_AS_SAID {}.{} {} -> {}", tool.name, name, json.dumps(value, ensure_ascii=False)[:40],
                         json.dumps(fixed[name], ensure_ascii=False)[:40])
@@ -131,3 +139,21 @@ def _said_time(value: str, said_time: str, others: list[Any]) -> str:
         return value
     said_hour, said_minutes = said_time.split(":")
     return _CLOCK.sub(said_time if len(hour) == 2 else f"{int(said_hour)}:{said_minutes}", value, count=1)
+
+
+_WRITTEN_DATE = re.compile(r"^(\s*)(?:(\d{4})-\d{1,2}-\d{1,2}|(\d{1,2})([/.])\d{1,2}\4(\d{4}))")
+
+
+def _said_date(value: str, said_date: str, others: list[Any]) -> str:
+    written = _WRITTEN_DATE.match(value)
+    if written is None or any(isinstance(o, str) and said_date in dates_said(o.lower()) for o in others):
+        return value
+    year, month, day = said_date.split("-")
+    space, iso, first, mark = written.group(1), written.group(2), written.group(3), written.group(4)
+    if iso is not None:
+        date = said_date
+    elif int(first) > 12:  # the day first, as written
+        date = f"{day}{mark}{month}{mark}{year}"
+    else:
+        date = f"{month}{mark}{day}{mark}{year}"
+    return space + date + value[written.end():]

@@ -6,12 +6,14 @@ import dataclasses
 import json
 import re
 
+import mcp_types
 import pytest
 
-from sidespin.arguments import INTEGER_BOUND, arguments_schema
+from sidespin.arguments import INTEGER_BOUND, arguments_schema, bounds_for
 from sidespin.errors import MalformedToolCall
 from sidespin.grounding import (asked_parameters, asks_for_a_change, asks_something, changes_only, grounded, invented,
                                 reads_only, said_in, steps)
+from sidespin.mcp.content import tool_from_mcp
 from sidespin.tables import table_for
 from sidespin.route import (MAX_CALLS, SHORTLIST, TABLE_CHARS, Router, decision_tables, names_grammar, offered,
                             offered_table, read_format)
@@ -956,8 +958,32 @@ def test_a_number_is_bounded_like_an_integer() -> None:
     read = foreign("read_file", "Read a file.", {"path": {"type": "string"}, "head": {"type": "number"},
                                                  "ratio": {"type": "number", "minimum": 0, "maximum": 1}}, ["path"])
     fields = arguments_schema(read)["properties"]
-    assert fields["head"] == {"type": "number", "minimum": -1_000_000, "maximum": 1_000_000}
-    assert fields["ratio"] == {"type": "number", "minimum": 0, "maximum": 1}
+    assert fields["head"] == {"type": "number", "minimum": -1_000_000, "maximum": 1_000_000, "multipleOf": 1e-6}
+    assert fields["ratio"] == {"type": "number", "minimum": 0, "maximum": 1, "multipleOf": 1e-6}
+
+
+async def test_an_array_whose_values_are_listed_beside_its_items_is_an_array_of_them() -> None:
+    """BFCL live_multiple_147: `metrics` is an array with its allowed values listed beside `items`, which no array
+    satisfies; written under the list alone, the 0.5B wrote "temperature", and the call failed as malformed."""
+    readings = tool_from_mcp(mcp_types.Tool(name="get_readings", description="Sensor readings.", inputSchema={
+        "type": "object", "properties": {"metrics": {"type": "array", "items": {"type": "string"},
+                                                     "enum": ["temperature", "humidity"]}}, "required": ["metrics"]}),
+        lambda **_: None, source="mcp:sensors", timeout=5)
+    field = arguments_schema(readings)["properties"]["metrics"]
+    assert field == {"type": "array", "items": {"enum": ["temperature", "humidity"]}, "maxItems": 8}
+    text = "Fetch the temperature readings of our sensors."
+    fake = FakeLlama({text: [("get_readings", {"metrics": ["temperature"]})]})
+    assert [c.arguments for c in await Router(fake).route(user(text), [readings])] == [{"metrics": ["temperature"]}]
+
+
+def test_a_number_has_six_digits_after_its_point_or_as_many_as_a_number_said() -> None:
+    """BFCL parallel_124 and live_simple_226: unbounded, the 0.5B wrote a growth rate of 1.50000000000000015000… and
+    a speed of 1.0555555…, until the budget cut the arguments off twice and no call was made."""
+    rate = foreign("project", "Project a population.", {"growth_rate": {"type": "number"}}, ["growth_rate"])
+    digits = {said: arguments_schema(rate, bounds=bounds_for(said))["properties"]["growth_rate"]["multipleOf"]
+              for said in ("a growth rate of 1.5%", "mu0 is 1.256e-06", "0.000000001 tesla", "8.854e-12 f/m")}
+    assert digits == {"a growth rate of 1.5%": 1e-6, "mu0 is 1.256e-06": 1e-9, "0.000000001 tesla": 1e-9,
+                      "8.854e-12 f/m": 1e-15}
 
 
 
@@ -1407,7 +1433,8 @@ async def test_a_value_said_in_other_words_grounds_the_value_a_tool_takes() -> N
         ("The population is 213 million.", {"rate": 213_000_000}, {"rate": 213_000}),
         ("What is the resonant frequency with a capacitance of 100µF?", {"rate": 0.0001}, {"rate": 100_000}),
         ("Convert 150 Euros to Canadian dollars.", {"currency": "CAD"}, {"currency": "AUD"}),
-        ("Book a table on March 2nd, 2023.", {"day": "2023-03-02"}, {"day": "2022-04-12"}),
+        ("Book a table on March 2nd, 2023, or 2023-03-05.", {"day": "2023-03-02"}, {"day": "2022-04-12"}),  # one said
+        # date alone would be written in place of one made up (`as_said`)
         ("Set an alarm for 5 in the afternoon, or 6 in the evening.", {"day": "17:00"}, {"day": "05:30"}),
         ("Provide key war events in German history.", {"currency": "Germany"}, {"currency": "France"}),
         ("What will the air quality be for the next week?", {"rate": 7}, {"rate": 3}),
@@ -1553,6 +1580,43 @@ async def test_a_time_no_one_said_becomes_the_one_time_the_message_says() -> Non
     assert [c.arguments for c in calls] == [written]
 
 
+async def test_a_required_value_that_is_only_its_descriptions_example_is_made_up() -> None:
+    """BFCL live_irrelevance_49: "Can you send to Mom an Email saying we should go out and play if Friday is okay."
+    with only a weather tool offered: the 0.5B asked the weather in 'San Francisco, CA', its description's example.
+    The same value said, or an example among allowed values, is a value."""
+    weather = foreign("get_current_weather", "Get the current weather in a location.", {
+        "location": {"type": "string", "description": "The location, in the format of 'City, State', such as "
+                                                     "'San Francisco, CA' or 'New York, NY'."},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"], "description": "e.g. 'celsius'"}}, ["location"])
+    text = "Can you send to Mom an Email saying we should go out and play if Friday is okay."
+    fake = FakeLlama({text: [("get_current_weather", {"location": "San Francisco, CA"})]})
+    assert await Router(fake).route(user(text), [weather]) == []
+    text = "What's the weather like in San Francisco?"
+    fake = FakeLlama({text: [("get_current_weather", {"location": "San Francisco, CA"})]})
+    assert [c.arguments for c in await Router(fake).route(user(text), [weather])] == [{"location": "San Francisco, CA"}]
+    assert invented(weather, {"location": "Berlin, DE"}, "the weather in berlin") == []
+    unit_needed = dataclasses.replace(weather, input_schema={**weather.input_schema, "required": ["location", "unit"]})
+    assert invented(unit_needed, {"location": "Berlin, DE", "unit": "celsius"}, "the weather in berlin, in c") == []
+
+
+async def test_a_date_no_one_said_becomes_the_one_date_the_message_says_in_the_form_written() -> None:
+    """BFCL live_multiple_415 ("… the midnight show at 23:00 on 2023.10.2?"): the 0.5B wrote 2023-10-20, dropped as
+    a date no one said; and 527 ("… in Seattle, WA on the 15th of May 2023?"): 10/15/2023. A date another value
+    has already stays as written (and is dropped)."""
+    find = foreign("find_events", "Find events.", {"city": {"type": "string"}, "date": {"type": "string"}}, ["city"])
+    cases = {"Find a Theater event happening in Seattle, WA on the 15th of May 2023?": ("10/15/2023", "05/15/2023"),
+             "Any show in Seattle at 23:00 on 2023.10.2?": ("2023-10-20", "2023-10-02"),
+             "Any show in Seattle on 2023-10-02 at 23:00?": ("2023-10-20T23:00:00", "2023-10-02T23:00:00")}
+    for text, (written, meant) in cases.items():
+        calls = await Router(FakeLlama({text: [("find_events", {"city": "Seattle", "date": written})]})).route(
+            user(text), [find])
+        assert [c.arguments for c in calls] == [{"city": "Seattle", "date": meant}], text
+    text = "Any show in Seattle on 2023-10-02?"
+    calls = await Router(FakeLlama({text: [("find_events", {"city": "Seattle 2023-10-02", "date": "2023-10-20"})]})
+                         ).route(user(text), [find])
+    assert [c.arguments for c in calls] == [{"city": "Seattle 2023-10-02"}]
+
+
 async def test_a_date_the_message_says_and_no_value_has_is_asked_for_a_date_parameter_left_out() -> None:
     """BFCL live_multiple_413: "… 2 tickets for 'After The Wedding' showing on 2023-04-22 at 19:00 in Berkeley": the
     0.5B left out `show_date`. A date already written, or none said, asks for nothing."""
@@ -1567,6 +1631,18 @@ async def test_a_date_the_message_says_and_no_value_has_is_asked_for_a_date_para
     assert asked_parameters(buy, {**written, "show_date": "2023-04-22"}, text.lower()) == []
     assert asked_parameters(buy, written, "2 tickets for 'after the wedding', on april 22nd, 2023") == ["show_date"]
     assert asked_parameters(buy, written, "2 tickets for 'after the wedding' tonight at 19:00") == []
+
+
+def test_a_date_said_in_other_forms_is_asked_for_unless_a_value_has_it_in_any_form() -> None:
+    """BFCL live_multiple_415 ("… the midnight show at 23:00 on 2023.10.2?") and 527 ("… in Seattle, WA on the 15th
+    of May 2023?"): the 0.5B left the date out. A value that has the date in another form has it; a version number
+    is no date."""
+    find = foreign("find_events", "Find events.", {"city": {"type": "string"}, "date": {"type": "string"}}, ["city"])
+    for text in ["a show in san jose on 2023.10.2?", "a theater event in seattle on the 15th of may 2023?",
+                 "events in seattle on 05/15/2023.", "events in seattle on 15 may 2023"]:
+        assert asked_parameters(find, {"city": "Seattle"}, text) == ["date"], text
+    assert asked_parameters(find, {"city": "Seattle, 05/15/2023"}, "events in seattle on the 15th of may 2023") == []
+    assert asked_parameters(find, {"city": "Seattle"}, "events in seattle with version 2023.10.2.1") == []
 
 
 async def test_a_whole_number_that_runs_on_past_a_number_said_is_that_number() -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import mcp_types as types
 
 from sidespin.tools import Tool, ToolCall, ToolFn, ToolResult
+from sidespin.tools.schema import as_meant
 
 __all__ = ["render_blocks", "render_resource_contents", "render_result", "tool_from_mcp"]
 
@@ -109,7 +110,7 @@ def tool_from_mcp(listed: types.Tool, fn: ToolFn, *, source: str, timeout: float
     return Tool(
         name=listed.name,
         description=listed.description or listed.title or "",
-        input_schema=listed.input_schema,
+        input_schema=as_meant(listed.input_schema),
         fn=fn,
         source=source,
         read_only=bool(annotations and annotations.read_only_hint),

@@ -28,7 +28,7 @@ from sidespin.errors import BadArguments
 if typing.TYPE_CHECKING:
     import jsonschema
 
-__all__ = ["function_schema", "coerce_arguments"]
+__all__ = ["function_schema", "coerce_arguments", "as_meant"]
 
 _SUBSCHEMA = ("items", "additionalProperties", "not", "contains", "propertyNames")  # keywords whose value is a schema
 _SUBSCHEMAS = ("anyOf", "oneOf", "allOf", "prefixItems")  # ... a list of schemas
@@ -67,6 +67,28 @@ def _plain(node: Any, defs: dict[str, Any], seen: frozenset[str] = frozenset()) 
             value = {field: _plain(sub, defs, seen) for field, sub in value.items()}
         plain[key] = value
     return _nullable(plain)
+
+
+def as_meant(node: Any) -> Any:
+    """A schema a server listed, with what no value could satisfy read as its author meant: an enum of single values
+    written beside an array's `items` is the items' enum (BFCL's `metrics`, "type": "array" with "enum":
+    ["temperature", "humidity", …]: no array is one of those strings, so every call failed as malformed)."""
+    if not isinstance(node, dict):
+        return node
+    meant = dict(node)
+    for key, value in node.items():
+        if key in _SUBSCHEMA:
+            meant[key] = as_meant(value)
+        elif key in _SUBSCHEMAS and isinstance(value, list):
+            meant[key] = [as_meant(choice) for choice in value]
+        elif key in _NAMED_SUBSCHEMAS and isinstance(value, dict):
+            meant[key] = {field: as_meant(sub) for field, sub in value.items()}
+    enum = meant.get("enum")
+    if meant.get("type") == "array" and isinstance(enum, list) and enum and not any(
+            isinstance(value, list) for value in enum):
+        items = meant.get("items") if isinstance(meant.get("items"), dict) else {}
+        meant = {key: value for key, value in meant.items() if key != "enum"} | {"items": {**items, "enum": enum}}
+    return meant
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
