@@ -335,16 +335,18 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
 def _named_elsewhere(tool: Tool, arguments: dict[str, Any], said: str) -> set[str]:
     """The optional parameters given a text that the call gives another parameter too, when the conversation names
     that other parameter and not them: for "songs from the album 'Welcome To The Fishbowl'" the 0.5B wrote the title
-    as `album` and as `artist`. No value of BFCL's right answers (eight single-turn categories) is dropped by it:
-    where one text fills two parameters, the message names both, or neither, or the one left is required."""
+    as `album` and as `artist`. Where the message names neither whole, one whose name it touches (`_touched`) is
+    named: for "… departing from Paris … at 3 in the afternoon" it wrote the departure's time as the return's too.
+    No value of BFCL's right answers (eight single-turn categories) is dropped by it: where one text fills two
+    parameters, the message names both, or neither, or the one left is required."""
     words = set(words_of(said))
     by_value: dict[str, list[str]] = {}
     for name, value in arguments.items():
-        if isinstance(value, str) and telling_words(value) and not _allowed(tool.parameters.get(name) or {}):
+        if isinstance(value, str) and value.strip() and not _allowed(tool.parameters.get(name) or {}):
             by_value.setdefault(value.strip().lower(), []).append(name)
     dropped: set[str] = set()
     for names in by_value.values():
-        named = [name for name in names if _named(name, words)]
+        named = [name for name in names if _named(name, words)] or [name for name in names if _touched(name, words)]
         if len(names) > 1 and named:
             dropped.update(name for name in names if name not in named and name not in tool.required)
     return dropped
@@ -355,6 +357,12 @@ def _named(parameter: str, said: set[str]) -> bool:
     `fullName`, "sorted" for `sort`), with three letters more at most."""
     named = [w for w in words_of(parameter) if len(w) >= 3]
     return bool(named) and all(any(s.startswith(w) and len(s) - len(w) <= 3 for s in said) for w in named)
+
+
+def _touched(parameter: str, said: set[str]) -> bool:
+    """Whether a word of a parameter's name of four letters or more begins, by its first five letters, a word `said`:
+    "departing" for `departure_time`, "three-star" for `star_rating`."""
+    return any(any(s.startswith(w[:5]) for s in said) for w in words_of(parameter) if len(w) >= 4)
 
 
 def asked_parameters(tool: Tool, arguments: dict[str, Any], asked: str) -> list[str]:
@@ -537,17 +545,21 @@ _QUOTED = re.compile(r"['\"]([^'\"\n]{1,80})['\"]")
 
 
 def _an_example(tool: Tool, name: str, value: Any, said: str) -> bool:
-    """Whether a string value is one of the examples its parameter's description gives ("such as 'San Francisco,
-    CA'"), which the conversation (`said`) does not mention, for a parameter that lists no allowed values. The 0.5B
+    """Whether a string value is one of the examples the tool's text gives ("such as 'San Francisco, CA'"), its own
+    parameter's or another's, which the conversation (`said`) does not mention, for a parameter that lists no
+    allowed values ("I need a flight … on the 15th of July" went from the destination's example 'LAX' to the
+    origin's 'JFK'). The 0.5B
     sends a request it cannot fulfil to an unrelated tool filled with its examples: "Can you send to Mom an Email
     saying we should go out and play if Friday is okay." as the weather in San Francisco, CA, and a bus from
     San Francisco, CA to Los Angeles, CA on 04/25/2023 for a question about something else. Of BFCL's right answers
-    (eight single-turn categories), 7 required values are examples the question says otherwise ("NYC" for 'New York,
+    (eight single-turn categories), 8 required values are examples the question says otherwise ("NYC" for 'New York,
     NY', "SF" for 'San Francisco, CA')."""
     schema = tool.parameters.get(name)
     if not isinstance(value, str) or not isinstance(schema, dict) or _allowed(schema) or _mentioned(name, value, said):
         return False
-    examples = {quoted.strip().lower() for listed in _EXAMPLES.findall(str(schema.get("description") or ""))
+    texts = [tool.description, *(str(sub.get("description") or "") for sub in tool.parameters.values()
+                                 if isinstance(sub, dict))]
+    examples = {quoted.strip().lower() for text in texts for listed in _EXAMPLES.findall(text)
                 for quoted in _QUOTED.findall(listed)}
     return value.strip().lower() in examples
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from loguru import logger
 
-from sidespin.grounding import dates_said, numbers_said, unsaid_date
+from sidespin.grounding import dates_said, mentioned, numbers_said, unsaid_date
 from sidespin.tables import words_of
 from sidespin.tools import Tool
 
@@ -34,7 +34,7 @@ _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
 
 
 def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
-    """The arguments with five kinds of value written as the conversation (`said`, from `said_in`) says them.
+    """The arguments with six kinds of value written as the conversation (`said`, from `said_in`) says them.
 
     - A number the message says as a percentage ("an annual interest rate of 5%"), written as that number (5) for a
       parameter of type number that takes a decimal, becomes the decimal (0.05). A parameter takes a decimal when
@@ -60,6 +60,9 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
       says, in the form the model wrote it: for "… the midnight show at 23:00 on 2023.10.2?" the 0.5B wrote
       2023-10-20, and for "… in Seattle, WA on the 15th of May 2023?" 10/15/2023. None of BFCL's right dates is
       one no one said (see `unsaid_date`), so none is changed.
+    - A text that lists items and goes round, an item written again (a small model's loop: `cast` "Tzi Ma, Jane
+      Doe, Jane Smith, Jane Doe, Jane Smith, …" for "a family film with Tzi Ma"), is the items the conversation
+      mentions, once each, when it mentions some. No right string of BFCL's repeats an item.
     """
     percents = {float(n) for n in _PERCENT.findall(said)}
     times = {f"{int(hour):02d}:{minutes}" for hour, minutes in _CLOCK.findall(said)}
@@ -71,6 +74,8 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
         schema = tool.parameters.get(name)
         schema = schema if isinstance(schema, dict) else {}
         fixed[name] = _run_on_cut(value, whole)
+        if isinstance(value, str):
+            fixed[name] = _loop_cut(value, said)
         if percents and _takes_a_decimal(name, schema):
             fixed[name] = _decimal(fixed[name], percents)
         if paths and isinstance(value, str):
@@ -157,3 +162,11 @@ def _said_date(value: str, said_date: str, others: list[Any]) -> str:
     else:
         date = f"{month}{mark}{day}{mark}{year}"
     return space + date + value[written.end():]
+
+
+def _loop_cut(value: str, said: str) -> str:
+    items = [item.strip() for item in value.split(",")]
+    if len(items) < 3 or len(set(items)) == len(items):
+        return value
+    kept = [item for item in dict.fromkeys(items) if item and mentioned(item, said)]
+    return ", ".join(kept) if kept else value

@@ -556,6 +556,39 @@ async def test_a_date_no_one_said_is_made_up_unless_a_date_was_said_relative_to_
     assert calls and calls[0].arguments == written
 
 
+async def test_a_time_written_for_two_parameters_stays_where_the_message_touches_the_name() -> None:
+    """BFCL live_simple_233: "… departing from Paris, France, on the 12th of March 2023 at 3 in the afternoon?": the
+    0.5B wrote the departure's time as the return's too. Neither name is said whole; "departing" touches one."""
+    book = foreign("book_flight", "Book a flight.", {"departure_location": {"type": "string"},
+                                                     "departure_time": {"type": "string"},
+                                                     "return_time": {"type": "string"}},
+                   ["departure_location", "departure_time"])
+    text = "Can you book a flight for me departing from Paris, France, on the 12th of March 2023 at 3 in the afternoon?"
+    written = {"departure_location": "Paris, France", "departure_time": "12/03/2023 15:00",
+               "return_time": "12/03/2023 15:00"}
+    calls = await Router(FakeLlama({text: [("book_flight", written)]})).route(user(text), [book])
+    assert [c.arguments for c in calls] == [{"departure_location": "Paris, France", "departure_time": "12/03/2023 15:00"}]
+    text = "Book a flight from Paris, leaving and coming back on the 12th of March 2023 at 3 in the afternoon."
+    calls = await Router(FakeLlama({text: [("book_flight", written)]})).route(user(text), [book])
+    assert [c.arguments for c in calls] == [written]  # neither touched: both stay
+
+
+async def test_a_text_that_lists_items_and_goes_round_is_the_items_said() -> None:
+    """BFCL live_multiple_699: "… a Family genre movie featuring Tzi Ma": the 0.5B wrote `cast` "Tzi Ma, Jane Doe, Jane
+    Smith, Jane Doe, Jane Smith, …" until its length ran out. A list that does not go round stays as written."""
+    movies = foreign("find_movies", "Find movies.", {"genre": {"type": "string"}, "cast": {"type": "string"}}, [])
+    text = "Find a Family genre movie featuring Tzi Ma."
+    loop = "Tzi Ma, Jane Doe, Jane Smith, Jane Doe, Jane Smith, Jane Doe, Jane Smith"
+    calls = await Router(FakeLlama({text: [("find_movies", {"genre": "Family", "cast": loop})]})).route(user(text),
+                                                                                                       [movies])
+    assert [c.arguments for c in calls] == [{"genre": "Family", "cast": "Tzi Ma"}]
+    text = "Find a Family movie featuring Tzi Ma, Jane Doe and Jane Smith."
+    listed = "Tzi Ma, Jane Doe, Jane Smith"
+    calls = await Router(FakeLlama({text: [("find_movies", {"genre": "Family", "cast": listed})]})).route(user(text),
+                                                                                                         [movies])
+    assert [c.arguments for c in calls] == [{"genre": "Family", "cast": listed}]
+
+
 async def test_a_text_written_for_two_parameters_stays_where_the_message_names_it() -> None:
     """For "songs from the album 'Welcome To The Fishbowl'" the 0.5B gave the title as the album and as the artist.
     When the message names neither, or the other is required, both stay."""
@@ -1595,6 +1628,11 @@ async def test_a_required_value_that_is_only_its_descriptions_example_is_made_up
     fake = FakeLlama({text: [("get_current_weather", {"location": "San Francisco, CA"})]})
     assert [c.arguments for c in await Router(fake).route(user(text), [weather])] == [{"location": "San Francisco, CA"}]
     assert invented(weather, {"location": "Berlin, DE"}, "the weather in berlin") == []
+    flights = foreign("search_flights", "Search flights.", {
+        "origin": {"type": "string", "description": "The airport code, such as 'JFK'."},
+        "destination": {"type": "string", "description": "The airport code, such as 'LAX'."}}, ["origin", "destination"])
+    assert invented(flights, {"origin": "LAX", "destination": "JFK"}, "a hotel for the 15th of july") == [
+        "origin", "destination"]  # each the other's example (BFCL live_multiple_305)
     unit_needed = dataclasses.replace(weather, input_schema={**weather.input_schema, "required": ["location", "unit"]})
     assert invented(unit_needed, {"location": "Berlin, DE", "unit": "celsius"}, "the weather in berlin, in c") == []
 
