@@ -533,7 +533,8 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
     schema = json.dumps(tool.input_schema, ensure_ascii=False)
     known = "\n".join([said, tool.description, *tool.places, schema]).lower()
     return [name for name in tool.required if name in arguments
-            and (not (_mentioned(name, arguments[name], known) or _nothing(arguments[name]))
+            and (not (_mentioned(name, arguments[name], known) or _nothing(arguments[name])
+                      or _relative_date(arguments[name], said))
                  or _restates(tool, name, arguments[name], known) or unsaid_date(arguments[name], said)
                  or _an_example(tool, name, arguments[name], said))]
 
@@ -562,6 +563,18 @@ def _an_example(tool: Tool, name: str, value: Any, said: str) -> bool:
     examples = {quoted.strip().lower() for text in texts for listed in _EXAMPLES.findall(text)
                 for quoted in _QUOTED.findall(listed)}
     return value.strip().lower() in examples
+
+
+# a day said relative to today: "tomorrow", "next month", "this weekend", "in 3 days", "on Friday"
+_RELATIVE_DAY = re.compile(r"\b(?:today|tomorrow|yesterday|tonight|(?:next|this|last|coming|following) (?:week|weekend|"
+                           r"month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|in \d+ (?:days?|weeks?|"
+                           r"months?)|(?:on|this|next) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b")
+
+
+def _relative_date(value: Any, said: str) -> bool:
+    """Whether a value is a date, where the conversation says a day relative to today ("next month", "tomorrow"): a
+    required date is then the model's to work out ("the pop concerts in New York for next month": 2023-04-01)."""
+    return isinstance(value, str) and _DATE.match(value) is not None and _RELATIVE_DAY.search(said) is not None
 
 
 def _nothing(value: Any) -> bool:

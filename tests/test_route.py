@@ -589,6 +589,19 @@ async def test_a_text_that_lists_items_and_goes_round_is_the_items_said() -> Non
     assert [c.arguments for c in calls] == [{"genre": "Family", "cast": listed}]
 
 
+async def test_a_required_date_is_the_models_to_work_out_when_a_day_is_said_relative_to_today() -> None:
+    """BFCL simple_python_284: "Get information about the pop concerts in New York for next month.": the 0.5B wrote
+    2023-04-01, refused as made up. A message that says no day ("What's this concert?") still refuses it."""
+    concerts = foreign("concert_info", "Concerts by city and date.", {"location": {"type": "string"},
+                                                                     "date": {"type": "string"}}, ["location", "date"])
+    written = {"location": "New York", "date": "2023-04-01"}
+    text = "Get information about the pop concerts in New York for next month."
+    calls = await Router(FakeLlama({text: [("concert_info", written)]})).route(user(text), [concerts])
+    assert [c.arguments for c in calls] == [written]
+    text = "What is this concert in New York about?"
+    assert await Router(FakeLlama({text: [("concert_info", written)]})).route(user(text), [concerts]) == []
+
+
 async def test_a_text_written_for_two_parameters_stays_where_the_message_names_it() -> None:
     """For "songs from the album 'Welcome To The Fishbowl'" the 0.5B gave the title as the album and as the artist.
     When the message names neither, or the other is required, both stay."""
