@@ -641,9 +641,15 @@ def _plain(text: str) -> str:
 
 
 def gives_a_value(tool: Tool, arguments: dict[str, Any], said: str) -> bool:
-    """Whether the conversation (`said`, from `said_in`) mentions one of the call's required values: a guess at
-    another tool is backed by the message, not only by what the tool knows itself (the folder its server works in)."""
-    return any(_mentioned(name, arguments[name], said) for name in tool.required if name in arguments)
+    """Whether the conversation (`said`, from `said_in`) mentions one of the call's required values, or of a tool
+    that requires none, one of its values: a guess at another tool is backed by the message, not only by what the
+    tool knows itself (the folder its server works in). "Can you retrieve a list of songs performed by Little Mix
+    from the 'Get Weird' album?": refused an alarms tool, the 0.5B's next name was a music search whose every value
+    is optional, artist and album said."""
+    if tool.required:
+        return any(_mentioned(name, arguments[name], said) for name in tool.required if name in arguments)
+    return any(_mentioned(name, value, said) and not isinstance(value, bool) and not _switch(value)
+               for name, value in arguments.items())  # a switch is said by its name alone
 
 
 def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: str,

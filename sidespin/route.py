@@ -71,10 +71,10 @@ The rules, before the code:
   appointment? It should be in your memory." named `read_graph`, which shares no word with
   it; the next name was `search_nodes` for "dentist". "What time is it in Tokyo right now?"
   had the 1.5B write `convert_time` with a made-up time; the next name was `get_current_time`.
-  That guess is called only when the conversation said one of its required values (not only
-  where its server works): offered the plugins, "What's your name?" went on to `get_time`, and
-  the 1.5B from `git_diff` to `git_diff_unstaged` of the server's own repository for "What is
-  the difference between UTC and GMT?".
+  That guess is called only when the conversation said one of its required values (of a tool
+  requiring none, one of its values; not only where its server works): offered the plugins,
+  "What's your name?" went on to `get_time`, and the 1.5B from `git_diff` to `git_diff_unstaged`
+  of the server's own repository for "What is the difference between UTC and GMT?".
 - **Nothing in common, no call**: a message that shares no meaningful word with any offered
   tool (and a conversation that called none) is answered in words without asking the model
   (`sidespin.tables.shares_a_word`, measured there on all of BFCL). Nor is a tool without
@@ -500,8 +500,8 @@ class Router:
                     if next_name(name):
                         continue
                     break
-                if guessing and not by_name[name].required:  # a second guess needs values the message gave
-                    logger.info("ROUTE_NEXT_NAME_REFUSED {}: no required value to check, so no call", name)
+                if guessing and not by_name[name].parameters:  # a second guess needs values the message gave
+                    logger.info("ROUTE_NEXT_NAME_REFUSED {}: no value to check, so no call", name)
                     break
                 if _refused_by_name(by_name[name], called, messages, listed):
                     if next_name(name):
@@ -543,7 +543,7 @@ class Router:
                     continue
                 break
             if guessing and not gives_a_value(by_name[call.name], call.arguments, said):
-                logger.info("ROUTE_NEXT_NAME_REFUSED {}: no required value of it was said, so no call", call.name)
+                logger.info("ROUTE_NEXT_NAME_REFUSED {}: no value of it was said, so no call", call.name)
                 break
             corrected = next((i for i, earlier in enumerate(calls) if corrects(call, earlier, asked)), None)
             if corrected is None:

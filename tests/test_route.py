@@ -1521,6 +1521,18 @@ async def test_a_refused_first_call_is_followed_by_the_likeliest_other_name_once
     fact = dataclasses.replace(FACT, description="A random fact, a name, a number.")  # shares "name"
     assert await Router(model).route(user(asked), [hello, fact]) == []
     assert "random_fact" in names_offered(model)  # it was named, then refused
+    # a next name that requires nothing is backed by a value of it said (BFCL live_multiple_648)
+    asked = "Can you retrieve a list of songs performed by Little Mix from the 'Get Weird' album?"
+    alarms = foreign("get_alarms", "List the alarms.", {"user_id": {"type": "string"}}, ["user_id"])
+    music = foreign("lookup_music", "Find songs.", {"artist": {"type": "string"}, "album": {"type": "string"},
+                                                   "live": {"type": "boolean"}}, [])
+    model = FakeLlama({asked: [("get_alarms", {"user_id": "Ada"}),
+                               ("lookup_music", {"artist": "Little Mix", "album": "Get Weird"})]})
+    assert [(c.name, c.arguments) for c in await Router(model).route(user(asked), [alarms, music])] == \
+        [("lookup_music", {"artist": "Little Mix", "album": "Get Weird"})]
+    model = FakeLlama({asked: [("get_alarms", {"user_id": "Ada"}),
+                               ("lookup_music", {"artist": "Adele", "album": "25", "live": True})]})
+    assert await Router(model).route(user(asked), [alarms, music]) == []  # nothing of it said (a switch is no value)
     # nor one whose required values only its server's folder gives
     asked = "What is the difference between UTC and GMT?"
     repo = {"repo_path": {"type": "string"}}
