@@ -59,7 +59,8 @@ def bounds_for(said: str) -> Bounds:
     """The bounds of numbers for a conversation (`said`, from `said_in`): as large as `INTEGER_BOUND` or the largest
     number it said, up to 10**15 (a timestamp said in milliseconds, 1617176400000, was cut to 161717 by the bound
     alone, and then refused as made up); `DECIMALS` digits after the point, or as many as a number said has, up to
-    15. Of BFCL's 558 right values that hold a fraction, the 7 with more digits are constants no one said (8.854e-12)."""
+    15. Of BFCL's 558 right values that hold a fraction, the 7 with more digits are constants no one said
+    (8.854e-12)."""
     said_decimals = (len(point or "") + int(power or 0) for point, power in _SAID_DECIMALS.findall(said))
     return Bounds(int(min(max(INTEGER_BOUND, largest_number(said)), 10**15)),
                   min(max([DECIMALS, *said_decimals]), 15))

@@ -394,7 +394,8 @@ def asked_parameters(tool: Tool, arguments: dict[str, Any], asked: str) -> list[
     return wanted
 
 
-_ISO_DATE = re.compile(r"(?<!\d)(?<!\d\.)(\d{4})([-./])(\d{1,2})\2(\d{1,2})(?!\.?\d)")  # 2023-04-22, 2023.10.2, 2023/10/02
+# 2023-04-22, 2023.10.2, 2023/10/02; not a version's 1.2023.10.2
+_ISO_DATE = re.compile(r"(?<!\d)(?<!\d\.)(\d{4})([-./])(\d{1,2})\2(\d{1,2})(?!\.?\d)")
 _SLASHED_DATE = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")  # 05/15/2023, or 15/05/2023
 _MONTH = rf"({'|'.join(_MONTHS)})[a-z]*\.?"
 _NAMED_DATE = re.compile(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b")  # April 22nd, 2023
@@ -548,13 +549,11 @@ _QUOTED = re.compile(r"['\"]([^'\"\n]{1,80})['\"]")
 def _an_example(tool: Tool, name: str, value: Any, said: str) -> bool:
     """Whether a string value is one of the examples the tool's text gives ("such as 'San Francisco, CA'"), its own
     parameter's or another's, which the conversation (`said`) does not mention, for a parameter that lists no
-    allowed values ("I need a flight … on the 15th of July" went from the destination's example 'LAX' to the
-    origin's 'JFK'). The 0.5B
-    sends a request it cannot fulfil to an unrelated tool filled with its examples: "Can you send to Mom an Email
-    saying we should go out and play if Friday is okay." as the weather in San Francisco, CA, and a bus from
-    San Francisco, CA to Los Angeles, CA on 04/25/2023 for a question about something else. Of BFCL's right answers
-    (eight single-turn categories), 8 required values are examples the question says otherwise ("NYC" for 'New York,
-    NY', "SF" for 'San Francisco, CA')."""
+    allowed values. The 0.5B sends a request it cannot fulfil to an unrelated tool filled with its examples: "Can
+    you send to Mom an Email saying we should go out and play if Friday is okay." as the weather in San Francisco,
+    CA; a hotel "on the 15th of July" as flights from 'LAX', the destination's example, to 'JFK', the origin's. Of
+    BFCL's right answers (eight single-turn categories), 8 required values are examples the question says otherwise
+    ("NYC" for 'New York, NY', "SF" for 'San Francisco, CA')."""
     schema = tool.parameters.get(name)
     if not isinstance(value, str) or not isinstance(schema, dict) or _allowed(schema) or _mentioned(name, value, said):
         return False
@@ -566,9 +565,9 @@ def _an_example(tool: Tool, name: str, value: Any, said: str) -> bool:
 
 
 # a day said relative to today: "tomorrow", "next month", "this weekend", "in 3 days", "on Friday"
-_RELATIVE_DAY = re.compile(r"\b(?:today|tomorrow|yesterday|tonight|(?:next|this|last|coming|following) (?:week|weekend|"
-                           r"month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|in \d+ (?:days?|weeks?|"
-                           r"months?)|(?:on|this|next) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b")
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_RELATIVE_DAY = re.compile(rf"\b(?:today|tomorrow|yesterday|tonight|(?:next|this|last|coming|following) "
+                           rf"(?:week|weekend|month|year|{_WEEKDAY})|in \d+ (?:days?|weeks?|months?)|on {_WEEKDAY})\b")
 
 
 def _relative_date(value: Any, said: str) -> bool:

@@ -567,15 +567,16 @@ async def test_a_time_written_for_two_parameters_stays_where_the_message_touches
     written = {"departure_location": "Paris, France", "departure_time": "12/03/2023 15:00",
                "return_time": "12/03/2023 15:00"}
     calls = await Router(FakeLlama({text: [("book_flight", written)]})).route(user(text), [book])
-    assert [c.arguments for c in calls] == [{"departure_location": "Paris, France", "departure_time": "12/03/2023 15:00"}]
+    assert [c.arguments for c in calls] == [{"departure_location": "Paris, France",
+                                             "departure_time": "12/03/2023 15:00"}]
     text = "Book a flight from Paris, leaving and coming back on the 12th of March 2023 at 3 in the afternoon."
     calls = await Router(FakeLlama({text: [("book_flight", written)]})).route(user(text), [book])
     assert [c.arguments for c in calls] == [written]  # neither touched: both stay
 
 
 async def test_a_text_that_lists_items_and_goes_round_is_the_items_said() -> None:
-    """BFCL live_multiple_699: "… a Family genre movie featuring Tzi Ma": the 0.5B wrote `cast` "Tzi Ma, Jane Doe, Jane
-    Smith, Jane Doe, Jane Smith, …" until its length ran out. A list that does not go round stays as written."""
+    """BFCL live_multiple_699: "… a Family genre movie featuring Tzi Ma": the 0.5B wrote `cast` "Tzi Ma, Jane Doe,
+    Jane Smith, Jane Doe, Jane Smith, …" until its length ran out. A list that does not go round stays as written."""
     movies = foreign("find_movies", "Find movies.", {"genre": {"type": "string"}, "cast": {"type": "string"}}, [])
     text = "Find a Family genre movie featuring Tzi Ma."
     loop = "Tzi Ma, Jane Doe, Jane Smith, Jane Doe, Jane Smith, Jane Doe, Jane Smith"
