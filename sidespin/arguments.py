@@ -26,6 +26,7 @@ SHORT_STRING = 120  # ... when the arguments were cut off at MAX_STRING: asked o
 MAX_ITEMS = 8  # items in one array argument
 INTEGER_BOUND = 1_000_000  # |number| when the tool's schema gives no range and the conversation said none larger
 DECIMALS = 6  # digits after a number's point, unless the conversation said a number with more
+MOST_DECIMALS = 10  # ... at most: llama.cpp's llguidance drops a schema whose step is 1e-12 or finer, silently
 _SAID_DECIMALS = re.compile(r"\d(?:\.(\d+))?(?:[eE]-(\d+))?")  # 0.25 has two, 1.256e-06 has nine
 
 
@@ -59,11 +60,11 @@ def bounds_for(said: str) -> Bounds:
     """The bounds of numbers for a conversation (`said`, from `said_in`): as large as `INTEGER_BOUND` or the largest
     number it said, up to 10**15 (a timestamp said in milliseconds, 1617176400000, was cut to 161717 by the bound
     alone, and then refused as made up); `DECIMALS` digits after the point, or as many as a number said has, up to
-    15. Of BFCL's 558 right values that hold a fraction, the 7 with more digits are constants no one said
-    (8.854e-12)."""
+    `MOST_DECIMALS`. Of BFCL's 558 right values that hold a fraction, the 7 with more than six digits are constants
+    no one said (8.854e-12)."""
     said_decimals = (len(point or "") + int(power or 0) for point, power in _SAID_DECIMALS.findall(said))
     return Bounds(int(min(max(INTEGER_BOUND, largest_number(said)), 10**15)),
-                  min(max([DECIMALS, *said_decimals]), 15))
+                  min(max([DECIMALS, *said_decimals]), MOST_DECIMALS))
 
 
 def bounded(schema: dict[str, Any], max_string: int, bounds: Bounds = Bounds()) -> dict[str, Any]:
@@ -84,8 +85,11 @@ def bounded(schema: dict[str, Any], max_string: int, bounds: Bounds = Bounds()) 
         high = schema.get("maximum", bounds.largest)
         return {"type": "integer", "minimum": int(low), "maximum": int(high)}
     if kind == "number":  # bounded too: unbounded, a small model wrote a 0 after "head": 5 until the budget ran out
+        step = schema.get("multipleOf")  # the tool's own step, when it gives one
+        step = step if isinstance(step, (int, float)) and not isinstance(step, bool) and \
+            step >= 10.0 ** -MOST_DECIMALS else None
         return {"type": "number", "minimum": schema.get("minimum", -bounds.largest),
-                "maximum": schema.get("maximum", bounds.largest), "multipleOf": 10.0 ** -bounds.decimals}
+                "maximum": schema.get("maximum", bounds.largest), "multipleOf": step or 10.0 ** -bounds.decimals}
     if kind == "boolean":
         return {"type": kind}
     if kind == "array":

@@ -1030,7 +1030,11 @@ def test_a_number_has_six_digits_after_its_point_or_as_many_as_a_number_said() -
     digits = {said: arguments_schema(rate, bounds=bounds_for(said))["properties"]["growth_rate"]["multipleOf"]
               for said in ("a growth rate of 1.5%", "mu0 is 1.256e-06", "0.000000001 tesla", "8.854e-12 f/m")}
     assert digits == {"a growth rate of 1.5%": 1e-6, "mu0 is 1.256e-06": 1e-9, "0.000000001 tesla": 1e-9,
-                      "8.854e-12 f/m": 1e-15}
+                      "8.854e-12 f/m": 1e-10}  # no finer: llama.cpp would drop the schema and write free text
+    halves = foreign("rate", "Rate it.", {"stars": {"type": "number", "multipleOf": 0.5}}, ["stars"])
+    assert arguments_schema(halves)["properties"]["stars"]["multipleOf"] == 0.5  # the tool's own step
+    tiny = foreign("rate", "Rate it.", {"stars": {"type": "number", "multipleOf": 1e-20}}, ["stars"])
+    assert arguments_schema(tiny)["properties"]["stars"]["multipleOf"] == 1e-6  # one too fine: ours
 
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import socket
 from pathlib import Path
@@ -128,6 +129,26 @@ async def test_shared_backend_describes_itself_and_passes_grammars(embedded: Emb
     assert described["base_url"] == embedded.base_url
     answer = "".join([d.text async for d in embedded.stream(HI, grammar=Grammar('root ::= "<mcp-request>" [a-z]+ "</mcp-request>"'))])
     assert re.fullmatch(r"<mcp-request>[a-z]+</mcp-request>", answer)
+
+
+@pytest.mark.model
+@pytest.mark.asyncio(loop_scope="session")
+async def test_a_number_written_under_its_bounds_stops_after_its_decimals(embedded: EmbeddedBackend) -> None:
+    """The route's numbers are bounded in their digits after the point (`sidespin.arguments.bounds_for`): the 0.5B
+    wrote a growth rate of 1.50000000000000015000… until the budget cut the call off. The finest step allowed is
+    one llama.cpp still applies: finer, it drops the whole schema and the model writes free text (a ```json fence)."""
+    from sidespin.arguments import MOST_DECIMALS, Bounds, arguments_schema
+    from sidespin.tools import Tool
+
+    tool = Tool("project", "Project a population.", {"type": "object", "properties": {
+        "rate": {"type": "number"}, "tiny": {"type": "number"}}, "required": ["rate", "tiny"]}, fn=len, source="mcp:x")
+    prompt = ("<|im_start|>user\nWrite JSON with rate = 1.0555555555555555555555 and tiny = 0.000001256<|im_end|>\n"
+              "<|im_start|>assistant\n")
+    router = await embedded.router()
+    for bounds, rate, tiny in [(Bounds(), "1.055555", 0.000001), (Bounds(decimals=MOST_DECIMALS), "1.0555555555",
+                                                                   0.000001256)]:
+        written = await router.llama.complete(prompt, None, arguments_schema(tool, bounds=bounds), 200)
+        assert json.loads(written) == {"rate": float(rate), "tiny": tiny}, written
 
 
 @pytest.mark.model
