@@ -58,17 +58,17 @@ from typing import Any, Sequence
 
 from loguru import logger
 
+from sidespin.dates import MONTHS, dates_said, relative_date, unsaid_date
 from sidespin.tables import telling_words, words_of
 from sidespin.tools import Tool, ToolCall
 
 __all__ = ["said_in", "mentioned", "grounded", "asked_parameters", "invented", "gives_a_value", "asked_for", "corrects",
            "largest_number", "refused", "asks_something", "reads_only", "asks_for_a_change", "changes_only", "steps",
            "names_a_folder", "names_a_path", "a_path_said", "given_a_folder_just_given", "asks_what_it_stores",
-           "numbers_said", "dates_said", "unsaid_date"]
+           "numbers_said"]
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()  # a month's first letters say it
 _NUMBER_WORDS = {word: str(n) for n, word in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())} | {
     "a": "1", "an": "1", "single": "1", "once": "1", "twice": "2", "pair": "2", "couple": "2", "dozen": "12",
@@ -79,7 +79,7 @@ _NUMBER_WORDS = {word: str(n) for n, word in enumerate(
     "biannually": "2", "semiannually": "2"} | {
     month: f"{n:02d} {n}" for n, month in enumerate("""january february march april may june july august september
     october november december""".split(), start=1)} | {  # "on March 2nd" says the 03 of 2023-03-02
-    month: f"{n:02d} {n}" for n, month in enumerate(_MONTHS, start=1) if month != "may"} | {
+    month: f"{n:02d} {n}" for n, month in enumerate(MONTHS, start=1) if month != "may"} | {
     "sept": "09 9"}  # "on apr the 5th"
 
 
@@ -394,25 +394,6 @@ def asked_parameters(tool: Tool, arguments: dict[str, Any], asked: str) -> list[
     return wanted
 
 
-# 2023-04-22, 2023.10.2, 2023/10/02; not a version's 1.2023.10.2
-_ISO_DATE = re.compile(r"(?<!\d)(?<!\d\.)(\d{4})([-./])(\d{1,2})\2(\d{1,2})(?!\.?\d)")
-_SLASHED_DATE = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")  # 05/15/2023, or 15/05/2023
-_MONTH = rf"({'|'.join(_MONTHS)})[a-z]*\.?"
-_NAMED_DATE = re.compile(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b")  # April 22nd, 2023
-_DAY_FIRST_DATE = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH},? (\d{{4}})\b")  # 15th of May 2023
-
-
-def dates_said(text: str) -> set[str]:
-    """The whole dates `text` (lower case) says, as YYYY-MM-DD: "2023-04-22", "2023.10.2", "05/15/2023" (the day
-    first when the first number cannot be a month), "April 22nd, 2023", "the 15th of May 2023"."""
-    dates = {(int(y), int(m), int(d)) for y, _, m, d in _ISO_DATE.findall(text)}
-    dates |= {(int(y), int(a), int(b)) if int(a) <= 12 else (int(y), int(b), int(a))
-              for a, b, y in _SLASHED_DATE.findall(text)}
-    dates |= {(int(y), _MONTHS.index(m) + 1, int(d)) for m, d, y in _NAMED_DATE.findall(text)}
-    dates |= {(int(y), _MONTHS.index(m) + 1, int(d)) for d, m, y in _DAY_FIRST_DATE.findall(text)}
-    return {f"{y}-{m:02d}-{d:02d}" for y, m, d in dates if 1 <= m <= 12 and 1 <= d <= 31}
-
-
 def _allowed(schema: dict[str, Any]) -> list[str]:
     """The strings a schema allows, when it lists them (itself, or its items)."""
     items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
@@ -470,33 +451,6 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
     return value is None
 
 
-# a date, alone or with a time: 2023-04-07, 2023-04-07T10:00:00Z, 04/07/2023 (either order), 7.4.2023
-_DATE = re.compile(r"^\s*(?:(\d{4})-(\d{1,2})-(\d{1,2})|(\d{1,2})[/.](\d{1,2})[/.](\d{2,4}))(?:[ T][\d:.+-]*Z?)?\s*$")
-# a date said relative to another ("tomorrow", "next week", "for 3 nights"): any date may be meant
-_RELATIVE = re.compile(r"\b(?:today|tomorrow|yesterday|tonight|now|next|last|this|upcoming|coming|later|ago|since|"
-                       r"until|till|after|before|following|past|within|days?|nights?|weeks?|weekends?|months?|years?|"
-                       r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|hoy|mañana|ayer|demain|hier|"
-                       r"aujourd'hui|heute|morgen|gestern)\b")
-def unsaid_date(value: Any, said: str) -> bool:
-    """Whether a value is a date whose day and month the conversation does not say (as numbers, or the month by
-    name), where it says no date relative to another. For "the weather forecast for Paris from April 1st" the 0.5B
-    wrote an end date of 2023-04-07, and "04", "2023" counted as said. Of the 350 dates of BFCL's right answers
-    (eight single-turn categories) none is refused: the 26 not said are said relative to another ("tomorrow", "a
-    week later", "for 3 nights") or are a value the tool takes when none is given."""
-    match = _DATE.match(value) if isinstance(value, str) else None
-    if match is None or _RELATIVE.search(said):
-        return False
-    iso = match.group(1) is not None
-    first, second = (int(match.group(2)), int(match.group(3))) if iso else (int(match.group(4)), int(match.group(5)))
-    numbers = {int(n) for n in re.findall(r"\d+", said)}
-
-    def says(month: int, day: int) -> bool:
-        return 1 <= month <= 12 and day in numbers and (
-            month in numbers or re.search(rf"\b{_MONTHS[month - 1]}", said) is not None)
-
-    return not (says(first, second) or (not iso and says(second, first)))
-
-
 def _misspelt(words: list[str], said: str) -> bool:
     """Whether `said` has one of `words` with one letter added, left out, changed or two swapped: the 0.5B wrote
     "Chicago" for "a weather update for Chcicago". `said` is read once for all of them."""
@@ -535,7 +489,7 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
     known = "\n".join([said, tool.description, *tool.places, schema]).lower()
     return [name for name in tool.required if name in arguments
             and (not (_mentioned(name, arguments[name], known) or _nothing(arguments[name])
-                      or _relative_date(arguments[name], said))
+                      or relative_date(arguments[name], said))
                  or _restates(tool, name, arguments[name], known) or unsaid_date(arguments[name], said)
                  or _an_example(tool, name, arguments[name], said))]
 
@@ -562,18 +516,6 @@ def _an_example(tool: Tool, name: str, value: Any, said: str) -> bool:
     examples = {quoted.strip().lower() for text in texts for listed in _EXAMPLES.findall(text)
                 for quoted in _QUOTED.findall(listed)}
     return value.strip().lower() in examples
-
-
-# a day said relative to today: "tomorrow", "next month", "this weekend", "in 3 days", "on Friday"
-_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-_RELATIVE_DAY = re.compile(rf"\b(?:today|tomorrow|yesterday|tonight|(?:next|this|last|coming|following) "
-                           rf"(?:week|weekend|month|year|{_WEEKDAY})|in \d+ (?:days?|weeks?|months?)|on {_WEEKDAY})\b")
-
-
-def _relative_date(value: Any, said: str) -> bool:
-    """Whether a value is a date, where the conversation says a day relative to today ("next month", "tomorrow"): a
-    required date is then the model's to work out ("the pop concerts in New York for next month": 2023-04-01)."""
-    return isinstance(value, str) and _DATE.match(value) is not None and _RELATIVE_DAY.search(said) is not None
 
 
 def _nothing(value: Any) -> bool:

@@ -16,7 +16,8 @@ from typing import Any
 
 from loguru import logger
 
-from sidespin.grounding import dates_said, mentioned, numbers_said, unsaid_date
+from sidespin.dates import dates_said, unsaid_date
+from sidespin.grounding import mentioned, numbers_said
 from sidespin.tables import words_of
 from sidespin.tools import Tool
 
