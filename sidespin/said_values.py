@@ -2,9 +2,9 @@
 
 A small model writes what it was told in its own form: "5%" as 5 where a tool takes 0.05, "8pm" as
 18:00, "2023.10.2" as 2023-10-20, a number run on past what was said because its grammar allows only
-digits next, a file's path without the folders the message gave. `as_said` puts each back as said, before `grounding`
-judges what is said and what is made up. Each rule is counted on BFCL's right answers, which it
-changes none of (docs/tool-use.md, point 5).
+digits next, a file's path without the folders the message gave, a list that goes round. `as_said`
+puts each back as said, before `grounding` judges what is said and what is made up. Each rule is
+counted on BFCL's right answers, which it changes none of (docs/tool-use.md, point 5).
 """
 
 from __future__ import annotations
