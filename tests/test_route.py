@@ -1484,8 +1484,8 @@ async def test_a_value_said_in_other_words_grounds_the_value_a_tool_takes() -> N
         ("The population is 213 million.", {"rate": 213_000_000}, {"rate": 213_000}),
         ("What is the resonant frequency with a capacitance of 100µF?", {"rate": 0.0001}, {"rate": 100_000}),
         ("Convert 150 Euros to Canadian dollars.", {"currency": "CAD"}, {"currency": "AUD"}),
-        ("Book a table on March 2nd, 2023, or 2023-03-05.", {"day": "2023-03-02"}, {"day": "2022-04-12"}),  # one said
-        # date alone would be written in place of one made up (`as_said`)
+        # two dates said: one date said alone would be written in place of the one made up (`as_said`)
+        ("Book a table on March 2nd, 2023, or 2023-03-05.", {"day": "2023-03-02"}, {"day": "2022-04-12"}),
         ("Set an alarm for 5 in the afternoon, or 6 in the evening.", {"day": "17:00"}, {"day": "05:30"}),
         ("Provide key war events in German history.", {"currency": "Germany"}, {"currency": "France"}),
         ("What will the air quality be for the next week?", {"rate": 7}, {"rate": 3}),
