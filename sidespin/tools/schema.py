@@ -55,18 +55,22 @@ def _plain(node: Any, defs: dict[str, Any], seen: frozenset[str] = frozenset()) 
     if name in defs:  # written out, what stands beside the reference (a description) kept
         written = {"type": "object"} if name in seen else _plain(defs[name], defs, seen | {name})
         return {**written, **_plain({key: value for key, value in node.items() if key != "$ref"}, defs, seen)}
-    plain: dict[str, Any] = {}
+    kept = {key: value for key, value in node.items() if key not in ("title", "$defs")}
+    return _nullable(_each_subschema(kept, lambda sub: _plain(sub, defs, seen)))
+
+
+def _each_subschema(node: dict[str, Any], each: Callable[[Any], Any]) -> dict[str, Any]:
+    """`node` with `each` applied to every schema it holds: `items`, each of `anyOf`'s choices, each property …"""
+    mapped: dict[str, Any] = {}
     for key, value in node.items():
-        if key in ("title", "$defs"):
-            continue
         if key in _SUBSCHEMA:
-            value = _plain(value, defs, seen)
+            value = each(value)
         elif key in _SUBSCHEMAS and isinstance(value, list):
-            value = [_plain(choice, defs, seen) for choice in value]
+            value = [each(choice) for choice in value]
         elif key in _NAMED_SUBSCHEMAS and isinstance(value, dict):
-            value = {field: _plain(sub, defs, seen) for field, sub in value.items()}
-        plain[key] = value
-    return _nullable(plain)
+            value = {field: each(sub) for field, sub in value.items()}
+        mapped[key] = value
+    return mapped
 
 
 def as_meant(node: Any) -> Any:
@@ -75,14 +79,7 @@ def as_meant(node: Any) -> Any:
     ["temperature", "humidity", …]: no array is one of those strings, so every call failed as malformed)."""
     if not isinstance(node, dict):
         return node
-    meant = dict(node)
-    for key, value in node.items():
-        if key in _SUBSCHEMA:
-            meant[key] = as_meant(value)
-        elif key in _SUBSCHEMAS and isinstance(value, list):
-            meant[key] = [as_meant(choice) for choice in value]
-        elif key in _NAMED_SUBSCHEMAS and isinstance(value, dict):
-            meant[key] = {field: as_meant(sub) for field, sub in value.items()}
+    meant = _each_subschema(node, as_meant)
     enum = meant.get("enum")
     if meant.get("type") == "array" and isinstance(enum, list) and enum and not any(
             isinstance(value, list) for value in enum):
