@@ -35,7 +35,7 @@ _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
 
 
 def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
-    """The arguments with six kinds of value written as the conversation (`said`, from `said_in`) says them.
+    """The arguments with seven kinds of value written as the conversation (`said`, from `said_in`) says them.
 
     - A number the message says as a percentage ("an annual interest rate of 5%"), written as that number (5) for a
       parameter of type number that takes a decimal, becomes the decimal (0.05). A parameter takes a decimal when
@@ -64,11 +64,15 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
     - A text that lists items and goes round, an item written again (a small model's loop: `cast` "Tzi Ma, Jane
       Doe, Jane Smith, Jane Doe, Jane Smith, …" for "a family film with Tzi Ma"), is the items the conversation
       mentions, once each, when it mentions some. No right string of BFCL's repeats an item.
+    - A number written without the minus the conversation gives it is negative again (`negatives_said`): for
+      "longitude -122.2730" the 0.5B wrote 122.273, and for "37.8651 N, 119.5383 W" a longitude of 119.5383. Of
+      BFCL's right answers, the 30 numbers said that way are negative.
     """
     percents = {float(n) for n in _PERCENT.findall(said)}
     times = {f"{int(hour):02d}:{minutes}" for hour, minutes in _CLOCK.findall(said)}
     dates = dates_said(said)
     whole = {str(int(n)) for n in numbers_said(said) if n.is_integer()}
+    negatives = negatives_said(said)
     paths = [p for p in _RELATIVE_PATH.findall(said) if re.search(r"[^\W\d_]", p.rsplit("/", 1)[1])]  # not 05/12/2023
     fixed = dict(arguments)
     for name, value in arguments.items():
@@ -77,6 +81,8 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
         fixed[name] = _run_on_cut(value, whole)
         if isinstance(value, str):
             fixed[name] = _loop_cut(value, said)
+        if negatives:
+            fixed[name] = _said_sign(fixed[name], negatives)
         if percents and _takes_a_decimal(name, schema):
             fixed[name] = _decimal(fixed[name], percents)
         if paths and isinstance(value, str):
@@ -115,6 +121,32 @@ def _run_on_cut(value: Any, whole: set[str]) -> Any:
         return value
     cut = int(begun[0])
     return -cut if value < 0 else cut
+
+
+_MINUS = re.compile(r"(?<![\w.])[-−](\d+(?:\.\d+)?)")  # -122.2730; not 2023-10-01, nor x-1
+_UNSIGNED = re.compile(r"(?<![\w.\-−])\d+(?:\.\d+)?")
+# a place's coordinates, latitude then longitude: "37.8651 N, 119.5383 W", "33.9° S and 18.4° E"
+_COORDINATES = re.compile(r"(\d+(?:\.\d+)?)\s*°?\s*([ns])\b[\s,;]*(?:and\s+)?(\d+(?:\.\d+)?)\s*°?\s*([ew])\b",
+                          re.IGNORECASE)
+
+
+def negatives_said(said: str) -> set[float]:
+    """The sizes of the numbers `said` only with a minus sign (-5, and not 5 too), and of the latitudes south and the
+    longitudes west of coordinates said with their compass letters."""
+    negatives = {float(n) for n in _MINUS.findall(said)} - {float(n) for n in _UNSIGNED.findall(said)}
+    for latitude, north_south, longitude, east_west in _COORDINATES.findall(said):
+        negatives |= {float(latitude)} if north_south.lower() == "s" else set()
+        negatives |= {float(longitude)} if east_west.lower() == "w" else set()
+    return negatives
+
+
+def _said_sign(value: Any, negatives: set[float]) -> Any:
+    if isinstance(value, list):
+        return [_said_sign(item, negatives) for item in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 and any(
+            math.isclose(value, n) for n in negatives):
+        return -value
+    return value
 
 
 def _takes_a_decimal(name: str, schema: dict[str, Any]) -> bool:
