@@ -1233,6 +1233,23 @@ async def test_another_tool_without_a_word_of_its_own_is_refused_before_its_argu
     assert [a["schema"] for a in llama.asked if a["kind"] == "complete" and a["schema"]] == [arguments_schema(FIND)]
 
 
+async def test_a_word_of_asking_is_no_word_of_its_own_for_a_second_call() -> None:
+    """BFCL live_multiple_713: "Can you help me find a house for one in London, England?": the 0.5B went on to
+    `FindAttractions`, whose only words of its own were "help" and "find". A word of what is asked still counts."""
+    house = foreign("search_house", "Search for a house to stay in.", {"where_to": {"type": "string"}}, ["where_to"])
+    sights = foreign("find_attractions", "Find attractions in a city, with help for families.",
+                     {"location": {"type": "string"}}, ["location"])
+    text = "Can you help me find a house in London, England?"
+    routes = {text: [("search_house", {"where_to": "London, England"}),
+                     ("find_attractions", {"location": "London, England"})]}
+    calls = await Router(FakeLlama(routes)).route(user(text), [house, sights])
+    assert [c.name for c in calls] == ["search_house"]
+    text = "Can you help me find a house in London, England, and its attractions?"
+    routes = {text: routes[next(iter(routes))]}
+    calls = await Router(FakeLlama(routes)).route(user(text), [house, sights])
+    assert [c.name for c in calls] == ["search_house", "find_attractions"]
+
+
 async def test_after_results_another_tool_is_called_only_for_a_word_of_its_own_in_the_message() -> None:
     """"What's today's date?" given a repository's status: the 0.5B went on to its diffs, staged and unstaged."""
     then = {"time in Lima": [("find_restaurants", {"location": "Lima"})]}
@@ -1727,6 +1744,26 @@ async def test_a_whole_number_that_runs_on_past_a_number_said_is_that_number() -
     for run_on in (1000000, 100):
         written = {"loan_amount": 10000, "loan_term": run_on}
         assert await Router(FakeLlama({text: [("mortgage", written)]})).route(user(text), [mortgage]) == []
+
+
+async def test_a_number_written_without_the_minus_said_or_west_of_coordinates_said_is_negative() -> None:
+    """BFCL live_simple_85: "… using latitude 37.8715 and longitude -122.2730": the 0.5B wrote 122.273. For
+    "… at the coordinates 37.8651 N, 119.5383 W" it wrote a longitude of 119.5383. A number said both ways, or
+    east of the line, is left as written."""
+    weather = foreign("fetch_weather", "The weather and temperature at coordinates.", {
+        "coordinates": {"type": "array", "items": {"type": "number"}}}, ["coordinates"])
+    text = "The current temperature in Berkeley using latitude 37.8715 and longitude -122.2730?"
+    written = {"coordinates": [37.8715, 122.273]}
+    calls = await Router(FakeLlama({text: [("fetch_weather", written)]})).route(user(text), [weather])
+    assert [c.arguments for c in calls] == [{"coordinates": [37.8715, -122.273]}]
+    text = "The hourly forecast at the coordinates 37.8651 N, 119.5383 W?"
+    written = {"coordinates": [37.8651, 119.5383]}
+    calls = await Router(FakeLlama({text: [("fetch_weather", written)]})).route(user(text), [weather])
+    assert [c.arguments for c in calls] == [{"coordinates": [37.8651, -119.5383]}]
+    for text in ("The hourly forecast at the coordinates 37.8651 N, 119.5383 E?",
+                 "The weather at 37.8651 and 119.5383, or is it -119.5383?"):
+        calls = await Router(FakeLlama({text: [("fetch_weather", written)]})).route(user(text), [weather])
+        assert [c.arguments for c in calls] == [written]
 
 
 async def test_a_path_that_leaves_out_the_folders_of_the_path_said_gets_them_back() -> None:
