@@ -35,6 +35,12 @@ blank) that names something no message and no result said is caught too (`named_
 my sister's name?", the 0.5B searched the memory, found nothing, and answered "My sister's name is Alice." A
 name is a capitalised word inside a sentence, or a number other than 0; the notice says which tool found nothing.
 
+An answer in a turn where no tool was called that names files no message named (two or more: notes.txt, todo.md),
+to a message that asks about a folder or files while a server that works in folders is connected, is caught too
+(`files_unread`): asked "Which files are in the notes folder?", the 0.5B made no call and answered "The notes
+folder contains several files, including: 1. **notes.txt** … 2. **notes.md** …". The notice says that nothing
+was read from the person's folders, so the files named are not from them: true of a how-to answer too.
+
 An answer that quotes a result of its turn (three of its lines or more) with a line of its own inside the
 quote is caught too (`altered_quote`): "Now add bread to that grocery list" had the 0.5B read the file again and
 answer with its lines, "- bread" among them. The file had not changed; the notice names the line no tool gave.
@@ -47,8 +53,8 @@ import re
 from typing import Any, Iterable, Sequence
 
 __all__ = ["claimed_tool", "claimed_now", "repeated_result", "named_from_nothing", "empty_result", "altered_quote",
-           "unfounded", "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE", "NOTHING_NOTICE", "ALTERED_NOTICE",
-           "FAILED_NOW_NOTICE", "FAILED_NOTICE", "shown_after_failure"]
+           "unfounded", "files_unread", "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE", "NOTHING_NOTICE", "ALTERED_NOTICE",
+           "FAILED_NOW_NOTICE", "FAILED_NOTICE", "UNREAD_NOTICE", "shown_after_failure"]
 
 NOTICE = ("no tool ran for this answer: what it says a tool returned or did did not come from a tool, "
           "and nothing was done")
@@ -62,6 +68,8 @@ NOTHING_NOTICE = "{tool} found nothing: \"{name}\" in this answer came from no t
 FAILED_NOW_NOTICE = ("{tool} failed, and the model has no clock: the current time or date this answer gives was "
                      "made up")
 FAILED_NOTICE = "{tool} failed: what this answer shows did not come from it, nor from any other tool"
+UNREAD_NOTICE = ("no tool ran for this answer: nothing was read from your folders, so the files it names ({files}) "
+                 "are not from them")
 ALTERED_NOTICE = "this answer shows what {tool} returned with a line it did not return (\"{line}\"): no tool gave it"
 _REPEATED_LINES = 3  # lines of one earlier result an answer repeats before it counts
 _LONG_LINE = 80  # ... or characters of one line it repeats
@@ -177,6 +185,25 @@ def altered_quote(text: str, results: Sequence[tuple[str, str]]) -> tuple[str, s
     return None
 
 
+# a file's name: a word, a dot, an extension with a letter (todo.md, notes.txt); not a web address's
+_FILE_NAMED = re.compile(r"(?<![\w./@-])([\w-]+(?:\.[\w-]+)*\.(?!(?:com|org|net|io|dev)\b)[a-z][a-z0-9]{1,4})"
+                         r"(?![\w/@-]|\.\w)", re.IGNORECASE)
+_FILES_ASKED = re.compile(r"(?i)\b(?:files?|folders?|director(?:y|ies)|subfolders?|dossiers?|répertoires?|dateien|"
+                          r"datei|ordner|verzeichnis(?:se)?|archivos?|carpetas?|directorios?|cartell[ae])\b")
+_FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+
+
+def files_unread(text: str, asked: str, said: str) -> list[str]:
+    """The files an answer names outside code (a name with an extension) that nothing `said` names, when they are
+    two or more and the message (`asked`) asks about files or a folder; else []."""
+    if not _FILES_ASKED.search(asked):
+        return []
+    known = said.lower()
+    named = dict.fromkeys(name for name in _FILE_NAMED.findall(_FENCED.sub(" ", text))
+                          if not re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", known))
+    return list(named) if len(named) >= 2 else []
+
+
 _SHOWN_LINE = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|\"?[\w ]{1,40}\"?\s*:)\s*\S")  # a list item, or "name: value"
 
 
@@ -204,12 +231,13 @@ def _lines(text: str) -> set[str]:
 
 def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
               earlier: Iterable[tuple[str, str]] = (), found: Sequence[tuple[str, str]] = (),
-              said: str = "") -> tuple[str, str] | None:
+              said: str = "", asked: str = "", folders: bool = False) -> tuple[str, str] | None:
     """What an answer says that did not happen or cannot be known, with the notice to show; None when nothing:
     a tool's result without its call (`claimed_tool`); when calls were made, the time now or content shown after
     calls that all failed (`claimed_now`, `shown_after_failure`), a name no one `said` after results
     that all found nothing (`found`: the turn's, name and output; `named_from_nothing`), or a quote of one of them
-    with a line of its own (`altered_quote`); when nothing was called, the time now (`claimed_now`) or an
+    with a line of its own (`altered_quote`); when nothing was called, the time now (`claimed_now`), files a
+    message (`asked`) about files or a folder got named while a server works in `folders` (`files_unread`), or an
     `earlier` result (name and output) repeated (`repeated_result`)."""
     made = list(called)
     tool = claimed_tool(text, offered, made)
@@ -231,5 +259,8 @@ def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
     now = claimed_now(text)
     if now is not None:
         return now, NOW_NOTICE
+    files = files_unread(text, asked, said) if folders else []
+    if files:
+        return files[0], UNREAD_NOTICE.format(files=", ".join(files[:3]) + (" …" if len(files) > 3 else ""))
     source = repeated_result(text, earlier)
     return (source, REPEAT_NOTICE.format(tool=source)) if source is not None else None

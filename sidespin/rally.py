@@ -492,7 +492,9 @@ async def chat_with_llm(
     said = " ".join([*(str(m.get("content") or "") for m in messages if m.get("role") in ("user", "system", "tool")),
                      *(str((call.get("function") or {}).get("arguments") or "") for m in messages
                        for call in m.get("tool_calls") or [])])  # what the person, a tool or a call said
-    claim = unfounded("".join(turn.answer), registry.names(), turn.called, earlier, found, said)
+    asked = str(messages[asked_at].get("content") or "") if asked_at >= 0 else ""
+    folders = any(tool.places for tool in registry)  # a server that works in folders: files a person has
+    claim = unfounded("".join(turn.answer), registry.names(), turn.called, earlier, found, said, asked, folders)
     if claim is not None:
         marker = "TOOL_RESULT_MADE_UP" if turn.called else "TOOL_CLAIM_WITHOUT_CALL"  # beside the results it had
         logger.warning("{} conv={} {}", marker, conversation.id, claim[0][:120])

@@ -3,8 +3,11 @@ wrapper is read as a call or said to be malformed, never shown raw."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, ToolProposed
-from sidespin.honesty import (ALTERED_NOTICE, FAILED_NOTICE, FAILED_NOW_NOTICE, NOTHING_NOTICE, NOTICE, NOW_NOTICE, REPEAT_NOTICE, altered_quote,
+from sidespin.honesty import (ALTERED_NOTICE, FAILED_NOTICE, FAILED_NOW_NOTICE, NOTHING_NOTICE, NOTICE, NOW_NOTICE, REPEAT_NOTICE,
+                              UNREAD_NOTICE, altered_quote, files_unread,
                               claimed_now, claimed_tool, empty_result, named_from_nothing, repeated_result,
                               shown_after_failure)
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
@@ -283,3 +286,29 @@ async def test_content_shown_after_calls_that_all_failed_says_no_tool_gave_it() 
         assert [bool(e.result.error) for e in events if isinstance(e, ToolFinished)] == [True]
         assert [e.message for e in events if isinstance(e, ErrorNotice)] == ([notice] if notice else []), answer
         assert "".join(e.text for e in events if isinstance(e, TextDelta)) == answer  # kept as written
+
+
+def test_files_an_answer_names_that_no_one_named_are_unread_when_asked_about_files() -> None:
+    listing = ("The notes folder contains several files, including:\n\n1. **notes.txt**: the main text file.\n"
+               "2. **notes.md**: a Markdown file.\n3. **notes.pdf**: for presentations.")
+    asked = "Which files are in the notes folder?"
+    assert files_unread(listing, asked, asked) == ["notes.txt", "notes.md", "notes.pdf"]
+    assert files_unread(listing, "Which notes do I have?", "") == []  # asks about no file or folder
+    assert files_unread("Open todo.md and ideas.md.", asked, "notes/todo.md") == []  # one file no one named
+    assert files_unread("See https://example.com/a.html, e.g. version 3.11, i.e. the site.", asked, "") == []
+    assert files_unread("```python\nopen('a.txt')\nopen('b.txt')\n```", asked, "") == []  # code, not files had
+
+
+async def test_a_listing_of_files_without_any_call_says_nothing_was_read_from_the_folders() -> None:
+    """"Which files are in the notes folder?", the filesystem server connected: the 0.5B made no call and listed
+    notes.txt, notes.md, notes.pdf … . Without a server that works in folders there is nothing to say."""
+    listing = "The notes folder contains:\n- notes.txt\n- notes.md\n- notes.pdf"
+    in_folders = dataclasses.replace(read_file, places=("/home/me/files",))
+    for registry, notices in ((ToolRegistry([in_folders, write_file]),
+                               [UNREAD_NOTICE.format(files="notes.txt, notes.md, notes.pdf")]),
+                              (ToolRegistry([read_file, write_file]), [])):
+        events = [e async for e in chat_with_llm(Conversation(), "Which files are in the notes folder?",
+                                                 backend=ScriptedBackend([[listing]]), registry=registry,
+                                                 options=RallyOptions(mode="xml"))]
+        assert [e.message for e in events if isinstance(e, ErrorNotice)] == notices
+        assert "".join(e.text for e in events if isinstance(e, TextDelta)) == listing  # kept as written
