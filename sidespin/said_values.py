@@ -35,7 +35,7 @@ _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
 
 
 def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
-    """The arguments with seven kinds of value written as the conversation (`said`, from `said_in`) says them.
+    """The arguments with eight kinds of value written as the conversation (`said`, from `said_in`) says them.
 
     - A number the message says as a percentage ("an annual interest rate of 5%"), written as that number (5) for a
       parameter of type number that takes a decimal, becomes the decimal (0.05). A parameter takes a decimal when
@@ -67,12 +67,18 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
     - A number written without the minus the conversation gives it is negative again (`negatives_said`): for
       "longitude -122.2730" the 0.5B wrote 122.273, and for "37.8651 N, 119.5383 W" a longitude of 119.5383. Of
       BFCL's right answers, the 30 numbers said that way are negative.
+    - A required value chosen among a tool's allowed ones that the message does not name, where it names exactly one
+      other (a word of it, or its first five letters), is that one (`_named_choice`): for "I need you to find me a
+      Family Therapist in Walnut Creek." the 0.5B chose `type` "Psychiatrist" of "Psychologist", "Family
+      Counselor" and "Psychiatrist". Of BFCL's right answers, each of the 220 required choices where the message
+      names one allowed value is that value.
     """
     percents = {float(n) for n in _PERCENT.findall(said)}
     times = {f"{int(hour):02d}:{minutes}" for hour, minutes in _CLOCK.findall(said)}
     dates = dates_said(said)
     whole = {str(int(n)) for n in numbers_said(said) if n.is_integer()}
     negatives = negatives_said(said)
+    words = set(words_of(said))
     paths = [p for p in _RELATIVE_PATH.findall(said) if re.search(r"[^\W\d_]", p.rsplit("/", 1)[1])]  # not 05/12/2023
     fixed = dict(arguments)
     for name, value in arguments.items():
@@ -83,6 +89,8 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
             fixed[name] = _loop_cut(value, said)
         if negatives:
             fixed[name] = _said_sign(fixed[name], negatives)
+        if name in tool.required and isinstance(value, str):
+            fixed[name] = _named_choice(fixed[name], schema, words)
         if percents and _takes_a_decimal(name, schema):
             fixed[name] = _decimal(fixed[name], percents)
         if paths and isinstance(value, str):
@@ -147,6 +155,20 @@ def _said_sign(value: Any, negatives: set[float]) -> Any:
             math.isclose(value, n) for n in negatives):
         return -value
     return value
+
+
+def _named_choice(value: str, schema: dict[str, Any], words: set[str]) -> str:
+    allowed = [v for v in schema.get("enum") or [] if isinstance(v, str)]
+    if len(allowed) < 2 or value not in allowed or _names(value, words):
+        return value
+    named = [v for v in allowed if _names(v, words)]
+    return named[0] if len(named) == 1 else value
+
+
+def _names(value: str, words: set[str]) -> bool:
+    """Whether `words` (a message's) name a value: one of its words, or the first five letters of a longer one."""
+    return any(w in words or (len(w) >= 5 and any(len(s) >= 5 and s[:5] == w[:5] for s in words))
+               for w in words_of(value) if len(w) >= 2)
 
 
 def _takes_a_decimal(name: str, schema: dict[str, Any]) -> bool:

@@ -1766,6 +1766,20 @@ async def test_a_number_written_without_the_minus_said_or_west_of_coordinates_sa
         assert [c.arguments for c in calls] == [written]
 
 
+async def test_a_required_choice_the_message_does_not_name_is_the_one_allowed_value_it_names() -> None:
+    """BFCL live_multiple_290: "I need you to find me a Family Therapist in Walnut Creek.": the 0.5B chose
+    "Psychiatrist". A choice the message names, or a message naming two, is left as written."""
+    kinds = {"type": "string", "enum": ["Psychologist", "Family Counselor", "Psychiatrist"]}
+    find = foreign("find_provider", "Find a therapist in a city.", {"city": {"type": "string"}, "type": kinds},
+                   ["city", "type"])
+    for text, wanted in (("Find me a Family Therapist in Walnut Creek.", "Family Counselor"),
+                         ("Find me a therapist in Walnut Creek, a psychiatrist.", "Psychiatrist"),
+                         ("Find me a therapist in Walnut Creek: a psychologist or a family counselor.", "Psychiatrist")):
+        written = {"city": "Walnut Creek", "type": "Psychiatrist"}
+        calls = await Router(FakeLlama({text: [("find_provider", written)]})).route(user(text), [find])
+        assert [c.arguments["type"] for c in calls] == [wanted], text
+
+
 async def test_a_path_that_leaves_out_the_folders_of_the_path_said_gets_them_back() -> None:
     """"What's on my to-do list? It's in notes/todo.md.": the 0.5B read /home/me/files/todo.md, which does not exist,
     and answered from the error. Two paths said that end alike, a date (05/12/2023) or a fraction, change nothing."""
