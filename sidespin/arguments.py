@@ -4,7 +4,7 @@ The tool's own schema, every field bounded so that a small model cannot write on
 1 to `MAX_STRING` characters (less if the tool says so), numbers in the tool's range or within
 ±`INTEGER_BOUND`, widened to the largest number the conversation said, with at most `DECIMALS` digits
 after the point, or as many as a number said has (`bounds_for`), arrays of at
-most `MAX_ITEMS`; a string whose tool names its form (a date, 'City, State') under that form's
+most `MAX_ITEMS`, or as many items as the longest list said; a string whose tool names its form (a date, 'City, State') under that form's
 pattern (`sidespin.patterns`). Only the subset llama.cpp turns into a grammar.
 """
 
@@ -23,11 +23,14 @@ __all__ = ["MAX_STRING", "SHORT_STRING", "MAX_ITEMS", "INTEGER_BOUND", "DECIMALS
 
 MAX_STRING = 600  # characters in one string argument (a file's new content fits; a loop stays short)
 SHORT_STRING = 120  # ... when the arguments were cut off at MAX_STRING: asked once more
-MAX_ITEMS = 8  # items in one array argument
+MAX_ITEMS = 8  # items in one array argument, unless the conversation said a longer list
+MOST_ITEMS = 64  # ... at most
 INTEGER_BOUND = 1_000_000  # |number| when the tool's schema gives no range and the conversation said none larger
 DECIMALS = 6  # digits after a number's point, unless the conversation said a number with more
 MOST_DECIMALS = 10  # ... at most: llama.cpp's llguidance drops a schema whose step is 1e-12 or finer, silently
 _SAID_DECIMALS = re.compile(r"\d(?:\.(\d+))?(?:[eE]-(\d+))?")  # 0.25 has two, 1.256e-06 has nine
+_SENTENCE_END = re.compile(r"[.;:!?\n](?!\d)")  # not a number's point: 1.5
+_LIST_LINE = re.compile(r"(?:^|\n|\\n)[ \t]*(?:[-*•]|\d{1,3}[.)])[ \t]+\S")  # "* Blue square", "2. eggs"
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class Bounds:
 
     largest: int = INTEGER_BOUND
     decimals: int = DECIMALS
+    items: int = MAX_ITEMS  # in an array: a t-test on the 10 numbers said was run on the first 8
 
 
 def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds = Bounds()) -> dict[str, Any]:
@@ -45,7 +49,7 @@ def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds
 
     Required: the tool's required properties; the others stay optional. No other keys are
     allowed. Strings are 1 to `max_string` characters (less if the tool says so), numbers
-    lie in the tool's range or within `bounds` (`bounds_for`), arrays hold at most `MAX_ITEMS`; an
+    lie in the tool's range or within `bounds` (`bounds_for`), arrays hold at most `bounds.items`; an
     untyped property is a string.
     """
     properties = {name: bounded(schema or {}, max_string, bounds) for name, schema in tool.parameters.items()}
@@ -61,10 +65,13 @@ def bounds_for(said: str) -> Bounds:
     number it said, up to 10**15 (a timestamp said in milliseconds, 1617176400000, was cut to 161717 by the bound
     alone, and then refused as made up); `DECIMALS` digits after the point, or as many as a number said has, up to
     `MOST_DECIMALS`. Of BFCL's 558 right values that hold a fraction, the 7 with more than six digits are constants
-    no one said (8.854e-12)."""
+    no one said (8.854e-12). Arrays of `MAX_ITEMS`, or as many items as the longest list said (items between commas
+    in a sentence, or lines of a list), up to `MOST_ITEMS`: of BFCL's right arrays, the 8 with more than eight items are
+    each as long as a list said, at most."""
     said_decimals = (len(point or "") + int(power or 0) for point, power in _SAID_DECIMALS.findall(said))
+    listed = max([part.count(",") + 1 for part in _SENTENCE_END.split(said)] + [len(_LIST_LINE.findall(said))])
     return Bounds(int(min(max(INTEGER_BOUND, largest_number(said)), 10**15)),
-                  min(max([DECIMALS, *said_decimals]), MOST_DECIMALS))
+                  min(max([DECIMALS, *said_decimals]), MOST_DECIMALS), min(max(MAX_ITEMS, listed), MOST_ITEMS))
 
 
 def bounded(schema: dict[str, Any], max_string: int, bounds: Bounds = Bounds()) -> dict[str, Any]:
@@ -94,7 +101,7 @@ def bounded(schema: dict[str, Any], max_string: int, bounds: Bounds = Bounds()) 
         return {"type": kind}
     if kind == "array":
         items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
-        limit = min(int(schema.get("maxItems", MAX_ITEMS)), MAX_ITEMS)
+        limit = min(int(schema.get("maxItems", bounds.items)), bounds.items)
         return {"type": "array", "items": bounded(items, max_string, bounds), "maxItems": limit}
     if kind == "object" and schema.get("properties"):
         nested = {name: bounded(sub or {}, max_string, bounds) for name, sub in schema["properties"].items()}

@@ -9,7 +9,7 @@ import re
 import mcp_types
 import pytest
 
-from sidespin.arguments import INTEGER_BOUND, arguments_schema, bounds_for
+from sidespin.arguments import INTEGER_BOUND, MAX_ITEMS, arguments_schema, bounds_for
 from sidespin.errors import MalformedToolCall
 from sidespin.grounding import (asked_parameters, asks_for_a_change, asks_something, changes_only, grounded, invented,
                                 reads_only, said_in, steps)
@@ -1059,6 +1059,21 @@ def test_a_form_the_tools_own_text_names_is_the_pattern_its_value_is_written_und
     assert re.match(fields["city"]["pattern"], "Berlin, Germany") and not re.match(fields["city"]["pattern"], "Berlin")
     assert all(re.match(fields["when"]["pattern"], value) for value in ("04/25/2023", "2023-04-25"))
     assert "pattern" not in fields["near"] and "pattern" not in fields["zone"]  # examples, not forms
+
+
+async def test_an_array_holds_as_many_items_as_the_longest_list_said() -> None:
+    """BFCL parallel_165: "a t-test on dataset_A [12, 15, 18, 20, 22, 25, 28, 30, 32, 35] …": arrays held at most 8
+    items, and the 0.5B's test ran on the first 8 numbers of each. Lines of a list count as items too."""
+    test = foreign("t_test", "A t-test of two datasets.", {"a": {"type": "array", "items": {"type": "number"}}}, ["a"])
+    said = "run a t-test on [12, 15, 18, 20, 22, 25, 28, 30, 32, 35]."
+    assert bounds_for(said).items == 10 and bounds_for("Add milk, eggs.").items == MAX_ITEMS
+    assert bounds_for("Objects:\n* Blue square\n" + "* Red square\n" * 11).items == 12
+    assert arguments_schema(test, bounds=bounds_for(said))["properties"]["a"]["maxItems"] == 10
+    ten = {"a": [12, 15, 18, 20, 22, 25, 28, 30, 32, 35]}
+    llama = FakeLlama({said: [("t_test", ten)]})
+    calls = await Router(llama).route(user(said), [test])
+    assert [c.arguments for c in calls] == [ten]
+    assert {a["schema"]["properties"]["a"]["maxItems"] for a in llama.asked if a.get("schema")} == {10}
 
 
 def lima_time_asked_and_answered(result: str, asked: str = "time in Lima", zone: str = "America/Lima") -> list[dict]:
