@@ -12,6 +12,10 @@ The rules, before the code:
   made of nothing else is a form wherever it appears.
 - **A place's form** ('City, State', 'City, Country') is two or three capitalized words joined by
   commas, and counts only right after the word "format": in a description, 'Berkeley, CA' is an example.
+- **A place whose state is abbreviated** ("State names must be abbreviated with two letters", "a two-letter
+  state") is 'City, ST'. For "Please find a salon in San Francisco." the 0.5B wrote "San Francisco" where the
+  tool said so, beside its example 'New York, NY'. Of BFCL's right answers, the 16 values of such parameters
+  without another form all end in a state's two letters.
 - **Several forms** ("'YYYY-MM-DD' or 'MM/DD/YYYY'") are each allowed. Anything else in quotes is not
   a form, and a tool's own `pattern` is not copied: llama.cpp reads only anchored patterns in a subset
   of the syntax, and a pattern it cannot read fails the whole call.
@@ -35,6 +39,9 @@ _PIECE = re.compile("|".join(re.escape(key) for key in [*_LETTERS, " to ", *_SEP
 _QUOTED = re.compile(r"'([^'\n]{2,40})'|\"([^\"\n]{2,40})\"|\(([^()\n]{2,40})\)")
 _PLACE = re.compile(r"[A-Z][a-z]+(?:, [A-Z][a-z]+){1,2}")
 _PLACE_PART = "[^,]{1,60}"
+_STATE_ABBREVIATED = re.compile(r"(?i)\bstates?(?: names?)? (?:must|should|is|are) (?:be )?abbreviated|"
+                                r"\b(?:two|2)-letter state")
+_CITY_STATE = f"{_PLACE_PART}, [A-Z]{{2}}"
 _DATE, _TIME = f"[0-9]{{4}}-{_MONTH}-{_DAY}", f"{_HOUR}:{_SIXTY}(:{_SIXTY})?"
 _FORMATS = {"date": _DATE, "time": _TIME, "date-time": f"{_DATE}T{_TIME}(Z|[+-]{_HOUR}:{_SIXTY})?"}  # JSON schema's
 
@@ -46,6 +53,8 @@ def pattern_for(schema: dict[str, Any]) -> str | None:
     description = schema.get("description")
     if isinstance(description, str):
         forms += [form for form in map(_form, _quoted(description)) if form and form not in forms]
+        if not forms and _STATE_ABBREVIATED.search(description):
+            forms.append(_CITY_STATE)
     if not forms:
         return None
     return "^" + (forms[0] if len(forms) == 1 else "(" + "|".join(forms) + ")") + "$"

@@ -1061,6 +1061,19 @@ def test_a_form_the_tools_own_text_names_is_the_pattern_its_value_is_written_und
     assert "pattern" not in fields["near"] and "pattern" not in fields["zone"]  # examples, not forms
 
 
+def test_a_place_whose_state_the_tool_says_is_abbreviated_is_written_city_comma_state() -> None:
+    """BFCL live_multiple_386: "Please find a salon in San Francisco.": the 0.5B wrote "San Francisco" for a city
+    "such as 'New York, NY'. State names must be abbreviated with two letters."."""
+    salon = foreign("find_salon", "Find a salon in a city.", {"city": {"type": "string", "description":
+                    "The city, such as 'New York, NY'. State names must be abbreviated with two letters."},
+                    "near": {"type": "string", "description": "A place, such as 'New York, NY'."}}, ["city"])
+    fields = arguments_schema(salon)["properties"]
+    assert re.match(fields["city"]["pattern"], "San Francisco, CA")
+    assert not re.match(fields["city"]["pattern"], "San Francisco")
+    assert not re.match(fields["city"]["pattern"], "San Francisco, California")
+    assert "pattern" not in fields["near"]  # an example alone is no form
+
+
 async def test_an_array_holds_as_many_items_as_the_longest_list_said() -> None:
     """BFCL parallel_165: "a t-test on dataset_A [12, 15, 18, 20, 22, 25, 28, 30, 32, 35] …": arrays held at most 8
     items, and the 0.5B's test ran on the first 8 numbers of each. Lines of a list count as items too."""
