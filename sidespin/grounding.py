@@ -404,6 +404,9 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")
 # a value to fill in, not a value: your-repo-path, YOUR_API_KEY, /path/to/your/files, <token>
 _PLACEHOLDER = re.compile(r"(?i)(?<![a-z])your[-_/]|/your(?![a-z])|/path/to/|^\s*<[^<>]+>\s*$|^\s*your( [a-z]+){1,2}\s*$")
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")  # an address: one made up to fill a call reaches a stranger
+# a web address and its host: a made-up one reaches a stranger's server. Of BFCL's right answers, each of the 26
+# addresses has its host said, or in its tool's description (9: optional, the tool's default)
+_URL = re.compile(r"^\s*[a-z][a-z0-9+.-]*://(?:[^/\s?#@]*@)?([^/\s?#@:]+)", re.IGNORECASE)  # no user, no port
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 # a file's name ending in .ext: a path (spaces allowed: "/home/me/India/New Delhi.txt") or one word, not an address
 # nor a command ("taskkill /IM firefox.exe")
@@ -438,6 +441,9 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
     if isinstance(value, str):
         if _PLACEHOLDER.search(value) or _EMAIL.match(value.strip()):  # said whole: "YOUR_API_KEY" shares "api"
             return value.strip().lower() in said  # with the message, and "adriel@example.com" "Adriel", but neither is
+        address = _URL.match(value)
+        if address:  # its host said: "https://api.example.com/bank-routing-number" shares "bank" with the message
+            return address.group(1).lower() in said
         file = _FILE_NAME.match(value.strip())
         if file and not re.search(rf"(?<![^\W_]){re.escape(file.group(1).lower())}(?![^\W_])", said):
             return False  # "notes.txt" for "the notes folder": an extension no one said

@@ -721,6 +721,24 @@ async def test_an_email_address_counts_as_said_only_when_said_whole() -> None:
     assert await Router(FakeLlama({text: paid})).route(user(text), [send]) == []  # no one said that address
 
 
+async def test_a_web_address_counts_as_said_only_when_its_host_is_said_or_the_tool_gives_it() -> None:
+    """BFCL live_irrelevance_432: "… the routing number of my bank …" had the 0.5B call a GET tool with
+    "https://api.example.com/bank-routing-number": "bank" was said, the address was not."""
+    get = foreign("http_get", "Send a GET request to an address.", {"url": {"type": "string"}}, ["url"])
+    text = "What is the routing number of my bank account?"
+    made_up = [("http_get", {"url": "https://api.example.com/bank-routing-number"})]
+    assert await Router(FakeLlama({text: made_up})).route(user(text), [get]) == []
+    text = "Get the routing number from https://api.example.com:8443 for my bank account."
+    calls = await Router(FakeLlama({text: made_up})).route(user(text), [get])
+    assert [c.arguments for c in calls] == [made_up[0][1]]  # its host said, the path the model's
+    weather = foreign("forecast", "The weather forecast from https://api.open-meteo.com/v1/forecast.",
+                      {"url": {"type": "string"}, "city": {"type": "string"}}, ["url", "city"])
+    text = "The weather forecast for Berlin, please."
+    written = {"url": "https://api.open-meteo.com/v1/forecast", "city": "Berlin"}
+    calls = await Router(FakeLlama({text: [("forecast", written)]})).route(user(text), [weather])
+    assert [c.arguments for c in calls] == [written]  # the tool's own address
+
+
 async def test_a_required_number_counts_as_said_only_when_said_as_that_number() -> None:
     roll = foreign("roll", "Rolls a die.", {"sides": {"type": "integer"}}, ["sides"])
     text = "roll the die with 10 sides, 1,000 times"
