@@ -501,7 +501,7 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
 
 
 # where a description gives examples: "such as 'San Francisco, CA' or 'New York, NY'", "(e.g., '2023-04-15')"
-_EXAMPLES = re.compile(r"(?i)\b(?:such as|e\.g\.|eg\.|for example|for instance|example|like)\b\W{0,4}"
+_EXAMPLES = re.compile(r"(?i)(?:\b(?:such as|for example|for instance|example|like)\b|\be\.g\.|\beg\.)\W{0,4}"
                        r"((?:['\"][^'\"\n]{1,80}['\"](?:\s*(?:,|or|and|,\s*or)\s*)?)+)")
 _QUOTED = re.compile(r"['\"]([^'\"\n]{1,80})['\"]")
 
@@ -512,8 +512,10 @@ def _an_example(tool: Tool, name: str, value: Any, said: str) -> bool:
     allowed values. The 0.5B sends a request it cannot fulfil to an unrelated tool filled with its examples: "Can
     you send to Mom an Email saying we should go out and play if Friday is okay." as the weather in San Francisco,
     CA; a hotel "on the 15th of July" as flights from 'LAX', the destination's example, to 'JFK', the origin's. Of
-    BFCL's right answers (eight single-turn categories), 8 required values are examples the question says otherwise
-    ("NYC" for 'New York, NY', "SF" for 'San Francisco, CA')."""
+    BFCL's right answers (eight single-turn categories), 9 required values are examples the question says otherwise
+    ("NYC" for 'New York, NY', "SF" for 'San Francisco, CA', "LA" for 'Los Angeles, CA'). An example follows "such
+    as", "for example", "like" or "e.g." ("e.g., 'Jane Doe'": until 2026-11-27 an "e.g." before a comma was not
+    read, and "ratings" was answered with the reviews of Jane Doe)."""
     schema = tool.parameters.get(name)
     if not isinstance(value, str) or not isinstance(schema, dict) or _allowed(schema) or _mentioned(name, value, said):
         return False

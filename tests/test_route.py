@@ -1728,6 +1728,10 @@ async def test_a_required_value_that_is_only_its_descriptions_example_is_made_up
         "origin", "destination"]  # each the other's example (BFCL live_multiple_305)
     unit_needed = dataclasses.replace(weather, input_schema={**weather.input_schema, "required": ["location", "unit"]})
     assert invented(unit_needed, {"location": "Berlin, DE", "unit": "celsius"}, "the weather in berlin, in c") == []
+    reviews = foreign("review_of_interviewer", "Reviews of an interviewer.", {"interviewer_name": {
+        "type": "string", "description": "The full name of the interviewer, e.g., 'Jane Doe'."}}, ["interviewer_name"])
+    assert invented(reviews, {"interviewer_name": "Jane Doe"}, "ratings") == ["interviewer_name"]  # live_irrelevance_172
+    assert invented(reviews, {"interviewer_name": "Jane Doe"}, "reviews of jane doe") == []
 
 
 async def test_a_date_no_one_said_becomes_the_one_date_the_message_says_in_the_form_written() -> None:
