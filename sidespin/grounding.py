@@ -401,8 +401,9 @@ def _allowed(schema: dict[str, Any]) -> list[str]:
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")
-# a value to fill in, not a value: your-repo-path, YOUR_API_KEY, /path/to/your/files, <token>
-_PLACEHOLDER = re.compile(r"(?i)(?<![a-z])your[-_/]|/your(?![a-z])|/path/to/|^\s*<[^<>]+>\s*$|^\s*your( [a-z]+){1,2}\s*$")
+# a value to fill in, not a value: your-repo-path, YOUR_API_KEY, /path/to/your/files, <token>, main_branch_name
+_PLACEHOLDER = re.compile(r"(?i)(?<![a-z])your[-_/]|/your(?![a-z])|/path/to/|^\s*<[^<>]+>\s*$|^\s*your( [a-z]+){1,2}\s*$|"
+                          r"^\s*(?:[a-z0-9]+_)+(?:name|id|path|key|value|here|token)\s*$")  # workspace_name
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")  # an address: one made up to fill a call reaches a stranger
 # a web address and its host: a made-up one reaches a stranger's server. Of BFCL's right answers, each of the 26
 # addresses has its host said, or in its tool's description (9: optional, the tool's default)

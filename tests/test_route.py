@@ -701,6 +701,14 @@ async def test_a_placeholder_is_no_value_unless_someone_said_it() -> None:
     calls = await Router(FakeLlama({text: [("keyed_weather", {"city": "Antwerp", "api_key": "YOUR_API_KEY_HERE"})]})).route(
         user(text), [keyed])
     assert [c.name for c in calls] == ["keyed_weather"]  # the tool's own default
+    workspace = foreign("create_workspace", "Create a workspace from a branch.", {
+        "name": {"type": "string"}, "base_branch": {"type": "string"}}, ["name", "base_branch"])
+    text = "I want to create a workspace."  # BFCL live_irrelevance_128 (in Chinese, "workspace" in English)
+    named = {"name": "workspace_name", "base_branch": "main_branch_name"}
+    assert await Router(FakeLlama({text: [("create_workspace", named)]})).route(user(text), [workspace]) == []
+    text = "Create the workspace workspace_name from main_branch_name, those very names."
+    calls = await Router(FakeLlama({text: [("create_workspace", named)]})).route(user(text), [workspace])
+    assert [c.arguments for c in calls] == [named]
 
 
 async def test_an_email_address_counts_as_said_only_when_said_whole() -> None:
