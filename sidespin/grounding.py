@@ -450,12 +450,26 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
             return False  # "notes.txt" for "the notes folder": an extension no one said
         words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
         return not words or any(w in said or (len(w) >= 6 and w[:-1] in said) for w in words) or (  # "German": Germany
-            _misspelt([w for w in words if len(w) >= 6], said))
+            _misspelt([w for w in words if len(w) >= 6], said)) or _initials_said(value, said)
     if isinstance(value, list):
         return all(_mentioned(name, item, said) for item in value) if value else False
     if isinstance(value, dict):
         return any(_mentioned(key, item, said) for key, item in value.items())
     return value is None
+
+
+_CAPITALISED = re.compile(r"[A-Z][a-z]+")
+
+
+def _initials_said(value: str, said: str) -> bool:
+    """Whether `said` has, as a word, the initials of a place's name of two capitalised words or more (before a comma):
+    "la" for 'Los Angeles, CA', "sf" for 'San Francisco, CA', "ny" for 'New York, NY'. Of BFCL's right answers, 13
+    required values are said so (and were refused as made up); the 0.5B writes the name whole."""
+    named = _CAPITALISED.findall(value.split(",", 1)[0])
+    if len(named) < 2:
+        return False
+    initials = "".join(word[0] for word in named).lower()
+    return re.search(rf"(?<![^\W_]){initials}(?![^\W_])", said) is not None
 
 
 def _misspelt(words: list[str], said: str) -> bool:

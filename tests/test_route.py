@@ -1562,6 +1562,10 @@ async def test_a_value_said_in_other_words_grounds_the_value_a_tool_takes() -> N
         ("What will the air quality be for the next week?", {"rate": 7}, {"rate": 3}),
         ("Create a mix track with a duration of 3 minutes.", {"rate": 180}, {"rate": 200}),  # BFCL simple_python_293
         ("Predict the house prices for the next month in New York.", {"rate": 1}, {"rate": 2}),  # multiple_50
+        # a place said by its initials (live_multiple_763: "a bus for 2 people from la to sd on 2023.10.1")
+        ("A bus for 2 people from LA on 2023.10.1.", {"currency": "Los Angeles, CA"}, {"currency": "Lima, PE"}),
+        ("Find me attractions to visit in the SF area?", {"currency": "San Francisco, CA"},
+         {"currency": "Santa Fe Springs, CA"}),
     ]
     properties = {"rate": {"type": "number"}, "currency": {"type": "string"}, "day": {"type": "string"}}
     for text, said, made_up in cases:
