@@ -3,9 +3,9 @@
 The tool's own schema, every field bounded so that a small model cannot write on and on: strings of
 1 to `MAX_STRING` characters (less if the tool says so), numbers in the tool's range or within
 ±`INTEGER_BOUND`, widened to the largest number the conversation said, with at most `DECIMALS` digits
-after the point, or as many as a number said has (`bounds_for`), arrays of at
-most `MAX_ITEMS`, or as many items as the longest list said; a string whose tool names its form (a date, 'City, State') under that form's
-pattern (`sidespin.patterns`). Only the subset llama.cpp turns into a grammar.
+after the point, or as many as a number said has (`bounds_for`), arrays of at most `MAX_ITEMS`, or
+as many items as the longest list said; a string whose tool names its form (a date, 'City, State')
+under that form's pattern (`sidespin.patterns`). Only the subset llama.cpp turns into a grammar.
 """
 
 from __future__ import annotations

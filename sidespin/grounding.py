@@ -402,8 +402,8 @@ def _allowed(schema: dict[str, Any]) -> list[str]:
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")
 # a value to fill in, not a value: your-repo-path, YOUR_API_KEY, /path/to/your/files, <token>, main_branch_name
-_PLACEHOLDER = re.compile(r"(?i)(?<![a-z])your[-_/]|/your(?![a-z])|/path/to/|^\s*<[^<>]+>\s*$|^\s*your( [a-z]+){1,2}\s*$|"
-                          r"^\s*(?:[a-z0-9]+_)+(?:name|id|path|key|value|here|token)\s*$")  # workspace_name
+_PLACEHOLDER = re.compile(r"(?i)(?<![a-z])your[-_/]|/your(?![a-z])|/path/to/|^\s*<[^<>]+>\s*$|"
+                          r"^\s*your( [a-z]+){1,2}\s*$|^\s*(?:[a-z0-9]+_)+(?:name|id|path|key|value|here|token)\s*$")
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")  # an address: one made up to fill a call reaches a stranger
 # a web address and its host: a made-up one reaches a stranger's server. Of BFCL's right answers, each of the 26
 # addresses has its host said, or in its tool's description (9: optional, the tool's default)
@@ -463,8 +463,8 @@ _CAPITALISED = re.compile(r"[A-Z][a-z]+")
 
 def _initials_said(value: str, said: str) -> bool:
     """Whether `said` has, as a word, the initials of a place's name of two capitalised words or more (before a comma):
-    "la" for 'Los Angeles, CA', "sf" for 'San Francisco, CA', "ny" for 'New York, NY'. Of BFCL's right answers, 13
-    required values are said so (and were refused as made up); the 0.5B writes the name whole."""
+    "la" for 'Los Angeles, CA', "sf" for 'San Francisco, CA', "ny" for 'New York, NY'. Of BFCL's right answers, 12
+    required values refused as made up before are said so."""
     named = _CAPITALISED.findall(value.split(",", 1)[0])
     if len(named) < 2:
         return False
@@ -704,8 +704,9 @@ def word_of_its_own(name: str, earlier: Sequence[ToolCall], words: dict[str, set
     none of the earlier calls' tools does, and that is not a word of asking (`_OF_ASKING`): after the house
     searched for "Can you help me find a house for one in London?", the 0.5B went on to the city's
     attractions ("help", "find"), and after the bus searched for, bought its tickets ("being"). Of BFCL's
-    right answers, no call of another tool after the first (316) loses its word of its own this way. Known from the name alone: a call refused by it is refused before its
-    arguments are written (seconds, for a small model on a CPU)."""
+    right answers, no call of another tool after the first (316) loses its word of its own this way. Known
+    from the name alone: a call refused by it is refused before its arguments are written (seconds, for a
+    small model on a CPU)."""
     if not earlier or any(c.name == name for c in earlier):
         return True
     return bool(words.get(name, set()).difference(_OF_ASKING, *(words.get(c.name, set()) for c in earlier)))
