@@ -46,7 +46,8 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
     - A whole number no one said whose first digits are a number said, and the rest run on, is that number: a
       number's grammar lets a small model go on only with digits, so for "a loan term of 15, 20 and 30 years" the
       0.5B wrote 152000. It is taken when it is the one number said that the digits begin with, of two digits or
-      more, and what follows is not zeros alone (a round number is a value: BFCL's right answers have `perPage`
+      more (or of one digit, when what follows is another number said: 510 for "the factorial of 5,10 and 15"),
+      and what follows is not zeros alone (a round number is a value: BFCL's right answers have `perPage`
       100 where "10" is said). For "10 years …, $10,000" the 0.5B wrote 1000000, the largest number allowed,
       which is left as it is (and refused as made up).
     - A path that ends with the last name of a relative path the message says ("notes/todo.md"), but leaves out
@@ -124,7 +125,8 @@ def _run_on_cut(value: Any, whole: set[str]) -> Any:
     if not isinstance(value, int) or isinstance(value, bool) or str(abs(value)) in whole:
         return value
     digits = str(abs(value))
-    begun = [n for n in whole if len(n) >= 2 and digits.startswith(n) and digits[len(n):].strip("0")]
+    begun = [n for n in whole if digits.startswith(n) and digits[len(n):].strip("0")
+             and (len(n) >= 2 or digits[len(n):] in whole)]  # 510 for "the factorial of 5,10 and 15": 5, then 10
     if len(begun) != 1:  # none, or a choice: 1000000 begins both the 10 and the 10000 of "10 years, $10,000"
         return value
     cut = int(begun[0])

@@ -1802,6 +1802,12 @@ async def test_a_whole_number_that_runs_on_past_a_number_said_is_that_number() -
     written = {"loan_amount": 400000, "loan_term": 152000}
     calls = await Router(FakeLlama({text: [("mortgage", written)]})).route(user(text), [mortgage])
     assert [c.arguments for c in calls][:1] == [{"loan_amount": 400000, "loan_term": 15}]
+    factorial = foreign("factorial", "The factorial of a number.", {"number": {"type": "integer"}}, ["number"])
+    text = "Find the factorial of 5,10 and 15."  # BFCL parallel_7: the 0.5B wrote 510
+    calls = await Router(FakeLlama({text: [("factorial", {"number": 510})]})).route(user(text), [factorial])
+    assert [c.arguments for c in calls][:1] == [{"number": 5}]
+    text = "Find the factorial of 5 and 15."  # 510: no number said follows the 5
+    assert await Router(FakeLlama({text: [("factorial", {"number": 510})]})).route(user(text), [factorial]) == []
     text = "The monthly payment for a loan of $10,000 over 10 years."
     for run_on in (1000000, 100):
         written = {"loan_amount": 10000, "loan_term": run_on}
