@@ -864,7 +864,9 @@ def _instead(name: str, tools: dict[str, Tool]) -> str:
     return other
 
 
-_REQUEST_BREAK = re.compile(r"(?<=[.?!;])\s+|\s*,?\s+(?:and|also|as well as|then|plus)\s+", re.IGNORECASE)
+# each run of spaces read from its start, one way: "\s*,?\s+" read 8,000 spaces after a word in more time than a
+# decision may take (cubic: every start, every split), and held the event loop
+_REQUEST_BREAK = re.compile(r"(?<=[.?!;])\s+|(?<![\s,])(?:\s*,)?\s+(?:and|also|as well as|then|plus)\s+", re.IGNORECASE)
 _LIST_MARK = re.compile(r"[,，、;；]|(?<=[?？!！。])\s*\S")  # a list, or a second sentence, in any script
 
 

@@ -1,0 +1,60 @@
+"""A message is read in time linear in its length, whatever its shape: the route's rules read every message with
+regular expressions, on the event loop, and one that backtracks over a long run of spaces would stop the server for
+everyone (a regular expression holds the interpreter while it runs). "Weather 1" and 8,000 spaces held a decision
+more than ten minutes before, when it was stopped (a request split read every run of spaces from every start, every
+way); a number and 20,000 spaces cost the coordinates' rule 2.5 s. Each runs in a child process, stopped at the
+deadline."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DECIDE = """
+import asyncio, json, sys
+from loguru import logger
+logger.remove()
+from sidespin.route import Router
+from sidespin.said_values import negatives_said
+from sidespin.tools import Tool
+from tests.route_fake import FakeLlama
+text = json.loads(sys.stdin.read())
+weather = Tool(name="weather", description="The weather at coordinates, in a city.", fn=lambda **_: None,
+               source="mcp:x", input_schema={"type": "object", "properties": {
+                   "city": {"type": "string"}, "lat": {"type": "number"}}, "required": ["city"]})
+llama = FakeLlama({text: [("weather", {"city": "Paris"})]})
+calls = asyncio.run(Router(llama).route([{"role": "user", "content": text}], [weather]))
+print(json.dumps([[c.name, c.arguments] for c in calls] + [sorted(negatives_said(text))]))
+"""
+LONG = 100_000  # the longest message a person may send (`max_message_chars`)
+
+
+@pytest.mark.parametrize("text", [
+    "weather in Paris 1" + " " * (LONG - 20) + "x",
+    "weather in Paris" + " \t" * (LONG // 2 - 10) + ", x",
+    "weather in Paris 1°" + " " * (LONG - 20),
+], ids=["spaces", "spaces-and-tabs", "degree-and-spaces"])
+def test_a_decision_on_a_long_run_of_spaces_ends_and_still_calls(text) -> None:
+    try:  # generous: it takes a second or two, most of it starting Python
+        done = subprocess.run([sys.executable, "-c", DECIDE], input=json.dumps(text), capture_output=True, text=True,
+                              cwd=ROOT, timeout=60)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the decision did not end within 60 s")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == [["weather", {"city": "Paris"}], []]
+
+
+def test_the_coordinates_rule_reads_a_number_and_a_long_run_of_spaces_in_time() -> None:
+    text = "1" + " " * (LONG - 1)  # more than 20 s before (2.5 s for 20,000 spaces, and quadratic)
+    try:
+        done = subprocess.run([sys.executable, "-c", "import sys; from sidespin.said_values import negatives_said; "
+                               "print(sorted(negatives_said(sys.stdin.read())))"], input=text, capture_output=True,
+                              text=True, cwd=ROOT, timeout=20)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the coordinates' rule did not end within 20 s")
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr[-2000:]
