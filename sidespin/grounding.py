@@ -387,8 +387,8 @@ def asked_parameters(tool: Tool, arguments: dict[str, Any], asked: str) -> list[
     for name, schema in tool.parameters.items():
         if name in tool.required or name in arguments or not isinstance(schema, dict):
             continue
-        if _named(name, said) or any(re.search(rf"(?<![^\W_]){re.escape(value.lower())}(?![^\W_])", lower)
-                          for value in _allowed(schema) if telling_words(value)) or (
+        if _named(name, said) or any(_says_whole(value.lower(), lower)
+                                     for value in _allowed(schema) if telling_words(value)) or (
                 dates_left and "date" in words_of(name)):
             wanted.append(name)
     return wanted
@@ -446,7 +446,7 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
         if address:  # its host said: "https://api.example.com/bank-routing-number" shares "bank" with the message
             return address.group(1).lower() in said
         file = _FILE_NAME.match(value.strip())
-        if file and not re.search(rf"(?<![^\W_]){re.escape(file.group(1).lower())}(?![^\W_])", said):
+        if file and not _says_whole(file.group(1).lower(), said):
             return False  # "notes.txt" for "the notes folder": an extension no one said
         words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
         return not words or any(w in said or (len(w) >= 6 and w[:-1] in said) for w in words) or (  # "German": Germany
@@ -468,8 +468,13 @@ def _initials_said(value: str, said: str) -> bool:
     named = _CAPITALISED.findall(value.split(",", 1)[0])
     if len(named) < 2:
         return False
-    initials = "".join(word[0] for word in named).lower()
-    return re.search(rf"(?<![^\W_]){initials}(?![^\W_])", said) is not None
+    return _says_whole("".join(word[0] for word in named).lower(), said)
+
+
+def _says_whole(text: str, said: str) -> bool:
+    """Whether `said` has `text` with no letter or digit on either side: "seafood" in "a seafood restaurant", the
+    extension "txt", the initials "la"; not "la" inside "atlanta"."""
+    return re.search(rf"(?<![^\W_]){re.escape(text)}(?![^\W_])", said) is not None
 
 
 def _misspelt(words: list[str], said: str) -> bool:
