@@ -20,6 +20,7 @@ from sidespin.dates import dates_said, unsaid_date
 from sidespin.grounding import mentioned, numbers_said
 from sidespin.tables import words_of
 from sidespin.tools import Tool
+from sidespin.zones import as_zone, takes_a_zone
 
 __all__ = ["as_said"]
 
@@ -35,7 +36,7 @@ _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
 
 
 def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
-    """The arguments with eight kinds of value written as the conversation (`said`, from `said_in`) says them.
+    """The arguments with nine kinds of value written as the conversation (`said`, from `said_in`) says them.
 
     - A number the message says as a percentage ("an annual interest rate of 5%"), written as that number (5) for a
       parameter of type number that takes a decimal, becomes the decimal (0.05). A parameter takes a decimal when
@@ -73,6 +74,11 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
       Family Therapist in Walnut Creek." the 0.5B chose `type` "Psychiatrist" of "Psychologist", "Family
       Counselor" and "Psychiatrist". Of BFCL's right answers, each of the 220 required choices where the message
       names one allowed value is that value.
+    - A time zone written as its place, or under the wrong area, for a parameter whose description gives a zone's
+      IANA name as an example, is that place's zone (`sidespin.zones.as_zone`): with the reference time server the
+      0.5B wrote "Los Angeles" for 'America/Los_Angeles', 'America/Mexico' for "Ciudad de México" and
+      'Europe/Tokyo', and the server answered "Invalid timezone". Of BFCL's right answers, the 5 values of such
+      parameters are zones already.
     """
     percents = {float(n) for n in _PERCENT.findall(said)}
     times = {f"{int(hour):02d}:{minutes}" for hour, minutes in _CLOCK.findall(said)}
@@ -80,6 +86,7 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
     whole = {str(int(n)) for n in numbers_said(said) if n.is_integer()}
     negatives = negatives_said(said)
     words = set(words_of(said))
+    names = set(_NAME.findall(said))
     paths = [p for p in _RELATIVE_PATH.findall(said) if re.search(r"[^\W\d_]", p.rsplit("/", 1)[1])]  # not 05/12/2023
     fixed = dict(arguments)
     for name, value in arguments.items():
@@ -87,13 +94,15 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
         schema = schema if isinstance(schema, dict) else {}
         fixed[name] = _run_on_cut(value, whole)
         if isinstance(value, str):
-            fixed[name] = _loop_cut(value, said)
+            fixed[name] = _name_cut(_loop_cut(value, said), names)
         if negatives:
             fixed[name] = _said_sign(fixed[name], negatives)
         if name in tool.required and isinstance(value, str):
             fixed[name] = _named_choice(fixed[name], schema, words)
         if percents and _takes_a_decimal(name, schema):
             fixed[name] = _decimal(fixed[name], percents)
+        if isinstance(value, str) and takes_a_zone(schema):
+            fixed[name] = as_zone(fixed[name])
         if paths and isinstance(value, str):
             fixed[name] = _said_path(fixed[name], paths)
         others = [v for n, v in arguments.items() if n != name]
@@ -220,6 +229,18 @@ def _said_date(value: str, said_date: str, others: list[Any]) -> str:
     else:
         date = f"{month}{mark}{day}{mark}{year}"
     return space + date + value[written.end():]
+
+
+# a name with digits in it, as said: release-1.0, v2, build_7; its run-on: digits, each after a dot, dash or line
+_NAME = re.compile(r"(?<![\w.-])(?=[\w.-]*\d)(?=[\w.-]*[^\W\d])[\w-]+(?:\.[\w-]+)*")
+_DIGITS_ON = re.compile(r"(?:[.\-_]\d+)+")
+
+
+def _name_cut(value: str, names: set[str]) -> str:
+    if value.strip().lower() in names:
+        return value
+    begun = [n for n in names if value.lower().startswith(n) and _DIGITS_ON.fullmatch(value[len(n):])]
+    return value[:len(begun[0])] if len(begun) == 1 else value
 
 
 def _loop_cut(value: str, said: str) -> str:

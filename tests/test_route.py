@@ -1865,3 +1865,41 @@ async def test_a_path_that_leaves_out_the_folders_of_the_path_said_gets_them_bac
     calls = await Router(FakeLlama({text: [("read_file", {"path": "/home/me/files/todo.md"})]})).route(
         user(text), [reading])
     assert [c.arguments["path"] for c in calls] == ["/home/me/files/todo.md"]
+
+
+async def test_a_time_zone_written_as_its_place_or_under_the_wrong_area_is_the_place_s_zone() -> None:
+    """With the reference time server the 0.5B wrote "Los Angeles" for 'America/Los_Angeles', and 'America/Mexico'
+    and 'Europe/Tokyo': the server answered "Invalid timezone". A place no zone is named after, or a parameter whose
+    text gives no zone's name, is left as written."""
+    zone = {"type": "string", "description": "Target IANA timezone name (e.g., 'Asia/Tokyo', 'Europe/London')."}
+    convert = foreign("convert_time", "Convert time between timezones", {
+        "source_timezone": zone, "time": {"type": "string"}, "target_timezone": zone},
+        ["source_timezone", "time", "target_timezone"])
+    text = "Convert 09:30 Sydney time to Los Angeles time."
+    written = {"source_timezone": "Australia/Sydney", "time": "09:30", "target_timezone": "Los Angeles"}
+    calls = await Router(FakeLlama({text: [("convert_time", written)]})).route(user(text), [convert])
+    assert [c.arguments["target_timezone"] for c in calls] == ["America/Los_Angeles"]
+    now = foreign("get_current_time", "Get current time in a specific timezone", {"timezone": zone}, ["timezone"])
+    for said, wrote, wanted in (("¿Qué hora es ahora en Ciudad de México?", "America/Mexico", "America/Mexico_City"),
+                                ("What time is it in Tokyo?", "Europe/Tokyo", "Asia/Tokyo"),
+                                ("What time is it in San Francisco?", "San Francisco", "San Francisco")):
+        calls = await Router(FakeLlama({said: [("get_current_time", {"timezone": wrote})]})).route(user(said), [now])
+        assert [c.arguments["timezone"] for c in calls] == [wanted], said
+    plain = foreign("local_time", "The time in a city.", {"city": {"type": "string"}}, ["city"])
+    text = "What time is it in Los Angeles?"
+    calls = await Router(FakeLlama({text: [("local_time", {"city": "Los Angeles"})]})).route(user(text), [plain])
+    assert [c.arguments for c in calls] == [{"city": "Los Angeles"}]
+
+
+async def test_a_name_said_with_digits_and_written_on_with_more_digits_is_the_name_said() -> None:
+    """"Create a branch named release-1.0.": the 0.5B created release-1.0.0, with the reference git server. A name
+    said as written, or written on with letters, is left as written."""
+    branch = foreign("git_create_branch", "Creates a new branch from an optional base branch", {
+        "branch_name": {"type": "string"}}, ["branch_name"])
+    for text, wrote, wanted in (("Create a branch named release-1.0.", "release-1.0.0", "release-1.0"),
+                                ("Create a branch named v2 off main.", "v2.3", "v2"),
+                                ("Create a branch named release-1.0.0.", "release-1.0.0", "release-1.0.0"),
+                                ("Create a branch named release-1.0.", "release-1.0-fix", "release-1.0-fix")):
+        calls = await Router(FakeLlama({text: [("git_create_branch", {"branch_name": wrote})]})).route(
+            user(text), [branch])
+        assert [c.arguments.get("branch_name") for c in calls] == [wanted], text
