@@ -681,7 +681,7 @@ class Router:
             arguments = coerce_arguments(tool.input_schema, arguments)
         except BadArguments as error:
             raise MalformedToolCall(str(error), raw) from None
-        arguments = as_said(tool, arguments, said)
+        arguments = as_said(tool, arguments, said, asked)
         kept = grounded(tool, arguments, said)
         return ToolCall(name, kept), form.call_text(name, arguments)
 

@@ -35,8 +35,8 @@ _RATE = re.compile(r"\b(?:rates?|yields?|returns?|growth|probabilit(?:y|ies)|pro
 _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
 
 
-def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
-    """The arguments with nine kinds of value written as the conversation (`said`, from `said_in`) says them.
+def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -> dict[str, Any]:
+    """The arguments with ten kinds of value written as the conversation (`said`, from `said_in`) says them.
 
     - A number the message says as a percentage ("an annual interest rate of 5%"), written as that number (5) for a
       parameter of type number that takes a decimal, becomes the decimal (0.05). A parameter takes a decimal when
@@ -79,6 +79,10 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
       0.5B wrote "Los Angeles" for 'America/Los_Angeles', 'America/Mexico' for "Ciudad de México" and
       'Europe/Tokyo', and the server answered "Invalid timezone". Of BFCL's right answers, the 5 values of such
       parameters are zones already.
+    - When the message (`asked`) opens by asking to keep something ("Remember that my sister's name is Ada."), a
+      text of three words or more that a tool which changes things would keep, and that says a word of four letters
+      or more no one said, is what the message asked to keep (`kept_said`): the 0.5B stored "Ada is a beautiful
+      woman." with the reference memory server, and the next conversation answered that the sister was Lena.
     """
     percents = {float(n) for n in _PERCENT.findall(said)}
     times = {f"{int(hour):02d}:{minutes}" for hour, minutes in _CLOCK.findall(said)}
@@ -89,6 +93,7 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
     names = set(_NAME.findall(said))
     paths = [p for p in _RELATIVE_PATH.findall(said) if re.search(r"[^\W\d_]", p.rsplit("/", 1)[1])]  # not 05/12/2023
     fixed = dict(arguments)
+    kept = "" if tool.read_only else kept_said(asked)
     for name, value in arguments.items():
         schema = tool.parameters.get(name)
         schema = schema if isinstance(schema, dict) else {}
@@ -101,6 +106,8 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
             fixed[name] = _named_choice(fixed[name], schema, words)
         if percents and _takes_a_decimal(name, schema):
             fixed[name] = _decimal(fixed[name], percents)
+        if kept:
+            fixed[name] = _as_kept(fixed[name], kept, words)
         if isinstance(value, str) and takes_a_zone(schema):
             fixed[name] = as_zone(fixed[name])
         if paths and isinstance(value, str):
@@ -229,6 +236,31 @@ def _said_date(value: str, said_date: str, others: list[Any]) -> str:
     else:
         date = f"{month}{mark}{day}{mark}{year}"
     return space + date + value[written.end():]
+
+
+# a message that opens by asking to keep something, and what it asks to keep (in a few languages)
+_KEEP = re.compile(r"^\W*(?:(?:please|can you|could you|hey)[\s,]+)*(?:remember|memori[sz]e|keep in mind|don'?t forget|"
+                   r"recuerda|merke? dir|souviens-toi|retiens|ricorda(?:ti)?|lembre(?:-se)?)\b[\s,:]*"
+                   r"(?:(?:that|que|dass|de que|che)\b[\s,]*)?([^.!?\n]{3,300})", re.IGNORECASE)
+
+
+def kept_said(asked: str) -> str:
+    """What a message that opens by asking to keep something asks to keep: "my sister's name is Ada" for "Remember
+    that my sister's name is Ada."; "" for any other message."""
+    found = _KEEP.search(asked)
+    return found.group(1).strip() if found else ""
+
+
+def _as_kept(value: Any, kept: str, words: set[str]) -> Any:
+    if isinstance(value, str):
+        told = words_of(value)
+        return kept if len(told) >= 3 and any(len(w) >= 4 and w not in words for w in told) else value
+    if isinstance(value, list):
+        return list(dict.fromkeys(_as_kept(item, kept, words) for item in value)) if all(
+            isinstance(item, str) for item in value) else [_as_kept(item, kept, words) for item in value]
+    if isinstance(value, dict):
+        return {key: _as_kept(item, kept, words) for key, item in value.items()}
+    return value
 
 
 # a name with digits in it, as said: release-1.0, v2, build_7; its run-on: digits, each after a dot, dash or line

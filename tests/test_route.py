@@ -1903,3 +1903,27 @@ async def test_a_name_said_with_digits_and_written_on_with_more_digits_is_the_na
         calls = await Router(FakeLlama({text: [("git_create_branch", {"branch_name": wrote})]})).route(
             user(text), [branch])
         assert [c.arguments.get("branch_name") for c in calls] == [wanted], text
+
+
+async def test_what_a_message_asks_to_remember_is_kept_in_its_words_not_in_words_no_one_said() -> None:
+    """"Remember that my sister's name is Ada.": the 0.5B stored "Ada is a beautiful woman." with the reference memory
+    server, and a later conversation, reading it, said the sister was Lena. A text made of what was said, a tool that
+    only reads, or a message that does not ask to keep anything, is left as written."""
+    entities = {"type": "array", "items": {"type": "object", "properties": {
+        "name": {"type": "string"}, "entityType": {"type": "string"},
+        "observations": {"type": "array", "items": {"type": "string"}}}}}
+    create = foreign("create_entities", "Create multiple new entities in the knowledge graph",
+                     {"entities": entities}, ["entities"])
+    text = "Remember that my sister's name is Ada."
+    written = {"entities": [{"name": "Ada", "entityType": "person",
+                             "observations": ["Ada is a beautiful woman.", "Ada is the user's sister."]}]}
+    calls = await Router(FakeLlama({text: [("create_entities", written)]})).route(user(text), [create])
+    assert [c.arguments for c in calls] == [{"entities": [{"name": "Ada", "entityType": "person",
+                                                           "observations": ["my sister's name is Ada"]}]}]
+    said_so = {"entities": [{"name": "Ada", "entityType": "person", "observations": ["my sister's name is Ada"]}]}
+    calls = await Router(FakeLlama({text: [("create_entities", said_so)]})).route(user(text), [create])
+    assert [c.arguments for c in calls] == [said_so]
+    text = "Ada is my sister; add her to the graph."
+    written = {"entities": [{"name": "Ada", "entityType": "person", "observations": ["Ada is the user's sister."]}]}
+    calls = await Router(FakeLlama({text: [("create_entities", written)]})).route(user(text), [create])
+    assert [c.arguments for c in calls] == [written]
