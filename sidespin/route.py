@@ -116,8 +116,8 @@ from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
     a_path_said, asked_parameters, asks_for_a_change, asks_what_it_stores, changes_only, corrects,
-    gives_a_value, given_a_folder_just_given, grounded, names_a_folder, names_a_path, reads_only, refused, said_in,
-    steps, word_of_its_own,
+    gives_a_value, given_a_folder_just_given, grounded, invented, names_a_folder, names_a_path, reads_only, refused,
+    said_in, steps, word_of_its_own,
 )
 from sidespin.said_values import as_said
 from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, telling_words, words_matched
@@ -539,9 +539,13 @@ class Router:
                 break
             if refused(call, calls, by_name[call.name], said, asked, words, earlier) or (
                     not calls and not earlier and _of_itself(by_name[call.name], call, messages, listed, said)):
-                if next_name(call.name):
-                    continue
-                break
+                other = await self._beside(written + named_text, call, by_name[call.name], calls, said, asked,
+                                           words, earlier) if calls and several and not guessing else None
+                if other is None:
+                    if next_name(call.name):
+                        continue
+                    break
+                call, text = other, form.call_text(other.name, other.arguments)
             if guessing and not gives_a_value(by_name[call.name], call.arguments, said):
                 logger.info("ROUTE_NEXT_NAME_REFUSED {}: no value of it was said, so no call", call.name)
                 break
@@ -733,13 +737,30 @@ class Router:
                 return {**arguments, name: f"{folder}/{rest}"}
         return arguments
 
-    async def _another_value(self, written: str, call: ToolCall, error: str,
-                             tried: list[dict[str, Any]]) -> ToolCall | None:
+    async def _beside(self, written: str, call: ToolCall, tool: Tool, calls: list[ToolCall], said: str, asked: str,
+                      words: dict[str, set[str]], earlier: Sequence[ToolCall]) -> ToolCall | None:
+        """A call after the answer's first, refused for one required value no one said, with the model's next
+        likeliest value there (`_another_value`), when that call is made: for "What time is it in Tokyo and in
+        Paris?" the 0.5B wrote Tokyo's call, then 'Europe/London' for the second, the example of the tool's text.
+        None when the value is not a string, or the model has no other value that makes a call."""
+        made_up = invented(tool, call.arguments, said)
+        if len(made_up) != 1 or not isinstance(call.arguments[made_up[0]], str):
+            return None
+        value = call.arguments[made_up[0]]
+        logger.info("ROUTE_MADE_UP_BESIDE {}.{}={!r}: the model's next likeliest value", call.name, made_up[0],
+                    value[:60])
+        other = await self._another_value(written, call, value, [c.arguments for c in calls],
+                                          lambda other: not refused(other, calls, tool, said, asked, words, earlier))
+        return None if other is None else ToolCall(other.name, as_said(tool, other.arguments, said, asked))
+
+    async def _another_value(self, written: str, call: ToolCall, error: str, tried: list[dict[str, Any]],
+                             makes: Callable[[ToolCall], bool] = lambda call: True) -> ToolCall | None:
         """`call`, which failed with `error` and was written again the same way, with the value the error names
         changed where the model hesitated most: at each token of that value, the likeliest token that does not
         go on writing it; the likeliest of those is written in its place and the string finished from there (a
         value the error itself says is passed over: the 0.5B began "No time zone found …"). "Europe/Tokyo"
-        failed and the 0.5B wrote it again. None when the error names no value or the model had no other idea."""
+        failed and the 0.5B wrote it again. Only a call that `makes` a call counts. None when the error names no value
+        or the model had no other idea."""
         named = _named_value(call, error)
         if named is None:
             logger.info("ROUTE_SAME_FAILED_CALL {}: the error names none of its values: nothing to mend", call.name)
@@ -768,9 +789,10 @@ class Router:
             other = before + token + tail.removesuffix('"')
             mended = {**call.arguments, parameter: other}
             # not the error's words written back, nor a call the turn made already (Paris, which had worked)
-            if other.strip() and not set(_WORD_OF.findall(other.lower())) & echoed and mended not in tried:
-                logger.info("ROUTE_ANOTHER_VALUE {}.{}: {!r} failed, {!r} instead (p={:.2f})", call.name, parameter,
-                            value, other, p)
+            if other.strip() and not set(_WORD_OF.findall(other.lower())) & echoed and mended not in tried \
+                    and makes(ToolCall(call.name, mended)):
+                logger.info("ROUTE_ANOTHER_VALUE {}.{}: {!r} instead of {!r} (p={:.2f})", call.name, parameter,
+                            other, value, p)
                 return ToolCall(call.name, mended)
         logger.info("ROUTE_SAME_FAILED_CALL {}: no other value for {} is likely: nothing to mend", call.name, parameter)
         return None

@@ -1927,3 +1927,28 @@ async def test_what_a_message_asks_to_remember_is_kept_in_its_words_not_in_words
     written = {"entities": [{"name": "Ada", "entityType": "person", "observations": ["Ada is the user's sister."]}]}
     calls = await Router(FakeLlama({text: [("create_entities", written)]})).route(user(text), [create])
     assert [c.arguments for c in calls] == [written]
+
+
+class Londoner(Hesitant):
+    """The 0.5B's second call for "What time is it in Tokyo and in Paris?": 'Europe/London', the example of the
+    tool's text; its other ideas: "America" (New York), then "/Paris" after "Europe"."""
+
+    VALUE = '{"timezone": "'
+    IDEAS = {VALUE: [("Europe", 0.6), ("America", 0.2)], VALUE + "Europe": [("/London", 0.8), ("/Paris", 0.1)],
+             VALUE + "Europe/London": [('"}', 0.97)]}
+    ENDS = {"America": '/New_York"', "Europe/Paris": '"'}
+
+
+async def test_a_second_call_refused_for_a_value_no_one_said_gets_the_models_next_likeliest_value_that_makes_one() -> None:
+    """"What time is it in Tokyo and in Paris?": the 0.5B wrote Tokyo's call, then 'Europe/London' for the second,
+    the example of the reference time server's text, and only Tokyo's time was told. Its next idea no one said
+    either (New York) is passed over. A message that asks for one thing gets no second call this way."""
+    zone = {"type": "string", "description": "IANA timezone name (e.g., 'America/New_York', 'Europe/London')."}
+    now = foreign("get_current_time", "Get current time in a specific timezone", {"timezone": zone}, ["timezone"])
+    asked = "What time is it in Tokyo and in Paris?"
+    written = [("get_current_time", {"timezone": "Asia/Tokyo"}), ("get_current_time", {"timezone": "Europe/London"})]
+    calls = await Router(Londoner({asked: written}, p_call=0.99), threshold=0.5).route(user(asked), [now])
+    assert [c.arguments for c in calls] == [{"timezone": "Asia/Tokyo"}, {"timezone": "Europe/Paris"}]
+    asked = "What time is it in Tokyo?"
+    calls = await Router(Londoner({asked: written}, p_call=0.99), threshold=0.5).route(user(asked), [now])
+    assert [c.arguments for c in calls] == [{"timezone": "Asia/Tokyo"}]
