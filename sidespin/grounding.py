@@ -192,6 +192,15 @@ def names_a_path(text: str) -> bool:
     return _PATH_SAID.search(text) is not None
 
 
+def of_folders(tools: Sequence[Tool], text: str) -> list[Tool]:
+    """The tools a question about a folder may call: for a question (`asks_something`) that names a folder and no
+    path nor file, those whose name or description speaks of folders, when some do ("Which files are in the notes
+    folder?": the 0.5B named `read_file` and wrote notes.txt, which no one said); every tool otherwise."""
+    if not asks_something(text) or not names_a_folder(text) or names_a_path(text):
+        return list(tools)
+    return [t for t in tools if names_a_folder(t.name.replace("_", " ") + " " + t.description)] or list(tools)
+
+
 _SEGMENTS = re.compile(r"^[\w.-]+(?:[ /][\w.-]+)*$")  # names joined by slashes (or spaces): notes/todo.md
 
 

@@ -116,8 +116,8 @@ from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
     a_path_said, asked_parameters, asks_for_a_change, asks_what_it_stores, changes_only, corrects,
-    gives_a_value, given_a_folder_just_given, grounded, invented, names_a_folder, names_a_path, reads_only, refused,
-    said_in, steps, word_of_its_own,
+    gives_a_value, given_a_folder_just_given, grounded, invented, names_a_folder, names_a_path, of_folders, reads_only,
+    refused, said_in, steps, word_of_its_own,
 )
 from sidespin.said_values import as_said
 from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, telling_words, words_matched
@@ -840,6 +840,12 @@ def _names(chosen: list[Tool], messages: Sequence[dict[str, Any]], listed: list[
     by_name = {t.name: t for t in reads_only(chosen, text, among=listed)}
     if len(by_name) < len(chosen):
         logger.info("ROUTE_READS_ONLY a question: {} of {} tools only read", len(by_name), len(chosen))
+    if not again:  # after results, a folder listed may be read from
+        folders = {t.name: t for t in of_folders(list(by_name.values()), text)}
+        if len(folders) < len(by_name):
+            logger.info("ROUTE_OF_FOLDERS a question about a folder: {} of {} tools speak of folders", len(folders),
+                        len(by_name))
+            by_name = folders
     changing = {t.name: t for t in changes_only(list(by_name.values()), text, among=listed)}
     # only where the message has a word for one of them: a table chosen by its chance alone ("Recuerda que mi
     # cumpleaños …" shares no word) may be the wrong one, and a wrong tool that changes things does harm

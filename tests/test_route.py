@@ -1952,3 +1952,22 @@ async def test_a_second_call_refused_for_a_value_no_one_said_gets_the_models_nex
     asked = "What time is it in Tokyo?"
     calls = await Router(Londoner({asked: written}, p_call=0.99), threshold=0.5).route(user(asked), [now])
     assert [c.arguments for c in calls] == [{"timezone": "Asia/Tokyo"}]
+
+
+async def test_a_question_about_a_folder_that_names_no_file_calls_a_tool_that_speaks_of_folders() -> None:
+    """"Which files are in the notes folder?" with the reference file server: the 0.5B named `read_file`, wrote
+    notes.txt, which no one said, then tried `read_multiple_files`, and answered with a made-up listing. A question
+    that names a file, or a request, chooses among every tool."""
+    listing, reading = file_tools()
+    many = dataclasses.replace(reading, name="read_multiple_files", description="Read several files at once.",
+                               input_schema={"type": "object", "properties": {"paths": {
+                                   "type": "array", "items": {"type": "string"}}}, "required": ["paths"]})
+    tools = [many, listing, reading]
+    text = "Which files are in the notes folder?"
+    written = [("read_file", {"path": "/home/me/files/notes.txt"}), ("list_directory", {"path": "/home/me/files/notes"})]
+    calls = await Router(FakeLlama({text: written})).route(user(text), tools)
+    assert [(c.name, c.arguments) for c in calls] == [("list_directory", {"path": "/home/me/files/notes"})]
+    text = "What does todo.md in the notes folder say?"
+    written = [("read_file", {"path": "/home/me/files/notes/todo.md"})]
+    calls = await Router(FakeLlama({text: written})).route(user(text), tools)
+    assert [(c.name, c.arguments) for c in calls] == [("read_file", {"path": "/home/me/files/notes/todo.md"})]
