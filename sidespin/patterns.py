@@ -16,6 +16,10 @@ The rules, before the code:
   state") is 'City, ST'. For "Please find a salon in San Francisco." the 0.5B wrote "San Francisco" where the
   tool said so, beside its example 'New York, NY'. Of BFCL's right answers, the 16 values of such parameters
   without another form all end in a state's two letters.
+- **A state's name where the tool's examples abbreviate it** ('Berkeley, CA' or 'New York, NY') is its two
+  letters (`state_abbreviated`): for "… in Lafayette, Louisiana" the 0.5B wrote "Lafayette, Louisiana". Of BFCL's
+  right answers for such parameters, 433 values end in a state's two letters, and each of the 5 that end in its
+  name may end in its two letters too.
 - **Several forms** ("'YYYY-MM-DD' or 'MM/DD/YYYY'") are each allowed. Anything else in quotes is not
   a form, and a tool's own `pattern` is not copied: llama.cpp reads only anchored patterns in a subset
   of the syntax, and a pattern it cannot read fails the whole call.
@@ -26,7 +30,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["pattern_for"]
+__all__ = ["pattern_for", "state_abbreviated"]
 
 # each letter group's digits in their range: unranged, the 0.5B began "3 PM" as "3" and had to write "30:00"
 _HOUR, _SIXTY, _MONTH, _DAY = "([01][0-9]|2[0-3])", "[0-5][0-9]", "(0[1-9]|1[0-2])", "(0[1-9]|[12][0-9]|3[01])"
@@ -89,3 +93,30 @@ def _date_form(text: str) -> str | None:
         parts.append(_SIXTY if minutes else _LETTERS.get(token) or _SEPARATORS.get(token) or token)
         at = piece.end()
     return "".join(parts) if at == len(text) and letters else None
+
+
+_STATES = {  # the United States' two-letter codes, by name
+    "alabama": "AL", "alaska": "AK", "arizona": "AZ", "arkansas": "AR", "california": "CA", "colorado": "CO",
+    "connecticut": "CT", "delaware": "DE", "district of columbia": "DC", "florida": "FL", "georgia": "GA",
+    "hawaii": "HI", "idaho": "ID", "illinois": "IL", "indiana": "IN", "iowa": "IA", "kansas": "KS", "kentucky": "KY",
+    "louisiana": "LA", "maine": "ME", "maryland": "MD", "massachusetts": "MA", "michigan": "MI", "minnesota": "MN",
+    "mississippi": "MS", "missouri": "MO", "montana": "MT", "nebraska": "NE", "nevada": "NV", "new hampshire": "NH",
+    "new jersey": "NJ", "new mexico": "NM", "new york": "NY", "north carolina": "NC", "north dakota": "ND",
+    "ohio": "OH", "oklahoma": "OK", "oregon": "OR", "pennsylvania": "PA", "rhode island": "RI",
+    "south carolina": "SC", "south dakota": "SD", "tennessee": "TN", "texas": "TX", "utah": "UT", "vermont": "VT",
+    "virginia": "VA", "washington": "WA", "west virginia": "WV", "wisconsin": "WI", "wyoming": "WY",
+}
+_CITY_ST_EXAMPLE = re.compile(r"'[A-Z][a-z]+(?: [A-Z][a-z]+)*, [A-Z]{2}'")  # 'Berkeley, CA', 'New York, NY'
+_CITY_THEN_STATE = re.compile(r"^([^,]{1,60}),\s*([A-Za-z][A-Za-z ]{2,30}?)\s*$")
+
+
+def state_abbreviated(value: Any, schema: dict[str, Any]) -> Any:
+    """A place ending in a state's name ("Lafayette, Louisiana"), for a parameter whose description gives a place
+    ending in a state's two letters as an example, ending in those letters ("Lafayette, LA"); any other value as
+    it is."""
+    description = schema.get("description")
+    if not isinstance(value, str) or not isinstance(description, str) or not _CITY_ST_EXAMPLE.search(description):
+        return value
+    place = _CITY_THEN_STATE.match(value)
+    code = _STATES.get(place.group(2).lower()) if place else None
+    return f"{place.group(1).strip()}, {code}" if place and code else value

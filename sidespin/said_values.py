@@ -18,6 +18,7 @@ from loguru import logger
 
 from sidespin.dates import dates_said, unsaid_date
 from sidespin.grounding import mentioned, numbers_said
+from sidespin.patterns import state_abbreviated
 from sidespin.tables import words_of
 from sidespin.tools import Tool
 from sidespin.zones import as_zone, takes_a_zone
@@ -36,7 +37,7 @@ _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
 
 
 def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -> dict[str, Any]:
-    """The arguments with ten kinds of value written as the conversation (`said`, from `said_in`) says them.
+    """The arguments with eleven kinds of value written as the conversation (`said`, from `said_in`) says them.
 
     - A number the message says as a percentage ("an annual interest rate of 5%"), written as that number (5) for a
       parameter of type number that takes a decimal, becomes the decimal (0.05). A parameter takes a decimal when
@@ -83,6 +84,8 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
       text of three words or more that a tool which changes things would keep, and that says a word of four letters
       or more no one said, is what the message asked to keep (`kept_said`): the 0.5B stored "Ada is a beautiful
       woman." with the reference memory server, and the next conversation answered that the sister was Lena.
+    - A place ending in a state's name, for a parameter whose examples end in a state's two letters, ends in those
+      letters (`sidespin.patterns.state_abbreviated`): "Lafayette, Louisiana" for 'Lafayette, LA'.
     """
     percents = {float(n) for n in _PERCENT.findall(said)}
     times = {f"{int(hour):02d}:{minutes}" for hour, minutes in _CLOCK.findall(said)}
@@ -110,6 +113,7 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
             fixed[name] = _as_kept(fixed[name], kept, words)
         if isinstance(value, str) and takes_a_zone(schema):
             fixed[name] = as_zone(fixed[name])
+        fixed[name] = state_abbreviated(fixed[name], schema)
         if paths and isinstance(value, str):
             fixed[name] = _said_path(fixed[name], paths)
         others = [v for n, v in arguments.items() if n != name]

@@ -1971,3 +1971,18 @@ async def test_a_question_about_a_folder_that_names_no_file_calls_a_tool_that_sp
     written = [("read_file", {"path": "/home/me/files/notes/todo.md"})]
     calls = await Router(FakeLlama({text: written})).route(user(text), tools)
     assert [(c.name, c.arguments) for c in calls] == [("read_file", {"path": "/home/me/files/notes/todo.md"})]
+
+
+async def test_a_place_ending_in_a_state_s_name_ends_in_its_two_letters_where_the_tool_s_examples_do() -> None:
+    """BFCL live_multiple_725: "… a salon in Lafayette, Louisiana": the 0.5B wrote "Lafayette, Louisiana" for a city
+    "such as 'Berkeley, CA' or 'New York, NY'". A country, or a tool whose examples do not abbreviate, is left as
+    written."""
+    city = {"type": "string", "description": "The city, such as 'Berkeley, CA' or 'New York, NY'."}
+    find = foreign("find_provider", "Find a hair stylist in a city.", {"city": city}, ["city"])
+    plain = foreign("find_salon", "Find a hair salon in a city.", {"city": {"type": "string"}}, ["city"])
+    for tool, text, wrote, wanted in (
+            (find, "Find me a salon in Lafayette, Louisiana.", "Lafayette, Louisiana", "Lafayette, LA"),
+            (find, "Find me a salon in Paris, France.", "Paris, France", "Paris, France"),
+            (plain, "Find me a salon in Lafayette, Louisiana.", "Lafayette, Louisiana", "Lafayette, Louisiana")):
+        calls = await Router(FakeLlama({text: [(tool.name, {"city": wrote})]})).route(user(text), [tool])
+        assert [c.arguments["city"] for c in calls] == [wanted], text
