@@ -21,7 +21,7 @@ from sidespin.grounding import mentioned, numbers_said
 from sidespin.patterns import state_abbreviated
 from sidespin.tables import words_of
 from sidespin.tools import Tool
-from sidespin.zones import as_zone, takes_a_zone
+from sidespin.zones import as_zone, takes_a_zone, zones_named
 
 __all__ = ["as_said"]
 
@@ -79,7 +79,9 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
       IANA name as an example, is that place's zone (`sidespin.zones.as_zone`): with the reference time server the
       0.5B wrote "Los Angeles" for 'America/Los_Angeles', 'America/Mexico' for "Ciudad de México" and
       'Europe/Tokyo', and the server answered "Invalid timezone". Of BFCL's right answers, the 5 values of such
-      parameters are zones already.
+      parameters are zones already. A zone whose place the conversation does not mention, where the message names
+      the place of one zone (`zones_named`), is that zone: for "What time is it in Lisbon?" the 0.5B wrote
+      'Europe/London', the second example of the tool's text.
     - When the message (`asked`) opens by asking to keep something ("Remember that my sister's name is Ada."), a
       text of three words or more that a tool which changes things would keep, and that says a word of four letters
       or more no one said, is what the message asked to keep (`kept_said`): the 0.5B stored "Ada is a beautiful
@@ -97,6 +99,7 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
     paths = [p for p in _RELATIVE_PATH.findall(said) if re.search(r"[^\W\d_]", p.rsplit("/", 1)[1])]  # not 05/12/2023
     fixed = dict(arguments)
     kept = "" if tool.read_only else kept_said(asked)
+    zones = zones_named(asked)
     for name, value in arguments.items():
         schema = tool.parameters.get(name)
         schema = schema if isinstance(schema, dict) else {}
@@ -113,7 +116,10 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
             fixed[name] = _as_kept(fixed[name], kept, words)
         if isinstance(value, str) and takes_a_zone(schema):
             fixed[name] = as_zone(fixed[name])
+            if len(zones) == 1 and not mentioned(fixed[name], said):
+                fixed[name] = next(iter(zones))
         fixed[name] = state_abbreviated(fixed[name], schema)
+
         if paths and isinstance(value, str):
             fixed[name] = _said_path(fixed[name], paths)
         others = [v for n, v in arguments.items() if n != name]

@@ -60,7 +60,7 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # words that match every description and tell no tool from another
 _STOP = frozenset("""a an and are as at be but by can could do does for from have how i in is it its me my of on or
 please so that the their them then there these this to was we what when where which who will with would you your
-now same just some any all also get give tell show let lets want need""".split())
+now same just some any all also get give tell show let lets want need about""".split())
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _SHORT_MESSAGE = 3  # words: "Hello", "Good morning!" have no function word to tell their language by
 _SECOND = 0.2  # what a table's second best tool adds to its best one's score, as a share of its own (`table_for`)

@@ -15,7 +15,7 @@ import unicodedata
 import zoneinfo
 from typing import Any
 
-__all__ = ["as_zone", "takes_a_zone"]
+__all__ = ["as_zone", "takes_a_zone", "zones_named"]
 
 # the areas of the zones that name a place; not the old aliases ('US/Pacific', 'Mexico/General')
 _AREAS = ("Africa", "America", "Antarctica", "Asia", "Atlantic", "Australia", "Europe", "Indian", "Pacific")
@@ -71,3 +71,23 @@ def as_zone(value: Any) -> Any:
     places = _by_place()
     named = [place] if place in places else [key for key in places if place and key.startswith(place + "_")]
     return sorted(places[named[0]])[0] if len(named) == 1 else value
+
+
+# a name: capitalised words, one to three ("Lisbon", "Los Angeles", "Ciudad de México" is two names and a word)
+_NAME = re.compile(r"(?<![\w'])([A-ZÀ-Þ][\w'-]*(?: [A-ZÀ-Þ][\w'-]*){0,2})")
+_SENTENCE_START = re.compile(r"(?:^|[.!?¿¡:]\s*|\n)\W*$")
+
+
+def zones_named(text: str) -> set[str]:
+    """The zones whose places a message names, capitalised and not as a sentence's first word ("Wake up" is no
+    Pacific/Wake): {'Europe/Lisbon'} for "What time is it in Lisbon?"."""
+    zones = set()
+    for found in _NAME.finditer(text):
+        if _SENTENCE_START.search(text[max(0, found.start() - 3):found.start()]):
+            continue
+        words = found.group(1).split(" ")
+        named = next((found_zones for k in range(len(words), 0, -1)  # "New York City": New York
+                      if (found_zones := _by_place().get(_place(" ".join(words[:k]))))), None)
+        if named:
+            zones.add(sorted(named)[0])
+    return zones

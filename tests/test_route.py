@@ -949,6 +949,15 @@ def test_numbers_in_a_message_choose_no_table() -> None:
     assert table_for([files, links], user('In notes/meeting.md, change "Tuesday at 10:00" to "11:00".')) == files
 
 
+def test_about_chooses_no_table() -> None:
+    """"What do you remember about my dog Biscuit?" read the reference "everything" server's table, whose
+    `get-annotated-message` provides "metadata about content", and made no call."""
+    memory = server("memory", [(f"graph_tool_{i}", "Adds to the knowledge graph.") for i in range(5)])
+    demos = server("demos", [(f"demo_tool_{i}", "Provides metadata about content.") for i in range(5)])
+    assert table_for([memory, demos], user("What do you remember about my dog Biscuit?")) is None
+    assert table_for([memory, demos], user("What metadata do you have?")) == demos
+
+
 async def test_a_folder_whose_name_has_an_and_is_named_only_whole() -> None:
     """A server working in "/srv/tax and receipts" is not named by "receipts" alone."""
     files = server("files", [(f"folder_tool_{i}", "Creates a new folder or lists a folder.") for i in range(6)])
@@ -1869,8 +1878,9 @@ async def test_a_path_that_leaves_out_the_folders_of_the_path_said_gets_them_bac
 
 async def test_a_time_zone_written_as_its_place_or_under_the_wrong_area_is_the_place_s_zone() -> None:
     """With the reference time server the 0.5B wrote "Los Angeles" for 'America/Los_Angeles', and 'America/Mexico'
-    and 'Europe/Tokyo': the server answered "Invalid timezone". A place no zone is named after, or a parameter whose
-    text gives no zone's name, is left as written."""
+    and 'Europe/Tokyo': the server answered "Invalid timezone"; for "What time is it in Lisbon?" the example
+    'Europe/London'. A place no zone is named after, or a parameter whose text gives no zone's name, is left as
+    written."""
     zone = {"type": "string", "description": "Target IANA timezone name (e.g., 'Asia/Tokyo', 'Europe/London')."}
     convert = foreign("convert_time", "Convert time between timezones", {
         "source_timezone": zone, "time": {"type": "string"}, "target_timezone": zone},
@@ -1885,6 +1895,12 @@ async def test_a_time_zone_written_as_its_place_or_under_the_wrong_area_is_the_p
                                 ("What time is it in San Francisco?", "San Francisco", "San Francisco")):
         calls = await Router(FakeLlama({said: [("get_current_time", {"timezone": wrote})]})).route(user(said), [now])
         assert [c.arguments["timezone"] for c in calls] == [wanted], said
+    for said, wrote, wanted in (("What time is it in Lisbon?", "Europe/London", "Europe/Lisbon"),  # the example
+                                ("What is the time in New York City?", "Europe/London", "America/New_York"),
+                                ("What time is it in Porto?", "Europe/London", None),  # no zone's place: refused
+                                ("What time is it in Tokyo or Lisbon?", "Europe/London", None)):  # which?
+        calls = await Router(FakeLlama({said: [("get_current_time", {"timezone": wrote})]})).route(user(said), [now])
+        assert [c.arguments["timezone"] for c in calls] == ([wanted] if wanted else []), said
     plain = foreign("local_time", "The time in a city.", {"city": {"type": "string"}}, ["city"])
     text = "What time is it in Los Angeles?"
     calls = await Router(FakeLlama({text: [("local_time", {"city": "Los Angeles"})]})).route(user(text), [plain])
