@@ -750,7 +750,7 @@ class Router:
         logger.info("ROUTE_MADE_UP_BESIDE {}.{}={!r}: the model's next likeliest value", call.name, made_up[0],
                     value[:60])
         other = await self._another_value(written, call, value, [c.arguments for c in calls],
-                                          lambda other: not refused(other, calls, tool, said, asked, words, earlier))
+                                          lambda mended: not refused(mended, calls, tool, said, asked, words, earlier))
         return None if other is None else ToolCall(other.name, as_said(tool, other.arguments, said, asked))
 
     async def _another_value(self, written: str, call: ToolCall, error: str, tried: list[dict[str, Any]],

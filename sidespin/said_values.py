@@ -119,7 +119,6 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
             if len(zones) == 1 and not mentioned(fixed[name], said):
                 fixed[name] = next(iter(zones))
         fixed[name] = state_abbreviated(fixed[name], schema)
-
         if paths and isinstance(value, str):
             fixed[name] = _said_path(fixed[name], paths)
         others = [v for n, v in arguments.items() if n != name]

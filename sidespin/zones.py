@@ -75,6 +75,8 @@ def as_zone(value: Any) -> Any:
 
 # a name: capitalised words, one to three ("Lisbon", "Los Angeles", "Ciudad de México" is two names and a word)
 _NAME = re.compile(r"(?<![\w'])([A-ZÀ-Þ][\w'-]*(?: [A-ZÀ-Þ][\w'-]*){0,2})")
+# what stands before a sentence's first word, read in the three characters before it: nothing but no word, or the
+# end of a sentence
 _SENTENCE_START = re.compile(r"(?:^|[.!?¿¡:]\s*|\n)\W*$")
 
 
