@@ -85,9 +85,9 @@ def zones_named(text: str) -> set[str]:
     Pacific/Wake): {'Europe/Lisbon'} for "What time is it in Lisbon?"."""
     zones = set()
     for found in _NAME.finditer(text):
-        if _SENTENCE_START.search(text[max(0, found.start() - 3):found.start()]):
-            continue
         words = found.group(1).split(" ")
+        if _SENTENCE_START.search(text[max(0, found.start() - 3):found.start()]):
+            words = words[1:]  # "In Lisbon, what time is it?": Lisbon
         named = next((found_zones for k in range(len(words), 0, -1)  # "New York City": New York
                       if (found_zones := _by_place().get(_place(" ".join(words[:k]))))), None)
         if named:

@@ -58,3 +58,34 @@ def test_the_coordinates_rule_reads_a_number_and_a_long_run_of_spaces_in_time() 
     except subprocess.TimeoutExpired:
         pytest.fail("the coordinates' rule did not end within 20 s")
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr[-2000:]
+
+
+READERS = """
+import json, sys
+from sidespin.patterns import state_abbreviated
+from sidespin.said_values import _NAME, kept_said
+from sidespin.zones import zones_named
+text = sys.stdin.read()
+city = {"description": "The city, such as 'Berkeley, CA'."}
+print(json.dumps([kept_said(text)[:20], sorted(zones_named(text))[:2], len(set(_NAME.findall(text))),
+                  state_abbreviated(text[:600], city)[:12]]))
+"""
+
+
+@pytest.mark.parametrize("text, read", [
+    ("Remember that" + " " * (LONG - 20) + "x", ["x", [], 0, "Remember tha"]),
+    ("please, " * (LONG // 8) + "remember: I like tea", ["I like tea", [], 0, "please, plea"]),
+    ("In Lisbon " + "Ab " * (LONG // 3 - 5), ["", ["Europe/Lisbon"], 0, "In Lisbon Ab"]),
+    ("a1." * (LONG // 3), ["", [], 1, "a1.a1.a1.a1."]),
+    ("Austin," + " " * 580 + "Texas", ["", [], 0, "Austin, TX"]),
+], ids=["keep-and-spaces", "many-pleases", "many-names", "a-dotted-name", "a-state-far-away"])
+def test_what_a_message_asks_to_keep_its_places_names_and_states_are_read_in_time(text, read) -> None:
+    """The readers of this stop's rules (what to remember, the zones a message names, names with digits, a state's
+    name) on 100,000-character shapes: each ends, and reads what it should."""
+    try:
+        done = subprocess.run([sys.executable, "-c", READERS], input=text, capture_output=True, text=True, cwd=ROOT,
+                              timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a reader did not end within 30 s")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == read
