@@ -416,8 +416,7 @@ class Router:
         listed = [t for t in tools]
         if not listed:
             return []
-        if not shares_a_word(listed, messages) and not asks_for_a_change(last_said(messages)) and not _stores_of(
-                listed, messages):
+        if not shares_a_word(listed, messages) and not asks_for_a_change(last_said(messages)):
             logger.info("ROUTE_DECISION none (the message shares no word with any tool) tools={}", len(listed))
             return []
         started = time.perf_counter()
@@ -574,8 +573,6 @@ class Router:
         best = cut[0] if len(cut) == 1 else table_for(cut, messages)
         if best is None:  # no word in common: after results, the table of the turn's calls ("Ciudad de México")
             best = next((table for table in cut if {t.name for t in table} & _turn_tools(messages)), None)
-        if best is None:  # a question about the person's own things: a store's table ("What do you remember about
-            best = next((table for table in cut if _stores_of(table, messages, tools)), None)  # my dog Biscuit?")
         scored: list[tuple[float, list[Tool], str]] = []
         for table in [best] if best is not None else cut:
             if self.keep is not None:
@@ -920,15 +917,6 @@ def _deprecated_for(tool: Tool) -> str | None:
     """The tool a description marked deprecated says to use instead, if it says one."""
     found = _DEPRECATED.search(tool.description)
     return found.group(1) if found else None
-
-
-def _stores_of(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], listed: Sequence[Tool] = ()) -> list[Tool]:
-    """The tools of `tools` that read a store a question about the person's own things may be about
-    (`asks_what_it_stores`; `listed`: every tool offered, `tools` when not given): "What do you remember about my dog
-    Biscuit?" shares no word with the reference memory server's tools, and was answered "As an AI language model, I
-    don't have a dog"."""
-    text = last_said(messages)
-    return [t for t in tools if asks_what_it_stores(t, text, listed or tools)]
 
 
 def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, Any]], listed: list[Tool]) -> bool:

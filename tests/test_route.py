@@ -221,29 +221,6 @@ async def test_a_question_about_the_persons_own_things_may_read_a_server_that_st
     assert await Router(FakeLlama({text: [("read_graph", {})]})).route(user(text), reading) == []
 
 
-async def test_a_question_about_the_persons_own_things_sharing_no_word_reads_the_store_s_table() -> None:
-    """"What do you remember about my dog Biscuit?" shares no word with the memory server's tools: it was answered
-    "As an AI language model, I don't have a dog" with no call. A question about something else still shares no
-    word, and is answered without a call."""
-    memory = [foreign("create_entities", "Create entities in the knowledge graph.",
-                      {"entities": {"type": "array", "items": {"type": "string"}}}, ["entities"], source="mcp:memory"),
-              dataclasses.replace(foreign("read_graph", "Read what is in the knowledge graph.", {}, [],
-                                          source="mcp:memory"), read_only=True)]
-    clock = [dataclasses.replace(foreign(f"clock_{i}", "Tells the time in a time zone.", {}, [], source="mcp:clock"),
-                                 read_only=True) for i in range(5)]
-    text = "What do you remember about my dog Biscuit?"
-    llama = FakeLlama({text: [("read_graph", {})]}, misfits=frozenset({"read_graph"}))
-    calls = await Router(llama).route(user(text), [*clock, *memory])
-    assert [c.name for c in calls] == ["read_graph"]
-    many = [dataclasses.replace(c, name=f"{c.name}_{n}", description=f"{c.description} Kind {n}.") for c in clock
-            for n in range(8)]  # beside a server of 40 tools: the store's table
-    calls = await Router(FakeLlama({text: [("read_graph", {})]}, misfits=frozenset({"read_graph"}))).route(
-        user(text), [*many, *memory])
-    assert [c.name for c in calls] == ["read_graph"]
-    text = "What do you think about dogs named Biscuit?"
-    assert await Router(FakeLlama({text: [("read_graph", {})]})).route(user(text), [*clock, *memory]) == []
-
-
 async def test_a_first_call_whose_values_all_come_from_the_tool_itself_and_shares_no_word_is_not_made() -> None:
     """"What's today's date?" offered a git server: the 0.5B called `git_status` of the server's repository."""
     status = dataclasses.replace(foreign("git_status", "Shows the working tree status.",
