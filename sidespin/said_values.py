@@ -261,9 +261,10 @@ def kept_said(asked: str) -> str:
 
 
 def _as_kept(value: Any, kept: str, words: set[str]) -> Any:
-    if isinstance(value, str):
-        told = words_of(value)
-        return kept if len(told) >= 3 and any(len(w) >= 4 and w not in words for w in told) else value
+    if isinstance(value, str):  # a text of three words or more, not a path nor an address
+        if len(value.split()) < 3 or re.search(r"[/\\]", value):
+            return value
+        return kept if any(len(w) >= 4 and w not in words for w in words_of(value)) else value
     if isinstance(value, list):
         return list(dict.fromkeys(_as_kept(item, kept, words) for item in value)) if all(
             isinstance(item, str) for item in value) else [_as_kept(item, kept, words) for item in value]

@@ -1939,6 +1939,13 @@ async def test_what_a_message_asks_to_remember_is_kept_in_its_words_not_in_words
     said_so = {"entities": [{"name": "Ada", "entityType": "person", "observations": ["my sister's name is Ada"]}]}
     calls = await Router(FakeLlama({text: [("create_entities", said_so)]})).route(user(text), [create])
     assert [c.arguments for c in calls] == [said_so]
+    write = dataclasses.replace(foreign("write_file", "Create a new file or overwrite a file.", {
+        "path": {"type": "string"}, "content": {"type": "string"}}, ["path", "content"]), places=("/home/me/files",))
+    text = "Remember that I need milk for the week."  # a file's path is no text to keep
+    written = {"path": "/home/me/files/need milk week", "content": "Buy fresh organic milk today."}
+    calls = await Router(FakeLlama({text: [("write_file", written)]})).route(user(text), [write])
+    assert [c.arguments for c in calls] == [{"path": "/home/me/files/need milk week",
+                                             "content": "I need milk for the week"}]
     text = "Ada is my sister; add her to the graph."
     written = {"entities": [{"name": "Ada", "entityType": "person", "observations": ["Ada is the user's sister."]}]}
     calls = await Router(FakeLlama({text: [("create_entities", written)]})).route(user(text), [create])
