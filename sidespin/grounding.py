@@ -61,11 +61,12 @@ from loguru import logger
 from sidespin.dates import MONTHS, dates_said, relative_date, unsaid_date
 from sidespin.tables import telling_words, words_of
 from sidespin.tools import Tool, ToolCall
+from sidespin.zones import names_in, takes_a_zone
 
 __all__ = ["said_in", "mentioned", "grounded", "asked_parameters", "invented", "gives_a_value", "asked_for", "corrects",
            "largest_number", "refused", "asks_something", "reads_only", "asks_for_a_change", "changes_only", "steps",
            "names_a_folder", "names_a_path", "a_path_said", "given_a_folder_just_given", "asks_what_it_stores",
-           "numbers_said"]
+           "numbers_said", "zone_elsewhere"]
 
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -748,6 +749,29 @@ def refused(call: ToolCall, calls: list[ToolCall], tool: Tool, said: str, asked:
         logger.info("ROUTE_AGAIN_REFUSED {} (the message has no word of its own for it)", call.name)
         return True
     return False
+
+
+def zone_elsewhere(tool: Tool, arguments: dict[str, Any], said: str, message: str) -> str | None:
+    """The name the person's `message` gives when a call's time zone is one the conversation (`said`) never
+    mentions, and that name is no word of the zone: for "What's the time in Porto?" the 0.5B wrote 'Europe/Berlin',
+    which the reference time server's text gives as the local zone, and Berlin's time was told as Porto's. None
+    when the message names nothing ("What time is it?": the local zone is the answer)."""
+    for name, value in arguments.items():
+        schema = tool.parameters.get(name)
+        if not isinstance(value, str) or not isinstance(schema, dict) or not takes_a_zone(schema) or _mentioned(
+                name, value, said):
+            continue
+        zone_words = set(words_of(value))
+        other = next((words for words in names_in(message) if not {w.lower() for w in words} & zone_words
+                      and not all(_NO_PLACE.match(w) for w in words)), None)
+        if other:
+            return " ".join(other)
+    return None
+
+
+# a name that says no place: a month, a day, or letters in capitals ("4pm EST" for 'America/New_York', "PM", "UK")
+_NO_PLACE = re.compile(r"(?i:(?:january|february|march|april|may|june|july|august|september|october|november|"
+                       r"december|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\.?)$|[A-Z]+\.?$")
 
 
 def _overlaps(value: Any, other: Any) -> bool:

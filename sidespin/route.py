@@ -117,7 +117,7 @@ from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
     a_path_said, asked_parameters, asks_for_a_change, asks_what_it_stores, changes_only, corrects,
     gives_a_value, given_a_folder_just_given, grounded, invented, names_a_folder, names_a_path, of_folders, reads_only,
-    refused, said_in, steps, word_of_its_own,
+    refused, said_in, steps, word_of_its_own, zone_elsewhere,
 )
 from sidespin.said_values import as_said
 from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, telling_words, words_matched
@@ -538,7 +538,8 @@ class Router:
                             "once that call answered", call.name)
                 break
             if refused(call, calls, by_name[call.name], said, asked, words, earlier) or (
-                    not calls and not earlier and _of_itself(by_name[call.name], call, messages, listed, said)):
+                    not calls and not earlier and _of_itself(by_name[call.name], call, messages, listed, said)) or (
+                    _zone_elsewhere(by_name[call.name], call, said, message)):
                 other = await self._beside(written + named_text, call, by_name[call.name], calls, said, asked,
                                            words, earlier) if calls and several and not guessing else None
                 if other is None:
@@ -945,6 +946,16 @@ def _of_itself(tool: Tool, call: ToolCall, messages: Sequence[dict[str, Any]], l
     if not tool.required or gives_a_value(tool, call.arguments, said) or shares_a_word([tool], messages, listed):
         return False
     logger.info("ROUTE_UNRELATED {}: no word in common and no value from the conversation, so no call", tool.name)
+    return True
+
+
+def _zone_elsewhere(tool: Tool, call: ToolCall, said: str, message: str) -> bool:
+    """Whether a call's time zone is no one's while the message names a place (`zone_elsewhere`)."""
+    named = zone_elsewhere(tool, call.arguments, said, message)
+    if named is None:
+        return False
+    logger.info("ROUTE_ZONE_ELSEWHERE {}: a time zone no one said, for a message that names {!r}, so no call",
+                call.name, named[:40])
     return True
 
 

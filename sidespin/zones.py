@@ -15,7 +15,7 @@ import unicodedata
 import zoneinfo
 from typing import Any
 
-__all__ = ["as_zone", "takes_a_zone", "zones_named"]
+__all__ = ["as_zone", "names_in", "takes_a_zone", "zones_named"]
 
 # the areas of the zones that name a place; not the old aliases ('US/Pacific', 'Mexico/General')
 _AREAS = ("Africa", "America", "Antarctica", "Asia", "Atlantic", "Australia", "Europe", "Indian", "Pacific")
@@ -80,14 +80,23 @@ _NAME = re.compile(r"(?<![\w'])([A-ZÀ-Þ][\w'-]*(?: [A-ZÀ-Þ][\w'-]*){0,2})")
 _SENTENCE_START = re.compile(r"(?:^|[.!?¿¡:]\s*|\n)\W*$")
 
 
-def zones_named(text: str) -> set[str]:
-    """The zones whose places a message names, capitalised and not as a sentence's first word ("Wake up" is no
-    Pacific/Wake): {'Europe/Lisbon'} for "What time is it in Lisbon?"."""
-    zones = set()
+def names_in(text: str) -> list[list[str]]:
+    """The names a message gives, each as its words: capitalised, not as a sentence's first word ("Wake up" is no
+    Pacific/Wake; "In Lisbon, …" names Lisbon)."""
+    names = []
     for found in _NAME.finditer(text):
         words = found.group(1).split(" ")
         if _SENTENCE_START.search(text[max(0, found.start() - 3):found.start()]):
-            words = words[1:]  # "In Lisbon, what time is it?": Lisbon
+            words = words[1:]
+        if words:
+            names.append(words)
+    return names
+
+
+def zones_named(text: str) -> set[str]:
+    """The zones whose places a message names (`names_in`): {'Europe/Lisbon'} for "What time is it in Lisbon?"."""
+    zones = set()
+    for words in names_in(text):
         named = next((found_zones for k in range(len(words), 0, -1)  # "New York City": New York
                       if (found_zones := _by_place().get(_place(" ".join(words[:k]))))), None)
         if named:

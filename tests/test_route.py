@@ -2009,3 +2009,17 @@ async def test_a_place_ending_in_a_state_s_name_ends_in_its_two_letters_where_th
             (plain, "Find me a salon in Lafayette, Louisiana.", "Lafayette, Louisiana", "Lafayette, Louisiana")):
         calls = await Router(FakeLlama({text: [(tool.name, {"city": wrote})]})).route(user(text), [tool])
         assert [c.arguments["city"] for c in calls] == [wanted], text
+
+
+async def test_a_time_zone_no_one_said_is_no_call_for_a_message_that_names_a_place() -> None:
+    """"What's the time in Porto?" with the reference time server: the 0.5B wrote 'Europe/Berlin', which the tool's
+    text gives as the local zone, and Berlin's time was told as Porto's. Asked for no place, the local zone is the
+    answer; a place said is its own zone."""
+    zone = {"type": "string", "description": "IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use "
+                                             "'Europe/Berlin' as local timezone if no timezone provided by the user."}
+    now = foreign("get_current_time", "Get current time in a specific timezone", {"timezone": zone}, ["timezone"])
+    for text, wanted in (("What's the time in Porto?", []), ("What time is it?", ["Europe/Berlin"]),
+                         ("What time is it in Berlin?", ["Europe/Berlin"]), ("In Porto, what time is it?", [])):
+        calls = await Router(FakeLlama({text: [("get_current_time", {"timezone": "Europe/Berlin"})]})).route(
+            user(text), [now])
+        assert [c.arguments["timezone"] for c in calls] == wanted, text
