@@ -113,11 +113,17 @@ _DATE = (rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|(?:{_MONTHS})\s+\d{{1,2}}\b|\d{{1,2}}\.
          r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)")
 
 
+# "The time in Porto is 10:00 AM.", "the local time is 9:15": the time of a place told as it is, no "now" needed
+_TIME_IS = (r"\bthe (?:local |exact )?time (?:(?:in|at|for) [^.!?\n,]{1,40}? )?(?:is|would be)\b[^.!?\n\d]{0,12}"
+            + _CLOCK)
+
+
 def claimed_now(text: str) -> str | None:
     """The sentence of an answer that gives the current time or today's date, or None."""
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
         lowered = sentence.lower()
-        if re.search(_NOW, lowered) and (re.search(_CLOCK, lowered) or re.search(_DATE, lowered)):
+        if re.search(_NOW, lowered) and (re.search(_CLOCK, lowered) or re.search(_DATE, lowered)) or re.search(
+                _TIME_IS, lowered):
             return sentence.strip()
     return None
 

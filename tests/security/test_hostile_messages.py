@@ -89,3 +89,17 @@ def test_what_a_message_asks_to_keep_its_places_names_and_states_are_read_in_tim
         pytest.fail("a reader did not end within 30 s")
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout) == read
+
+
+@pytest.mark.parametrize("text", ["The time in " + "a " * (LONG // 2) + "is 10:00.", "the time is " + " " * LONG,
+                                  "the time in a is " * (LONG // 17)], ids=["a-long-place", "spaces", "repeated"])
+def test_an_answer_that_tells_a_places_time_is_read_in_time(text) -> None:
+    """The model's answer is read for a time told without a tool (`claimed_now`): a hostile page or model may write
+    it at any length."""
+    try:
+        done = subprocess.run([sys.executable, "-c", "import sys; from sidespin.honesty import claimed_now; "
+                               "print(claimed_now(sys.stdin.read()) is not None)"], input=text, capture_output=True,
+                              text=True, cwd=ROOT, timeout=30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the check did not end within 30 s")
+    assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr[-2000:]
