@@ -113,8 +113,8 @@ _DATE = (rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|(?:{_MONTHS})\s+\d{{1,2}}\b|\d{{1,2}}\.
          r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)")
 
 
-# "The time in Porto is 10:00 AM.", "the local time is 9:15": the time of a place told as it is, no "now" needed
-_TIME_IS = (r"\bthe (?:local |exact )?time (?:(?:in|at|for) [^.!?\n,]{1,40}? )?(?:is|would be)\b[^.!?\n\d]{0,12}"
+# "The time in Porto, Portugal, is 11:30 AM.", "the local time is 9:15": a place's time told as it is, no "now" needed
+_TIME_IS = (r"\bthe (?:local |exact )?time (?:(?:in|at|for) [^.!?\n]{1,40}? )?(?:is|would be)\b[^.!?\n\d]{0,12}"
             + _CLOCK)
 
 

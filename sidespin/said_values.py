@@ -37,7 +37,7 @@ _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
 
 
 def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -> dict[str, Any]:
-    """The arguments with eleven kinds of value written as the conversation (`said`, from `said_in`) says them.
+    """The arguments with twelve kinds of value written as the conversation (`said`, from `said_in`) says them.
 
     - A number the message says as a percentage ("an annual interest rate of 5%"), written as that number (5) for a
       parameter of type number that takes a decimal, becomes the decimal (0.05). A parameter takes a decimal when
@@ -88,6 +88,11 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
       woman." with the reference memory server, and the next conversation answered that the sister was Lena.
     - A place ending in a state's name, for a parameter whose examples end in a state's two letters, ends in those
       letters (`sidespin.patterns.state_abbreviated`): "Lafayette, Louisiana" for 'Lafayette, LA'.
+    - A required value the conversation does not mention, for a parameter whose description says which value to use
+      when none is given ("Use 'Europe/Berlin' as local timezone if no timezone provided by the user."), is that
+      value: for "What time is it?" the 0.5B wrote 'America/New_York', the example before it, refused as made up.
+      A message that names another place then makes no call (`sidespin.grounding.zone_elsewhere`: "What's the time
+      in Porto?"). No BFCL function's required parameter says so.
     """
     percents = {float(n) for n in _PERCENT.findall(said)}
     times = {f"{int(hour):02d}:{minutes}" for hour, minutes in _CLOCK.findall(said)}
@@ -119,6 +124,8 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
             if len(zones) == 1 and not mentioned(fixed[name], said):
                 fixed[name] = next(iter(zones))
         fixed[name] = state_abbreviated(fixed[name], schema)
+        if name in tool.required and isinstance(value, str):
+            fixed[name] = _instructed(fixed[name], schema, said)
         if paths and isinstance(value, str):
             fixed[name] = _said_path(fixed[name], paths)
         others = [v for n, v in arguments.items() if n != name]
@@ -245,6 +252,15 @@ def _said_date(value: str, said_date: str, others: list[Any]) -> str:
     else:
         date = f"{month}{mark}{day}{mark}{year}"
     return space + date + value[written.end():]
+
+
+# the value to use when the message gives none: "Use 'Europe/Berlin' as local timezone if no timezone provided …"
+_INSTRUCTED = re.compile(r"(?i)\buse ['\"]([^'\"\n]{1,60})['\"](?: as [^'\".,\n]{1,40})? if (?:no|none)\b")
+
+
+def _instructed(value: str, schema: dict[str, Any], said: str) -> str:
+    found = _INSTRUCTED.search(str(schema.get("description") or ""))
+    return found.group(1) if found and not mentioned(value, said) else value
 
 
 # a message that opens by asking to keep something, and what it asks to keep (in a few languages)

@@ -71,7 +71,8 @@ def test_an_answer_that_gives_the_time_now_or_todays_date_is_a_claim_no_model_ca
                  "L'heure actuelle à Paris est 14:30.",
                  "La hora actual en Madrid es 9:15.",
                  "Ahora son las 9:15 en Ciudad de México.",
-                 "The time in Porto is 10:00 AM.",  # no call: the 0.5B's answer once a Berlin zone made none
+                 "The time in Porto is 10:00 AM.",  # no call: the 0.5B's answers once a Berlin zone made none
+                 "The time in Porto, Portugal, is 11:30 AM.",
                  "The local time is 9:15."):
         assert claimed_now(text) is not None, text
 
