@@ -21,7 +21,7 @@ from sidespin.grounding import mentioned, numbers_said
 from sidespin.patterns import state_abbreviated
 from sidespin.tables import words_of
 from sidespin.tools import Tool
-from sidespin.zones import as_zone, takes_a_zone, zones_named
+from sidespin.zones import as_zone, names_in, takes_a_zone, zones_named
 
 __all__ = ["as_said"]
 
@@ -90,9 +90,10 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
       letters (`sidespin.patterns.state_abbreviated`): "Lafayette, Louisiana" for 'Lafayette, LA'.
     - A required value the conversation does not mention, for a parameter whose description says which value to use
       when none is given ("Use 'Europe/Berlin' as local timezone if no timezone provided by the user."), is that
-      value: for "What time is it?" the 0.5B wrote 'America/New_York', the example before it, refused as made up.
-      A message that names another place then makes no call (`sidespin.grounding.zone_elsewhere`: "What's the time
-      in Porto?"). No BFCL function's required parameter says so.
+      value, when the message names nothing (`names_in`): for "What time is it?" the 0.5B wrote 'America/New_York',
+      the example before it, refused as made up. For "What time is it in Tokyo and in Paris?" the second call's
+      'Europe/London' stays a made-up value (and is mended: `sidespin.route`). No BFCL function's required
+      parameter says so.
     """
     percents = {float(n) for n in _PERCENT.findall(said)}
     times = {f"{int(hour):02d}:{minutes}" for hour, minutes in _CLOCK.findall(said)}
@@ -105,6 +106,7 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
     fixed = dict(arguments)
     kept = "" if tool.read_only else kept_said(asked)
     zones = zones_named(asked)
+    named = names_in(asked)  # "What time is it?" names nothing: the tool's value for none given
     for name, value in arguments.items():
         schema = tool.parameters.get(name)
         schema = schema if isinstance(schema, dict) else {}
@@ -124,7 +126,7 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
             if len(zones) == 1 and not mentioned(fixed[name], said):
                 fixed[name] = next(iter(zones))
         fixed[name] = state_abbreviated(fixed[name], schema)
-        if name in tool.required and isinstance(value, str):
+        if name in tool.required and isinstance(value, str) and not named:
             fixed[name] = _instructed(fixed[name], schema, said)
         if paths and isinstance(value, str):
             fixed[name] = _said_path(fixed[name], paths)

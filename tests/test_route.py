@@ -2025,7 +2025,8 @@ async def test_a_time_zone_no_one_said_is_no_call_for_a_message_that_names_a_pla
         assert [c.arguments["timezone"] for c in calls] == wanted, text
     # the example the 0.5B wrote, where the tool's text says which zone to use when none is given
     for text, wanted in (("What time is it?", ["Europe/Berlin"]), ("What's today's date?", ["Europe/Berlin"]),
-                         ("What time is it in Lisbon?", ["Europe/Lisbon"]), ("What's the time in Porto?", [])):
+                         ("What time is it in Lisbon?", ["Europe/Lisbon"]), ("What's the time in Porto?", []),
+                         ("What time is it where Maria lives?", [])):  # a name said: no value for none
         calls = await Router(FakeLlama({text: [("get_current_time", {"timezone": "America/New_York"})]})).route(
             user(text), [now])
         assert [c.arguments["timezone"] for c in calls] == wanted, text
