@@ -34,30 +34,34 @@ print(json.dumps([[c.name, c.arguments] for c in calls] + [sorted(negatives_said
 LONG = 100_000  # the longest message a person may send (`max_message_chars`)
 
 
+def in_a_child(code: str, text: str, seconds: int, what: str) -> str:
+    """What `code` prints, run in a child process on `text` (its stdin), stopped at the deadline: an in-process
+    thread cannot time out while a regular expression holds the interpreter."""
+    try:
+        done = subprocess.run([sys.executable, "-c", code], input=text, capture_output=True, text=True, cwd=ROOT,
+                              timeout=seconds)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{what} did not end within {seconds} s")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
 @pytest.mark.parametrize("text", [
     "weather in Paris 1" + " " * (LONG - 20) + "x",
     "weather in Paris" + " \t" * (LONG // 2 - 10) + ", x",
     "weather in Paris 1°" + " " * (LONG - 20),
 ], ids=["spaces", "spaces-and-tabs", "degree-and-spaces"])
 def test_a_decision_on_a_long_run_of_spaces_ends_and_still_calls(text) -> None:
-    try:  # generous: it takes a second or two, most of it starting Python
-        done = subprocess.run([sys.executable, "-c", DECIDE], input=json.dumps(text), capture_output=True, text=True,
-                              cwd=ROOT, timeout=60)
-    except subprocess.TimeoutExpired:
-        pytest.fail("the decision did not end within 60 s")
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout) == [["weather", {"city": "Paris"}], []]
+    # generous: it takes a second or two, most of it starting Python
+    decided = in_a_child(DECIDE, json.dumps(text), 60, "the decision")
+    assert json.loads(decided) == [["weather", {"city": "Paris"}], []]
 
 
 def test_the_coordinates_rule_reads_a_number_and_a_long_run_of_spaces_in_time() -> None:
     text = "1" + " " * (LONG - 1)  # more than 20 s before (2.5 s for 20,000 spaces, and quadratic)
-    try:
-        done = subprocess.run([sys.executable, "-c", "import sys; from sidespin.said_values import negatives_said; "
-                               "print(sorted(negatives_said(sys.stdin.read())))"], input=text, capture_output=True,
-                              text=True, cwd=ROOT, timeout=20)
-    except subprocess.TimeoutExpired:
-        pytest.fail("the coordinates' rule did not end within 20 s")
-    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr[-2000:]
+    read = in_a_child("import sys; from sidespin.said_values import negatives_said; "
+                      "print(sorted(negatives_said(sys.stdin.read())))", text, 20, "the coordinates' rule")
+    assert read == "[]"
 
 
 READERS = """
@@ -82,13 +86,7 @@ print(json.dumps([kept_said(text)[:20], sorted(zones_named(text))[:2], len(set(_
 def test_what_a_message_asks_to_keep_its_places_names_and_states_are_read_in_time(text, read) -> None:
     """The readers of this stop's rules (what to remember, the zones a message names, names with digits, a state's
     name) on 100,000-character shapes: each ends, and reads what it should."""
-    try:
-        done = subprocess.run([sys.executable, "-c", READERS], input=text, capture_output=True, text=True, cwd=ROOT,
-                              timeout=30)
-    except subprocess.TimeoutExpired:
-        pytest.fail("a reader did not end within 30 s")
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert json.loads(done.stdout) == read
+    assert json.loads(in_a_child(READERS, text, 30, "a reader")) == read
 
 
 @pytest.mark.parametrize("text", ["The time in " + "a " * (LONG // 2) + "is 10:00.", "the time is " + " " * LONG,
@@ -96,10 +94,6 @@ def test_what_a_message_asks_to_keep_its_places_names_and_states_are_read_in_tim
 def test_an_answer_that_tells_a_places_time_is_read_in_time(text) -> None:
     """The model's answer is read for a time told without a tool (`claimed_now`): a hostile page or model may write
     it at any length."""
-    try:
-        done = subprocess.run([sys.executable, "-c", "import sys; from sidespin.honesty import claimed_now; "
-                               "print(claimed_now(sys.stdin.read()) is not None)"], input=text, capture_output=True,
-                              text=True, cwd=ROOT, timeout=30)
-    except subprocess.TimeoutExpired:
-        pytest.fail("the check did not end within 30 s")
-    assert done.returncode == 0 and done.stdout.strip() == "False", done.stderr[-2000:]
+    claimed = in_a_child("import sys; from sidespin.honesty import claimed_now; "
+                         "print(claimed_now(sys.stdin.read()) is not None)", text, 30, "the check")
+    assert claimed == "False"
