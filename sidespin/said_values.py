@@ -21,7 +21,7 @@ from sidespin.grounding import mentioned, numbers_said
 from sidespin.patterns import state_abbreviated
 from sidespin.tables import words_of
 from sidespin.tools import Tool
-from sidespin.zones import as_zone, names_in, takes_a_zone, zones_named
+from sidespin.zones import as_zone, names_in, takes_a_zone, zones_of
 
 __all__ = ["as_said"]
 
@@ -80,7 +80,7 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
       0.5B wrote "Los Angeles" for 'America/Los_Angeles', 'America/Mexico' for "Ciudad de México" and
       'Europe/Tokyo', and the server answered "Invalid timezone". Of BFCL's right answers, the 5 values of such
       parameters are zones already. A zone whose place the conversation does not mention, where the message names
-      the place of one zone (`zones_named`), is that zone: for "What time is it in Lisbon?" the 0.5B wrote
+      the place of one zone (`sidespin.zones.zones_of`), is that zone: for "What time is it in Lisbon?" the 0.5B wrote
       'Europe/London', the second example of the tool's text.
     - When the message (`asked`) opens by asking to keep something ("Remember that my sister's name is Ada."), a
       text of three words or more that a tool which changes things would keep, and that says a word of four letters
@@ -105,8 +105,8 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
     paths = [p for p in _RELATIVE_PATH.findall(said) if re.search(r"[^\W\d_]", p.rsplit("/", 1)[1])]  # not 05/12/2023
     fixed = dict(arguments)
     kept = "" if tool.read_only else kept_said(asked)
-    zones = zones_named(asked)
     named = names_in(asked)  # "What time is it?" names nothing: the tool's value for none given
+    zones = zones_of(named)
     for name, value in arguments.items():
         schema = tool.parameters.get(name)
         schema = schema if isinstance(schema, dict) else {}

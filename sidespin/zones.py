@@ -15,7 +15,7 @@ import unicodedata
 import zoneinfo
 from typing import Any
 
-__all__ = ["as_zone", "names_in", "takes_a_zone", "zones_named"]
+__all__ = ["as_zone", "names_in", "takes_a_zone", "zones_of"]
 
 # the areas of the zones that name a place; not the old aliases ('US/Pacific', 'Mexico/General')
 _AREAS = ("Africa", "America", "Antarctica", "Asia", "Atlantic", "Australia", "Europe", "Indian", "Pacific")
@@ -93,10 +93,11 @@ def names_in(text: str) -> list[list[str]]:
     return names
 
 
-def zones_named(text: str) -> set[str]:
-    """The zones whose places a message names (`names_in`): {'Europe/Lisbon'} for "What time is it in Lisbon?"."""
+def zones_of(names: list[list[str]]) -> set[str]:
+    """The zones whose places are among a message's `names` (`names_in`): {'Europe/Lisbon'} for "What time is it in
+    Lisbon?"."""
     zones = set()
-    for words in names_in(text):
+    for words in names:
         named = next((found_zones for k in range(len(words), 0, -1)  # "New York City": New York
                       if (found_zones := _by_place().get(_place(" ".join(words[:k]))))), None)
         if named:

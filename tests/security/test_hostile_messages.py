@@ -68,10 +68,10 @@ READERS = """
 import json, sys
 from sidespin.patterns import state_abbreviated
 from sidespin.said_values import _NAME, kept_said
-from sidespin.zones import zones_named
+from sidespin.zones import names_in, zones_of
 text = sys.stdin.read()
 city = {"description": "The city, such as 'Berkeley, CA'."}
-print(json.dumps([kept_said(text)[:20], sorted(zones_named(text))[:2], len(set(_NAME.findall(text))),
+print(json.dumps([kept_said(text)[:20], sorted(zones_of(names_in(text)))[:2], len(set(_NAME.findall(text))),
                   state_abbreviated(text[:600], city)[:12]]))
 """
 
