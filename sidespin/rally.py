@@ -55,7 +55,7 @@ from sidespin.intercept import Interceptor
 from sidespin.limits import TurnControl, TurnCut
 from sidespin.llm.base import Backend
 from sidespin.llm.llama import counting
-from sidespin.protocol import poke_prompt
+from sidespin.protocol import holds_call_syntax, poke_prompt
 from sidespin.questions import CallScope, current_call
 from sidespin.rungs import Ask, Request, Rung, rung_named
 from sidespin.tools import DEFAULT_TIMEOUT, Tool, ToolCall, ToolRegistry, ToolResult
@@ -213,6 +213,11 @@ class _Turn:
 
     def dispatch(self, call: ToolCall, current: Round) -> list[Event]:
         """Decide what happens to a complete call: run it now, refuse it, or wait for a person."""
+        if holds_call_syntax(call.arguments):  # not run, and its card would show the syntax raw
+            reason = (f"the call to {call.name!r} was not run: its arguments hold tool-call syntax, copied from the "
+                      "model's instructions rather than asked for")
+            logger.warning("TOOL_CALL_SYNTAX_IN_ARGUMENTS conv={} {} id={}", self.conversation.id, call.name, call.id)
+            return [MalformedCall(json.dumps({"name": call.name, "arguments": call.arguments}, default=str), reason)]
         current.calls.append(call)
         self.called.append(call.name)
         events: list[Event] = [ToolProposed(call)]

@@ -16,11 +16,12 @@ One job per module:
 - `prompt`: the salted teaching prompt and the Poke prompt (`teaching_prompt`,
   `poke_prompt`), and which tool a Poke asks for (`poke_note`, `poked`);
 - `block`: the block itself, written (`format_block`) and read back into a
-  `ToolCall` (`parse_request`), and its tag name `MCP_TAG`;
+  `ToolCall` (`parse_request`), its tag name `MCP_TAG`, and whether arguments carry call syntax
+  (`holds_call_syntax`);
 - `grammar`: the GBNF grammar of the blocks a set of tools admits (`grammar_for`).
 """
 
-from sidespin.protocol.block import MCP_TAG, format_block, parse_request
+from sidespin.protocol.block import MCP_TAG, format_block, holds_call_syntax, parse_request
 from sidespin.protocol.grammar import grammar_for
 from sidespin.protocol.prompt import poke_note, poke_prompt, poke_target, poked, teaching_prompt
 
@@ -30,6 +31,7 @@ __all__ = [
     "poke_prompt",
     "format_block",
     "parse_request",
+    "holds_call_syntax",
     "poke_target",
     "poke_note",
     "poked",

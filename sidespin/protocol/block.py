@@ -15,9 +15,12 @@ from typing import Any, Iterable
 from sidespin.errors import BadArguments, MalformedToolCall
 from sidespin.tools import Tool, ToolCall, ToolRegistry, coerce_arguments
 
-__all__ = ["MCP_TAG", "format_block", "parse_request"]
+__all__ = ["MCP_TAG", "format_block", "parse_request", "holds_call_syntax"]
 
 MCP_TAG = "mcp-request"
+
+# Call syntax of any format the server reads: a block's tags, its `<tool name=`/`<param name=`, a `<tool_call>`.
+_CALL_SYNTAX = re.compile(rf"</?(?:{MCP_TAG}|tool_call)\b|<(?:tool|param)\s+name\s*=")
 
 _EDGE_SPACE = " \t\r\n"  # stripped around a param's value: the indentation and newlines of the layout
 
@@ -29,6 +32,12 @@ def format_block(call: ToolCall) -> str:
         lines.append(f'  <param name="{html.escape(str(name))}">{_escape_value(_param_text(value))}</param>')
     lines.append(f"</{MCP_TAG}>")
     return "\n".join(lines)
+
+
+def holds_call_syntax(arguments: dict[str, Any]) -> bool:
+    """Whether a call's arguments carry call syntax: the model copied its instructions (or a page that imitates
+    them) into a call, which asks for nothing a person said; run, its card would show the syntax raw."""
+    return bool(_CALL_SYNTAX.search(json.dumps(arguments, ensure_ascii=False, default=str)))
 
 
 def _escape_value(text: str) -> str:

@@ -136,8 +136,9 @@ def Thoughts(turn_id: str, thoughts: list[str], **kwargs: Any):
 
 
 def Notices(record: TurnRecord, **kwargs: Any):
-    items = [Div(f"⚠️ could not read a tool call: {m.reason}", Pre(m.raw), cls="notice malformed")
-             for m in record.malformed]
+    # what the model wrote stays folded: call syntax is never on the page unless a person opens it
+    items = [Div(f"⚠️ could not read a tool call: {m.reason}", Details(Summary("what the model wrote"), Pre(m.raw)),
+                 cls="notice malformed") for m in record.malformed]
     items += [Div(f"⚠️ {message}", cls="notice") for message in record.notices]
     return Div(*items, **kwargs)
 

@@ -114,6 +114,7 @@ def test_a_reloaded_conversation_is_drawn_exactly_as_it_was_seen_live(page, app_
     page.press("#msg", "Enter")
     wait_done(page, "turn-0")
     first = message_html(page, "turn-0")
+    assert page.evaluate("window.__leaks") == []  # the unreadable block is told of; what it said stays folded
     for part in ("thought", 'data-status="done"', 'data-status="error"', "the sensor is offline",
                  "could not read a tool call", "data:image/png;base64,", "Lyon has <strong>12 °C</strong>"):
         assert part in first, part
@@ -144,3 +145,5 @@ def test_a_reloaded_conversation_is_drawn_exactly_as_it_was_seen_live(page, app_
     assert message_html(page, "turn-0") == first
     assert message_html(page, "turn-1") == second
     page.screenshot(path=str(ARTIFACTS / "reloaded-turns.png"), full_page=True)
+    page.click("#turn-0 .notice.malformed summary")  # a person who wants to see what the model wrote can
+    assert "<tool>no name here</tool>" in page.inner_text("#turn-0 .notice.malformed")
