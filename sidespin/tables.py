@@ -10,7 +10,7 @@ servers, the 0.5B answered "make a folder" with the memory server's `create_enti
 Which table (`table_for`): BM25 (SQLite's FTS5, with the Porter stemmer) ranks the tools by their
 name split into words, their description and their parameters' names and descriptions; the query is
 the words of the last user message that carry meaning (not "the", "to", "that" …, nor numbers), and
-"file" when it names one ("budget.csv"), or of the one before when the last matches no tool. A table
+"file" when it names one ("budget.csv"), "current time" when it asks the date or time it is now, or of the one before when the last matches no tool. A table
 scores its best tool's BM25 score and a fifth of its second best's (`_SECOND`), and half the best
 table's more when it holds a tool the conversation already called (a follow-up often needs the same
 tool again, or its sibling). Not the sum over its tools: a big server's many tools each matching a
@@ -112,8 +112,18 @@ def _queries(messages: Sequence[dict[str, Any]]) -> list[list[str]]:
     (4 of live_irrelevance's 884, "I want to buy 10 wheat hot chicken legs …", are answered in words)."""
     said = _user_texts(messages)
     return [list(dict.fromkeys([*(w for w in telling_words(text) if not w.isdigit()),
-                                *(["file"] if _names_a_file(text) else [])]))
+                                *(["file"] if _names_a_file(text) else []),
+                                *(["current", "time"] if _ASKS_NOW.search(text) else [])]))
             for text in said[-2:][::-1]]
+
+
+# a question for the date or the time it is now ("What's today's date?", "What day is it?", "what time is it now"):
+# it asks for the current time, a word it need not say. "What's today's date?" shared only "date" with `git_log`
+# (whose commits are filtered by dates), and "What day is it today?" no word with any of the reference servers' tools.
+# "What's the date of the last commit?" asks for no now.
+_ASKS_NOW = re.compile(
+    r"(?i)\b(?:what|which)\b(?:'s| is)?(?:\s+(?:the|today's))?\s+(?:date|day|time)\b(?:\s+is\s+it\b|(?:\s+(?:is|it|right|"
+    r"exactly))*\s+(?:today|now)\b)|\btoday'?s date\b")
 
 
 # a file's name, with or without its folders: a lower-case extension of up to four characters after a letter or digit

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from pathlib import Path
 
 import mcp_types
 import pytest
@@ -956,6 +957,23 @@ def test_about_chooses_no_table() -> None:
     demos = server("demos", [(f"demo_tool_{i}", "Provides metadata about content.") for i in range(5)])
     assert table_for([memory, demos], user("What do you remember about my dog Biscuit?")) is None
     assert table_for([memory, demos], user("What metadata do you have?")) == demos
+
+
+def test_a_question_for_the_date_today_reads_the_table_of_the_current_time() -> None:
+    """Beside the five reference servers' tools as they list them: "What's today's date?" shared only "date" with
+    `git_log` and read the git server's table, whose calls were all refused; "What day is it today?" shared no word
+    with any tool and was answered with a made-up day. Both ask for the current time."""
+    listed = json.loads((Path(__file__).parent.parent / "bench" / "server_eval" / "reference_tools.json").read_text())
+    sources: dict[str, list[Tool]] = {}
+    for item in listed:
+        made = Tool(fn=lambda **_: None, **{**item, "places": tuple(item.get("places", ()))})
+        sources.setdefault(made.source, []).append(made)
+    cut = list(sources.values())
+    source_of = {id(table): table[0].source for table in cut}
+    for text, source in [("What's today's date?", "mcp:time"), ("What day is it today?", "mcp:time"),
+                         ("what date is it", "mcp:time"), ("What's the date of the last commit?", "mcp:git")]:
+        table = table_for(cut, user(text))
+        assert (source_of[id(table)] if table is not None else None) == source, text
 
 
 async def test_a_folder_whose_name_has_an_and_is_named_only_whole() -> None:

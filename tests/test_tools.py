@@ -114,6 +114,17 @@ def test_a_value_outside_the_enum_is_refused_with_the_choices() -> None:
     assert refusal(TRIP, {"unit": "furlong"}) == "argument 'unit': 'furlong' is not one of ['km', 'mi']"
 
 
+def test_a_choice_written_otherwise_is_that_choice() -> None:
+    """The 0.5B wrote 2010 for a BFCL `year` whose choices are '2010' … with no type: refused, no call was made."""
+    years = {"type": "object", "properties": {"year": {"enum": ["2010", "2011", "dontcare"]}}}
+    assert coerce_arguments(years, {"year": 2010}) == {"year": "2010"}
+    assert coerce_arguments(TRIP, {"unit": "KM "}) == {"unit": "km"}
+    counts = {"type": "object", "properties": {"n": {"enum": [1, 2, 3]}}}
+    assert coerce_arguments(counts, {"n": "2"}) == {"n": 2}
+    twins = {"type": "object", "properties": {"mode": {"enum": ["Fast", "fast", "slow"]}}}
+    assert "is not one of" in refusal(twins, {"mode": "FAST"})  # two choices read so: which one is not guessed
+
+
 def test_a_value_out_of_range_is_refused_with_the_limit() -> None:
     assert refusal(TRIP, {"unit": "km", "stops": "9"}) == "argument 'stops': 9 is greater than the maximum of 6"
 

@@ -151,6 +151,7 @@ def function_schema(fn: Callable[..., Any]) -> tuple[str, dict[str, Any]]:
 
 
 def _coerce_value(name: str, value: Any, schema: dict[str, Any], inside: bool = False) -> Any:
+    value = _as_choice(value, schema.get("enum"))
     expected = schema.get("type")
     if isinstance(expected, list):
         expected = next((t for t in expected if t != "null"), None)
@@ -201,6 +202,19 @@ def _coerce_value(name: str, value: Any, schema: dict[str, Any], inside: bool = 
             raise BadArguments(f"argument {name!r} should be an {expected}, got {type(value).__name__}")
         return _coerce_inside(name, value, schema)
     return value
+
+
+def _as_choice(value: Any, choices: Any) -> Any:
+    """A value not among an enum's choices that one choice writes otherwise is that choice: 2010 for the choice
+    '2010' of an enum with no type (BFCL's `year`, refused as "not one of ['2010', …]"), "Celsius" for "celsius".
+    Left as it is when no choice, or more than one, reads so: the enum then refuses it, naming the choices."""
+    if not isinstance(choices, list) or isinstance(value, (bool, dict, list)) or value is None or value in choices:
+        return value
+    said = str(value).strip().casefold()
+    matching = [choice for choice in choices
+                if not isinstance(choice, (bool, dict, list)) and choice is not None
+                and str(choice).strip().casefold() == said]
+    return matching[0] if len(matching) == 1 else value
 
 
 def _coerce_inside(name: str, value: dict[str, Any] | list[Any], schema: dict[str, Any]) -> Any:

@@ -97,3 +97,16 @@ def test_an_answer_that_tells_a_places_time_is_read_in_time(text) -> None:
     claimed = in_a_child("import sys; from sidespin.honesty import claimed_now; "
                          "print(claimed_now(sys.stdin.read()) is not None)", text, 30, "the check")
     assert claimed == "False"
+
+
+@pytest.mark.parametrize("text, asks", [
+    ("What time" + " " * LONG + "x", False),
+    ("what time is" + " is" * (LONG // 3) + " now", True),
+    ("What day " * (LONG // 9), False),
+], ids=["spaces", "many-is", "repeated"])
+def test_a_question_for_now_is_read_in_time(text, asks) -> None:
+    """Whether a message asks the date or time it is now (`tables._ASKS_NOW`, read for every message to choose a
+    table) ends on 100,000-character shapes, and reads what it should."""
+    found = in_a_child("import sys; from sidespin.tables import _ASKS_NOW; "
+                       "print(_ASKS_NOW.search(sys.stdin.read()) is not None)", text, 30, "the reader")
+    assert found == str(asks)
