@@ -1875,6 +1875,19 @@ async def test_a_required_choice_the_message_does_not_name_is_the_one_allowed_va
         assert [c.arguments["type"] for c in calls] == [wanted], text
 
 
+async def test_an_optional_choice_the_message_does_not_name_is_the_one_allowed_value_it_names() -> None:
+    """BFCL live_multiple_419: "I would like a regular drama movie at Regal Crow Canyon which locates at San Ramon.":
+    the 0.5B's `genre` was not Drama, and was left out as made up. A message naming no genre keeps none."""
+    genres = {"type": "string", "enum": ["World", "Mystery", "Drama", "Action"], "default": "dontcare"}
+    find = foreign("find_movies", "Find movies showing in a city.", {"location": {"type": "string"}, "genre": genres},
+                   ["location"])
+    for text, wanted in (("I would like a regular drama movie at Regal Crow Canyon in San Ramon.", {"genre": "Drama"}),
+                         ("I would like a movie at Regal Crow Canyon in San Ramon.", {})):
+        written = {"location": "San Ramon", "genre": "World"}
+        calls = await Router(FakeLlama({text: [("find_movies", written)]})).route(user(text), [find])
+        assert [{k: v for k, v in c.arguments.items() if k == "genre"} for c in calls] == [wanted], text
+
+
 async def test_a_path_that_leaves_out_the_folders_of_the_path_said_gets_them_back() -> None:
     """"What's on my to-do list? It's in notes/todo.md.": the 0.5B read /home/me/files/todo.md, which does not exist,
     and answered from the error. Two paths said that end alike, a date (05/12/2023) or a fraction, change nothing."""
