@@ -15,9 +15,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["MONTHS", "dates_said", "unsaid_date", "relative_date"]
+__all__ = ["MONTHS", "MONTH_NAMES", "WEEKDAY", "dates_said", "unsaid_date", "relative_date"]
 
 MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()  # a month's first letters say it
+MONTH_NAMES = ("january february march april may june july august september october november december").split()
+WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"  # a day of the week, as a pattern
 
 # 2023-04-22, 2023.10.2, 2023/10/02; not a version's 1.2023.10.2
 _ISO_DATE = re.compile(r"(?<!\d)(?<!\d\.)(\d{4})([-./])(\d{1,2})\2(\d{1,2})(?!\.?\d)")
@@ -33,9 +35,8 @@ _RELATIVE = re.compile(r"\b(?:today|tomorrow|yesterday|tonight|now|next|last|thi
                        r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|hoy|mañana|ayer|demain|hier|"
                        r"aujourd'hui|heute|morgen|gestern)\b")
 # a day said relative to today: "tomorrow", "next month", "this weekend", "in 3 days", "on Friday"
-_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _RELATIVE_DAY = re.compile(rf"\b(?:today|tomorrow|yesterday|tonight|(?:next|this|last|coming|following) "
-                           rf"(?:week|weekend|month|year|{_WEEKDAY})|in \d+ (?:days?|weeks?|months?)|on {_WEEKDAY})\b")
+                           rf"(?:week|weekend|month|year|{WEEKDAY})|in \d+ (?:days?|weeks?|months?)|on {WEEKDAY})\b")
 
 
 def dates_said(text: str) -> set[str]:

@@ -58,7 +58,7 @@ from typing import Any, Sequence
 
 from loguru import logger
 
-from sidespin.dates import MONTHS, dates_said, relative_date, unsaid_date
+from sidespin.dates import MONTH_NAMES, MONTHS, WEEKDAY, dates_said, relative_date, unsaid_date
 from sidespin.tables import telling_words, words_of
 from sidespin.tools import Tool, ToolCall
 from sidespin.zones import names_in, takes_a_zone
@@ -770,8 +770,7 @@ def zone_elsewhere(tool: Tool, arguments: dict[str, Any], said: str, message: st
 
 
 # a name that says no place: a month, a day, or letters in capitals ("4pm EST" for 'America/New_York', "PM", "UK")
-_NO_PLACE = re.compile(r"(?i:(?:january|february|march|april|may|june|july|august|september|october|november|"
-                       r"december|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\.?)$|[A-Z]+\.?$")
+_NO_PLACE = re.compile(rf"(?i:(?:{'|'.join(MONTH_NAMES)}|{WEEKDAY})\.?)$|[A-Z]+\.?$")
 
 
 def _overlaps(value: Any, other: Any) -> bool:

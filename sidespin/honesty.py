@@ -52,6 +52,8 @@ import json
 import re
 from typing import Any, Iterable, Sequence
 
+from sidespin.dates import MONTH_NAMES, WEEKDAY
+
 __all__ = ["claimed_tool", "claimed_now", "repeated_result", "named_from_nothing", "empty_result", "altered_quote",
            "unfounded", "files_unread", "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE", "NOTHING_NOTICE", "ALTERED_NOTICE",
            "FAILED_NOW_NOTICE", "FAILED_NOTICE", "UNREAD_NOTICE", "shown_after_failure"]
@@ -105,12 +107,12 @@ _NOW = (r"\b(?:current(?:ly)?|right now|now|at the moment|today|today's|this mor
         r"actuellement|actuelle?|maintenant|aujourd'hui|ahora|hora actual|fecha actual|actualmente|hoy|"
         r"jetzt|aktuelle?|gerade|heute|adesso|attuale|oggi)\b")
 _CLOCK = r"(?<![\d:.,])(?:[01]?\d|2[0-3])(?::[0-5]\d(?::[0-5]\d)?(?:\s?[ap]\.?m\.?)?|\s?[ap]\.?m\.?)(?![\d:])"
-_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
+_MONTHS = ("|".join(MONTH_NAMES) + "|"
            "janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre|"
            "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|"
            "januar|februar|märz|juni|juli|oktober|dezember")
 _DATE = (rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|(?:{_MONTHS})\s+\d{{1,2}}\b|\d{{1,2}}\.?\s+(?:de\s+)?(?:{_MONTHS})\b|"
-         r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)")
+         rf"{WEEKDAY}\b)")
 
 
 # "The time in Porto, Portugal, is 11:30 AM.", "the local time is 9:15": a place's time told as it is, no "now" needed
