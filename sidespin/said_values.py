@@ -75,10 +75,12 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
       Therapist in Walnut Creek." the 0.5B chose `type` "Psychiatrist" of "Psychologist", "Family Counselor" and
       "Psychiatrist". Of BFCL's right answers, each of the 220 required choices where the message names one allowed
       value is that value. An optional one the model chose unnamed was left out as made up (`grounded`): for "a
-      regular drama movie at Regal Crow Canyon" the 0.5B's `genre` was not "Drama". Of BFCL's right answers, 222
-      optional choices where the message names one allowed value need that value, 39 may be it or left out, and 26
-      must be another or left out ("Tourist Attraction" said, `category` "dontcare"). Two right calls are changed:
-      a first wave's "sine" ("sinusoidal") for the "square" of the second, and "not too pricey".
+      regular drama movie at Regal Crow Canyon" the 0.5B's `genre` was not "Drama". An optional choice is named by
+      every word of it ("attractions" does not name a `category` "Tourist Attraction": a search for attractions
+      filters none). Of BFCL's right answers, 241 optional choices where the message names one allowed value so
+      need that value, 43 may be it or left out, and 16 must be another or left out ("pricey" of "not too
+      pricey"). Two right calls are changed: that one, and a first wave's "sine" ("sinusoidal") for the "square"
+      of the second.
     - A time zone written as its place, or under the wrong area, for a parameter whose description gives a zone's
       IANA name as an example, is that place's zone (`sidespin.zones.as_zone`): with the reference time server the
       0.5B wrote "Los Angeles" for 'America/Los_Angeles', 'America/Mexico' for "Ciudad de México" and
@@ -120,7 +122,7 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
         if negatives:
             fixed[name] = _said_sign(fixed[name], negatives)
         if isinstance(value, str):
-            fixed[name] = _named_choice(fixed[name], schema, words)
+            fixed[name] = _named_choice(fixed[name], schema, words, wholly=name not in tool.required)
         if percents and _takes_a_decimal(name, schema):
             fixed[name] = _decimal(fixed[name], percents)
         if kept:
@@ -198,19 +200,21 @@ def _said_sign(value: Any, negatives: set[float]) -> Any:
     return value
 
 
-def _named_choice(value: str, schema: dict[str, Any], words: set[str]) -> str:
+def _named_choice(value: str, schema: dict[str, Any], words: set[str], *, wholly: bool = False) -> str:
+    """The one allowed value `words` name, for a `value` they do not; `wholly`: named by every word of it."""
     allowed = [v for v in schema.get("enum") or [] if isinstance(v, str)]
     if len(allowed) < 2 or value not in allowed or _names(value, words):
         return value
-    named = [v for v in allowed if _names(v, words)]
+    named = [v for v in allowed if _names(v, words, wholly=wholly)]
     return named[0] if len(named) == 1 else value
 
 
-def _names(value: str, words: set[str]) -> bool:
+def _names(value: str, words: set[str], *, wholly: bool = False) -> bool:
     """Whether `words` (a message's) name a value: one of its words that tell something (not the "of" of "Place of
-    Worship"), or the first five letters of a longer one."""
-    return any(w in words or (len(w) >= 5 and any(len(s) >= 5 and s[:5] == w[:5] for s in words))
-               for w in telling_words(value))
+    Worship"), or every one when `wholly`, each as said or by the first five letters of a longer one."""
+    named = [w in words or (len(w) >= 5 and any(len(s) >= 5 and s[:5] == w[:5] for s in words))
+             for w in telling_words(value)]
+    return bool(named) and (all(named) if wholly else any(named))
 
 
 def _takes_a_decimal(name: str, schema: dict[str, Any]) -> bool:
