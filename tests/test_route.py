@@ -1076,6 +1076,18 @@ async def test_an_array_whose_values_are_listed_beside_its_items_is_an_array_of_
     assert [c.arguments for c in await Router(fake).route(user(text), [readings])] == [{"metrics": ["temperature"]}]
 
 
+async def test_a_whole_number_whose_allowed_values_are_texts_is_a_text() -> None:
+    """BFCL's `Music_3_LookupMusic.year` is an integer whose allowed values are "2010" … "dontcare": the 0.5B's 2010
+    was refused as not one of them ("2010" would be no whole number), so no call was made. BFCL's answers write
+    "2012"."""
+    music = tool_from_mcp(mcp_types.Tool(name="lookup_music", description="Find songs.", inputSchema={
+        "type": "object", "properties": {"year": {"type": "integer", "enum": ["2010", "2011", "dontcare"]}},
+        "required": ["year"]}), lambda **_: None, source="mcp:music", timeout=5)
+    text = "Find me songs from 2011."
+    fake = FakeLlama({text: [("lookup_music", {"year": 2011})]})
+    assert [c.arguments for c in await Router(fake).route(user(text), [music])] == [{"year": "2011"}]
+
+
 def test_a_number_has_six_digits_after_its_point_or_as_many_as_a_number_said() -> None:
     """BFCL parallel_124 and live_simple_226: unbounded, the 0.5B wrote a growth rate of 1.50000000000000015000… and
     a speed of 1.0555555…, until the budget cut the arguments off twice and no call was made."""

@@ -76,11 +76,16 @@ def _each_subschema(node: dict[str, Any], each: Callable[[Any], Any]) -> dict[st
 def as_meant(node: Any) -> Any:
     """A schema a server listed, with what no value could satisfy read as its author meant: an enum of single values
     written beside an array's `items` is the items' enum (BFCL's `metrics`, "type": "array" with "enum":
-    ["temperature", "humidity", …]: no array is one of those strings, so every call failed as malformed)."""
+    ["temperature", "humidity", …]: no array is one of those strings, so every call failed as malformed); a number's
+    enum of texts is of texts (BFCL's `year`, "type": "integer" with "enum": ["2010", …, "dontcare"]: 2012 was
+    refused as not one of them, and "2012" as no whole number; its own answers write "2012")."""
     if not isinstance(node, dict):
         return node
     meant = _each_subschema(node, as_meant)
     enum = meant.get("enum")
+    if meant.get("type") in ("integer", "number") and isinstance(enum, list) and enum and all(
+            isinstance(value, str) for value in enum):
+        meant = {**meant, "type": "string"}
     if meant.get("type") == "array" and isinstance(enum, list) and enum and not any(
             isinstance(value, list) for value in enum):
         items = meant.get("items") if isinstance(meant.get("items"), dict) else {}
