@@ -7,22 +7,22 @@ kept (`sidespin.llm.embedded`): a decision then costs only the conversation's to
 also keeps a small model among tools made to be used together: offered ten tools from five
 servers, the 0.5B answered "make a folder" with the memory server's `create_entities`.
 
-Which table (`table_for`): BM25 (SQLite's FTS5, with the Porter stemmer) ranks the tools by their
-name split into words, their description and their parameters' names and descriptions; the query is
-the words of the last user message that carry meaning (not "the", "to", "that" …, nor numbers), and
-"file" when it names one ("budget.csv"), "current time" when it asks the date or time it is now, or of the one before when the last matches no tool. A table
-scores its best tool's BM25 score and a fifth of its second best's (`_SECOND`), and half the best
-table's more when it holds a tool the conversation already called (a follow-up often needs the same
-tool again, or its sibling). Not the sum over its tools: a big server's many tools each matching a
-common word outvote the one tool made for the message. Offered beside the five MCP reference
-servers' 52 tools, the question's own functions were chosen for 391 of BFCL's 400 simple_python
-questions (267 summing inverse ranks), 198 of 200 multiple, 217 of 258 live_simple and 985 of 1,053
-live_multiple (171, 145, 924); the best tool alone gave 390, 198, 218, 978, half the second 387,
-196, 212, 989; "Get the working hours of Louvre Museum in Paris." went to the file server, whose 14
-tools all say where they "work". A table whose server works in a folder the message names
-(`Tool.places`) is chosen whatever the words ("open /home/me/notes/ideas.md" is the file server's,
-though the memory server has `open_nodes`). With no word in common, no table is chosen: the route
-asks the model (`sidespin.route`).
+Which table (`table_for`): BM25 (SQLite's FTS5, with the Porter stemmer) ranks the tools by their name
+split into words, their description and their parameters' names and descriptions; the query is the words
+of the last user message that carry meaning (not "the", "to", "that" …, nor numbers), and "file" when it
+names one ("budget.csv"), and "current time" when it asks the date or the time it is now, or of the one
+before when the last matches no tool. A table scores its best tool's BM25 score and a fifth of its
+second best's (`_SECOND`), and half the best table's more when it holds a tool the conversation already
+called (a follow-up often needs the same tool again, or its sibling). Not the sum over its tools: a big
+server's many tools each matching a common word outvote the one tool made for the message. Offered
+beside the five MCP reference servers' 52 tools, the question's own functions were chosen for 391 of
+BFCL's 400 simple_python questions (267 summing inverse ranks), 198 of 200 multiple, 217 of 258
+live_simple and 985 of 1,053 live_multiple (171, 145, 924); the best tool alone gave 390, 198, 218, 978,
+half the second 387, 196, 212, 989; "Get the working hours of Louvre Museum in Paris." went to the file
+server, whose 14 tools all say where they "work". A table whose server works in a folder the message
+names (`Tool.places`) is chosen whatever the words ("open /home/me/notes/ideas.md" is the file server's,
+though the memory server has `open_nodes`). With no word in common, no table is chosen: the route asks
+the model (`sidespin.route`).
 
 `shares_a_word`: whether any offered tool shares a word with those messages at all. When none
 does, no tool was called yet, the message is in the tools' own language and it asks for nothing
