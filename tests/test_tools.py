@@ -115,7 +115,8 @@ def test_a_value_outside_the_enum_is_refused_with_the_choices() -> None:
 
 
 def test_a_choice_written_otherwise_is_that_choice() -> None:
-    """The 0.5B wrote 2010 for a BFCL `year` whose choices are '2010' … with no type: refused, no call was made."""
+    """A choice written in another type or case (2010 for '2010', "KM " for "km") was refused as not one of the
+    choices, and no call was made."""
     years = {"type": "object", "properties": {"year": {"enum": ["2010", "2011", "dontcare"]}}}
     assert coerce_arguments(years, {"year": 2010}) == {"year": "2010"}
     assert coerce_arguments(TRIP, {"unit": "KM "}) == {"unit": "km"}

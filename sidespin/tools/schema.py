@@ -210,9 +210,10 @@ def _coerce_value(name: str, value: Any, schema: dict[str, Any], inside: bool = 
 
 
 def _as_choice(value: Any, choices: Any) -> Any:
-    """A value not among an enum's choices that one choice writes otherwise is that choice: 2010 for the choice
-    '2010' of an enum with no type (BFCL's `year`, refused as "not one of ['2010', …]"), "Celsius" for "celsius".
-    Left as it is when no choice, or more than one, reads so: the enum then refuses it, naming the choices."""
+    """A value not among an enum's choices that one choice writes otherwise is that choice: the number 2010 for the
+    text '2010' of an enum with no type, "2" for 2, "Celsius" for "celsius" (each refused before as "not one of …",
+    so no call was made). Left as it is when no choice, or more than one, reads so: the enum then refuses it,
+    naming the choices. (An enum of texts under "type": "integer", BFCL's `year`, is read as texts by `as_meant`.)"""
     if not isinstance(choices, list) or isinstance(value, (bool, dict, list)) or value is None or value in choices:
         return value
     said = str(value).strip().casefold()
