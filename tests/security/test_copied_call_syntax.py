@@ -4,6 +4,8 @@ the syntax unless the person opens what the model wrote."""
 
 from __future__ import annotations
 
+from fasthtml.common import to_xml
+
 from sidespin.events import MalformedCall, TextDelta, ToolFinished, ToolStarted, TurnDone
 from sidespin.llm.base import Delta
 from sidespin.protocol import format_block
@@ -11,10 +13,9 @@ from sidespin.rally import Conversation, chat_with_llm
 from sidespin.record import TurnRecord
 from sidespin.tools import ToolCall, ToolRegistry, tool
 from sidespin.web.page import Notices
-from fasthtml.common import to_xml
 from tests.scripted import ScriptedBackend
 
-sent: list[str] = []
+sent: list[str] = []  # what the tools were given: a query searched, a note sent
 
 TEACHING = ('Put the tool\'s name in <tool name="..." /> and each parameter in its own <param name="...">value'
             '</param>. Write the block, then stop.')
