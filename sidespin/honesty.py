@@ -56,7 +56,7 @@ from sidespin.dates import MONTH_NAMES, WEEKDAY
 
 __all__ = ["claimed_tool", "claimed_now", "repeated_result", "named_from_nothing", "empty_result", "altered_quote",
            "unfounded", "files_unread", "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE", "NOTHING_NOTICE", "ALTERED_NOTICE",
-           "FAILED_NOW_NOTICE", "FAILED_NOTICE", "UNREAD_NOTICE", "shown_after_failure"]
+           "FAILED_NOW_NOTICE", "FAILED_NOTICE", "UNREAD_NOTICE", "TIME_NOTICE", "shown_after_failure", "misread_time"]
 
 NOTICE = ("no tool ran for this answer: what it says a tool returned or did did not come from a tool, "
           "and nothing was done")
@@ -73,6 +73,7 @@ FAILED_NOTICE = "{tool} failed: what this answer shows did not come from it, nor
 UNREAD_NOTICE = ("no tool ran for this answer: nothing was read from your folders, so the files it names ({files}) "
                  "are not from them")
 ALTERED_NOTICE = "this answer shows what {tool} returned with a line it did not return (\"{line}\"): no tool gave it"
+TIME_NOTICE = "this answer gives the time \"{told}\", which {tool} did not return: it returned {given}"
 _REPEATED_LINES = 3  # lines of one earlier result an answer repeats before it counts
 _LONG_LINE = 80  # ... or characters of one line it repeats
 
@@ -237,6 +238,51 @@ def _lines(text: str) -> set[str]:
     return {line for line in lines if len(line) >= 3}
 
 
+# a moment a result gives as it is somewhere, with its offset: 2026-11-27T22:59:01+09:00, 2025-03-11 09:30:00+01:00
+_RESULT_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]([01]\d|2[0-3]):([0-5]\d)(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})(?![\d:])")
+# a clock time an answer or a message gives, with minutes: 22:59, 22:59:01, 7:59 PM, 10:59 p.m. UTC
+_TOLD_TIME = re.compile(r"(?<![\d:.,])([01]?\d|2[0-3]):([0-5]\d)(?::[0-5]\d)?(?![\d:])(?:\s?([ap])(?:\.m\.|\.?m\b))?"
+                        r"(?:\s?(UTC|GMT)\b)?", re.IGNORECASE)
+
+
+def misread_time(text: str, results: Sequence[tuple[str, str]], said: str) -> tuple[str, str, str] | None:
+    """A clock time the answer gives that the turn's `results` (name and output), which give moments with their
+    offsets (the reference time server's `datetime`, a commit's date), do not, nor what was `said`: the time as
+    the answer wrote it, the tool, and what it returned. A time is theirs at its own offset or as UTC; told with
+    "UTC" or "GMT" it must be the UTC one. The 0.5B answered "The time in Tokyo is 22:59:01 UTC." for 22:59 at
+    +09:00, and "7:59 PM" in Ciudad de México for 07:59. Times without minutes ("3 PM") are not read. None when
+    no result gives a moment."""
+    moments = [(tool, int(h), int(m), offset) for tool, output in results
+               for h, m, offset in _RESULT_TIME.findall(output)]
+    if not moments:
+        return None
+    local = {(h, m) for _, h, m, _ in moments} | {(int(h) % 24, int(m)) for h, m, *_ in _TOLD_TIME.findall(said)}
+    utc = {_as_utc(h, m, offset) for _, h, m, offset in moments}
+    for found in _TOLD_TIME.finditer(text):
+        hour, minute, half, label = int(found.group(1)), int(found.group(2)), found.group(3), found.group(4)
+        hours = {hour % 12 + (12 if half.lower() == "p" else 0)} if half and hour <= 12 else (
+            {hour, hour + 12} if hour < 12 else {hour})
+        known = utc if label else local | utc
+        if not any((h % 24, minute) in known for h in hours):
+            tool, h, m, offset = moments[0]
+            return found.group(0).strip(), tool, f"{h:02d}:{m:02d} at {_offset_name(offset)}"
+    return None
+
+
+def _as_utc(hour: int, minute: int, offset: str) -> tuple[int, int]:
+    if offset.upper() == "Z":
+        return hour, minute
+    sign = -1 if offset.startswith("-") else 1
+    digits = offset[1:].replace(":", "")
+    shift = sign * (int(digits[:2]) * 60 + int(digits[2:] or 0))
+    total = (hour * 60 + minute - shift) % (24 * 60)
+    return total // 60, total % 60
+
+
+def _offset_name(offset: str) -> str:
+    return "UTC" if offset.upper() == "Z" or offset.replace(":", "") in ("+0000", "-0000") else f"UTC{offset}"
+
+
 def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
               earlier: Iterable[tuple[str, str]] = (), found: Sequence[tuple[str, str]] = (),
               said: str = "", asked: str = "", folders: bool = False) -> tuple[str, str] | None:
@@ -244,7 +290,7 @@ def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
     a tool's result without its call (`claimed_tool`); when calls were made, the time now or content shown after
     calls that all failed (`claimed_now`, `shown_after_failure`), a name no one `said` after results
     that all found nothing (`found`: the turn's, name and output; `named_from_nothing`), or a quote of one of them
-    with a line of its own (`altered_quote`); when nothing was called, the time now (`claimed_now`), files a
+    with a line of its own (`altered_quote`), or a clock time none of them gave (`misread_time`); when nothing was called, the time now (`claimed_now`), files a
     message (`asked`) about files or a folder got named while a server works in `folders` (`files_unread`), or an
     `earlier` result (name and output) repeated (`repeated_result`)."""
     made = list(called)
@@ -263,7 +309,10 @@ def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
         if nothing is not None:
             return nothing[1], NOTHING_NOTICE.format(tool=nothing[0], name=nothing[1])
         altered = altered_quote(text, found)
-        return (altered[1], ALTERED_NOTICE.format(tool=altered[0], line=altered[1])) if altered else None
+        if altered is not None:
+            return altered[1], ALTERED_NOTICE.format(tool=altered[0], line=altered[1])
+        misread = misread_time(text, [(tool, output) for tool, output in found if not output.startswith("Error")], said)
+        return (misread[0], TIME_NOTICE.format(told=misread[0], tool=misread[1], given=misread[2])) if misread else None
     now = claimed_now(text)
     if now is not None:
         return now, NOW_NOTICE

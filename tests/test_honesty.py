@@ -7,7 +7,7 @@ import dataclasses
 
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, ToolProposed
 from sidespin.honesty import (ALTERED_NOTICE, FAILED_NOTICE, FAILED_NOW_NOTICE, NOTHING_NOTICE, NOTICE, NOW_NOTICE, REPEAT_NOTICE,
-                              UNREAD_NOTICE, altered_quote, files_unread,
+                              TIME_NOTICE, UNREAD_NOTICE, altered_quote, files_unread, misread_time,
                               claimed_now, claimed_tool, empty_result, named_from_nothing, repeated_result,
                               shown_after_failure)
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
@@ -259,6 +259,44 @@ async def test_a_time_given_after_the_time_tool_failed_says_it_was_made_up() -> 
                                                  registry=ToolRegistry([get_current_time]),
                                                  options=RallyOptions(mode="xml"))]
         assert [bool(e.result.error) for e in events if isinstance(e, ToolFinished)] == [True]
+        assert [e.message for e in events if isinstance(e, ErrorNotice)] == ([notice] if notice else []), answer
+
+
+TOKYO = '{"timezone": "Asia/Tokyo", "datetime": "2026-11-27T22:59:01+09:00", "day_of_week": "Friday", "is_dst": false}'
+MEXICO = '{"timezone": "America/Mexico_City", "datetime": "2026-11-27T07:59:10-06:00", "is_dst": false}'
+CONVERTED = ('{"source": {"timezone": "America/New_York", "datetime": "2026-11-27T15:00:00-05:00"}, '
+             '"target": {"timezone": "Europe/London", "datetime": "2026-11-27T20:00:00+00:00"}}')
+
+
+def test_a_time_the_time_tool_did_not_return_is_misread() -> None:
+    """The reference time server's answers, as the 0.5B told them: "22:59:01 UTC" for 22:59 at +09:00, "7:59 PM" for
+    07:59. A time at its own offset, as UTC, in twelve hours, or said in the message is no misreading."""
+    tokyo, mexico, converted = [("get_current_time", TOKYO)], [("get_current_time", MEXICO)], [("convert_time", CONVERTED)]
+    assert misread_time("The time in Tokyo is 22:59:01 UTC.", tokyo, "Tokyo time?") == (
+        "22:59:01 UTC", "get_current_time", "22:59 at UTC+09:00")
+    assert misread_time("The current time in Ciudad de México is 7:59 PM.", mexico, "") == (
+        "7:59 PM", "get_current_time", "07:59 at UTC-06:00")
+    for text, results, said in (("It is 22:59 in Tokyo.", tokyo, ""), ("It's 10:59 p.m. in Tokyo.", tokyo, ""),
+                                ("That is 13:59 UTC.", tokyo, ""), ("It is 7:59 AM, a Friday.", mexico, ""),
+                                ("At 15:00 in New York it is 20:00 in London.", converted, ""),
+                                ("Your meeting at 10:30 is in an hour.", tokyo, "My meeting is at 10:30."),
+                                ("It is 14:30.", [("read_file", "Lunch at 14:30")], "")):
+        assert misread_time(text, results, said) is None, text
+
+
+async def test_a_time_told_otherwise_than_the_time_tool_gave_it_says_so() -> None:
+    @tool(read_only=True, name="get_current_time")
+    def tokyo_time(timezone: str) -> str:
+        """The current time in a time zone."""
+        return TOKYO
+
+    call = '<tool_call>\n{"name": "get_current_time", "arguments": {"timezone": "Asia/Tokyo"}}\n</tool_call>'
+    for answer, notice in (("The time in Tokyo is 22:59:01 UTC.", TIME_NOTICE.format(
+            told="22:59:01 UTC", tool="get_current_time", given="22:59 at UTC+09:00")),
+                           ("It is 22:59 in Tokyo, on a Friday.", None)):
+        events = [e async for e in chat_with_llm(Conversation(), "Tokyo time?",
+                                                 backend=ScriptedBackend([[call], [answer]]),
+                                                 registry=ToolRegistry([tokyo_time]), options=RallyOptions(mode="xml"))]
         assert [e.message for e in events if isinstance(e, ErrorNotice)] == ([notice] if notice else []), answer
 
 

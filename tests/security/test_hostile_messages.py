@@ -110,3 +110,15 @@ def test_a_question_for_now_is_read_in_time(text, asks) -> None:
     found = in_a_child("import sys; from sidespin.tables import _ASKS_NOW; "
                        "print(_ASKS_NOW.search(sys.stdin.read()) is not None)", text, 30, "the reader")
     assert found == str(asks)
+
+
+@pytest.mark.parametrize("text, result", [
+    ("12:34 " * (LONG // 6), '"2026-11-27T12:34:00+09:00" ' * (LONG // 28)),
+    ("1:" * (LONG // 2), "2026-11-27T" * (LONG // 11)),
+], ids=["many-times", "half-times"])
+def test_an_answers_times_are_read_against_the_results_in_time(text, result) -> None:
+    """An answer's clock times are read against the moments the results give (`misread_time`): a hostile page or
+    model may write either at any length."""
+    script = ("import sys, json; from sidespin.honesty import misread_time; text, result = json.load(sys.stdin); "
+              "print(misread_time(text, [('tool', result)], ''))")
+    assert in_a_child(script, json.dumps([text, result]), 30, "the check") == "None"
