@@ -52,11 +52,12 @@ import json
 import re
 from typing import Any, Iterable, Sequence
 
-from sidespin.dates import MONTH_NAMES, WEEKDAY
+from sidespin.dates import MONTH_NAMES, WEEKDAY, dates_said
 
 __all__ = ["claimed_tool", "claimed_now", "repeated_result", "named_from_nothing", "empty_result", "altered_quote",
            "unfounded", "files_unread", "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE", "NOTHING_NOTICE", "ALTERED_NOTICE",
-           "FAILED_NOW_NOTICE", "FAILED_NOTICE", "UNREAD_NOTICE", "TIME_NOTICE", "shown_after_failure", "misread_time"]
+           "FAILED_NOW_NOTICE", "FAILED_NOTICE", "UNREAD_NOTICE", "TIME_NOTICE", "DATE_NOTICE", "shown_after_failure", "misread_time",
+           "unsaid_dates"]
 
 NOTICE = ("no tool ran for this answer: what it says a tool returned or did did not come from a tool, "
           "and nothing was done")
@@ -74,6 +75,7 @@ UNREAD_NOTICE = ("no tool ran for this answer: nothing was read from your folder
                  "are not from them")
 ALTERED_NOTICE = "this answer shows what {tool} returned with a line it did not return (\"{line}\"): no tool gave it"
 TIME_NOTICE = "this answer gives the time \"{told}\", which {tool} did not return: it returned {given}"
+DATE_NOTICE = "this answer gives the date {told}, which no tool returned and no one said"
 _REPEATED_LINES = 3  # lines of one earlier result an answer repeats before it counts
 _LONG_LINE = 80  # ... or characters of one line it repeats
 
@@ -269,6 +271,17 @@ def misread_time(text: str, results: Sequence[tuple[str, str]], said: str) -> tu
     return None
 
 
+def unsaid_dates(text: str, results: Sequence[tuple[str, str]], said: str) -> list[str]:
+    """The whole dates (day, month and year) an answer gives that no result of the turn (name and output) and
+    nothing `said` gives, in any form (`dates_said`), as YYYY-MM-DD: asked "Wie groß ist die Datei budget.csv und
+    wann wurde sie zuletzt geändert?", the 0.5B read the file, not its details, and answered that it was changed
+    "on February 29, 2023". [] when the turn has no result."""
+    if not results:
+        return []
+    known = dates_said(" ".join([said, *(output for _, output in results)]).lower())
+    return sorted(dates_said(text.lower()) - known)
+
+
 def _as_utc(hour: int, minute: int, offset: str) -> tuple[int, int]:
     if offset.upper() == "Z":
         return hour, minute
@@ -290,7 +303,7 @@ def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
     a tool's result without its call (`claimed_tool`); when calls were made, the time now or content shown after
     calls that all failed (`claimed_now`, `shown_after_failure`), a name no one `said` after results
     that all found nothing (`found`: the turn's, name and output; `named_from_nothing`), or a quote of one of them
-    with a line of its own (`altered_quote`), or a clock time none of them gave (`misread_time`); when nothing was called, the time now (`claimed_now`), files a
+    with a line of its own (`altered_quote`), or a clock time or a date none of them gave (`misread_time`, `unsaid_dates`); when nothing was called, the time now (`claimed_now`), files a
     message (`asked`) about files or a folder got named while a server works in `folders` (`files_unread`), or an
     `earlier` result (name and output) repeated (`repeated_result`)."""
     made = list(called)
@@ -311,8 +324,12 @@ def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
         altered = altered_quote(text, found)
         if altered is not None:
             return altered[1], ALTERED_NOTICE.format(tool=altered[0], line=altered[1])
-        misread = misread_time(text, [(tool, output) for tool, output in found if not output.startswith("Error")], said)
-        return (misread[0], TIME_NOTICE.format(told=misread[0], tool=misread[1], given=misread[2])) if misread else None
+        answered = [(tool, output) for tool, output in found if not output.startswith("Error")]
+        misread = misread_time(text, answered, said)
+        if misread is not None:
+            return misread[0], TIME_NOTICE.format(told=misread[0], tool=misread[1], given=misread[2])
+        dates = unsaid_dates(text, answered, said)
+        return (dates[0], DATE_NOTICE.format(told=dates[0])) if dates else None
     now = claimed_now(text)
     if now is not None:
         return now, NOW_NOTICE

@@ -7,7 +7,7 @@ import dataclasses
 
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, ToolProposed
 from sidespin.honesty import (ALTERED_NOTICE, FAILED_NOTICE, FAILED_NOW_NOTICE, NOTHING_NOTICE, NOTICE, NOW_NOTICE, REPEAT_NOTICE,
-                              TIME_NOTICE, UNREAD_NOTICE, altered_quote, files_unread, misread_time,
+                              DATE_NOTICE, TIME_NOTICE, UNREAD_NOTICE, altered_quote, files_unread, misread_time, unsaid_dates,
                               claimed_now, claimed_tool, empty_result, named_from_nothing, repeated_result,
                               shown_after_failure)
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
@@ -297,6 +297,39 @@ async def test_a_time_told_otherwise_than_the_time_tool_gave_it_says_so() -> Non
         events = [e async for e in chat_with_llm(Conversation(), "Tokyo time?",
                                                  backend=ScriptedBackend([[call], [answer]]),
                                                  registry=ToolRegistry([tokyo_time]), options=RallyOptions(mode="xml"))]
+        assert [e.message for e in events if isinstance(e, ErrorNotice)] == ([notice] if notice else []), answer
+
+
+BUDGET = "date,item,amount\n2023-02-01,rent,900\n2023-02-03,food,120\n"
+
+
+def test_a_date_no_result_and_no_one_gave_is_unsaid() -> None:
+    """Asked when budget.csv was last changed, the 0.5B read the file (not its details) and answered "on February 29,
+    2023". A date a result gives in another form, or the message says, is no such date."""
+    budget, clock = [("read_text_file", BUDGET)], [("get_current_time", TOKYO)]
+    assert unsaid_dates("The file was last changed on February 29, 2023.", budget, "When was budget.csv changed?") == [
+        "2023-02-29"]
+    for text, results, said in (("On February 1, 2023 you paid rent.", budget, ""),
+                                ("Today's date is November 27, 2026.", clock, ""),
+                                ("It is 27 November 2026.", clock, ""),
+                                ("Your trip on 2027-01-05 is close.", clock, "My trip is on January 5, 2027."),
+                                ("It was changed on March 3, 2023.", [], "")):  # no result: no call's to judge
+        assert unsaid_dates(text, results, said) == [], text
+
+
+async def test_a_date_told_from_a_file_that_does_not_hold_it_says_so() -> None:
+    @tool(read_only=True, name="read_text_file")
+    def read_budget(path: str) -> str:
+        """Read a text file."""
+        return BUDGET
+
+    call = '<tool_call>\n{"name": "read_text_file", "arguments": {"path": "budget.csv"}}\n</tool_call>'
+    for answer, notice in (("The file budget.csv was last changed on February 29, 2023.",
+                            DATE_NOTICE.format(told="2023-02-29")),
+                           ("Rent was 900 on February 1, 2023.", None)):
+        events = [e async for e in chat_with_llm(Conversation(), "When was budget.csv last changed?",
+                                                 backend=ScriptedBackend([[call], [answer]]),
+                                                 registry=ToolRegistry([read_budget]), options=RallyOptions(mode="xml"))]
         assert [e.message for e in events if isinstance(e, ErrorNotice)] == ([notice] if notice else []), answer
 
 

@@ -122,3 +122,11 @@ def test_an_answers_times_are_read_against_the_results_in_time(text, result) -> 
     script = ("import sys, json; from sidespin.honesty import misread_time; text, result = json.load(sys.stdin); "
               "print(misread_time(text, [('tool', result)], ''))")
     assert in_a_child(script, json.dumps([text, result]), 30, "the check") == "None"
+
+
+def test_an_answers_dates_are_read_against_the_results_in_time() -> None:
+    """The dates an answer gives are read against the turn's results (`unsaid_dates`), both of any length."""
+    text, result = "on 2023-02-" * (LONG // 11), "May 1" * (LONG // 5)
+    script = ("import sys, json; from sidespin.honesty import unsaid_dates; text, result = json.load(sys.stdin); "
+              "print(unsaid_dates(text, [('tool', result)], ''))")
+    assert in_a_child(script, json.dumps([text, result]), 30, "the check") == "[]"
