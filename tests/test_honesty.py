@@ -14,6 +14,12 @@ from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.tools import ToolRegistry, tool
 from tests.scripted import ScriptedBackend
 
+async def one_call_turn(message: str, call: str, answer: str, *tools) -> list:
+    """The events of a turn in which the model writes `call`, then `answer` from its result."""
+    return [e async for e in chat_with_llm(Conversation(), message, backend=ScriptedBackend([[call], [answer]]),
+                                           registry=ToolRegistry(list(tools)), options=RallyOptions(mode="xml"))]
+
+
 
 @tool(read_only=True)
 def read_file(path: str) -> str:
@@ -254,10 +260,7 @@ async def test_a_time_given_after_the_time_tool_failed_says_it_was_made_up() -> 
     for answer, notice in (("The current time in Ciudad de México is 10:00 AM.",
                             FAILED_NOW_NOTICE.format(tool="get_current_time")),
                            ("I could not get the time: America/Mexico is no time zone.", None)):
-        events = [e async for e in chat_with_llm(Conversation(), "¿Qué hora es ahora en Ciudad de México?",
-                                                 backend=ScriptedBackend([[call], [answer]]),
-                                                 registry=ToolRegistry([get_current_time]),
-                                                 options=RallyOptions(mode="xml"))]
+        events = await one_call_turn("¿Qué hora es ahora en Ciudad de México?", call, answer, get_current_time)
         assert [bool(e.result.error) for e in events if isinstance(e, ToolFinished)] == [True]
         assert [e.message for e in events if isinstance(e, ErrorNotice)] == ([notice] if notice else []), answer
 
@@ -294,9 +297,7 @@ async def test_a_time_told_otherwise_than_the_time_tool_gave_it_says_so() -> Non
     for answer, notice in (("The time in Tokyo is 22:59:01 UTC.", TIME_NOTICE.format(
             told="22:59:01 UTC", tool="get_current_time", given="22:59 at UTC+09:00")),
                            ("It is 22:59 in Tokyo, on a Friday.", None)):
-        events = [e async for e in chat_with_llm(Conversation(), "Tokyo time?",
-                                                 backend=ScriptedBackend([[call], [answer]]),
-                                                 registry=ToolRegistry([tokyo_time]), options=RallyOptions(mode="xml"))]
+        events = await one_call_turn("Tokyo time?", call, answer, tokyo_time)
         assert [e.message for e in events if isinstance(e, ErrorNotice)] == ([notice] if notice else []), answer
 
 
@@ -327,9 +328,7 @@ async def test_a_date_told_from_a_file_that_does_not_hold_it_says_so() -> None:
     for answer, notice in (("The file budget.csv was last changed on February 29, 2023.",
                             DATE_NOTICE.format(told="2023-02-29")),
                            ("Rent was 900 on February 1, 2023.", None)):
-        events = [e async for e in chat_with_llm(Conversation(), "When was budget.csv last changed?",
-                                                 backend=ScriptedBackend([[call], [answer]]),
-                                                 registry=ToolRegistry([read_budget]), options=RallyOptions(mode="xml"))]
+        events = await one_call_turn("When was budget.csv last changed?", call, answer, read_budget)
         assert [e.message for e in events if isinstance(e, ErrorNotice)] == ([notice] if notice else []), answer
 
 
@@ -354,10 +353,7 @@ async def test_content_shown_after_calls_that_all_failed_says_no_tool_gave_it() 
     made_up = 'The structured weather content for Chicago is as follows:\n\n```json\n{"temperature": 25}\n```'
     for answer, notice in ((made_up, FAILED_NOTICE.format(tool="read_weather")),
                            ("I could not read weather/chicago.json: there is no such file.", None)):
-        events = [e async for e in chat_with_llm(Conversation(), "Get the structured weather content for Chicago.",
-                                                 backend=ScriptedBackend([[call], [answer]]),
-                                                 registry=ToolRegistry([read_weather]),
-                                                 options=RallyOptions(mode="xml"))]
+        events = await one_call_turn("Get the structured weather content for Chicago.", call, answer, read_weather)
         assert [bool(e.result.error) for e in events if isinstance(e, ToolFinished)] == [True]
         assert [e.message for e in events if isinstance(e, ErrorNotice)] == ([notice] if notice else []), answer
         assert "".join(e.text for e in events if isinstance(e, TextDelta)) == answer  # kept as written
