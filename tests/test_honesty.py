@@ -6,19 +6,19 @@ from __future__ import annotations
 import dataclasses
 
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, ToolProposed
-from sidespin.honesty import (ALTERED_NOTICE, FAILED_NOTICE, FAILED_NOW_NOTICE, NOTHING_NOTICE, NOTICE, NOW_NOTICE, REPEAT_NOTICE,
-                              DATE_NOTICE, TIME_NOTICE, UNREAD_NOTICE, altered_quote, files_unread, misread_time, unsaid_dates,
-                              claimed_now, claimed_tool, empty_result, named_from_nothing, repeated_result,
-                              shown_after_failure)
+from sidespin.honesty import (ALTERED_NOTICE, DATE_NOTICE, FAILED_NOTICE, FAILED_NOW_NOTICE, NOTHING_NOTICE, NOTICE,
+                              NOW_NOTICE, REPEAT_NOTICE, TIME_NOTICE, UNREAD_NOTICE, altered_quote, claimed_now,
+                              claimed_tool, empty_result, files_unread, misread_time, named_from_nothing,
+                              repeated_result, shown_after_failure, unsaid_dates)
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.tools import ToolRegistry, tool
 from tests.scripted import ScriptedBackend
+
 
 async def one_call_turn(message: str, call: str, answer: str, *tools) -> list:
     """The events of a turn in which the model writes `call`, then `answer` from its result."""
     return [e async for e in chat_with_llm(Conversation(), message, backend=ScriptedBackend([[call], [answer]]),
                                            registry=ToolRegistry(list(tools)), options=RallyOptions(mode="xml"))]
-
 
 
 @tool(read_only=True)
