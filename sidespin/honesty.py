@@ -56,8 +56,8 @@ from sidespin.dates import MONTH_NAMES, WEEKDAY, dates_said
 
 __all__ = ["claimed_tool", "claimed_now", "repeated_result", "named_from_nothing", "empty_result", "altered_quote",
            "unfounded", "files_unread", "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE", "NOTHING_NOTICE", "ALTERED_NOTICE",
-           "FAILED_NOW_NOTICE", "FAILED_NOTICE", "UNREAD_NOTICE", "TIME_NOTICE", "DATE_NOTICE", "shown_after_failure", "misread_time",
-           "unsaid_dates"]
+           "FAILED_NOW_NOTICE", "FAILED_NOTICE", "UNREAD_NOTICE", "TIME_NOTICE", "DATE_NOTICE", "shown_after_failure",
+           "misread_time", "unsaid_dates"]
 
 NOTICE = ("no tool ran for this answer: what it says a tool returned or did did not come from a tool, "
           "and nothing was done")
@@ -241,7 +241,8 @@ def _lines(text: str) -> set[str]:
 
 
 # a moment a result gives as it is somewhere, with its offset: 2026-11-27T22:59:01+09:00, 2025-03-11 09:30:00+01:00
-_RESULT_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]([01]\d|2[0-3]):([0-5]\d)(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})(?![\d:])")
+_RESULT_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]([01]\d|2[0-3]):([0-5]\d)(?::\d{2}(?:\.\d+)?)?"
+                          r"(Z|[+-]\d{2}:?\d{2})(?![\d:])")
 # a clock time an answer or a message gives, with minutes: 22:59, 22:59:01, 7:59 PM, 10:59 p.m. UTC
 _TOLD_TIME = re.compile(r"(?<![\d:.,])([01]?\d|2[0-3]):([0-5]\d)(?::[0-5]\d)?(?![\d:])(?:\s?([ap])(?:\.m\.|\.?m\b))?"
                         r"(?:\s?(UTC|GMT)\b)?", re.IGNORECASE)
@@ -303,9 +304,10 @@ def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
     a tool's result without its call (`claimed_tool`); when calls were made, the time now or content shown after
     calls that all failed (`claimed_now`, `shown_after_failure`), a name no one `said` after results
     that all found nothing (`found`: the turn's, name and output; `named_from_nothing`), or a quote of one of them
-    with a line of its own (`altered_quote`), or a clock time or a date none of them gave (`misread_time`, `unsaid_dates`); when nothing was called, the time now (`claimed_now`), files a
-    message (`asked`) about files or a folder got named while a server works in `folders` (`files_unread`), or an
-    `earlier` result (name and output) repeated (`repeated_result`)."""
+    with a line of its own (`altered_quote`), or a clock time or a date none of them gave (`misread_time`,
+    `unsaid_dates`); when nothing was called, the time now (`claimed_now`), files a message (`asked`) about files or
+    a folder got named while a server works in `folders` (`files_unread`), or an `earlier` result (name and output)
+    repeated (`repeated_result`)."""
     made = list(called)
     tool = claimed_tool(text, offered, made)
     if tool is not None:

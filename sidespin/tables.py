@@ -122,8 +122,8 @@ def _queries(messages: Sequence[dict[str, Any]]) -> list[list[str]]:
 # (whose commits are filtered by dates), and "What day is it today?" no word with any of the reference servers' tools.
 # "What's the date of the last commit?" asks for no now.
 _ASKS_NOW = re.compile(
-    r"(?i)\b(?:what|which)\b(?:'s| is)?(?:\s+(?:the|today's))?\s+(?:date|day|time)\b(?:\s+is\s+it\b|(?:\s+(?:is|it|right|"
-    r"exactly))*\s+(?:today|now)\b)|\btoday'?s date\b")
+    r"(?i)\b(?:what|which)\b(?:'s| is)?(?:\s+(?:the|today's))?\s+(?:date|day|time)\b"
+    r"(?:\s+is\s+it\b|(?:\s+(?:is|it|right|exactly))*\s+(?:today|now)\b)|\btoday'?s date\b")
 
 
 # a file's name, with or without its folders: a lower-case extension of up to four characters after a letter or digit

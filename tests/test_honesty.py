@@ -274,7 +274,8 @@ CONVERTED = ('{"source": {"timezone": "America/New_York", "datetime": "2026-11-2
 def test_a_time_the_time_tool_did_not_return_is_misread() -> None:
     """The reference time server's answers, as the 0.5B told them: "22:59:01 UTC" for 22:59 at +09:00, "7:59 PM" for
     07:59. A time at its own offset, as UTC, in twelve hours, or said in the message is no misreading."""
-    tokyo, mexico, converted = [("get_current_time", TOKYO)], [("get_current_time", MEXICO)], [("convert_time", CONVERTED)]
+    tokyo, mexico = [("get_current_time", TOKYO)], [("get_current_time", MEXICO)]
+    converted = [("convert_time", CONVERTED)]
     assert misread_time("The time in Tokyo is 22:59:01 UTC.", tokyo, "Tokyo time?") == (
         "22:59:01 UTC", "get_current_time", "22:59 at UTC+09:00")
     assert misread_time("The current time in Ciudad de México is 7:59 PM.", mexico, "") == (
