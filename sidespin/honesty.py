@@ -259,17 +259,24 @@ def misread_time(text: str, results: Sequence[tuple[str, str]], said: str) -> tu
                for h, m, offset in _RESULT_TIME.findall(output)]
     if not moments:
         return None
-    local = {(h, m) for _, h, m, _ in moments} | {(int(h) % 24, int(m)) for h, m, *_ in _TOLD_TIME.findall(said)}
+    told = {(hour, minute) for found in _TOLD_TIME.finditer(said) for hour, minute in _readings(found)}
+    local = {(h, m) for _, h, m, _ in moments} | told
     utc = {_as_utc(h, m, offset) for _, h, m, offset in moments}
     for found in _TOLD_TIME.finditer(text):
-        hour, minute, half, label = int(found.group(1)), int(found.group(2)), found.group(3), found.group(4)
-        hours = {hour % 12 + (12 if half.lower() == "p" else 0)} if half and hour <= 12 else (
-            {hour, hour + 12} if hour < 12 else {hour})
-        known = utc if label else local | utc
-        if not any((h % 24, minute) in known for h in hours):
+        known = utc if found.group(4) else local | utc
+        if not _readings(found) & known:
             tool, h, m, offset = moments[0]
             return found.group(0).strip(), tool, f"{h:02d}:{m:02d} at {_offset_name(offset)}"
     return None
+
+
+def _readings(found: re.Match[str]) -> set[tuple[int, int]]:
+    """The hours and minute a clock time found by `_TOLD_TIME` may mean: "7:59 PM" is 19:59, "7:59" 07:59 or
+    19:59, "22:59" only itself."""
+    hour, minute, half = int(found.group(1)), int(found.group(2)), found.group(3)
+    hours = {hour % 12 + (12 if half.lower() == "p" else 0)} if half and hour <= 12 else (
+        {hour, hour + 12} if hour < 12 else {hour})
+    return {(h % 24, minute) for h in hours}
 
 
 def unsaid_dates(text: str, results: Sequence[tuple[str, str]], said: str) -> list[str]:

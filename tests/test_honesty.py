@@ -273,7 +273,8 @@ CONVERTED = ('{"source": {"timezone": "America/New_York", "datetime": "2026-11-2
 
 def test_a_time_the_time_tool_did_not_return_is_misread() -> None:
     """The reference time server's answers, as the 0.5B told them: "22:59:01 UTC" for 22:59 at +09:00, "7:59 PM" for
-    07:59. A time at its own offset, as UTC, in twelve hours, or said in the message is no misreading."""
+    07:59. A time at its own offset, as UTC, in twelve hours, or said in the message (in twelve hours or
+    twenty-four) is no misreading."""
     tokyo, mexico = [("get_current_time", TOKYO)], [("get_current_time", MEXICO)]
     converted = [("convert_time", CONVERTED)]
     assert misread_time("The time in Tokyo is 22:59:01 UTC.", tokyo, "Tokyo time?") == (
@@ -284,6 +285,7 @@ def test_a_time_the_time_tool_did_not_return_is_misread() -> None:
                                 ("That is 13:59 UTC.", tokyo, ""), ("It is 7:59 AM, a Friday.", mexico, ""),
                                 ("At 15:00 in New York it is 20:00 in London.", converted, ""),
                                 ("Your meeting at 10:30 is in an hour.", tokyo, "My meeting is at 10:30."),
+                                ("Your call at 15:30 is after it.", tokyo, "My call is at 3:30 PM."),
                                 ("It is 14:30.", [("read_file", "Lunch at 14:30")], "")):
         assert misread_time(text, results, said) is None, text
 
