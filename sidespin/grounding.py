@@ -332,7 +332,8 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
         if name not in tool.required and isinstance(value, list) and len(value) > 1:
             value = [item for item in value if _mentioned(name, item, said)] or value
         if name in tool.required or (_mentioned(name, value, said) and not _restates(tool, name, value, said)
-                                     and name not in elsewhere and not unsaid_date(value, said)):
+                                     and name not in elsewhere and not unsaid_date(value, said)
+                                     and not _short_unsaid(tool, name, value, said)):
             kept[name] = value
         else:
             why = "said for another parameter" if name in elsewhere else "a value the conversation never mentions"
@@ -404,6 +405,19 @@ def asked_parameters(tool: Tool, arguments: dict[str, Any], asked: str) -> list[
     return wanted
 
 
+def _short_unsaid(tool: Tool, name: str, value: Any, said: str) -> bool:
+    """Whether a text of short words only (two letters at most: "US", "en") has one that no word of the conversation
+    begins with: the 0.5B gave `region` "US" for "the most followed person on twitter who tweets about psychology". A
+    short word begun is said ("CA" for California, "cm" in "5cm", "S" for small), and so is a choice the parameter
+    allows ('es-ES' for "in Spanish"). It drops no value of BFCL's right answers (3,152 calls), nor does `_mentioned`
+    reading only telling words."""
+    if not isinstance(value, str) or value in _allowed(tool.parameters.get(name) or {}):
+        return False
+    letters = [w for w in _WORD.findall(value.lower()) if not w.isdigit()]
+    return bool(letters) and all(len(w) <= 2 for w in letters) and not all(
+        re.search(rf"(?<![^\W\d_]){re.escape(w)}", said) for w in letters)
+
+
 def _allowed(schema: dict[str, Any]) -> list[str]:
     """The strings a schema allows, when it lists them (itself, or its items)."""
     items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
@@ -459,6 +473,7 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
         if file and not _says_whole(file.group(1).lower(), said):
             return False  # "notes.txt" for "the notes folder": an extension no one said
         words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
+        words = [w for w in words if w in telling_words(value)] or words  # not the "the" of 'The Great Gatsby'
         return not words or any(w in said or (len(w) >= 6 and w[:-1] in said) for w in words) or (  # "German": Germany
             _misspelt([w for w in words if len(w) >= 6], said)) or _initials_said(value, said)
     if isinstance(value, list):

@@ -670,6 +670,20 @@ def test_a_switch_named_in_camel_case_and_the_mentioned_items_of_an_optional_lis
     assert grounded(find, {"location": "Seattle", "cuisine": ["Italian", "Indian"]}, said) == {"location": "Seattle"}
 
 
+def test_an_optional_value_is_said_by_its_telling_words_and_a_short_code_by_a_word_it_begins() -> None:
+    """The 0.5B's made-up `title` 'The Great Gatsby' shared only "the" with the message, and `region` "US" had no word
+    of three letters to look for: both were kept. "CA" begins "California", and a choice the tool allows is said by
+    its name."""
+    books = foreign("search_books", "Search books.", {
+        "genre": {"type": "string"}, "title": {"type": "string"}, "region": {"type": "string"},
+        "state": {"type": "string"}, "language": {"type": "string", "enum": ["en-US", "es-ES"]}}, ["genre"])
+    said = "can i find a historical fiction book at the new york public library?"
+    assert grounded(books, {"genre": "historical fiction", "title": "The Great Gatsby", "region": "US"}, said) == {
+        "genre": "historical fiction"}
+    kept = {"genre": "fiction", "title": "The Road", "state": "CA", "language": "es-ES"}
+    assert grounded(books, kept, "fiction like the road, sold in california, in spanish") == kept
+
+
 async def test_a_switch_written_as_a_string_is_kept_when_the_message_names_what_it_switches() -> None:
     """'True' for `free_entry` and `good_for_kids` (the tool's strings 'True', 'False', 'dontcare'): no one says
     "true", but "good for kids and free entry" asks for both."""
