@@ -411,7 +411,7 @@ async def test_the_same_call_with_the_value_the_tool_takes_by_default_is_not_a_s
 
 
 async def test_a_model_that_would_call_on_and_on_stops_at_the_limit_and_a_repeated_call_ends_it_early() -> None:
-    many = [("current_time", {"zone": f"Zone/{i}"}) for i in range(MAX_CALLS + 3)]
+    many = [("current_time", {"zone": f"Zone/Z{i}"}) for i in range(MAX_CALLS + 3)]
     assert len(await Router(FakeLlama({"zones": many})).route(user("zones"), TOOLS)) == MAX_CALLS
     again = [("current_time", {"zone": "UTC"})] * 3
     assert len(await Router(FakeLlama({"utc utc": again})).route(user("utc utc"), TOOLS)) == 1
@@ -1717,6 +1717,11 @@ def test_a_value_that_restates_its_parameters_description_is_no_value() -> None:
     written = {"artist": "The Artist Name", "album": "The Album Name", "genre": "Electropop"}
     assert grounded(music, written, said) == {"genre": "Electropop"}  # a blank's filling, not a value
     assert grounded(music, {"artist": "The Artist"}, "play the artist's songs, by the band the artist")
+    rewards = foreign("game_rewards", "Rewards of a game.", {"game": {"type": "string"}, "mission": {"type": "string"}},
+                      ["game"])
+    said = "find out the rewards for playing fortnite with different missions"  # BFCL multiple_26
+    assert grounded(rewards, {"game": "Fortnite", "mission": "Mission 1"}, said) == {"game": "Fortnite"}
+    assert grounded(rewards, {"game": "Fortnite", "mission": "Mission 7"}, said + " like mission 7")["mission"]
 
 
 def test_numbers_said_in_a_list_by_how_often_or_as_nothing_are_not_made_up() -> None:
