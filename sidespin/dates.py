@@ -35,7 +35,7 @@ _RELATIVE = re.compile(r"\b(?:today|tomorrow|yesterday|tonight|now|next|last|thi
                        r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|hoy|mañana|ayer|demain|hier|"
                        r"aujourd'hui|heute|morgen|gestern)\b")
 # a day said relative to today: "tomorrow", "next month", "this weekend", "in 3 days", "on Friday"
-_RELATIVE_DAY = re.compile(rf"\b(?:today|tomorrow|yesterday|tonight|(?:next|this|last|coming|following) "
+_RELATIVE_DAY = re.compile(rf"\b(?:today|tomorrow|yesterday|tonight|(?:next|this|last|coming|upcoming|following) "
                            rf"(?:week|weekend|month|year|{WEEKDAY})|in \d+ (?:days?|weeks?|months?)|on {WEEKDAY})\b")
 
 

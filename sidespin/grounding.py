@@ -539,10 +539,21 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
     schema = json.dumps(tool.input_schema, ensure_ascii=False)
     known = "\n".join([said, tool.description, *tool.places, schema]).lower()
     return [name for name in tool.required if name in arguments
-            and (not (_mentioned(name, arguments[name], known) or _nothing(arguments[name])
+            and (not (_known(name, arguments[name], said, tool, known) or _nothing(arguments[name])
                       or relative_date(arguments[name], said))
                  or _restates(tool, name, arguments[name], known) or unsaid_date(arguments[name], said)
                  or _an_example(tool, name, arguments[name], said))]
+
+
+def _known(name: str, value: Any, said: str, tool: Tool, known: str) -> bool:
+    """Whether the conversation (`said`) or the folders the tool works in mention a value, or the tool's own text
+    (`known`: its description and schema too) does: a text by one of its words, or by all of them where only the
+    tool's text has them. The 0.5B called `get_museum_artists` for "Who are the famous dancers of the 19th
+    Century?" with `museum_name` "The Metropolitan Museum of Art", "museum" and "art" the tool's own words."""
+    if not isinstance(value, str) or _mentioned(name, value, "\n".join([said, *tool.places]).lower()):
+        return _mentioned(name, value, known)
+    words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
+    return all(_mentioned(name, word, known) for word in words)
 
 
 # where a description gives examples: "such as 'San Francisco, CA' or 'New York, NY'", "(e.g., '2023-04-15')"

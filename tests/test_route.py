@@ -555,6 +555,9 @@ async def test_a_date_no_one_said_is_made_up_unless_a_date_was_said_relative_to_
     text = "Could you tell me the weather forecast for Paris for a week from April 1st 2023?"
     calls = await Router(FakeLlama({text: [("forecast", written)]})).route(user(text), [forecast])
     assert calls and calls[0].arguments == written
+    text = "Could you tell me the weather forecast for Paris for the upcoming Friday?"  # BFCL's "upcoming Friday"
+    friday = {"location": "Paris", "start_date": "2023-10-06", "end_date": "2023-10-06"}
+    assert (await Router(FakeLlama({text: [("forecast", friday)]})).route(user(text), [forecast]))[0].arguments == friday
 
 
 async def test_a_time_written_for_two_parameters_stays_where_the_message_touches_the_name() -> None:
@@ -786,6 +789,21 @@ async def test_a_required_value_from_the_message_the_earlier_results_or_the_tool
     after = {"list my notes, then read the first one": [("read_note", {"path": "groceries.md"})]}
     calls = await Router(FakeLlama(after=after), threshold=0.5).route(listed, [read])
     assert [c.arguments for c in calls] == [{"path": "groceries.md"}]
+
+
+def test_a_required_value_the_tools_text_gives_only_in_part_is_made_up() -> None:
+    """For "Who are the famous dancers of the 19th Century?" the 0.5B called `get_museum_artists` with `museum_name`
+    "The Metropolitan Museum of Art": "museum" and "art" are the tool's words, "metropolitan" no one's. A value all of
+    whose words the tool's text or the message give is no made-up value ("dir C:\\" for "LIST C DRIVE")."""
+    museum = foreign("get_museum_artists", "Lists the artists whose works a museum holds in a period.", {
+        "museum_name": {"type": "string"}, "period": {"type": "string"}}, ["museum_name", "period"])
+    said = "who are the famous dancers of the 19th century?"
+    written = {"museum_name": "The Metropolitan Museum of Art", "period": "19th Century"}
+    assert invented(museum, written, said) == ["museum_name"]
+    assert invented(museum, written, "which artists does the metropolitan hold from the 19th century?") == []
+    shell = foreign("execute", "Runs a command, for example 'dir && echo done'.", {"command": {"type": "string"}},
+                    ["command"])
+    assert invented(shell, {"command": "dir C:\\"}, "list c drive") == []
 
 
 async def test_arguments_cut_off_in_a_loop_are_asked_again_with_short_strings() -> None:
