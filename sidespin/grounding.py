@@ -348,11 +348,14 @@ def _named_elsewhere(tool: Tool, arguments: dict[str, Any], said: str) -> set[st
     that other parameter and not them: for "songs from the album 'Welcome To The Fishbowl'" the 0.5B wrote the title
     as `album` and as `artist`. Where the message names neither whole, one whose name it touches (`_touched`) is
     named: for "… departing from Paris … at 3 in the afternoon" it wrote the departure's time as the return's too.
+    A list of one text is that text: a sensor's serial written as its `sensorSerial` and as the `networkId` list.
     No value of BFCL's right answers (eight single-turn categories) is dropped by it: where one text fills two
     parameters, the message names both, or neither, or the one left is required."""
     words = set(words_of(said))
     by_value: dict[str, list[str]] = {}
     for name, value in arguments.items():
+        if isinstance(value, list) and len(value) == 1:  # the sensor's serial as `sensorSerial` and `networkId` [it]
+            value = value[0]
         if isinstance(value, str) and value.strip() and not _allowed(tool.parameters.get(name) or {}):
             by_value.setdefault(value.strip().lower(), []).append(name)
     dropped: set[str] = set()

@@ -625,6 +625,12 @@ async def test_a_text_written_for_two_parameters_stays_where_the_message_names_i
     written = {"track": "The Getaway", "album": "The Getaway"}
     calls = await Router(FakeLlama({text: [("play_media", written)]})).route(user(text), [play])
     assert calls[0].arguments == written
+    alerts = foreign("get_sensor_alerts", "Sensor alerts.", {  # BFCL live_simple_70: the serial as a network too
+        "sensorSerial": {"type": "string"}, "networkId": {"type": "array", "items": {"type": "string"}}}, [])
+    text = "Retrieve today's alerts for the sensor with serial number Q3CC-CRT3-SZ2G."
+    written = {"sensorSerial": "Q3CC-CRT3-SZ2G", "networkId": ["Q3CC-CRT3-SZ2G"]}
+    calls = await Router(FakeLlama({text: [("get_sensor_alerts", written)]})).route(user(text), [alerts])
+    assert calls[0].arguments == {"sensorSerial": "Q3CC-CRT3-SZ2G"}
 
 
 async def test_a_number_larger_than_the_bound_that_the_message_says_can_be_written() -> None:
