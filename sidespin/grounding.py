@@ -463,7 +463,8 @@ def mentioned(value: Any, said: str) -> bool:
 
 def _mentioned(name: str, value: Any, said: str) -> bool:
     if isinstance(value, bool) or _switch(value):  # a switch is asked for by naming what it switches
-        return any(word[:5] in said for word in words_of(name) if len(word) >= 4)  # "full name" for `fullName`
+        return any(word[:5] in said or word.endswith("s") and _says_whole(word[:-1], said)  # "kid friendly"
+                   for word in words_of(name) if len(word) >= 4)  # "full name" for `fullName`
     if isinstance(value, (int, float)):  # a number said as such: 1 is not in "10", 5000 is in "5,000"
         return any(math.isclose(abs(value), number, rel_tol=1e-9) for number in numbers_said(said))
     if isinstance(value, str):

@@ -703,6 +703,10 @@ async def test_a_switch_written_as_a_string_is_kept_when_the_message_names_what_
     text = "Attractions in Berlin that are good for kids and have free entry"
     calls = await Router(FakeLlama({text: written})).route(user(text), [attractions])
     assert calls[0].arguments == {"city": "Berlin", "free_entry": "True", "good_for_kids": "True"}  # not "indoor"
+    text = "Pull up some free attractions in Berlin that are kid friendly"  # BFCL live_multiple_881: "kid"
+    calls = await Router(FakeLlama({text: written})).route(user(text), [attractions])
+    assert calls[0].arguments == {"city": "Berlin", "free_entry": "True", "good_for_kids": "True"}
+
 
 async def test_a_call_whose_required_values_nothing_mentions_is_not_made() -> None:
     made_up = {"What is the capital of Brazil?": [("find_restaurants", {"location": "Paris"})]}
