@@ -96,7 +96,7 @@ def said_in(messages: Sequence[dict[str, Any]]) -> str:
             parts.append(str((call.get("function") or {}).get("arguments") or ""))
     said = "\n".join(parts).lower()
     digits = [_NUMBER_WORDS[w] for w in _WORD.findall(said) if w in _NUMBER_WORDS] + _clock_times(said)
-    derived = digits + _scaled(said) + _currency_codes(said) + _durations(said)
+    derived = digits + _scaled(said) + _currency_codes(said) + _durations(said) + _short_years(said)
     return said + ("\n" + " ".join(derived) if derived else "")
 
 
@@ -112,6 +112,14 @@ def _durations(said: str) -> list[str]:
         seconds = float(amount) * (60 if unit.startswith("m") else 3600)
         numbers += [f"{seconds:g}"] + ([f"{seconds / 60:g}"] if unit.startswith("h") else [])
     return numbers + ["1"] * bool(_ONE_AHEAD.search(said))
+
+
+_SHORT_YEAR = re.compile(r"(?<![\w'])['‘’](\d{2})\b(?!')")  # "songs from '19", "the '90s"
+
+
+def _short_years(said: str) -> list[str]:
+    """A year said by its last two digits, as either century: "from '19" says 2019 (and 1919)."""
+    return [f"{century}{digits}" for digits in _SHORT_YEAR.findall(said) for century in ("19", "20")]
 
 
 # a number with what scales it: "5%" says 0.05, "213 million" 213000000, "$1.2M" 1200000, "50mH" 0.05, "100µF" 0.0001
@@ -461,9 +469,14 @@ def mentioned(value: Any, said: str) -> bool:
     return _mentioned("", value, said)
 
 
+# the words a switch's name may be said by: `good_for_kids` is asked for by "suitable for children"
+_SAME_WORD = {"kids": ("child", "children", "grandchildren", "family"), "children": ("kid", "kids")}
+
+
 def _mentioned(name: str, value: Any, said: str) -> bool:
     if isinstance(value, bool) or _switch(value):  # a switch is asked for by naming what it switches
         return any(word[:5] in said or word.endswith("s") and _says_whole(word[:-1], said)  # "kid friendly"
+                   or any(_says_whole(other, said) for other in _SAME_WORD.get(word, ()))  # "for children"
                    for word in words_of(name) if len(word) >= 4)  # "full name" for `fullName`
     if isinstance(value, (int, float)):  # a number said as such: 1 is not in "10", 5000 is in "5,000"
         return any(math.isclose(abs(value), number, rel_tol=1e-9) for number in numbers_said(said))

@@ -703,9 +703,20 @@ async def test_a_switch_written_as_a_string_is_kept_when_the_message_names_what_
     text = "Attractions in Berlin that are good for kids and have free entry"
     calls = await Router(FakeLlama({text: written})).route(user(text), [attractions])
     assert calls[0].arguments == {"city": "Berlin", "free_entry": "True", "good_for_kids": "True"}  # not "indoor"
-    text = "Pull up some free attractions in Berlin that are kid friendly"  # BFCL live_multiple_881: "kid"
-    calls = await Router(FakeLlama({text: written})).route(user(text), [attractions])
-    assert calls[0].arguments == {"city": "Berlin", "free_entry": "True", "good_for_kids": "True"}
+    for text in ("Pull up some free attractions in Berlin that are kid friendly",  # BFCL live_multiple_881: "kid"
+                 "Attractions in Berlin with free entry, suitable for children"):
+        calls = await Router(FakeLlama({text: written})).route(user(text), [attractions])
+        assert calls[0].arguments == {"city": "Berlin", "free_entry": "True", "good_for_kids": "True"}, text
+
+
+def test_a_year_said_by_its_last_two_digits_is_said() -> None:
+    """"Pop songs from '19" (BFCL live_multiple_341) says 2019: the model's `year` was dropped as never mentioned."""
+    music = foreign("lookup_music", "Find songs.", {"genre": {"type": "string"}, "year": {"type": "integer"}}, [])
+    said = said_in([{"role": "user", "content": "Find me some Pop songs from '19 on the Ores Aixmis album."}])
+    assert grounded(music, {"genre": "Pop", "year": 2019}, said) == {"genre": "Pop", "year": 2019}
+    assert grounded(music, {"genre": "Pop", "year": 2018}, said) == {"genre": "Pop"}
+    assert grounded(music, {"genre": "Pop", "year": 2019}, said_in([{"content": "Pop songs, Rock'n'19"}])) == {
+        "genre": "Pop"}
 
 
 async def test_a_call_whose_required_values_nothing_mentions_is_not_made() -> None:
