@@ -788,7 +788,8 @@ def refused(call: ToolCall, calls: list[ToolCall], tool: Tool, said: str, asked:
         logger.info("ROUTE_INVENTED {} {}: required values nothing said, so no call", call.name, values)
         return True
     if calls and not asked_for(call, calls, tool, asked, words):
-        logger.info("ROUTE_ANOTHER_REFUSED {} (not asked for in the message)", call.name)
+        logger.info("ROUTE_ANOTHER_REFUSED {} (not asked for in the message) {}", call.name,
+                    json.dumps(call.arguments, ensure_ascii=False)[:120])
         return True
     if not calls and earlier and not asked_for(call, earlier, tool, said, words):
         logger.info("ROUTE_AGAIN_REFUSED {} (the message has no word of its own for it)", call.name)
