@@ -668,6 +668,19 @@ def test_the_optional_parameters_a_message_asks_for_by_name_or_by_an_allowed_val
     assert asked_parameters(monarch, {}, "The king of England in 1800") == []
 
 
+def test_a_unit_is_asked_for_by_the_unit_a_measure_is_wanted_in() -> None:
+    """"The shortest driving distance in miles from New York City to Los Angeles" (BFCL parallel_92) asks for the
+    `unit`; a measure given ("a radius of 4 inches") or a unit of two ("in km/h") does not."""
+    distance = foreign("get_distance", "The distance between two places.", {
+        "start": {"type": "string"}, "end": {"type": "string"}, "unit": {"type": "string"}}, ["start", "end"])
+    written = {"start": "New York City", "end": "Los Angeles"}
+    assert asked_parameters(distance, written, "the driving distance in miles from new york city to los angeles") == [
+        "unit"]
+    for text in ("the distance from new york city to los angeles, 4 inches on my map", "the speed in km/h from la",
+                 "the distance from new york city to los angeles in minutes"):
+        assert asked_parameters(distance, written, text) == [], text
+
+
 def test_a_switch_named_in_camel_case_and_the_mentioned_items_of_an_optional_list_are_kept() -> None:
     find = foreign("find_group", "Restaurants for groups.", {
         "location": {"type": "string"}, "fullName": {"type": "boolean"},
