@@ -1154,6 +1154,19 @@ async def test_a_whole_number_whose_allowed_values_are_texts_is_a_text() -> None
     assert [c.arguments for c in await Router(fake).route(user(text), [music])] == [{"year": "2011"}]
 
 
+async def test_a_switch_whose_allowed_values_are_texts_is_a_switch() -> None:
+    """BFCL's `Services_1_FindProvider.is_unisex` is a boolean whose allowed values are "True", "False", "dontcare":
+    for "I need a unisex salon in Berkeley" the 0.5B's true was refused as not one of them, a malformed call."""
+    salons = tool_from_mcp(mcp_types.Tool(name="find_provider", description="Find a salon.", inputSchema={
+        "type": "object", "properties": {"city": {"type": "string"}, "is_unisex": {
+            "type": "boolean", "enum": ["True", "False", "dontcare"], "default": "dontcare"}},
+        "required": ["city"]}), lambda **_: None, source="mcp:salons", timeout=5)
+    text = "I need a unisex salon in Berkeley."
+    fake = FakeLlama({text: [("find_provider", {"city": "Berkeley", "is_unisex": True})]})
+    assert [c.arguments for c in await Router(fake).route(user(text), [salons])] == [
+        {"city": "Berkeley", "is_unisex": True}]
+
+
 def test_a_number_has_six_digits_after_its_point_or_as_many_as_a_number_said() -> None:
     """BFCL parallel_124 and live_simple_226: unbounded, the 0.5B wrote a growth rate of 1.50000000000000015000… and
     a speed of 1.0555555…, until the budget cut the arguments off twice and no call was made."""

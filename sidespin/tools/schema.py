@@ -78,7 +78,9 @@ def as_meant(node: Any) -> Any:
     written beside an array's `items` is the items' enum (BFCL's `metrics`, "type": "array" with "enum":
     ["temperature", "humidity", …]: no array is one of those strings, so every call failed as malformed); a number's
     enum of texts is of texts (BFCL's `year`, "type": "integer" with "enum": ["2010", …, "dontcare"]: 2012 was
-    refused as not one of them, and "2012" as no whole number; its own answers write "2012")."""
+    refused as not one of them, and "2012" as no whole number; its own answers write "2012"); a switch's enum of
+    texts is no enum (BFCL's `is_unisex`, "type": "boolean" with "enum": ["True", "False", "dontcare"]: the 0.5B's
+    true was refused as not one of them)."""
     if not isinstance(node, dict):
         return node
     meant = _each_subschema(node, as_meant)
@@ -86,6 +88,9 @@ def as_meant(node: Any) -> Any:
     if meant.get("type") in ("integer", "number") and isinstance(enum, list) and enum and all(
             isinstance(value, str) for value in enum):
         meant = {**meant, "type": "string"}
+    if meant.get("type") == "boolean" and isinstance(enum, list) and enum and all(
+            isinstance(value, str) for value in enum):
+        meant = {key: value for key, value in meant.items() if key != "enum"}
     if meant.get("type") == "array" and isinstance(enum, list) and enum and not any(
             isinstance(value, list) for value in enum):
         items = meant.get("items") if isinstance(meant.get("items"), dict) else {}
