@@ -357,6 +357,8 @@ def _named_elsewhere(tool: Tool, arguments: dict[str, Any], said: str) -> set[st
     as `album` and as `artist`. Where the message names neither whole, one whose name it touches (`_touched`) is
     named: for "… departing from Paris … at 3 in the afternoon" it wrote the departure's time as the return's too.
     A list of one text is that text: a sensor's serial written as its `sensorSerial` and as the `networkId` list.
+    An allowed choice counts too, but for a switch's 'True' ('False', 'dontcare'): for "a three-star hotel" the 0.5B
+    wrote "3" as `star_rating` and as `number_of_rooms`, both lists of texts.
     No value of BFCL's right answers (eight single-turn categories) is dropped by it: where one text fills two
     parameters, the message names both, or neither, or the one left is required."""
     words = set(words_of(said))
@@ -364,7 +366,7 @@ def _named_elsewhere(tool: Tool, arguments: dict[str, Any], said: str) -> set[st
     for name, value in arguments.items():
         if isinstance(value, list) and len(value) == 1:  # the sensor's serial as `sensorSerial` and `networkId` [it]
             value = value[0]
-        if isinstance(value, str) and value.strip() and not _allowed(tool.parameters.get(name) or {}):
+        if isinstance(value, str) and value.strip() and not _switch(value):
             by_value.setdefault(value.strip().lower(), []).append(name)
     dropped: set[str] = set()
     for names in by_value.values():

@@ -631,6 +631,14 @@ async def test_a_text_written_for_two_parameters_stays_where_the_message_names_i
     written = {"sensorSerial": "Q3CC-CRT3-SZ2G", "networkId": ["Q3CC-CRT3-SZ2G"]}
     calls = await Router(FakeLlama({text: [("get_sensor_alerts", written)]})).route(user(text), [alerts])
     assert calls[0].arguments == {"sensorSerial": "Q3CC-CRT3-SZ2G"}
+    stars = {"type": "string", "enum": ["1", "2", "3", "4", "5", "dontcare"]}
+    hotels = foreign("search_hotel", "Hotels.", {"location": {"type": "string"}, "star_rating": stars,
+                                                 "number_of_rooms": {"type": "string", "enum": ["1", "2", "3"]}},
+                     ["location"])
+    text = "Can you find me a three-star hotel in New York?"  # BFCL live_multiple_603: the stars as rooms too
+    written = {"location": "New York, NY", "star_rating": "3", "number_of_rooms": "3"}
+    calls = await Router(FakeLlama({text: [("search_hotel", written)]})).route(user(text), [hotels])
+    assert calls[0].arguments == {"location": "New York, NY", "star_rating": "3"}
 
 
 async def test_a_number_larger_than_the_bound_that_the_message_says_can_be_written() -> None:
