@@ -502,6 +502,8 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
         file = _FILE_NAME.match(value.strip())
         if file and not _says_whole(file.group(1).lower(), said):
             return False  # "notes.txt" for "the notes folder": an extension no one said
+        if value.strip() and not _WORD.search(value):  # "..." for `nextToken`: said as it is, or nothing
+            return value.strip() in said
         words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
         words = [w for w in words if w in telling_words(value)] or words  # not the "the" of 'The Great Gatsby'
         return not words or any(w in said or (len(w) >= 6 and w[:-1] in said) for w in words) or (  # "German": Germany
@@ -565,14 +567,20 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
     """The required arguments whose values neither the conversation (`said`, from `said_in`) nor the tool's own
     description, schema and place (the folders its server works in) mention: a value made up to fill a call the
     message did not ask for ("the capital of Brazil?" answered with `calculate_area(base=10, height=5)`), or that
-    restate their parameter's own description (`_restates`)."""
+    restate their parameter's own description (`_restates`), or that write a host name as a place: the 0.5B asked
+    `get_current_weather` for "example.net, CA" when asked for the files that talk to 'example.net'."""
     schema = json.dumps(tool.input_schema, ensure_ascii=False)
     known = "\n".join([said, tool.description, *tool.places, schema]).lower()
     return [name for name in tool.required if name in arguments
             and (not (_known(name, arguments[name], said, tool, known) or _nothing(arguments[name])
                       or relative_date(arguments[name], said))
                  or _restates(tool, name, arguments[name], known) or unsaid_date(arguments[name], said)
-                 or _an_example(tool, name, arguments[name], said))]
+                 or _an_example(tool, name, arguments[name], said) or _HOST_AS_PLACE.match(str(arguments[name])))]
+
+
+# a host name written as a place, a state or a country after it: "example.net, CA", "google.com, CA"
+_HOST_AS_PLACE = re.compile(r"(?i)^\s*(?:https?://)?[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|io|ai|dev|gov|edu|co|info)"
+                            r"(?:/\S*)?\s*,\s*[a-z][a-z .]*$")
 
 
 def _known(name: str, value: Any, said: str, tool: Tool, known: str) -> bool:

@@ -730,6 +730,20 @@ async def test_a_switch_written_as_a_string_is_kept_when_the_message_names_what_
         assert calls[0].arguments == {"city": "Berlin", "free_entry": "True", "good_for_kids": "True"}, text
 
 
+def test_a_host_name_is_no_place_and_an_ellipsis_no_value() -> None:
+    """Asked for the files that talk to 'example.net' (BFCL live_irrelevance_36), the 0.5B called the weather tool
+    for "example.net, CA"; for a list of exports it gave `nextToken` "..."."""
+    weather = foreign("get_current_weather", "The weather in a place, 'City, State' such as 'Berkeley, CA'.", {
+        "location": {"type": "string"}, "nextToken": {"type": "string"}}, ["location"])
+    said = "retrieve the ids of files that communicate with domain 'example.net'."
+    assert invented(weather, {"location": "example.net, CA"}, said) == ["location"]
+    assert invented(weather, {"location": "St. Louis, MO"}, "the weather in st. louis") == []
+    assert grounded(weather, {"location": "Paris, FR", "nextToken": "..."}, "weather in paris") == {
+        "location": "Paris, FR"}
+    assert grounded(weather, {"location": "Paris, FR", "nextToken": "*"}, "weather in paris, token *")[
+        "nextToken"] == "*"
+
+
 def test_a_year_said_by_its_last_two_digits_is_said() -> None:
     """"Pop songs from '19" (BFCL live_multiple_341) says 2019: the model's `year` was dropped as never mentioned."""
     music = foreign("lookup_music", "Find songs.", {"genre": {"type": "string"}, "year": {"type": "integer"}}, [])
