@@ -557,7 +557,8 @@ async def test_a_date_no_one_said_is_made_up_unless_a_date_was_said_relative_to_
     assert calls and calls[0].arguments == written
     text = "Could you tell me the weather forecast for Paris for the upcoming Friday?"  # BFCL's "upcoming Friday"
     friday = {"location": "Paris", "start_date": "2023-10-06", "end_date": "2023-10-06"}
-    assert (await Router(FakeLlama({text: [("forecast", friday)]})).route(user(text), [forecast]))[0].arguments == friday
+    calls = await Router(FakeLlama({text: [("forecast", friday)]})).route(user(text), [forecast])
+    assert calls and calls[0].arguments == friday
 
 
 async def test_a_time_written_for_two_parameters_stays_where_the_message_touches_the_name() -> None:
@@ -860,6 +861,9 @@ def test_a_required_value_the_tools_text_gives_only_in_part_is_made_up() -> None
     shell = foreign("execute", "Runs a command, for example 'dir && echo done'.", {"command": {"type": "string"}},
                     ["command"])
     assert invented(shell, {"command": "dir C:\\"}, "list c drive") == []
+    backup = foreign("create_backup", "Creates a backup of a database at a path.",
+                     {"db_name": {"type": "string"}, "path": {"type": "string"}}, ["db_name", "path"])
+    assert invented(backup, {"db_name": "employees", "path": "/path/to/backup"}, "back up the employees db") == ["path"]
 
 
 async def test_arguments_cut_off_in_a_loop_are_asked_again_with_short_strings() -> None:
