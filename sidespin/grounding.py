@@ -396,6 +396,13 @@ _UNIT_WORDS = (r"(?:inch(?:es)?|miles?|mi|km|kilomet(?:er|re)s?|met(?:er|re)s?|m
 _MEASURED = re.compile(rf"\bin {_UNIT_WORDS}(?![\w/²³^])")
 
 
+def unit_asked(said: str) -> str | None:
+    """The one unit the conversation (`said`, from `said_in`) wants a measure in ("the distance in miles"), or
+    None."""
+    units = {found.group(0)[3:] for found in _MEASURED.finditer(said)}
+    return next(iter(units)) if len(units) == 1 else None
+
+
 def asked_parameters(tool: Tool, arguments: dict[str, Any], asked: str) -> list[str]:
     """The optional parameters a call left out that the message (`asked`) asks for: every word of the parameter's
     name of three letters or more begins a word of the message ("full name" for `fullName`, "sorted" for `sort`),

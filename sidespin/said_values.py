@@ -17,7 +17,7 @@ from typing import Any
 from loguru import logger
 
 from sidespin.dates import dates_said, unsaid_date
-from sidespin.grounding import mentioned, numbers_said
+from sidespin.grounding import mentioned, numbers_said, unit_asked
 from sidespin.patterns import state_abbreviated
 from sidespin.tables import telling_words, words_of
 from sidespin.tools import Tool
@@ -37,7 +37,7 @@ _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
 
 
 def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -> dict[str, Any]:
-    """The arguments with twelve kinds of value written as the conversation (`said`, from `said_in`) says them.
+    """The arguments with thirteen kinds of value written as the conversation (`said`, from `said_in`) says them.
 
     - A number the message says as a percentage ("an annual interest rate of 5%"), written as that number (5) for a
       parameter of type number that takes a decimal, becomes the decimal (0.05). A parameter takes a decimal when
@@ -94,6 +94,10 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
       woman." with the reference memory server, and the next conversation answered that the sister was Lena.
     - A place ending in a state's name, for a parameter whose examples end in a state's two letters, ends in those
       letters (`sidespin.patterns.state_abbreviated`): "Lafayette, Louisiana" for 'Lafayette, LA'.
+    - A unit no one said, for a parameter named a unit that lists no allowed values, is the one unit the message
+      wants a measure in (`unit_asked`): for "the distance in miles between Mars and Venus" the 0.5B wrote the
+      description's default, kilometers. Of BFCL's right answers where the message asks so, 39 units are the one
+      said and 5 are not (a message that wants two, a unit named otherwise: 'imperial', "temp_unit").
     - A required value the conversation does not mention, for a parameter whose description says which value to use
       when none is given ("Use 'Europe/Berlin' as local timezone if no timezone provided by the user."), is that
       value, when the message names nothing (`names_in`): for "What time is it?" the 0.5B wrote 'America/New_York',
@@ -113,6 +117,7 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
     kept = "" if tool.read_only else kept_said(asked)
     named = names_in(asked)  # "What time is it?" names nothing: the tool's value for none given
     zones = zones_of(named)
+    unit = unit_asked(said)
     for name, value in arguments.items():
         schema = tool.parameters.get(name)
         schema = schema if isinstance(schema, dict) else {}
@@ -141,6 +146,9 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
             fixed[name] = _said_time(fixed[name], next(iter(times)), others)
         if len(dates) == 1 and isinstance(value, str) and unsaid_date(value, said):
             fixed[name] = _said_date(fixed[name], next(iter(dates)), others)
+        if unit and isinstance(value, str) and set(words_of(name)) <= {"unit", "units"} and "enum" not in schema \
+                and not mentioned(value, said) and not value.lower().startswith(unit):  # "miles" for "in mile"
+            fixed[name] = unit  # "the distance in miles": the 0.5B wrote the description's default, kilometers
         if fixed[name] != value:
             logger.info("ROUTE_AS_SAID {}.{} {} -> {}", tool.name, name, json.dumps(value, ensure_ascii=False)[:40],
                         json.dumps(fixed[name], ensure_ascii=False)[:40])

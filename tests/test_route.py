@@ -690,6 +690,22 @@ def test_a_unit_is_asked_for_by_the_unit_a_measure_is_wanted_in() -> None:
         assert asked_parameters(distance, written, text) == [], text
 
 
+async def test_a_unit_no_one_said_is_the_unit_the_message_wants() -> None:
+    """"What is the distance in miles between Mars and Venus?" (BFCL parallel_149): the 0.5B wrote the description's
+    default, kilometers, which was dropped as made up; the distance came back in kilometers."""
+    distance = foreign("calculate_distance", "The distance between two bodies.", {
+        "body1": {"type": "string"}, "body2": {"type": "string"},
+        "unit": {"type": "string", "description": "The unit of measurement, default is 'kilometers'."}},
+        ["body1", "body2"])
+    text = "What is the distance in miles between Mars and Venus?"
+    written = {"body1": "Mars", "body2": "Venus", "unit": "kilometers"}
+    calls = await Router(FakeLlama({text: [("calculate_distance", written)]})).route(user(text), [distance])
+    assert calls[0].arguments == {**written, "unit": "miles"}
+    text = "What is the distance between Mars and Venus in miles, and in kilometers?"  # two units: not a choice
+    calls = await Router(FakeLlama({text: [("calculate_distance", written)]})).route(user(text), [distance])
+    assert calls[0].arguments == written
+
+
 def test_a_switch_named_in_camel_case_and_the_mentioned_items_of_an_optional_list_are_kept() -> None:
     find = foreign("find_group", "Restaurants for groups.", {
         "location": {"type": "string"}, "fullName": {"type": "boolean"},
