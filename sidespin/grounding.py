@@ -512,7 +512,8 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
         if value.strip() and not _WORD.search(value):  # "..." for `nextToken`: said as it is, or nothing
             return value.strip() in said
         words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
-        words = [w for w in words if w in telling_words(value)] or words  # not the "the" of 'The Great Gatsby'
+        telling = telling_words(value)  # not the "the" of 'The Great Gatsby'; a number tells ("x**2" for "x^2")
+        words = [w for w in words if w in telling or w.isdigit()] or words
         return not words or any(w in said or (len(w) >= 6 and w[:-1] in said) for w in words) or (  # "German": Germany
             _misspelt([w for w in words if len(w) >= 6], said)) or _initials_said(value, said)
     if isinstance(value, list):

@@ -729,6 +729,10 @@ def test_an_optional_value_is_said_by_its_telling_words_and_a_short_code_by_a_wo
         "genre": "historical fiction"}
     kept = {"genre": "fiction", "title": "The Road", "state": "CA", "language": "es-ES"}
     assert grounded(books, kept, "fiction like the road, sold in california, in spanish") == kept
+    slope = foreign("estimate_derivative", "The derivative of a function at a point.", {
+        "function": {"type": "string"}, "x": {"type": "number"}}, ["function", "x"])
+    said = "how steep the curve of the function f(x) = x^2 is at x = 5?"  # BFCL live_parallel_multiple_13
+    assert invented(slope, {"function": "lambda x: x**2", "x": 5}, said) == []  # its number tells
 
 
 async def test_a_switch_written_as_a_string_is_kept_when_the_message_names_what_it_switches() -> None:
