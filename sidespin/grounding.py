@@ -594,8 +594,9 @@ _HOST_AS_PLACE = re.compile(r"(?i)^\s*(?:https?://)?[\w-]+(?:\.[\w-]+)*\.(?:com|
 def _known(name: str, value: Any, said: str, tool: Tool, known: str) -> bool:
     """Whether the conversation (`said`) or the folders the tool works in mention a value, or the tool's own text
     (`known`: its description and schema too) does: a text by one of its words, or by all of them where only the
-    tool's text has them (and a placeholder, "/path/to/backup", by being said whole). The 0.5B called `get_museum_artists` for "Who are the famous dancers of the 19th
-    Century?" with `museum_name` "The Metropolitan Museum of Art", "museum" and "art" the tool's own words."""
+    tool's text has them (and a placeholder, "/path/to/backup", by being said whole). The 0.5B called
+    `get_museum_artists` for "Who are the famous dancers of the 19th Century?" with `museum_name` "The Metropolitan
+    Museum of Art", "museum" and "art" the tool's own words."""
     if not isinstance(value, str) or _mentioned(name, value, "\n".join([said, *tool.places]).lower()):
         return _mentioned(name, value, known)
     words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
