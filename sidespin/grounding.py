@@ -527,13 +527,15 @@ _CAPITALISED = re.compile(r"[A-Z][a-z]+")
 
 
 def _initials_said(value: str, said: str) -> bool:
-    """Whether `said` has, as a word, the initials of a place's name of two capitalised words or more (before a comma):
-    "la" for 'Los Angeles, CA', "sf" for 'San Francisco, CA', "ny" for 'New York, NY'. Of BFCL's right answers, 12
-    required values refused as made up before are said so."""
+    """Whether `said` has, as a word, the initials of a place's name of two capitalised words or more (before a comma),
+    or them and one letter more: "la" or "lax" for 'Los Angeles, CA', "sf" for 'San Francisco, CA', "nyc" for 'New
+    York, NY'. Of BFCL's right answers, 12 required values refused as made up before are said so, and 2 more by the
+    letter more."""
     named = _CAPITALISED.findall(value.split(",", 1)[0])
     if len(named) < 2:
         return False
-    return _says_whole("".join(word[0] for word in named).lower(), said)
+    initials = "".join(word[0] for word in named).lower()  # and one letter more: "nyc", "lax", "sfo"
+    return re.search(rf"(?<![^\W_]){re.escape(initials)}[a-z]?(?![^\W_])", said) is not None
 
 
 def _says_whole(text: str, said: str) -> bool:

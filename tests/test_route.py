@@ -1730,6 +1730,9 @@ async def test_a_value_said_in_other_words_grounds_the_value_a_tool_takes() -> N
         ("A bus for 2 people from LA on 2023.10.1.", {"currency": "Los Angeles, CA"}, {"currency": "Lima, PE"}),
         ("Find me attractions to visit in the SF area?", {"currency": "San Francisco, CA"},
          {"currency": "Santa Fe Springs, CA"}),
+        # and by one letter more (live_multiple_960: "get the weather of nyc"; 295: "I am travelling to LAX.")
+        ("get the weather of nyc", {"currency": "New York, NY"}, {"currency": "Newark, NJ"}),
+        ("I am travelling to LAX.", {"currency": "Los Angeles, CA"}, {"currency": "Las Vegas, NV"}),
     ]
     properties = {"rate": {"type": "number"}, "currency": {"type": "string"}, "day": {"type": "string"}}
     for text, said, made_up in cases:
