@@ -424,6 +424,7 @@ def asked_parameters(tool: Tool, arguments: dict[str, Any], asked: str) -> list[
     lower = asked.lower()
     written = " ".join(v for v in arguments.values() if isinstance(v, str))
     dates_left = dates_said(lower) - dates_said(written.lower())
+    measured = _MEASURED.search(lower) is not None
     wanted = []
     for name, schema in tool.parameters.items():
         if name in tool.required or name in arguments or not isinstance(schema, dict):
@@ -431,7 +432,7 @@ def asked_parameters(tool: Tool, arguments: dict[str, Any], asked: str) -> list[
         if _named(name, said) or any(_says_whole(value.lower(), lower)
                                      for value in _allowed(schema) if telling_words(value)) or (
                 dates_left and "date" in words_of(name)) or (
-                _MEASURED.search(lower) and set(words_of(name)) & {"unit", "units"}):
+                measured and set(words_of(name)) & {"unit", "units"}):
             wanted.append(name)
     return wanted
 
@@ -511,7 +512,7 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
             return False  # "notes.txt" for "the notes folder": an extension no one said
         if value.strip() and not _WORD.search(value):  # "..." for `nextToken`: said as it is, or nothing
             return value.strip() in said
-        words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
+        words = _words_looked_for(value)
         telling = telling_words(value)  # not the "the" of 'The Great Gatsby'; a number tells ("x**2" for "x^2")
         words = [w for w in words if w in telling or w.isdigit()] or words
         return not words or any(w in said or (len(w) >= 6 and w[:-1] in said) for w in words) or (  # "German": Germany
@@ -599,10 +600,16 @@ def _known(name: str, value: Any, said: str, tool: Tool, known: str) -> bool:
     tool's text has them (and a placeholder, "/path/to/backup", by being said whole). The 0.5B called
     `get_museum_artists` for "Who are the famous dancers of the 19th Century?" with `museum_name` "The Metropolitan
     Museum of Art", "museum" and "art" the tool's own words."""
-    if not isinstance(value, str) or _mentioned(name, value, "\n".join([said, *tool.places]).lower()):
+    if not isinstance(value, str):
         return _mentioned(name, value, known)
-    words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
-    return _mentioned(name, value, known) and all(_mentioned(name, word, known) for word in words)
+    if _mentioned(name, value, "\n".join([said, *tool.places]).lower()):
+        return True  # `known` holds all of that text
+    return _mentioned(name, value, known) and all(_mentioned(name, word, known) for word in _words_looked_for(value))
+
+
+def _words_looked_for(value: str) -> list[str]:
+    """The words of a text looked for in what was said: three letters or more, or a number."""
+    return [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
 
 
 # where a description gives examples: "such as 'San Francisco, CA' or 'New York, NY'", "(e.g., '2023-04-15')"
