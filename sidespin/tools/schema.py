@@ -85,11 +85,10 @@ def as_meant(node: Any) -> Any:
         return node
     meant = _each_subschema(node, as_meant)
     enum = meant.get("enum")
-    if meant.get("type") in ("integer", "number") and isinstance(enum, list) and enum and all(
-            isinstance(value, str) for value in enum):
+    texts = isinstance(enum, list) and bool(enum) and all(isinstance(value, str) for value in enum)
+    if texts and meant.get("type") in ("integer", "number"):
         meant = {**meant, "type": "string"}
-    if meant.get("type") == "boolean" and isinstance(enum, list) and enum and all(
-            isinstance(value, str) for value in enum):
+    if texts and meant.get("type") == "boolean":
         meant = {key: value for key, value in meant.items() if key != "enum"}
     if meant.get("type") == "array" and isinstance(enum, list) and enum and not any(
             isinstance(value, list) for value in enum):
