@@ -320,7 +320,8 @@ def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
     if tool is not None:
         return tool, NOTICE
     if made:
-        if found and all(output.startswith("Error") for _, output in found):
+        answered = [(tool, output) for tool, output in found if not output.startswith("Error")]
+        if found and not answered:  # every call failed
             now = claimed_now(text)
             if now is not None:
                 return now, FAILED_NOW_NOTICE.format(tool=found[0][0])
@@ -333,7 +334,6 @@ def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
         altered = altered_quote(text, found)
         if altered is not None:
             return altered[1], ALTERED_NOTICE.format(tool=altered[0], line=altered[1])
-        answered = [(tool, output) for tool, output in found if not output.startswith("Error")]
         misread = misread_time(text, answered, said)
         if misread is not None:
             return misread[0], TIME_NOTICE.format(told=misread[0], tool=misread[1], given=misread[2])
