@@ -59,6 +59,7 @@ from typing import Any, Sequence
 from loguru import logger
 
 from sidespin.dates import MONTH_NAMES, MONTHS, WEEKDAY, dates_said, relative_date, unsaid_date
+from sidespin.patterns import code_named
 from sidespin.tables import telling_words, words_of
 from sidespin.tools import Tool, ToolCall
 from sidespin.zones import names_in, takes_a_zone
@@ -339,7 +340,7 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
     for name, value in arguments.items():
         if name not in tool.required and isinstance(value, list) and len(value) > 1:
             value = [item for item in value if _mentioned(name, item, said)] or value
-        if name in tool.required or (_mentioned(name, value, said) and not _restates(tool, name, value, said)
+        if name in tool.required or (_mentioned_or_coded(tool, name, value, said) and not _restates(tool, name, value, said)
                                      and name not in elsewhere and not unsaid_date(value, said)
                                      and not _short_unsaid(tool, name, value, said)):
             kept[name] = value
@@ -349,6 +350,16 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
             logger.debug("ROUTE_ARGUMENT_DROPPED_VALUE {}.{}={}", tool.name, name,
                          json.dumps(value, ensure_ascii=False)[:60])
     return kept
+
+
+def _mentioned_or_coded(tool: Tool, name: str, value: Any, said: str) -> bool:
+    """`_mentioned`, or the number the parameter's description gives the thing the conversation names (`province_id`
+    3, of "… 3 for Chonburi", for "… in Chonburi Province")."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        schema = tool.parameters.get(name)
+        if isinstance(schema, dict) and value == code_named(schema, said):
+            return True
+    return _mentioned(name, value, said)
 
 
 def _named_elsewhere(tool: Tool, arguments: dict[str, Any], said: str) -> set[str]:

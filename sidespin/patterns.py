@@ -20,6 +20,8 @@ The rules, before the code:
   letters (`state_abbreviated`): for "… in Lafayette, Louisiana" the 0.5B wrote "Lafayette, Louisiana". Of BFCL's
   right answers for such parameters, 433 values end in a state's two letters, and each of the 5 that end in its
   name may end in its two letters too.
+- **A number a description gives a thing** ("1 for cleaning service, 2 for ironing service", "'1' corresponds to
+  Bangkok, '2' to Chiang Mai") is that thing's code (`codes_of`), when the description gives two or more.
 - **Several forms** ("'YYYY-MM-DD' or 'MM/DD/YYYY'") are each allowed. Anything else in quotes is not
   a form, and a tool's own `pattern` is not copied: llama.cpp reads only anchored patterns in a subset
   of the syntax, and a pattern it cannot read fails the whole call.
@@ -30,7 +32,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["pattern_for", "state_abbreviated"]
+from sidespin.tables import words_of
+
+__all__ = ["code_named", "codes_of", "pattern_for", "state_abbreviated"]
 
 # each letter group's digits in their range: unranged, the 0.5B began "3 PM" as "3" and had to write "30:00"
 _HOUR, _SIXTY, _MONTH, _DAY = "([01][0-9]|2[0-3])", "[0-5][0-9]", "(0[1-9]|1[0-2])", "(0[1-9]|[12][0-9]|3[01])"
@@ -120,3 +124,51 @@ def state_abbreviated(value: Any, schema: dict[str, Any]) -> Any:
     place = _CITY_THEN_STATE.match(value)
     code = _STATES.get(place.group(2).lower()) if place else None
     return f"{place.group(1).strip()}, {code}" if place and code else value
+
+
+# "1 for cleaning service", "'2' represents an ironing service", "'3' corresponds to Chonburi", "2 to Chiang Mai",
+# "1: Bangkok"; not "from 1 to 100", nor "where 100 is the highest"
+_CODE = re.compile(r"""['"]?(\d+)['"]?\s*(?:for|represents|corresponds to|means|=|:|to)\s+(?:an?\s+|the\s+)?"""
+                   r"([^\W\d_][\w ]{1,40}?)(?=[,.;)]|\s+and\b|\s+etc\b|$)")
+
+
+_CODES = 50  # the most codes read off one description
+
+
+def codes_of(schema: dict[str, Any]) -> dict[str, int]:
+    """The things a parameter's description gives numbers for, by thing ({"cleaning service": 1, "ironing service":
+    2}), when it gives two or more; else none."""
+    description = schema.get("description")
+    if not isinstance(description, str):
+        return {}
+    codes: dict[str, int] = {}
+    for found in _CODE.finditer(description):
+        codes.setdefault(found.group(2).strip(), int(found.group(1)))
+        if len(codes) == _CODES:  # a hostile server's description lists thousands
+            break
+    return codes if len(codes) >= 2 else {}
+
+
+def code_named(schema: dict[str, Any], said: str) -> int | None:
+    """The number the parameter's description (`codes_of`) gives the one thing the conversation (`said`, in lower
+    case) names, or None. A thing is named by the words that tell it from the others ("ironing" of "ironing
+    service", "big cleaning" of "big cleaning service", which "cleaning service" then does not name), one told by a
+    letter ("Group B") only whole."""
+    codes = codes_of(schema)
+    if not codes:
+        return None
+    told = {thing: set(words_of(thing)) for thing in codes}
+    parts = set().union(*told.values())
+    lengths = {len(part) for part in parts}
+    begun = {word[:length] for word in set(words_of(said)) for length in lengths if word[:length] in parts}  # "services"
+    shared = set.intersection(*told.values())  # "service" of every "… service"
+    named = []
+    for thing, its in told.items():
+        telling = its - shared or its
+        if any(len(word) < 3 for word in telling):  # "Group B": its "b" said alone is not enough, nor its "a"
+            if re.search(rf"(?<![^\W_]){re.escape(thing.lower())}(?![^\W_])", said):
+                named.append(thing)
+        elif telling <= begun:
+            named.append(thing)
+    named = [thing for thing in named if not any(told[thing] < told[other] for other in named)]
+    return codes[named[0]] if len(named) == 1 else None

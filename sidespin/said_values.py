@@ -18,7 +18,7 @@ from loguru import logger
 
 from sidespin.dates import dates_said, unsaid_date
 from sidespin.grounding import mentioned, numbers_said, unit_asked
-from sidespin.patterns import state_abbreviated
+from sidespin.patterns import code_named, codes_of, state_abbreviated
 from sidespin.tables import telling_words, words_of
 from sidespin.tools import Tool
 from sidespin.zones import as_zone, names_in, takes_a_zone, zones_of
@@ -37,7 +37,7 @@ _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
 
 
 def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -> dict[str, Any]:
-    """The arguments with thirteen kinds of value written as the conversation (`said`, from `said_in`) says them.
+    """The arguments with fourteen kinds of value written as the conversation (`said`, from `said_in`) says them.
 
     - A number the message says as a percentage ("an annual interest rate of 5%"), written as that number (5) for a
       parameter of type number that takes a decimal, becomes the decimal (0.05). A parameter takes a decimal when
@@ -104,6 +104,13 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
       the example before it, refused as made up. For "What time is it in Tokyo and in Paris?" the second call's
       'Europe/London' stays a made-up value (and is mended: `sidespin.route`). No BFCL function's required
       parameter says so.
+    - A number the parameter's description gives a thing ("1 for cleaning service, 2 for ironing service"), where
+      the conversation names exactly one other of its things, is that thing's number (`sidespin.patterns.code_named`): for "Help find a
+      housekeeper who provides ironing services in Chonburi Province." the 0.5B wrote `province_id` 1, the
+      description's Bangkok, of "1 for Bangkok, 2 for Chiang Mai, 3 for Chonburi". A thing is named by the words
+      that tell it from the others ("ironing" of "ironing service"; "big cleaning" of "big cleaning service",
+      which "cleaning service" then does not name), and one told by a letter ("Group B") by saying it whole. Of
+      BFCL's right answers, each of the 61 such numbers where the message names one thing is its number.
     """
     percents = {float(n) for n in _PERCENT.findall(said)}
     times = {f"{int(hour):02d}:{minutes}" for hour, minutes in _CLOCK.findall(said)}
@@ -137,6 +144,8 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
             if len(zones) == 1 and not mentioned(fixed[name], said):
                 fixed[name] = next(iter(zones))
         fixed[name] = state_abbreviated(fixed[name], schema)
+        if isinstance(value, int) and not isinstance(value, bool) and value in codes_of(schema).values():
+            fixed[name] = code_named(schema, said) or fixed[name]
         if name in tool.required and isinstance(value, str) and not named:
             fixed[name] = _instructed(fixed[name], schema, said)
         if paths and isinstance(value, str):

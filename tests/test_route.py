@@ -2189,6 +2189,29 @@ async def test_a_place_ending_in_a_state_s_name_ends_in_its_two_letters_where_th
         assert [c.arguments["city"] for c in calls] == [wanted], text
 
 
+async def test_a_number_the_description_gives_a_thing_is_the_number_of_the_thing_the_message_names() -> None:
+    """BFCL live_simple_185: "… ironing services in Chonburi Province": the 0.5B wrote `province_id` 1, the
+    description's Bangkok. A thing is named by what tells it from the others ("big cleaning", not "cleaning"), one
+    told by a letter only whole ("group b"); a message naming none, or two, leaves the number as written."""
+    service = {"type": "integer", "description": "The service. For example, 1 for cleaning service, 2 for ironing "
+                                                 "service, 3 for big cleaning service."}
+    province = {"type": "integer", "description": "The province, such as '1' corresponds to Bangkok, '2' to Chiang "
+                                                  "Mai, and '3' to Chonburi."}
+    group = {"type": "integer", "description": "The group, e.g. 1 for Group A, 2 for Group B."}
+    find = foreign("get_service_providers", "Find service providers.",
+                   {"service_id": service, "province_id": province, "group_id": group}, ["service_id"])
+    for text, wrote, wanted in (
+            ("Find a housekeeper who provides ironing services in Chonburi Province.",
+             {"service_id": 1, "province_id": 1}, {"service_id": 2, "province_id": 3}),
+            ("Find a big cleaning in chiang mai", {"service_id": 1, "province_id": 1}, {"service_id": 3, "province_id": 2}),
+            ("Find a cleaning service in a group b team", {"service_id": 3, "group_id": 1}, {"service_id": 1, "group_id": 2}),
+            ("Find a housekeeper for a big team", {"service_id": 2, "group_id": 1}, {"service_id": 2, "group_id": 1}),
+            ("Find ironing and cleaning in Bangkok or Chonburi", {"service_id": 3, "province_id": 2},
+             {"service_id": 3})):  # neither named: a required number as written, an optional one made up
+        calls = await Router(FakeLlama({text: [(find.name, wrote)]})).route(user(text), [find])
+        assert [c.arguments for c in calls] == [wanted], text
+
+
 async def test_a_time_zone_no_one_said_is_no_call_for_a_message_that_names_a_place() -> None:
     """"What's the time in Porto?" with the reference time server: the 0.5B wrote 'Europe/Berlin', which the tool's
     text gives as the local zone, and Berlin's time was told as Porto's. Asked for no place, the local zone is the

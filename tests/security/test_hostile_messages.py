@@ -89,6 +89,26 @@ def test_what_a_message_asks_to_keep_its_places_names_and_states_are_read_in_tim
     assert json.loads(in_a_child(READERS, text, 30, "a reader")) == read
 
 
+CODES = """
+import json, sys
+from sidespin.patterns import code_named
+description, said = json.loads(sys.stdin.read())
+print(code_named({"description": description}, said))
+"""
+
+
+@pytest.mark.parametrize("description, said, read", [
+    ("".join(f"{n} for thing{n}, " for n in range(LONG // 12)), " ".join(f"thing{n}" for n in range(LONG // 7)), "None"),
+    ("1 for " * (LONG // 6), "for " * (LONG // 4), "None"),
+    ("1 for cleaning service, 2 for ironing service.", "a" * LONG + " ironing " + "b " * (LONG // 2), "2"),
+], ids=["thousands-of-codes", "repeated-for", "a-long-word"])
+def test_the_numbers_a_hostile_description_gives_things_are_read_in_time(description, said, read) -> None:
+    """A server's description is the server's to write: thousands of "n for thing", against a message naming
+    thousands of things (the first form of the reader compared each with each: 4 s for 8,000 of both), end, and
+    read what they should; the codes read are the first fifty."""
+    assert in_a_child(CODES, json.dumps([description, said]), 20, "the codes' reader") == read
+
+
 @pytest.mark.parametrize("text", ["The time in " + "a " * (LONG // 2) + "is 10:00.", "the time is " + " " * LONG,
                                   "the time in a is " * (LONG // 17)], ids=["a-long-place", "spaces", "repeated"])
 def test_an_answer_that_tells_a_places_time_is_read_in_time(text) -> None:
