@@ -34,7 +34,7 @@ from typing import Any
 
 from sidespin.tables import words_of
 
-__all__ = ["code_named", "codes_of", "pattern_for", "state_abbreviated"]
+__all__ = ["STATES", "code_named", "codes_of", "pattern_for", "state_abbreviated"]
 
 # each letter group's digits in their range: unranged, the 0.5B began "3 PM" as "3" and had to write "30:00"
 _HOUR, _SIXTY, _MONTH, _DAY = "([01][0-9]|2[0-3])", "[0-5][0-9]", "(0[1-9]|1[0-2])", "(0[1-9]|[12][0-9]|3[01])"
@@ -99,7 +99,7 @@ def _date_form(text: str) -> str | None:
     return "".join(parts) if at == len(text) and letters else None
 
 
-_STATES = {  # the United States' two-letter codes, by name
+STATES = {  # the United States' two-letter codes, by name
     "alabama": "AL", "alaska": "AK", "arizona": "AZ", "arkansas": "AR", "california": "CA", "colorado": "CO",
     "connecticut": "CT", "delaware": "DE", "district of columbia": "DC", "florida": "FL", "georgia": "GA",
     "hawaii": "HI", "idaho": "ID", "illinois": "IL", "indiana": "IN", "iowa": "IA", "kansas": "KS", "kentucky": "KY",
@@ -122,7 +122,7 @@ def state_abbreviated(value: Any, schema: dict[str, Any]) -> Any:
     if not isinstance(value, str) or not isinstance(description, str) or not _CITY_ST_EXAMPLE.search(description):
         return value
     place = _CITY_THEN_STATE.match(value)
-    code = _STATES.get(place.group(2).lower()) if place else None
+    code = STATES.get(place.group(2).lower()) if place else None
     return f"{place.group(1).strip()}, {code}" if place and code else value
 
 

@@ -2212,6 +2212,25 @@ async def test_a_number_the_description_gives_a_thing_is_the_number_of_the_thing
         assert [c.arguments for c in calls] == [wanted], text
 
 
+async def test_a_place_written_with_a_state_it_is_not_in_is_put_where_the_largest_place_of_its_name_is() -> None:
+    """BFCL live_simple_17 and live_simple_4: for "… weather in Boston" the 0.5B wrote 'Boston, CA', the state of
+    the tool's example 'San Francisco, CA', and 'Tel Aviv, CA' for Tel Aviv. A place that is in the state written
+    ('Vancouver, CA' is Canada's), a state said, or a name no place has, is left as written."""
+    location = {"type": "string", "description": "The location, in the format of 'City, State (abbr)', such as 'San "
+                                                 "Francisco, CA'. 'City, Country' if State for the city doesn't exist."}
+    weather = foreign("get_current_weather", "Get the current weather.", {"location": location}, ["location"])
+    for text, wrote, wanted in (
+            ("What's the weather like in Boston?", "Boston, CA", "Boston, MA"),
+            ("What are the current weather conditions in Tel Aviv?", "Tel Aviv, CA", "Tel Aviv, Israel"),
+            ("How is the weather in Vancouver today?", "Vancouver, CA", "Vancouver, CA"),
+            ("What's the weather in Boston, California?", "Boston, CA", "Boston, CA"),
+            ("Weather in Portland CA please", "Portland, CA", "Portland, CA"),
+            ("What's the weather in Springfield?", "Springfield, IL", "Springfield, IL"),
+            ("What's the weather in Xanadu?", "Xanadu, CA", "Xanadu, CA")):
+        calls = await Router(FakeLlama({text: [(weather.name, {"location": wrote})]})).route(user(text), [weather])
+        assert [c.arguments["location"] for c in calls] == [wanted], text
+
+
 async def test_a_time_zone_no_one_said_is_no_call_for_a_message_that_names_a_place() -> None:
     """"What's the time in Porto?" with the reference time server: the 0.5B wrote 'Europe/Berlin', which the tool's
     text gives as the local zone, and Berlin's time was told as Porto's. Asked for no place, the local zone is the

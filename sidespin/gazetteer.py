@@ -1,0 +1,66 @@
+"""Where a place is: a city's state, or its country, from GeoNames' data (`scripts/make-gazetteer`).
+
+A small model writes a place as its tool's example does, and takes the example's state with it: for
+"What's the weather in Boston?" the 0.5B wrote 'Boston, CA' (the example was 'San Francisco, CA'), for
+"… in Tel Aviv" 'Tel Aviv, CA', for "… in Burlingame" 'Burlingame, NY'. Each asks the tool for a place
+that does not exist, or for another one. `state_known` puts the place where it is.
+
+The table (`gazetteer.tsv.gz`, 0.4 MB) holds every place of the United States of 1,000 people or
+more and every other of 15,000 or more, by name, with where it is and how many live there (GeoNames,
+https://www.geonames.org, CC BY 4.0). It is read on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import re
+import unicodedata
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from sidespin.patterns import STATES
+
+__all__ = ["state_known"]
+
+_TABLE = Path(__file__).with_name("gazetteer.tsv.gz")
+_CODES = frozenset(STATES.values())
+_NAMES = {code: name for name, code in STATES.items()}
+_CITY_CODE = re.compile(r"^([^\W\d_][^,]{0,60}?),\s*([A-Z]{2})$")  # 'Boston, CA'
+
+
+class Place(NamedTuple):
+    where: str  # a state's two letters, or a country's name
+    people: int  # thousands
+    country: str  # a country's two letters, for a place abroad ("" at home)
+
+
+@functools.cache
+def _places() -> dict[str, tuple[Place, ...]]:
+    found: dict[str, list[Place]] = {}
+    for line in gzip.decompress(_TABLE.read_bytes()).decode().splitlines():
+        name, where, people, country = line.split("\t")
+        found.setdefault(name, []).append(Place(where, int(people), country))
+    return {name: tuple(places) for name, places in found.items()}
+
+
+def _folded(name: str) -> str:
+    name = name.replace("đ", "d").replace("Đ", "D")
+    return "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c)).lower().strip()
+
+
+def state_known(value: Any, said: str) -> Any:
+    """A place written with a state's two letters the conversation (`said`, in lower case) does not give it, where
+    no place of that name is in that state (nor in a country of those letters: 'Vancouver, CA' is Canada's), put in
+    the state, or the country, of the largest place of that name: 'Boston, CA' → 'Boston, MA', 'Tel Aviv, CA' →
+    'Tel Aviv, Israel'. A name no place has, and any other value, as it is."""
+    written = _CITY_CODE.match(value) if isinstance(value, str) else None
+    if written is None or written.group(2) not in _CODES:
+        return value
+    city, code = written.group(1).strip(), written.group(2)
+    if _NAMES[code] in said or re.search(rf"(?:,|{re.escape(city.lower())})\s*{code.lower()}\b", said):
+        return value  # "Boston, CA" said as such, or "in California"
+    places = _places().get(_folded(city), ())
+    if not places or any(code in (place.where, place.country) for place in places):
+        return value
+    return f"{city}, {max(places, key=lambda place: place.people).where}"
