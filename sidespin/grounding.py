@@ -60,7 +60,7 @@ from loguru import logger
 
 from sidespin.dates import MONTH_NAMES, MONTHS, WEEKDAY, dates_said, relative_date, unsaid_date
 from sidespin.patterns import code_named
-from sidespin.tables import telling_words, words_of
+from sidespin.tables import DOMAINS, telling_words, words_of
 from sidespin.tools import Tool, ToolCall
 from sidespin.zones import names_in, takes_a_zone
 
@@ -601,7 +601,7 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
 
 
 # a host name written as a place, a state or a country after it: "example.net, CA", "google.com, CA"
-_HOST_AS_PLACE = re.compile(r"(?i)^\s*(?:https?://)?[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|io|ai|dev|gov|edu|co|info)"
+_HOST_AS_PLACE = re.compile(rf"(?i)^\s*(?:https?://)?[\w-]+(?:\.[\w-]+)*\.(?:{'|'.join(sorted(DOMAINS))})"
                             r"(?:/\S*)?\s*,\s*[a-z][a-z .]*$")
 
 

@@ -54,7 +54,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from sidespin.tools import Tool
 
-__all__ = ["called_tools", "last_said", "shares_a_word", "table_for", "tables", "words_matched", "words_of"]
+__all__ = ["DOMAINS", "called_tools", "last_said", "shares_a_word", "table_for", "tables", "words_matched", "words_of"]
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # words that match every description and tell no tool from another
@@ -128,7 +128,7 @@ _ASKS_NOW = re.compile(
 
 # a file's name, with or without its folders: a lower-case extension of up to four characters after a letter or digit
 _FILE_NAME = re.compile(r"^[\w./~\\%-]*[^\W_]\.([a-z][a-z0-9]{0,3})$")
-_DOMAINS = frozenset("com org net io co gov edu ai app dev".split())  # "facebook.com" names a site, not a file
+DOMAINS = frozenset("com org net io co gov edu ai app dev info".split())  # "facebook.com" names a site, not a file
 
 
 def _names_a_file(text: str) -> bool:
@@ -139,7 +139,7 @@ def _names_a_file(text: str) -> bool:
     884 ("can you remove background from cat.jpeg") is asked of the model instead of answered in words."""
     for token in text.split():
         name = _FILE_NAME.match(token.strip(".,;:!?()[]\"'`"))
-        if name and "://" not in token and "@" not in token and name.group(1) not in _DOMAINS:
+        if name and "://" not in token and "@" not in token and name.group(1) not in DOMAINS:
             return True
     return False
 
