@@ -34,7 +34,8 @@ _AS_DECIMAL = re.compile(r"(?:as an?|in|into) decimal|decimal form|fraction|\d%\
 _AS_PERCENT = re.compile(r"percent|%")  # "the interest rate as a percentage"
 _RATE = re.compile(r"\b(?:rates?|yields?|returns?|growth|probabilit(?:y|ies)|prob|ratio|discount|inflation|interest|"
                    r"chance)\b")
-_CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)")
+# a time on the 24-hour clock; "5:30pm" is said as 17:30 too (`said_in`), and not as 05:30
+_CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)(?!\s?[ap]\.?m\b)")
 
 
 def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -> dict[str, Any]:
@@ -58,7 +59,8 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
       wrote "/…/files/todo.md", which does not exist.
     - A time the model wrote that no one said becomes the one time the conversation says, when it says one and no
       other value of the call has it: for "Reschedule … to November 1, 2023 at 8pm" the 0.5B wrote 18:00, and for
-      "… showing on 2023-04-22 at 19:00" 20:00. Of BFCL's right answers, the 11 times not said are said otherwise
+      "… showing on 2023-04-22 at 19:00" 20:00, and for "… the 5:30pm show" 20:30 (a time said with "pm" is said
+      as its 24-hour reading only). Of BFCL's right answers, the 11 times not said are said otherwise
       ("noon", "a minute") or follow from one said ("time 9:00, duration 3 hours" ends at 12:00, and the start has
       the 9:00).
     - So does a date whose day and month no one said (`unsaid_date`) become the one whole date the conversation

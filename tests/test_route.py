@@ -1875,7 +1875,8 @@ async def test_a_rate_said_as_a_percentage_goes_to_a_tool_that_takes_a_decimal_a
 
 async def test_a_time_no_one_said_becomes_the_one_time_the_message_says() -> None:
     """BFCL live_simple_137: "Reschedule event 'Alice-One-one-One' to November 1, 2023 at 8pm London time"; the 0.5B
-    wrote 18:00. An end the message gives by a duration keeps its own time beside the start's."""
+    wrote 18:00. An end the message gives by a duration keeps its own time beside the start's, and a time said on
+    the twelve-hour clock is said as its 24-hour reading only."""
     reschedule = foreign("reschedule", "Move an event.", {
         "identifier": {"type": "string"}, "dateOrTime": {"type": "string"}}, ["identifier", "dateOrTime"])
     text = "Reschedule event 'Alice-One-one-One' to November 1, 2023 at 8pm London time"
@@ -1888,6 +1889,11 @@ async def test_a_time_no_one_said_becomes_the_one_time_the_message_says() -> Non
     written = {"start": "2024-03-20 09:00:00", "end": "2024-03-20 12:00:00"}
     calls = await Router(FakeLlama({text: [("book", written)]})).route(user(text), [book])
     assert [c.arguments for c in calls] == [written]
+    # BFCL live_multiple_412: "… for the 5:30pm show?": the 0.5B wrote 20:30; "5:30pm" is not 05:30 too
+    show = foreign("buy_tickets", "Buy movie tickets.", {"show_time": {"type": "string"}}, ["show_time"])
+    text = "Could you get two tickets for 'The Grand Adventure' in Santa Rosa, CA for the 5:30pm show?"
+    calls = await Router(FakeLlama({text: [("buy_tickets", {"show_time": "20:30"})]})).route(user(text), [show])
+    assert [c.arguments for c in calls] == [{"show_time": "17:30"}]
 
 
 async def test_a_required_value_that_is_only_its_descriptions_example_is_made_up() -> None:
