@@ -40,27 +40,37 @@ def _places() -> dict[str, tuple[Place, ...]]:
     found: dict[str, list[Place]] = {}
     for line in gzip.decompress(_TABLE.read_bytes()).decode().splitlines():
         name, where, people, country = line.split("\t")
-        found.setdefault(name, []).append(Place(where, int(people), country))
+        found.setdefault(_key(name), []).append(Place(where, int(people), country))
     return {name: tuple(places) for name, places in found.items()}
 
 
-def _folded(name: str) -> str:
+_SAINT = re.compile(r"\bst\.?\s+")  # "St. Louis" is "Saint Louis"
+_MOUNT = re.compile(r"\bmt\.?\s+")
+
+
+def _key(name: str) -> str:
+    """A place's name as it is looked up: no accents, lower case, "St." and "Mt." written out, no full stops."""
     name = name.replace("đ", "d").replace("Đ", "D")
-    return "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c)).lower().strip()
+    name = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c)).lower().strip()
+    return _MOUNT.sub("mount ", _SAINT.sub("saint ", name)).replace(".", "")
 
 
-def state_known(value: Any, said: str) -> Any:
-    """A place written with a state's two letters the conversation (`said`, in lower case) does not give it, where
-    no place of that name is in that state (nor in a country of those letters: 'Vancouver, CA' is Canada's), put in
-    the state, or the country, of the largest place of that name: 'Boston, CA' → 'Boston, MA', 'Tel Aviv, CA' →
-    'Tel Aviv, Israel'. A name no place has, and any other value, as it is."""
+def state_known(value: Any, schema: dict[str, Any], said: str) -> Any:
+    """A place written with the state's two letters of one of its parameter's examples ("such as 'San Francisco,
+    CA'"), which the conversation (`said`, in lower case) does not give it, where no place of that name is in that
+    state (nor in a country of those letters: 'Vancouver, CA' is Canada's), put in the state, or the country, of
+    the largest place of that name: 'Boston, CA' → 'Boston, MA', 'Tel Aviv, CA' → 'Tel Aviv, Israel'. A state's
+    name written as a city ('California, CA'), a name no place has, and any other value, as it is."""
     written = _CITY_CODE.match(value) if isinstance(value, str) else None
-    if written is None or written.group(2) not in _CODES:
+    description = schema.get("description")
+    if written is None or written.group(2) not in _CODES or not isinstance(description, str):
         return value
     city, code = written.group(1).strip(), written.group(2)
+    if not re.search(rf",\s*{code}\b", description) or city.lower() in STATES:
+        return value  # a state the model did not take from an example, or no city
     if _NAMES[code] in said or re.search(rf"(?:,|{re.escape(city.lower())})\s*{code.lower()}\b", said):
         return value  # "Boston, CA" said as such, or "in California"
-    places = _places().get(_folded(city), ())
+    places = _places().get(_key(city), ())
     if not places or any(code in (place.where, place.country) for place in places):
         return value
     return f"{city}, {max(places, key=lambda place: place.people).where}"

@@ -97,8 +97,8 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
       woman." with the reference memory server, and the next conversation answered that the sister was Lena.
     - A place ending in a state's name, for a parameter whose examples end in a state's two letters, ends in those
       letters (`sidespin.patterns.state_abbreviated`): "Lafayette, Louisiana" for 'Lafayette, LA'.
-    - A place written with a state's two letters no one said, where no place of that name is, is where the largest
-      place of that name is (`sidespin.gazetteer.state_known`): for "… weather in Boston" the 0.5B wrote
+    - A place written with the state of its parameter's example, which no one said, where no place of that name is,
+      is where the largest place of that name is (`sidespin.gazetteer.state_known`): for "… weather in Boston" the 0.5B wrote
       'Boston, CA', taking the state of the tool's example 'San Francisco, CA', and 'Tel Aviv, CA' for Tel Aviv.
       Of BFCL's right answers, none is changed ('Vancouver, CA' is Canada's); of the 0.5B's calls in twenty samples,
       eight are right so.
@@ -151,7 +151,7 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
             fixed[name] = as_zone(fixed[name])
             if len(zones) == 1 and not mentioned(fixed[name], said):
                 fixed[name] = next(iter(zones))
-        fixed[name] = state_known(state_abbreviated(fixed[name], schema), said)
+        fixed[name] = state_known(state_abbreviated(fixed[name], schema), schema, said)
         if isinstance(value, int) and not isinstance(value, bool) and value in codes_of(schema).values():
             fixed[name] = code_named(schema, said) or fixed[name]
         if name in tool.required and isinstance(value, str) and not named:

@@ -2221,7 +2221,8 @@ async def test_a_number_the_description_gives_a_thing_is_the_number_of_the_thing
 async def test_a_place_written_with_a_state_it_is_not_in_is_put_where_the_largest_place_of_its_name_is() -> None:
     """BFCL live_simple_17 and live_simple_4: for "… weather in Boston" the 0.5B wrote 'Boston, CA', the state of
     the tool's example 'San Francisco, CA', and 'Tel Aviv, CA' for Tel Aviv. A place that is in the state written
-    ('Vancouver, CA' is Canada's), a state said, or a name no place has, is left as written."""
+    ('Vancouver, CA' is Canada's), a state said or no example's, a state's name as a city, or a name no place has,
+    is left as written."""
     location = {"type": "string", "description": "The location, in the format of 'City, State (abbr)', such as 'San "
                                                  "Francisco, CA'. 'City, Country' if State for the city doesn't exist."}
     weather = foreign("get_current_weather", "Get the current weather.", {"location": location}, ["location"])
@@ -2232,7 +2233,10 @@ async def test_a_place_written_with_a_state_it_is_not_in_is_put_where_the_larges
             ("What's the weather in Boston, California?", "Boston, CA", "Boston, CA"),
             ("Weather in Portland CA please", "Portland, CA", "Portland, CA"),
             ("What's the weather in Springfield?", "Springfield, IL", "Springfield, IL"),
-            ("What's the weather in Xanadu?", "Xanadu, CA", "Xanadu, CA")):
+            ("What's the weather in Xanadu?", "Xanadu, CA", "Xanadu, CA"),
+            ("What is the weather in California?", "California, CA", "California, CA"),  # not California, Maryland
+            ("What's the weather in Boston?", "Boston, NY", "Boston, NY"),  # a state no example gives
+            ("What's the weather in St. Louis?", "Saint Louis, CA", "Saint Louis, MO")):
         calls = await Router(FakeLlama({text: [(weather.name, {"location": wrote})]})).route(user(text), [weather])
         assert [c.arguments["location"] for c in calls] == [wanted], text
 
