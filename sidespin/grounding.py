@@ -526,7 +526,8 @@ def _mentioned(name: str, value: Any, said: str) -> bool:
         words = _words_looked_for(value)
         telling = telling_words(value)  # not the "the" of 'The Great Gatsby'; a number tells ("x**2" for "x^2")
         words = [w for w in words if w in telling or w.isdigit()] or words
-        return not words or any(w in said or (len(w) >= 6 and w[:-1] in said) for w in words) or (  # "German": Germany
+        return not words or any(w in said or (len(w) >= 6 and w[:-1] in said) or (  # "German": Germany
+            w.endswith("s") and _says_whole(w[:-1], said)) for w in words) or (  # 'miles' for "in mile"
             _misspelt([w for w in words if len(w) >= 6], said)) or _initials_said(value, said)
     if isinstance(value, list):
         return all(_mentioned(name, item, said) for item in value) if value else False

@@ -35,6 +35,7 @@ _AS_PERCENT = re.compile(r"percent|%")  # "the interest rate as a percentage"
 _RATE = re.compile(r"\b(?:rates?|yields?|returns?|growth|probabilit(?:y|ies)|prob|ratio|discount|inflation|interest|"
                    r"chance)\b")
 # a time on the 24-hour clock; "5:30pm" is said as 17:30 too (`said_in`), and not as 05:30
+_UNIT_SAID = re.compile(r"[^\W\d_]{3}")  # a unit said by its words: "kilometers", not "mi" (which "mile" begins)
 _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)(?!\s?[ap]\.?m\b)")
 
 
@@ -105,7 +106,9 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
     - A unit no one said, for a parameter named a unit that lists no allowed values, is the one unit the message
       wants a measure in (`unit_asked`): for "the distance in miles between Mars and Venus" the 0.5B wrote the
       description's default, kilometers. Of BFCL's right answers where the message asks so, 39 units are the one
-      said and 5 are not (a message that wants two, a unit named otherwise: 'imperial', "temp_unit").
+      said and 5 are not (a message that wants two, a unit named otherwise: 'imperial', "temp_unit"). A unit is
+      written as the description spells it, a letter or two longer ('miles' for "in mile"; the 0.5B wrote "mi",
+      which no word says), which changes one of those right answers to right and none to wrong.
     - A required value the conversation does not mention, for a parameter whose description says which value to use
       when none is given ("Use 'Europe/Berlin' as local timezone if no timezone provided by the user."), is that
       value, when the message names nothing (`names_in`): for "What time is it?" the 0.5B wrote 'America/New_York',
@@ -164,8 +167,9 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
         if len(dates) == 1 and isinstance(value, str) and unsaid_date(value, said):
             fixed[name] = _said_date(fixed[name], next(iter(dates)), others)
         if unit and isinstance(value, str) and set(words_of(name)) <= {"unit", "units"} and "enum" not in schema \
-                and not mentioned(value, said) and not value.lower().startswith(unit):  # "miles" for "in mile"
-            fixed[name] = unit  # "the distance in miles": the 0.5B wrote the description's default, kilometers
+                and not (_UNIT_SAID.search(value) and mentioned(value, said)) \
+                and not value.lower().startswith(unit):  # "miles" for "in mile"; "mi" is said by no word
+            fixed[name] = _spelt(unit, schema)  # "the distance in miles": the 0.5B wrote the description's default
         if fixed[name] != value:
             logger.info("ROUTE_AS_SAID {}.{} {} -> {}", tool.name, name, json.dumps(value, ensure_ascii=False)[:40],
                         json.dumps(fixed[name], ensure_ascii=False)[:40])
@@ -223,6 +227,15 @@ def _said_sign(value: Any, negatives: set[float]) -> Any:
             math.isclose(value, n) for n in negatives):
         return -value
     return value
+
+
+def _spelt(unit: str, schema: dict[str, Any]) -> str:
+    """A unit as the parameter's description spells it, when it spells it with a letter or two more ("mile" as
+    'miles' or 'kilometers'); else as said."""
+    described = schema.get("description")
+    spelt = [word for word in words_of(described) if word.startswith(unit) and len(word) <= len(unit) + 2] \
+        if isinstance(described, str) else []
+    return spelt[0] if spelt else unit
 
 
 def _named_choice(value: str, schema: dict[str, Any], words: set[str], *, wholly: bool = False) -> str:

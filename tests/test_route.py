@@ -692,7 +692,8 @@ def test_a_unit_is_asked_for_by_the_unit_a_measure_is_wanted_in() -> None:
 
 async def test_a_unit_no_one_said_is_the_unit_the_message_wants() -> None:
     """"What is the distance in miles between Mars and Venus?" (BFCL parallel_149): the 0.5B wrote the description's
-    default, kilometers, which was dropped as made up; the distance came back in kilometers."""
+    default, kilometers, which was dropped as made up; the distance came back in kilometers. A unit is written as
+    the tool spells it."""
     distance = foreign("calculate_distance", "The distance between two bodies.", {
         "body1": {"type": "string"}, "body2": {"type": "string"},
         "unit": {"type": "string", "description": "The unit of measurement, default is 'kilometers'."}},
@@ -704,6 +705,15 @@ async def test_a_unit_no_one_said_is_the_unit_the_message_wants() -> None:
     text = "What is the distance between Mars and Venus in miles, and in kilometers?"  # two units: not a choice
     calls = await Router(FakeLlama({text: [("calculate_distance", written)]})).route(user(text), [distance])
     assert calls[0].arguments == written
+    # BFCL simple_python_85: "… in mile?": the 0.5B wrote "mi", which "mile" begins; the tool spells it 'miles'
+    geo = foreign("geo_distance", "The distance between two places.", {
+        "start": {"type": "string"}, "end": {"type": "string"},
+        "units": {"type": "string", "description": "The units ('miles' or 'kilometers'). Defaults to 'miles'."}},
+        ["start", "end"])
+    text = "What's the approximate distance between Boston, MA, and Washington, D.C. in mile?"
+    written = {"start": "Boston, MA", "end": "Washington, D.C.", "units": "mi"}
+    calls = await Router(FakeLlama({text: [("geo_distance", written)]})).route(user(text), [geo])
+    assert calls[0].arguments == {**written, "units": "miles"}
 
 
 def test_a_switch_named_in_camel_case_and_the_mentioned_items_of_an_optional_list_are_kept() -> None:
