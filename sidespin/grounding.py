@@ -202,6 +202,20 @@ def names_a_path(text: str) -> bool:
     return _PATH_SAID.search(text) is not None
 
 
+_FILE_WORD = re.compile(r"(?i)\b(?:files?|fichiers?|dateie?n?|archivos?|documents?|documentos?)\b")
+
+
+def not_of_its_place(tool: Tool, arguments: dict[str, Any], message: str) -> dict[str, Any]:
+    """The arguments but for a path under a folder the tool's server works in, when the person's `message` names no
+    file, folder nor path: what it adds to the folder is then a word of the message taken for a file's name. For
+    "Write a Python function that reverses a string." the 0.5B read '…/files/string'."""
+    if not tool.places or names_a_folder(message) or names_a_path(message) or _FILE_WORD.search(message):
+        return arguments
+    places = tuple(place.rstrip("/") + "/" for place in tool.places)
+    return {name: value for name, value in arguments.items()
+            if not (isinstance(value, str) and value.startswith(places))}
+
+
 def of_folders(tools: Sequence[Tool], text: str) -> list[Tool]:
     """The tools a question about a folder may call: for a question (`asks_something`) that names a folder and no
     path nor file, those whose name or description speaks of folders, when some do ("Which files are in the notes

@@ -116,8 +116,8 @@ from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
     a_path_said, asked_parameters, asks_for_a_change, asks_what_it_stores, changes_only, corrects,
-    gives_a_value, given_a_folder_just_given, grounded, invented, names_a_folder, names_a_path, of_folders, reads_only,
-    refused, said_in, steps, word_of_its_own, zone_elsewhere,
+    gives_a_value, given_a_folder_just_given, grounded, invented, names_a_folder, names_a_path, not_of_its_place,
+    of_folders, reads_only, refused, said_in, steps, word_of_its_own, zone_elsewhere,
 )
 from sidespin.said_values import as_said
 from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, telling_words, words_matched
@@ -942,8 +942,10 @@ def _of_itself(tool: Tool, call: ToolCall, messages: Sequence[dict[str, Any]], l
     tools) and whose required values all come from the tool itself, none from the conversation (`said`): its
     description, or the folder its server works in. The 0.5B answered "What's today's date?" with `git_status`
     of the server's repository, the git table's first tool, the same way a tool without required values is
-    named when the model knows no better (`_refused_by_name`)."""
-    if not tool.required or gives_a_value(tool, call.arguments, said) or shares_a_word([tool], messages, listed):
+    named when the model knows no better (`_refused_by_name`). A path under the server's folder is a value from the
+    conversation only where the message names a file, a folder or a path (`not_of_its_place`)."""
+    arguments = not_of_its_place(tool, call.arguments, last_said(messages))
+    if not tool.required or gives_a_value(tool, arguments, said) or shares_a_word([tool], messages, listed):
         return False
     logger.info("ROUTE_UNRELATED {}: no word in common and no value from the conversation, so no call", tool.name)
     return True

@@ -238,6 +238,24 @@ async def test_a_first_call_whose_values_all_come_from_the_tool_itself_and_share
         assert [c.name for c in calls] == ["git_status"], asked
 
 
+async def test_a_word_of_the_message_written_under_the_server_s_folder_is_no_value_where_no_file_is_named() -> None:
+    """"Write a Python function that reverses a string." with the reference file server: the 0.5B read
+    '…/files/string'. A message that names a file, a folder or a path gives the path its value."""
+    read = dataclasses.replace(foreign("read_text_file", "Read the complete contents of a file that exists, as text.",
+                                       {"path": {"type": "string"}}, ["path"], source="mcp:files"),
+                               places=("/home/me/files",))
+    write = dataclasses.replace(foreign("write_file", "Create a new file, or write over one, with its content.",
+                                        {"path": {"type": "string"}, "content": {"type": "string"}},
+                                        ["path", "content"], source="mcp:files"), places=("/home/me/files",))
+    text = "Write a Python function that reverses a string."
+    fake = FakeLlama({text: [("read_text_file", {"path": "/home/me/files/string"})]})
+    assert await Router(fake).route(user(text), [read, write]) == []
+    for text, path in (("Write down what budget.csv says.", "/home/me/files/budget.csv"),
+                       ("Write down what the string file says.", "/home/me/files/string")):
+        calls = await Router(FakeLlama({text: [("read_text_file", {"path": path})]})).route(user(text), [read, write])
+        assert [c.arguments for c in calls] == [{"path": path}], text
+
+
 async def test_a_message_sharing_a_word_with_another_offered_tool_is_read_in_the_tools_language() -> None:
     """"What's today's date?" has one function word, "what", which no reference server's tool has: it was taken for
     another language, in which words cannot tell, and the 0.5B's `git_status` of the server's repository was
