@@ -206,14 +206,19 @@ _FILE_WORD = re.compile(r"(?i)\b(?:files?|fichiers?|dateie?n?|archivos?|document
 
 
 def not_of_its_place(tool: Tool, arguments: dict[str, Any], message: str) -> dict[str, Any]:
-    """The arguments but for a path under a folder the tool's server works in, when the person's `message` names no
-    file, folder nor path: what it adds to the folder is then a word of the message taken for a file's name. For
-    "Write a Python function that reverses a string." the 0.5B read '…/files/string'."""
+    """The arguments but for a path in a folder the tool's server works in (under it, or relative to it, given to a
+    parameter named a path, a file or a folder), when the person's `message` names no file, folder nor path: what
+    it adds to the folder is then a word of the message taken for a file's name. For "Write a Python function that
+    reverses a string." the 0.5B read 'string' (the server's '…/files/string')."""
     if not tool.places or names_a_folder(message) or names_a_path(message) or _FILE_WORD.search(message):
         return arguments
     places = tuple(place.rstrip("/") + "/" for place in tool.places)
     return {name: value for name, value in arguments.items()
-            if not (isinstance(value, str) and value.startswith(places))}
+            if not (isinstance(value, str) and (value.startswith(places) or (
+                set(words_of(name)) & _PATH_NAMES and not value.startswith(("/", "~")) and "://" not in value)))}
+
+
+_PATH_NAMES = frozenset({"path", "paths", "file", "filename", "filepath", "folder", "directory", "dir"})
 
 
 def of_folders(tools: Sequence[Tool], text: str) -> list[Tool]:

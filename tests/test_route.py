@@ -240,7 +240,8 @@ async def test_a_first_call_whose_values_all_come_from_the_tool_itself_and_share
 
 async def test_a_word_of_the_message_written_under_the_server_s_folder_is_no_value_where_no_file_is_named() -> None:
     """"Write a Python function that reverses a string." with the reference file server: the 0.5B read
-    '…/files/string'. A message that names a file, a folder or a path gives the path its value."""
+    'string', which the server read as '…/files/string'. A message that names a file, a folder or a path gives the
+    path its value."""
     read = dataclasses.replace(foreign("read_text_file", "Read the complete contents of a file that exists, as text.",
                                        {"path": {"type": "string"}}, ["path"], source="mcp:files"),
                                places=("/home/me/files",))
@@ -248,8 +249,9 @@ async def test_a_word_of_the_message_written_under_the_server_s_folder_is_no_val
                                         {"path": {"type": "string"}, "content": {"type": "string"}},
                                         ["path", "content"], source="mcp:files"), places=("/home/me/files",))
     text = "Write a Python function that reverses a string."
-    fake = FakeLlama({text: [("read_text_file", {"path": "/home/me/files/string"})]})
-    assert await Router(fake).route(user(text), [read, write]) == []
+    for path in ("/home/me/files/string", "string"):  # the server reads a relative path in its folder
+        fake = FakeLlama({text: [("read_text_file", {"path": path})]})
+        assert await Router(fake).route(user(text), [read, write]) == [], path
     for text, path in (("Write down what budget.csv says.", "/home/me/files/budget.csv"),
                        ("Write down what the string file says.", "/home/me/files/string")):
         calls = await Router(FakeLlama({text: [("read_text_file", {"path": path})]})).route(user(text), [read, write])
@@ -2267,6 +2269,27 @@ async def test_a_place_written_with_a_state_it_is_not_in_is_put_where_the_larges
             ("What's the weather in St. Louis?", "Saint Louis, CA", "Saint Louis, MO")):
         calls = await Router(FakeLlama({text: [(weather.name, {"location": wrote})]})).route(user(text), [weather])
         assert [c.arguments["location"] for c in calls] == [wanted], text
+
+
+async def test_a_switch_the_message_names_written_as_its_third_choice_is_written_again_as_true_or_false() -> None:
+    """BFCL live_multiple_733: "… I'd prefer it to have in-unit laundry.": the 0.5B wrote `in_unit_laundry`
+    'dontcare', which no one said, and it was dropped. Written again, only 'True' or 'False' are allowed; a switch
+    the message does not name is left out."""
+    laundry = {"type": "string", "enum": ["True", "False", "dontcare"], "default": "dontcare",
+               "description": "Whether the property must have in-unit laundry facilities."}
+    find = foreign("find_home", "Search homes to rent or buy.",
+                   {"area": {"type": "string"}, "in_unit_laundry": laundry}, ["area"])
+    text = "Can you find me a rental in San Francisco? I'd prefer it to have in-unit laundry."
+    llama = FakeLlama({text: [("find_home", {"area": "San Francisco, CA", "in_unit_laundry": "dontcare"})]},
+                      later={"in_unit_laundry": "True"})
+    calls = await Router(llama).route(user(text), [find])
+    assert [c.arguments for c in calls] == [{"area": "San Francisco, CA", "in_unit_laundry": "True"}]
+    asked = next(a for a in llama.asked if (a.get("schema") or {}).get("enum"))
+    assert asked["schema"]["enum"] == ["True", "False"]
+    text = "Can you find me a rental in San Francisco?"
+    llama = FakeLlama({text: [("find_home", {"area": "San Francisco, CA", "in_unit_laundry": "dontcare"})]})
+    calls = await Router(llama).route(user(text), [find])
+    assert [c.arguments for c in calls] == [{"area": "San Francisco, CA"}]
 
 
 async def test_a_time_zone_no_one_said_is_no_call_for_a_message_that_names_a_place() -> None:
