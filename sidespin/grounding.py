@@ -359,9 +359,9 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
     for name, value in arguments.items():
         if name not in tool.required and isinstance(value, list) and len(value) > 1:
             value = [item for item in value if _mentioned(name, item, said)] or value
-        if name in tool.required or (_mentioned_or_coded(tool, name, value, said) and not _restates(tool, name, value, said)
-                                     and name not in elsewhere and not unsaid_date(value, said)
-                                     and not _short_unsaid(tool, name, value, said)):
+        if name in tool.required or (_mentioned_or_coded(tool, name, value, said)
+                                     and not _restates(tool, name, value, said) and name not in elsewhere
+                                     and not unsaid_date(value, said) and not _short_unsaid(tool, name, value, said)):
             kept[name] = value
         else:
             why = "said for another parameter" if name in elsewhere else "a value the conversation never mentions"

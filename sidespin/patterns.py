@@ -160,7 +160,8 @@ def code_named(schema: dict[str, Any], said: str) -> int | None:
     told = {thing: set(words_of(thing)) for thing in codes}
     parts = set().union(*told.values())
     lengths = {len(part) for part in parts}
-    begun = {word[:length] for word in set(words_of(said)) for length in lengths if word[:length] in parts}  # "services"
+    begun = {word[:length] for word in set(words_of(said)) for length in lengths
+             if word[:length] in parts}  # "service" begins "services"
     shared = set.intersection(*told.values())  # "service" of every "… service"
     named = []
     for thing, its in told.items():

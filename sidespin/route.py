@@ -872,22 +872,22 @@ def _names(chosen: list[Tool], messages: Sequence[dict[str, Any]], listed: list[
     return by_name
 
 
-def _undecided(schema: Any, value: Any) -> bool:
-    """Whether a value is a switch's third choice: a text other than 'True' and 'False' where the parameter allows
-    both as texts ('dontcare', BFCL's and schema.org-like tools'). For "… I'd prefer it to have in-unit laundry."
-    the 0.5B wrote `in_unit_laundry` 'dontcare', dropped as said by no one. Of BFCL's right answers, 62 of the 64 such
-    switches the message names are 'True', 1 'False' and 1 free."""
+def _three_way(schema: Any) -> bool:
+    """Whether a parameter is a switch with a third choice: 'True' and 'False' as texts, and another ('dontcare')."""
     allowed = schema.get("enum") if isinstance(schema, dict) else None
-    return isinstance(value, str) and isinstance(allowed, list) and {"True", "False"} <= set(allowed) \
-        and value not in ("True", "False")
+    return isinstance(allowed, list) and {"True", "False"} <= set(allowed) and len(allowed) > 2
+
+
+def _undecided(schema: Any, value: Any) -> bool:
+    """Whether a value is a switch's third choice (`_three_way`). For "… I'd prefer it to have in-unit laundry." the
+    0.5B wrote `in_unit_laundry` 'dontcare', dropped as said by no one. Of BFCL's right answers, 62 of the 64 such
+    switches the message names are 'True', 1 'False' and 1 free."""
+    return _three_way(schema) and isinstance(value, str) and value not in ("True", "False")
 
 
 def _decided(schema: dict[str, Any]) -> dict[str, Any]:
-    """A switch's schema with only 'True' and 'False' allowed, when it allows a third choice (`_undecided`)."""
-    allowed = schema.get("enum")
-    if isinstance(allowed, list) and {"True", "False"} <= set(allowed) and len(allowed) > 2:
-        return {**schema, "enum": ["True", "False"]}
-    return schema
+    """A switch's schema with only 'True' and 'False' allowed, when it has a third choice (`_three_way`)."""
+    return {**schema, "enum": ["True", "False"]} if _three_way(schema) else schema
 
 
 def _step_left(chosen: list[Tool], messages: Sequence[dict[str, Any]]) -> bool:

@@ -98,11 +98,11 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
       woman." with the reference memory server, and the next conversation answered that the sister was Lena.
     - A place ending in a state's name, for a parameter whose examples end in a state's two letters, ends in those
       letters (`sidespin.patterns.state_abbreviated`): "Lafayette, Louisiana" for 'Lafayette, LA'.
-    - A place written with the state of its parameter's example, which no one said, where no place of that name is,
-      is where the largest place of that name is (`sidespin.gazetteer.state_known`): for "… weather in Boston" the 0.5B wrote
-      'Boston, CA', taking the state of the tool's example 'San Francisco, CA', and 'Tel Aviv, CA' for Tel Aviv.
-      Of BFCL's right answers, none is changed ('Vancouver, CA' is Canada's); of the 0.5B's calls in twenty samples,
-      eight are right so.
+    - A place written with the state of its parameter's example, which no one said, where no place of that name
+      is, is where the largest place of that name is (`sidespin.gazetteer.state_known`): for "… weather in Boston"
+      the 0.5B wrote 'Boston, CA', taking the state of the tool's example 'San Francisco, CA', and 'Tel Aviv, CA'
+      for Tel Aviv. Of BFCL's right answers, none is changed ('Vancouver, CA' is Canada's); of the 0.5B's calls in
+      twenty samples, eight are right so.
     - A unit no one said, for a parameter named a unit that lists no allowed values, is the one unit the message
       wants a measure in (`unit_asked`): for "the distance in miles between Mars and Venus" the 0.5B wrote the
       description's default, kilometers. Of BFCL's right answers where the message asks so, 39 units are the one
@@ -116,12 +116,13 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
       'Europe/London' stays a made-up value (and is mended: `sidespin.route`). No BFCL function's required
       parameter says so.
     - A number the parameter's description gives a thing ("1 for cleaning service, 2 for ironing service"), where
-      the conversation names exactly one other of its things, is that thing's number (`sidespin.patterns.code_named`): for "Help find a
-      housekeeper who provides ironing services in Chonburi Province." the 0.5B wrote `province_id` 1, the
-      description's Bangkok, of "1 for Bangkok, 2 for Chiang Mai, 3 for Chonburi". A thing is named by the words
-      that tell it from the others ("ironing" of "ironing service"; "big cleaning" of "big cleaning service",
-      which "cleaning service" then does not name), and one told by a letter ("Group B") by saying it whole. Of
-      BFCL's right answers, each of the 61 such numbers where the message names one thing is its number.
+      the conversation names exactly one other of its things, is that thing's number
+      (`sidespin.patterns.code_named`): for "Help find a housekeeper who provides ironing services in Chonburi
+      Province." the 0.5B wrote `province_id` 1, the description's Bangkok, of "1 for Bangkok, 2 for Chiang Mai,
+      3 for Chonburi". A thing is named by the words that tell it from the others ("ironing" of "ironing
+      service"; "big cleaning" of "big cleaning service", which "cleaning service" then does not name), and one
+      told by a letter ("Group B") by saying it whole. Of BFCL's right answers, each of the 61 such numbers where
+      the message names one thing is its number.
     """
     percents = {float(n) for n in _PERCENT.findall(said)}
     times = {f"{int(hour):02d}:{minutes}" for hour, minutes in _CLOCK.findall(said)}

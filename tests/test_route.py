@@ -2239,8 +2239,10 @@ async def test_a_number_the_description_gives_a_thing_is_the_number_of_the_thing
     for text, wrote, wanted in (
             ("Find a housekeeper who provides ironing services in Chonburi Province.",
              {"service_id": 1, "province_id": 1}, {"service_id": 2, "province_id": 3}),
-            ("Find a big cleaning in chiang mai", {"service_id": 1, "province_id": 1}, {"service_id": 3, "province_id": 2}),
-            ("Find a cleaning service in a group b team", {"service_id": 3, "group_id": 1}, {"service_id": 1, "group_id": 2}),
+            ("Find a big cleaning in chiang mai", {"service_id": 1, "province_id": 1},
+             {"service_id": 3, "province_id": 2}),
+            ("Find a cleaning service in a group b team", {"service_id": 3, "group_id": 1},
+             {"service_id": 1, "group_id": 2}),
             ("Find a housekeeper for a big team", {"service_id": 2, "group_id": 1}, {"service_id": 2, "group_id": 1}),
             ("Find ironing and cleaning in Bangkok or Chonburi", {"service_id": 3, "province_id": 2},
              {"service_id": 3})):  # neither named: a required number as written, an optional one made up

@@ -98,7 +98,8 @@ print(code_named({"description": description}, said))
 
 
 @pytest.mark.parametrize("description, said, read", [
-    ("".join(f"{n} for thing{n}, " for n in range(LONG // 12)), " ".join(f"thing{n}" for n in range(LONG // 7)), "None"),
+    ("".join(f"{n} for thing{n}, " for n in range(LONG // 12)),
+     " ".join(f"thing{n}" for n in range(LONG // 7)), "None"),
     ("1 for " * (LONG // 6), "for " * (LONG // 4), "None"),
     ("1 for cleaning service, 2 for ironing service.", "a" * LONG + " ironing " + "b " * (LONG // 2), "2"),
 ], ids=["thousands-of-codes", "repeated-for", "a-long-word"])
