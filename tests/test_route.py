@@ -718,22 +718,21 @@ async def test_a_unit_no_one_said_is_the_unit_the_message_wants() -> None:
         "body1": {"type": "string"}, "body2": {"type": "string"},
         "unit": {"type": "string", "description": "The unit of measurement, default is 'kilometers'."}},
         ["body1", "body2"])
-    text = "What is the distance in miles between Mars and Venus?"
-    written = {"body1": "Mars", "body2": "Venus", "unit": "kilometers"}
-    calls = await Router(FakeLlama({text: [("calculate_distance", written)]})).route(user(text), [distance])
-    assert calls[0].arguments == {**written, "unit": "miles"}
-    text = "What is the distance between Mars and Venus in miles, and in kilometers?"  # two units: not a choice
-    calls = await Router(FakeLlama({text: [("calculate_distance", written)]})).route(user(text), [distance])
-    assert calls[0].arguments == written
     # BFCL simple_python_85: "… in mile?": the 0.5B wrote "mi", which "mile" begins; the tool spells it 'miles'
     geo = foreign("geo_distance", "The distance between two places.", {
         "start": {"type": "string"}, "end": {"type": "string"},
         "units": {"type": "string", "description": "The units ('miles' or 'kilometers'). Defaults to 'miles'."}},
         ["start", "end"])
-    text = "What's the approximate distance between Boston, MA, and Washington, D.C. in mile?"
-    written = {"start": "Boston, MA", "end": "Washington, D.C.", "units": "mi"}
-    calls = await Router(FakeLlama({text: [("geo_distance", written)]})).route(user(text), [geo])
-    assert calls[0].arguments == {**written, "units": "miles"}
+    planets = {"body1": "Mars", "body2": "Venus", "unit": "kilometers"}
+    cities = {"start": "Boston, MA", "end": "Washington, D.C.", "units": "mi"}
+    for tool, text, written, wanted in (
+            (distance, "What is the distance in miles between Mars and Venus?", planets, {**planets, "unit": "miles"}),
+            # two units: not a choice
+            (distance, "What is the distance between Mars and Venus in miles, and in kilometers?", planets, planets),
+            (geo, "What's the approximate distance between Boston, MA, and Washington, D.C. in mile?", cities,
+             {**cities, "units": "miles"})):
+        calls = await Router(FakeLlama({text: [(tool.name, written)]})).route(user(text), [tool])
+        assert calls[0].arguments == wanted, text
 
 
 def test_a_switch_named_in_camel_case_and_the_mentioned_items_of_an_optional_list_are_kept() -> None:
