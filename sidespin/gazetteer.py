@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 from sidespin.patterns import STATES
 
-__all__ = ["state_known"]
+__all__ = ["country_code", "state_known"]
 
 _TABLE = Path(__file__).with_name("gazetteer.tsv.gz")
 _CODES = frozenset(STATES.values())
@@ -74,3 +74,27 @@ def state_known(value: Any, schema: dict[str, Any], said: str) -> Any:
     if not places or any(code in (place.where, place.country) for place in places):
         return value
     return f"{city}, {max(places, key=lambda place: place.people).where}"
+
+
+# a parameter that takes a country's two letters: "Use ISO 3166-1 alpha-2 country codes", "the ISO country code
+# (2-letter)", "a two-letter country code"
+_TAKES_A_CODE = re.compile(r"(?i)\biso[ -]?3166|\balpha-2\b|\b(?:two|2)[- ]letter country|\biso country code")
+_NOT_CODES = {"uk": "GB", "great britain": "GB", "britain": "GB", "england": "GB", "usa": "US",
+              "united states of america": "US", "america": "US"}  # said for a country, no ISO code
+
+
+@functools.cache
+def _country_codes() -> dict[str, str]:
+    """The countries' two letters, by the country's name in lower case, and the two letters themselves."""
+    codes = {place.where.lower(): place.country for places in _places().values() for place in places if place.country}
+    return {**codes, **{code.lower(): code for code in codes.values()}, **_NOT_CODES}
+
+
+def country_code(value: Any, schema: dict[str, Any]) -> Any:
+    """A country written by its name, or as "UK", for a parameter whose description asks for its ISO two letters,
+    as those letters: 'UK' → 'GB' (the 0.5B's, for London's weather where the tool took 'GB'), 'Germany' → 'DE'.
+    Anything else as it is."""
+    description = schema.get("description")
+    if not isinstance(value, str) or not isinstance(description, str) or not _TAKES_A_CODE.search(description):
+        return value
+    return _country_codes().get(value.strip().lower(), value)

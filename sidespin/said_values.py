@@ -17,7 +17,7 @@ from typing import Any
 from loguru import logger
 
 from sidespin.dates import dates_said, unsaid_date
-from sidespin.gazetteer import state_known
+from sidespin.gazetteer import country_code, state_known
 from sidespin.grounding import mentioned, numbers_said, unit_asked
 from sidespin.patterns import code_named, codes_of, state_abbreviated
 from sidespin.tables import telling_words, words_of
@@ -40,7 +40,7 @@ _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)(?!\s?[ap]\.?m\b
 
 
 def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -> dict[str, Any]:
-    """The arguments with fifteen kinds of value written as the conversation (`said`, from `said_in`) says them.
+    """The arguments with sixteen kinds of value written as the conversation (`said`, from `said_in`) says them.
 
     - A number the message says as a percentage ("an annual interest rate of 5%"), written as that number (5) for a
       parameter of type number that takes a decimal, becomes the decimal (0.05). A parameter takes a decimal when
@@ -103,6 +103,9 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
       the 0.5B wrote 'Boston, CA', taking the state of the tool's example 'San Francisco, CA', and 'Tel Aviv, CA'
       for Tel Aviv. Of BFCL's right answers, none is changed ('Vancouver, CA' is Canada's); of the 0.5B's calls in
       twenty samples, eight are right so.
+    - A country written by its name, or as "UK", for a parameter whose description asks for its ISO two letters, is
+      those letters (`sidespin.gazetteer.country_code`): for London's weather the 0.5B wrote 'UK' where the tool
+      takes 'GB'. Of BFCL's right answers, the 4 values of such parameters are codes already.
     - A unit no one said, for a parameter named a unit that lists no allowed values, is the one unit the message
       wants a measure in (`unit_asked`): for "the distance in miles between Mars and Venus" the 0.5B wrote the
       description's default, kilometers. Of BFCL's right answers where the message asks so, 39 units are the one
@@ -156,6 +159,7 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
             if len(zones) == 1 and not mentioned(fixed[name], said):
                 fixed[name] = next(iter(zones))
         fixed[name] = state_known(state_abbreviated(fixed[name], schema), schema, said)
+        fixed[name] = country_code(fixed[name], schema)
         if isinstance(value, int) and not isinstance(value, bool) and value in codes_of(schema).values():
             fixed[name] = code_named(schema, said) or fixed[name]
         if name in tool.required and isinstance(value, str) and not named:

@@ -2293,6 +2293,21 @@ async def test_a_switch_the_message_names_written_as_its_third_choice_is_written
     assert [c.arguments for c in calls] == [{"area": "San Francisco, CA"}]
 
 
+async def test_a_country_written_by_its_name_is_its_two_letters_where_the_tool_asks_for_them() -> None:
+    """BFCL live_simple_77: London's weather, "Use ISO 3166-1 alpha-2 country codes": the 0.5B wrote 'UK', which is
+    no such code ('GB'). A name becomes its code; a tool that does not ask for a code gets the name as written."""
+    coded = {"type": "string", "description": "The country, e.g., 'US'. Use ISO 3166-1 alpha-2 country codes."}
+    named = {"type": "string", "description": "The country where the city is."}
+    for schema, wrote, wanted in ((coded, "UK", "GB"), (coded, "Germany", "DE"), (coded, "GB", "GB"),
+                                  (named, "UK", "UK")):
+        weather = foreign("weather_get", "The weather in a city.", {"city": {"type": "string"}, "country": schema},
+                          ["city", "country"])
+        text = "What's the weather in London, UK? And in Germany?"
+        calls = await Router(FakeLlama({text: [(weather.name, {"city": "London", "country": wrote})]})).route(
+            user(text), [weather])
+        assert [c.arguments["country"] for c in calls] == [wanted], wrote
+
+
 async def test_a_time_zone_no_one_said_is_no_call_for_a_message_that_names_a_place() -> None:
     """"What's the time in Porto?" with the reference time server: the 0.5B wrote 'Europe/Berlin', which the tool's
     text gives as the local zone, and Berlin's time was told as Porto's. Asked for no place, the local zone is the
