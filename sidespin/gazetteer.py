@@ -3,7 +3,8 @@
 A small model writes a place as its tool's example does, and takes the example's state with it: for
 "What's the weather in Boston?" the 0.5B wrote 'Boston, CA' (the example was 'San Francisco, CA'), for
 "… in Tel Aviv" 'Tel Aviv, CA', for "… in Burlingame" 'Burlingame, NY'. Each asks the tool for a place
-that does not exist, or for another one. `state_known` puts the place where it is.
+that does not exist, or for another one. `state_known` puts the place where it is, and
+`country_code` writes a country as the two letters a tool asks for ('UK' is 'GB').
 
 The table (`gazetteer.tsv.gz`, 0.4 MB) holds every place of the United States of 1,000 people or
 more and every other of 15,000 or more, by name, with where it is and how many live there (GeoNames,
@@ -37,6 +38,7 @@ class Place(NamedTuple):
 
 @functools.cache
 def _places() -> dict[str, tuple[Place, ...]]:
+    """The table, by name as looked up (`_key`)."""
     found: dict[str, list[Place]] = {}
     for line in gzip.decompress(_TABLE.read_bytes()).decode().splitlines():
         name, where, people, country = line.split("\t")

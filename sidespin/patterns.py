@@ -130,8 +130,6 @@ def state_abbreviated(value: Any, schema: dict[str, Any]) -> Any:
 # "1: Bangkok"; not "from 1 to 100", nor "where 100 is the highest"
 _CODE = re.compile(r"""['"]?(\d+)['"]?\s*(?:for|represents|corresponds to|means|=|:|to)\s+(?:an?\s+|the\s+)?"""
                    r"([^\W\d_][\w ]{1,40}?)(?=[,.;)]|\s+and\b|\s+etc\b|$)")
-
-
 _CODES = 50  # the most codes read off one description
 
 

@@ -34,8 +34,8 @@ _AS_DECIMAL = re.compile(r"(?:as an?|in|into) decimal|decimal form|fraction|\d%\
 _AS_PERCENT = re.compile(r"percent|%")  # "the interest rate as a percentage"
 _RATE = re.compile(r"\b(?:rates?|yields?|returns?|growth|probabilit(?:y|ies)|prob|ratio|discount|inflation|interest|"
                    r"chance)\b")
-# a time on the 24-hour clock; "5:30pm" is said as 17:30 too (`said_in`), and not as 05:30
 _UNIT_SAID = re.compile(r"[^\W\d_]{3}")  # a unit said by its words: "kilometers", not "mi" (which "mile" begins)
+# a time on the 24-hour clock; "5:30pm" is said as 17:30 too (`said_in`), and not as 05:30
 _CLOCK = re.compile(r"(?<![\d:])([01]?\d|2[0-3]):([0-5]\d)(?!\d)(?!\s?[ap]\.?m\b)")
 
 
@@ -105,7 +105,7 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
       twenty samples, eight are right so.
     - A country written by its name, or as "UK", for a parameter whose description asks for its ISO two letters, is
       those letters (`sidespin.gazetteer.country_code`): for London's weather the 0.5B wrote 'UK' where the tool
-      takes 'GB'. Of BFCL's right answers, the 4 values of such parameters are codes already.
+      takes 'GB'. Of BFCL's right answers, the 4 values of such parameters are 'GB' (one may be 'UK' too).
     - A unit no one said, for a parameter named a unit that lists no allowed values, is the one unit the message
       wants a measure in (`unit_asked`): for "the distance in miles between Mars and Venus" the 0.5B wrote the
       description's default, kilometers. Of BFCL's right answers where the message asks so, 39 units are the one
