@@ -697,8 +697,8 @@ class Router:
         closed 'Produce the access log for query "llama", at offset 434 …' after `offset` and `pageSize`. A switch
         written as neither 'True' nor 'False' ('dontcare') counts as left out, and when the message names it, it is
         written again as one of the two (`_undecided`)."""
-        undecided = {name for name, value in arguments.items()
-                     if name not in tool.required and _undecided(tool.parameters.get(name), value)}
+        undecided = {name for name, value in arguments.items() if name not in tool.required
+                     and _undecided(tool.parameters.get(name), value) and not _NO_PREFERENCE.search(asked)}
         if undecided:  # written again after the others, as if left out
             arguments = {name: value for name, value in arguments.items() if name not in undecided}
             raw = json.dumps(arguments, ensure_ascii=False)
@@ -870,6 +870,11 @@ def _names(chosen: list[Tool], messages: Sequence[dict[str, Any]], listed: list[
                         "next" if again else "first")
             by_name = fitting
     return by_name
+
+
+# a message that says a choice does not matter: its switch's third choice is meant
+_NO_PREFERENCE = re.compile(r"(?i)\b(?:don'?t|do not|doesn'?t|does not) (?:care|matter|mind)\b|\beither way\b|"
+                            r"\bno preference\b|\bwhatever\b")
 
 
 def _three_way(schema: Any) -> bool:

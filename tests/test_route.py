@@ -2275,7 +2275,7 @@ async def test_a_place_written_with_a_state_it_is_not_in_is_put_where_the_larges
 async def test_a_switch_the_message_names_written_as_its_third_choice_is_written_again_as_true_or_false() -> None:
     """BFCL live_multiple_733: "… I'd prefer it to have in-unit laundry.": the 0.5B wrote `in_unit_laundry`
     'dontcare', which no one said, and it was dropped. Written again, only 'True' or 'False' are allowed; a switch
-    the message does not name is left out."""
+    the message does not name, or says does not matter, is left out."""
     laundry = {"type": "string", "enum": ["True", "False", "dontcare"], "default": "dontcare",
                "description": "Whether the property must have in-unit laundry facilities."}
     find = foreign("find_home", "Search homes to rent or buy.",
@@ -2287,10 +2287,12 @@ async def test_a_switch_the_message_names_written_as_its_third_choice_is_written
     assert [c.arguments for c in calls] == [{"area": "San Francisco, CA", "in_unit_laundry": "True"}]
     asked = next(a for a in llama.asked if (a.get("schema") or {}).get("enum"))
     assert asked["schema"]["enum"] == ["True", "False"]
-    text = "Can you find me a rental in San Francisco?"
-    llama = FakeLlama({text: [("find_home", {"area": "San Francisco, CA", "in_unit_laundry": "dontcare"})]})
-    calls = await Router(llama).route(user(text), [find])
-    assert [c.arguments for c in calls] == [{"area": "San Francisco, CA"}]
+    for text in ("Can you find me a rental in San Francisco?",  # not named, or said not to matter: no switch
+                 "Can you find me a rental in San Francisco? In-unit laundry doesn't matter."):
+        llama = FakeLlama({text: [("find_home", {"area": "San Francisco, CA", "in_unit_laundry": "dontcare"})]},
+                          later={"in_unit_laundry": "True"})
+        calls = await Router(llama).route(user(text), [find])
+        assert [c.arguments for c in calls] == [{"area": "San Francisco, CA"}], text
 
 
 async def test_a_country_written_by_its_name_is_its_two_letters_where_the_tool_asks_for_them() -> None:
