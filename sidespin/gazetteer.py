@@ -7,8 +7,9 @@ that does not exist, or for another one. `state_known` puts the place where it i
 `country_code` writes a country as the two letters a tool asks for ('UK' is 'GB').
 
 The table (`gazetteer.tsv.gz`, 0.4 MB) holds every place of the United States of 1,000 people or
-more and every other of 15,000 or more, by name, with where it is and how many live there (GeoNames,
-https://www.geonames.org, CC BY 4.0). It is read on first use.
+more and every other of 15,000 or more, by its name as GeoNames writes it, with where it is and how
+many live there (GeoNames, https://www.geonames.org, CC BY 4.0). It is read on first use, the names
+folded (`_key`).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from sidespin.patterns import STATES
 __all__ = ["country_code", "state_known"]
 
 _TABLE = Path(__file__).with_name("gazetteer.tsv.gz")
-_CODES = frozenset(STATES.values())
+_STATE_CODES = frozenset(STATES.values())
 _NAMES = {code: name for name, code in STATES.items()}
 _CITY_CODE = re.compile(r"^([^\W\d_][^,]{0,60}?),\s*([A-Z]{2})$")  # 'Boston, CA'
 
@@ -65,7 +66,7 @@ def state_known(value: Any, schema: dict[str, Any], said: str) -> Any:
     name written as a city ('California, CA'), a name no place has, and any other value, as it is."""
     written = _CITY_CODE.match(value) if isinstance(value, str) else None
     description = schema.get("description")
-    if written is None or written.group(2) not in _CODES or not isinstance(description, str):
+    if written is None or written.group(2) not in _STATE_CODES or not isinstance(description, str):
         return value
     city, code = written.group(1).strip(), written.group(2)
     if not re.search(rf",\s*{code}\b", description) or city.lower() in STATES:

@@ -203,6 +203,7 @@ def names_a_path(text: str) -> bool:
 
 
 _FILE_WORD = re.compile(r"(?i)\b(?:files?|fichiers?|dateie?n?|archivos?|documents?|documentos?)\b")
+_PATH_NAMES = frozenset({"path", "paths", "file", "filename", "filepath", "folder", "directory", "dir"})
 
 
 def not_of_its_place(tool: Tool, arguments: dict[str, Any], message: str) -> dict[str, Any]:
@@ -217,8 +218,6 @@ def not_of_its_place(tool: Tool, arguments: dict[str, Any], message: str) -> dic
             if not (isinstance(value, str) and (value.startswith(places) or (
                 set(words_of(name)) & _PATH_NAMES and not value.startswith(("/", "~")) and "://" not in value)))}
 
-
-_PATH_NAMES = frozenset({"path", "paths", "file", "filename", "filepath", "folder", "directory", "dir"})
 
 
 def of_folders(tools: Sequence[Tool], text: str) -> list[Tool]:
