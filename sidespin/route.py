@@ -120,7 +120,9 @@ from sidespin.grounding import (
     of_folders, reads_only, refused, said_in, steps, word_of_its_own, zone_elsewhere,
 )
 from sidespin.said_values import as_said
-from sidespin.tables import called_tools, last_said, shares_a_word, table_for, tables, telling_words, words_matched
+from sidespin.tables import (
+    called_tools, last_said, names_said, shares_a_word, table_for, tables, telling_words, words_matched,
+)
 from sidespin.tools import Tool, ToolCall, coerce_arguments, failed
 
 __all__ = [
@@ -140,6 +142,7 @@ MAX_CALLS = 4  # calls in one answer
 SHORTLIST = 10  # tools the decision reads all at once; more are read a table at a time
 TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: 1,950 tokens at most (3.6 characters a token or more)
 THRESHOLD = 0.5  # probability of a call's opening above which the model calls (see `Router.threshold`)
+NAMED_FLOOR = 0.15  # ... above which a message that says a tool's name calls (`Router._route`)
 NAME_FLOOR = 0.05  # a first call's name less likely than this as a whole is the model not knowing which tool
 _DESCRIPTION = 300  # characters of a tool's description offered
 _MESSAGE = 600  # characters of the message the model is asked whether a tool fits
@@ -427,6 +430,10 @@ class Router:
         bar = (self.threshold + 1) / 2 if again and not _step_left(chosen, messages) else self.threshold
         if chance < bar and not again and _answered_before(messages):
             chance = max(chance, await self._alone(messages, chosen, form, chance))
+        if NAMED_FLOOR <= chance < bar and not again and (named := names_said(chosen, messages)):
+            logger.info("ROUTE_NAMED {} p_call={:.2f}: the message says the tool's name, so it is written and "
+                        "checked as a call", ",".join(t.name for t in named), chance)
+            bar = chance
         if chance < bar:
             logger.info("ROUTE_DECISION none p_call={:.2f} tools={} in {:.3f}s", chance, len(chosen),
                         time.perf_counter() - started)
@@ -973,9 +980,12 @@ def _of_itself(tool: Tool, call: ToolCall, messages: Sequence[dict[str, Any]], l
     description, or the folder its server works in. The 0.5B answered "What's today's date?" with `git_status`
     of the server's repository, the git table's first tool, the same way a tool without required values is
     named when the model knows no better (`_refused_by_name`). A path under the server's folder is a value from the
-    conversation only where the message names a file, a folder or a path (`not_of_its_place`)."""
+    conversation only where the message names a file, a folder or a path (`not_of_its_place`); a message in another
+    language than the tools' then needs a word in common too: "Recuerda que mi cumpleaños es el 14 de mayo." had
+    the 0.5B read the file server's '…/files/14'."""
     arguments = not_of_its_place(tool, call.arguments, last_said(messages))
-    if not tool.required or gives_a_value(tool, arguments, said) or shares_a_word([tool], messages, listed):
+    if not tool.required or gives_a_value(tool, arguments, said) or shares_a_word(
+            [tool], messages, listed, other_language=arguments == call.arguments):
         return False
     logger.info("ROUTE_UNRELATED {}: no word in common and no value from the conversation, so no call", tool.name)
     return True

@@ -54,7 +54,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 from sidespin.tools import Tool
 
-__all__ = ["DOMAINS", "called_tools", "last_said", "shares_a_word", "table_for", "tables", "words_matched", "words_of"]
+__all__ = ["DOMAINS", "called_tools", "last_said", "names_said", "shares_a_word", "table_for", "tables", "words_matched",
+           "words_of"]
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # words that match every description and tell no tool from another
@@ -194,17 +195,18 @@ def _names_folder(said: str, places: Sequence[str]) -> bool:
     return any(folder.rstrip("/") in said for folder in places if folder.strip("/"))
 
 
-def shares_a_word(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], among: Sequence[Tool] = ()) -> bool:
+def shares_a_word(tools: Sequence[Tool], messages: Sequence[dict[str, Any]], among: Sequence[Tool] = (), *,
+                  other_language: bool = True) -> bool:
     """Whether the last two user messages share a meaningful word with any of `tools`, or one was called, or
-    the last message is in another language than the tools' (`among`, when more tools are offered than
-    asked about: then words cannot tell). A message sharing a word with another of `among` is in their
-    language: "What's today's date?" has one function word, "what", which no reference server's tool has,
+    (`other_language`) the last message is in another language than the tools' (`among`, when more tools are
+    offered than asked about: then words cannot tell). A message sharing a word with another of `among` is in
+    their language: "What's today's date?" has one function word, "what", which no reference server's tool has,
     but `git_log` speaks of dates (on BFCL's right answers this refuses none more)."""
     queries = _queries(messages)
     if called_tools(messages) & {t.name for t in tools} or any(_ranked(tools, q) for q in queries):
         return True
     words = words_of(last_said(messages))
-    if len(words) <= _SHORT_MESSAGE or (among and any(_ranked(among, q) for q in queries)):
+    if not other_language or len(words) <= _SHORT_MESSAGE or (among and any(_ranked(among, q) for q in queries)):
         return False
     function_words = {w for w in words if w in _STOP and len(w) > 1}
     tools_words = {w for tool in among or tools for part in _document(tool) for w in part.split()}
@@ -228,6 +230,27 @@ def words_matched(tools: Sequence[Tool], messages: Sequence[dict[str, Any]]) -> 
             for (row,) in db.execute("SELECT rowid FROM tools WHERE tools MATCH ?", (f'"{word}"',)):
                 matched[tools[row].name].add(word)
     return matched
+
+
+def names_said(tools: Sequence[Tool], messages: Sequence[dict[str, Any]]) -> list[Tool]:
+    """The tools whose name the last user message says: every meaningful word of the name (not a number, nor a
+    function word: "get", nor one every name of `tools` has: the reference git server's "git"), stemmed as the
+    tables' ("what movies are playing" says `get_movies`; "what the weather will be like" says
+    `Weather_1_GetWeather`)."""
+    query = next(iter(_queries(messages)), [])
+    if not query:
+        return []
+    of_name = {tool.name: [w for w in dict.fromkeys(telling_words(tool.name)) if not w.isdigit()] for tool in tools}
+    shared = set.intersection(*(set(words) for words in of_name.values())) if len(tools) > 1 else set()
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        db.execute("CREATE VIRTUAL TABLE said USING fts5(words, tokenize='porter unicode61')")
+        db.execute("INSERT INTO said(words) VALUES (?)", (" ".join(query),))
+
+        def said(word: str) -> bool:
+            return db.execute("SELECT count(*) FROM said WHERE said MATCH ?", (f'"{word}"',)).fetchone()[0] > 0
+
+        return [tool for tool in tools if (words := [w for w in of_name[tool.name] if w not in shared])
+                and all(said(w) for w in words)]
 
 
 def _ranked(tools: Sequence[Tool], query: list[str]) -> list[Tool]:

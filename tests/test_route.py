@@ -252,8 +252,13 @@ async def test_a_word_of_the_message_written_under_the_server_s_folder_is_no_val
     for path in ("/home/me/files/string", "string"):  # the server reads a relative path in its folder
         fake = FakeLlama({text: [("read_text_file", {"path": path})]})
         assert await Router(fake).route(user(text), [read, write]) == [], path
+    # in another language, where words cannot tell: "Remember that my birthday is May 14th."
+    text = "Recuerda que mi cumpleaños es el 14 de mayo."
+    fake = FakeLlama({text: [("read_text_file", {"path": "/home/me/files/14"})]})
+    assert await Router(fake).route(user(text), [read, write]) == []
     for text, path in (("Write down what budget.csv says.", "/home/me/files/budget.csv"),
-                       ("Write down what the string file says.", "/home/me/files/string")):
+                       ("Write down what the string file says.", "/home/me/files/string"),
+                       ("Peux-tu lire le fichier budget.csv ?", "/home/me/files/budget.csv")):
         calls = await Router(FakeLlama({text: [("read_text_file", {"path": path})]})).route(user(text), [read, write])
         assert [c.arguments for c in calls] == [{"path": path}], text
 
@@ -330,6 +335,19 @@ async def test_the_threshold_decides_not_the_likeliest_token() -> None:
     assert await Router(FakeLlama(routes, p_call=0.4), threshold=0.5).route(user("maybe the time in UTC?"), TOOLS) == []
     called = await Router(FakeLlama(routes, p_call=0.4), threshold=0.3).route(user("maybe the time in UTC?"), TOOLS)
     assert [c.name for c in called] == ["current_time"]
+
+
+async def test_a_message_that_says_a_tools_name_calls_under_the_threshold_down_to_a_floor() -> None:
+    """"Could you tell me what the weather will be like in Healdsburg …": the 0.5B opened a call at 0.44 with
+    `Weather_1_GetWeather` offered. Of the logged BFCL questions under the bar that say a tool's name, 4 wanted a call
+    (0.20 to 0.47) and the 2 of irrelevance were under 0.15."""
+    said = "what is the current time in UTC?"
+    routes = {said: [("current_time", {"zone": "UTC"})], "maybe the time in UTC?": [("current_time", {"zone": "UTC"})]}
+    called = await Router(FakeLlama(routes, p_call=0.3), threshold=0.5).route(user(said), TOOLS)
+    assert [(c.name, c.arguments) for c in called] == [("current_time", {"zone": "UTC"})]
+    assert await Router(FakeLlama(routes, p_call=0.1), threshold=0.5).route(user(said), TOOLS) == []  # under the floor
+    # "time" alone is not the name `current_time`
+    assert await Router(FakeLlama(routes, p_call=0.3), threshold=0.5).route(user("maybe the time in UTC?"), TOOLS) == []
 
 
 async def test_two_things_asked_at_once_are_two_calls() -> None:
