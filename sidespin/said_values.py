@@ -10,6 +10,7 @@ counted on BFCL's right answers, which it changes none of (docs/tool-use.md, poi
 from __future__ import annotations
 
 import json
+import itertools
 import math
 import re
 from typing import Any
@@ -31,6 +32,8 @@ _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?(?:%|percent\b|per cent\b)")
 # "as a decimal", "e.g. 5% is 0.05"; not "a decimal value representing the score as a percentage"
 _AS_DECIMAL = re.compile(r"(?:as an?|in|into) decimal|decimal form|fraction|\d%\s*(?:is|=|would be|becomes)\s*0\.\d|"
                          r"default\D{0,12}0\.\d")  # "The level of confidence. Default is 0.9."
+_DECIMAL_EXAMPLE = re.compile(r"(?<![\d.])0\.\d+")  # 0.1, beside the 10% it stands for (`_a_percent_as_decimal`)
+_PAIRS = 20  # of each looked at (a hostile description may hold thousands)
 _AS_PERCENT = re.compile(r"percent|%")  # "the interest rate as a percentage"
 _RATE = re.compile(r"\b(?:rates?|yields?|returns?|growth|probabilit(?:y|ies)|prob|ratio|discount|inflation|interest|"
                    r"chance)\b")
@@ -265,9 +268,18 @@ def _takes_a_decimal(name: str, schema: dict[str, Any]) -> bool:
     if "number" not in (schema.get("type"), items.get("type")):
         return False
     described = str(schema.get("description") or "").lower()
-    if _AS_DECIMAL.search(described):
+    if _AS_DECIMAL.search(described) or _a_percent_as_decimal(described):
         return True
     return not _AS_PERCENT.search(described) and bool(_RATE.search(" ".join(words_of(name)) + " " + described))
+
+
+def _a_percent_as_decimal(described: str) -> bool:
+    """Whether a description gives a percentage and its decimal side by side, in either order and any language:
+    "Ejemplo: 0.1 para un enganche del 10%" (the 0.5B wrote 20 for "un enganche del 20%")."""
+    decimals = [(m.start(), float(m.group())) for m in itertools.islice(_DECIMAL_EXAMPLE.finditer(described), _PAIRS)]
+    percents = [(m.start(), float(m.group(1))) for m in itertools.islice(_PERCENT.finditer(described), _PAIRS)]
+    return any(abs(at - where) <= 40 and math.isclose(decimal * 100, percent)
+               for at, decimal in decimals for where, percent in percents)
 
 
 def _decimal(value: Any, percents: set[float]) -> Any:

@@ -1918,6 +1918,12 @@ async def test_a_rate_said_as_a_percentage_goes_to_a_tool_that_takes_a_decimal_a
         **interest.parameters, "interest_rate": {"type": "number", "description": "Interest rate in percentage."}}})
     calls = await Router(FakeLlama({text: [("compound_interest", written)]})).route(user(text), [as_percent])
     assert [c.arguments for c in calls] == [written]
+    # a percentage and its decimal side by side, in any language (BFCL live_simple_67: the 0.5B wrote 20)
+    loan = foreign("cotizacion", "Calcula el pago mensual.", {"enganche": {"type": "number", "description": (
+        "El porcentaje de enganche. Ejemplo: 0.1 para un enganche del 10%.")}}, ["enganche"])
+    text = "Quiero calcular el pago mensual con un enganche del 20%."
+    calls = await Router(FakeLlama({text: [("cotizacion", {"enganche": 20})]})).route(user(text), [loan])
+    assert [c.arguments for c in calls] == [{"enganche": 0.2}]
 
 
 async def test_a_time_no_one_said_becomes_the_one_time_the_message_says() -> None:
