@@ -9,8 +9,8 @@ counted on BFCL's right answers, which it changes none of (docs/tool-use.md, poi
 
 from __future__ import annotations
 
-import json
 import itertools
+import json
 import math
 import re
 from typing import Any
