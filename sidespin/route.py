@@ -292,18 +292,20 @@ def _gbnf_literal(text: str) -> str:
 # --- what is offered ---------------------------------------------------------------
 
 
-def offered(tool: Tool, description: int = _DESCRIPTION) -> dict[str, Any]:
-    """A tool as the decision is offered it: OpenAI-shaped, its descriptions cut short (its own to `description`)."""
+def offered(tool: Tool, description: int | None = _DESCRIPTION) -> dict[str, Any]:
+    """A tool as the decision is offered it: OpenAI-shaped, its descriptions cut short (its own to `description`),
+    or whole (`description` None)."""
     described = copy.deepcopy(to_openai_tool(tool))
     function = described["function"]
-    function["description"] = _cut(function.get("description") or "", description)
+    if description is not None:
+        function["description"] = _cut(function.get("description") or "", description)
     if tool.places:  # where its server works (`sidespin.mcp.places`), after the cut so that it is always read;
         # nothing after the folder: a small model copied "repo." with the sentence's full stop into repo_path
         function["description"] += " It works in " + " and ".join(tool.places)
     function["parameters"] = _compact(function["parameters"])
     properties = function["parameters"].get("properties") or {}
     for name, schema in properties.items():
-        if isinstance(schema, dict) and isinstance(schema.get("description"), str):
+        if description is not None and isinstance(schema, dict) and isinstance(schema.get("description"), str):
             limit = _PARAMETER_NOTE if name in tool.required else _OPTIONAL_NOTE
             schema["description"] = _cut(schema["description"], limit)
     return described
@@ -348,8 +350,12 @@ def decision_tables(tools: Sequence[Tool]) -> list[list[Tool]]:
 
 
 def offered_table(tools: Sequence[Tool]) -> list[dict[str, Any]]:
-    """A table as the decision is offered it: its descriptions cut only as short as it takes to fit `TABLE_CHARS`
-    (not at all when the tools are few enough to be read at once)."""
+    """A table as the decision is offered it: whole when its tools are few enough to be read at once and fit
+    `TABLE_CHARS` (a parameter's note may give the form of its value past the first 120 characters: BFCL's
+    `play_spotify_song` its example 'track:Doxy artist:Miles Davis'); else its descriptions cut short, only as short
+    as it takes to fit (a table of many tools)."""
+    if len(tools) <= SHORTLIST and sum(_weight(t, None) for t in tools) <= TABLE_CHARS:
+        return [offered(t, None) for t in tools]
     description = _DESCRIPTION
     while len(tools) > SHORTLIST and description > _SHORTEST and sum(
             _weight(t, description) for t in tools) > TABLE_CHARS:
@@ -357,7 +363,7 @@ def offered_table(tools: Sequence[Tool]) -> list[dict[str, Any]]:
     return [offered(t, description) for t in tools]
 
 
-def _weight(tool: Tool, description: int) -> int:
+def _weight(tool: Tool, description: int | None) -> int:
     return len(json.dumps(offered(tool, description), ensure_ascii=False))
 
 

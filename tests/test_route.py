@@ -949,15 +949,21 @@ async def test_arguments_that_do_not_fit_the_tool_raise_malformed_tool_call() ->
         await Router(FakeLlama({"eat": wrong})).route(user("eat"), TOOLS)
 
 
-async def test_the_decision_offers_the_tools_through_the_template_with_descriptions_cut_short() -> None:
-    wordy = foreign("wordy", "Does things. " * 200, {"x": {"type": "string", "description": "why " * 100}}, [])
-    llama = FakeLlama({})
-    await Router(llama).route(user("do things"), [wordy])
-    offered = [a for a in llama.asked if a["kind"] == "render"][-1]["tools"]
-    function = offered[0]["function"]
-    assert function["name"] == "wordy" and len(function["description"]) <= 300
-    assert len(function["parameters"]["properties"]["x"]["description"]) <= 120
-    assert len(wordy.parameters["x"]["description"]) == 400  # the tool itself is left as it was
+async def test_the_decision_offers_few_tools_whole_when_they_fit_a_table_else_with_descriptions_cut_short() -> None:
+    """BFCL live_simple_236: `query`'s note gives its example, 'track:Doxy artist:Miles Davis', past the 120
+    characters a required parameter's note was cut at; offered whole, the 0.5B wrote "track:Dil Nu artist:Maninder
+    Buttar" for the song 'Dil Nu' by Maninder Buttar, where it had written "Dil Nu Maninder Buttar"."""
+    def wordy(times: int) -> Tool:
+        return foreign("wordy", "Does things. " * times, {"x": {"type": "string", "description": "why " * 100}}, [])
+
+    for times, whole in ((200, True), (600, False)):  # 2,600 characters fit a table (`TABLE_CHARS`), 7,800 do not
+        llama = FakeLlama({})
+        await Router(llama).route(user("do things"), [wordy(times)])
+        function = [a for a in llama.asked if a["kind"] == "render"][-1]["tools"][0]["function"]
+        assert function["name"] == "wordy"
+        assert (len(function["description"]), len(function["parameters"]["properties"]["x"]["description"])) == (
+            (13 * times, 400) if whole else (299, 60))  # cut: 300 characters, an optional note 60, with "…"
+    assert len(wordy(600).parameters["x"]["description"]) == 400  # the tool itself is left as it was
 
 
 def test_what_the_decision_is_offered_leaves_out_schema_noise_but_no_field() -> None:
@@ -1176,7 +1182,7 @@ def test_tables_keep_a_sources_tools_together_with_descriptions_cut_shorter_befo
     whole = offered_table(wordy)  # whole, its descriptions cut shorter than when read alone
     assert len(whole[0]["function"]["description"]) < len(offered(wordy[0])["function"]["description"])
     assert decision_tables(wordy[:SHORTLIST]) == [wordy[:SHORTLIST]]  # few tools: read all at once, uncut
-    assert offered_table(wordy[:SHORTLIST])[0] == offered(wordy[0])
+    assert offered_table(wordy[:SHORTLIST])[0] == offered(wordy[0], None)
 
 
 async def test_the_call_format_is_read_off_the_template() -> None:
