@@ -350,6 +350,17 @@ async def test_a_message_that_says_a_tools_name_calls_under_the_threshold_down_t
     assert await Router(FakeLlama(routes, p_call=0.3), threshold=0.5).route(user("maybe the time in UTC?"), TOOLS) == []
 
 
+def test_a_tools_name_is_said_by_all_its_telling_words_not_by_one_its_servers_names_share() -> None:
+    from sidespin.tables import names_said
+
+    git = [foreign(name, "A git command.", {}, [], source="mcp:git") for name in ("git_commit", "git_log", "git_show")]
+    assert names_said(git, user("What changed in the last commit?")) == git[:1]
+    assert names_said(git, user("Tell me about git.")) == []  # "show" tells nothing; "git" every name has
+    weather = foreign("Weather_1_GetWeather", "The weather.", {}, [])
+    assert names_said([weather], user("What will the weather be like in Healdsburg?")) == [weather]
+    assert names_said([weather, CLOCK], user("What time is it?")) == []  # "current time": "current" not said
+
+
 async def test_two_things_asked_at_once_are_two_calls() -> None:
     routes = {"time in Tokyo and in Paris": [("current_time", {"zone": "Asia/Tokyo"}),
                                              ("current_time", {"zone": "Europe/Paris"})]}
