@@ -358,7 +358,8 @@ def test_a_tools_name_is_said_by_all_its_telling_words_not_by_one_its_servers_na
     assert names_said(git, user("Tell me about git.")) == []  # "show" tells nothing; "git" every name has
     weather = foreign("Weather_1_GetWeather", "The weather.", {}, [])
     assert names_said([weather], user("What will the weather be like in Healdsburg?")) == [weather]
-    assert names_said([weather, CLOCK], user("What time is it?")) == []  # "current time": "current" not said
+    assert names_said([weather, CLOCK], user("The time in Paris?")) == []  # `current_time`: "current" not said
+    assert names_said([weather, CLOCK], user("What time is it?")) == [CLOCK]  # it asks the current time
 
 
 async def test_two_things_asked_at_once_are_two_calls() -> None:
