@@ -645,6 +645,20 @@ async def test_a_text_that_lists_items_and_goes_round_is_the_items_said() -> Non
     assert [c.arguments for c in calls] == [{"genre": "Family", "cast": listed}]
 
 
+async def test_words_written_again_and_again_are_cut_to_as_many_rounds_as_were_said() -> None:
+    """BFCL live_irrelevance_404: "play me cha cha cha by käärijä": the 0.5B wrote `artist_name` "Käärijächa cha cha cha
+    …", 598 characters, up to its length bound. Words said again and again are kept as often as said."""
+    play = foreign("play_artist", "Plays an artist's songs.", {"artist_name": {"type": "string"}}, ["artist_name"])
+    text = "play me cha cha cha by käärijä"
+    calls = await Router(FakeLlama({text: [("play_artist", {"artist_name": "Käärijächa" + " cha" * 150})]})).route(
+        user(text), [play])
+    assert [c.arguments for c in calls] == [{"artist_name": "Käärijächa cha cha cha"}]
+    text = "play me the song go go go go go"
+    calls = await Router(FakeLlama({text: [("play_artist", {"artist_name": "go go go go go"})]})).route(
+        user(text), [play])
+    assert [c.arguments for c in calls] == [{"artist_name": "go go go go go"}]
+
+
 async def test_a_required_date_is_the_models_to_work_out_when_a_day_is_said_relative_to_today() -> None:
     """BFCL simple_python_284: "Get information about the pop concerts in New York for next month.": the 0.5B wrote
     2023-04-01, refused as made up. A message that says no day ("What's this concert?") still refuses it."""
