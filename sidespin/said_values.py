@@ -74,7 +74,8 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
       one no one said (see `unsaid_date`), so none is changed.
     - A text that lists items and goes round, an item written again (a small model's loop: `cast` "Tzi Ma, Jane
       Doe, Jane Smith, Jane Doe, Jane Smith, …" for "a family film with Tzi Ma"), is the items the conversation
-      mentions, once each, when it mentions some. No right string of BFCL's repeats an item.
+      mentions, once each, when it mentions some. No right string of BFCL's repeats an item. Words written again
+      and again are kept as many rounds as the conversation says them in a row (`_words_loop_cut`).
     - A number written without the minus the conversation gives it is negative again (`negatives_said`): for
       "longitude -122.2730" the 0.5B wrote 122.273, and for "37.8651 N, 119.5383 W" a longitude of 119.5383. Of
       BFCL's right answers, the 30 numbers said that way are negative.
