@@ -34,8 +34,8 @@ _AS_DECIMAL = re.compile(r"(?:as an?|in|into) decimal|decimal form|fraction|\d%\
                          r"default\D{0,12}0\.\d")  # "The level of confidence. Default is 0.9."
 _DECIMAL_EXAMPLE = re.compile(r"(?<![\d.])0\.\d+")  # 0.1, beside the 10% it stands for (`_a_percent_as_decimal`)
 _PAIRS = 20  # of each looked at (a hostile description may hold thousands)
-_AS_PERCENT = re.compile(r"percent|%")
-_WORDS_LOOP = re.compile(r"(?<!\S)(\S+(?:\s+\S+){0,2}?)(?:\s+\1){3,}(?!\S)")  # `_words_loop_cut`  # "the interest rate as a percentage"
+_AS_PERCENT = re.compile(r"percent|%")  # "the interest rate as a percentage"
+_WORDS_LOOP = re.compile(r"(?<!\S)(\S+(?:\s+\S+){0,2}?)(?:\s+\1){3,}(?!\S)")  # `_words_loop_cut`
 _RATE = re.compile(r"\b(?:rates?|yields?|returns?|growth|probabilit(?:y|ies)|prob|ratio|discount|inflation|interest|"
                    r"chance)\b")
 _UNIT_SAID = re.compile(r"[^\W\d_]{3}")  # a unit said by its words: "kilometers", not "mi" (which "mile" begins)
@@ -372,15 +372,16 @@ def _name_cut(value: str, names: set[str]) -> str:
 def _words_loop_cut(value: str, said: str) -> str:
     """A text whose words go round (one to three written again and again, four times or more: a small model's loop,
     "Käärijächa cha cha cha cha …" to the length bound for "play me cha cha cha by käärijä") cut to as many rounds as
-    the conversation says in a row (at least one)."""
+    the conversation says in a row, when it says them: a song's "la la la la" the model wrote is left as written."""
     loop = _WORDS_LOOP.search(value)
     if loop is None:
         return value
     unit = loop.group(1)
     rounds = re.compile(rf"(?i)(?<!\S){re.escape(unit)}(?:\s+{re.escape(unit)})*(?!\S)")
     said_rounds = max((len(m.group().split()) // len(unit.split()) for m in rounds.finditer(said)), default=0)
-    kept = " ".join([unit] * max(said_rounds, 1))
-    return f"{value[:loop.start()]}{kept}{value[loop.end():]}".strip()
+    if not said_rounds:
+        return value
+    return f"{value[:loop.start()]}{' '.join([unit] * said_rounds)}{value[loop.end():]}".strip()
 
 
 def _loop_cut(value: str, said: str) -> str:

@@ -657,6 +657,9 @@ async def test_words_written_again_and_again_are_cut_to_as_many_rounds_as_were_s
     calls = await Router(FakeLlama({text: [("play_artist", {"artist_name": "go go go go go"})]})).route(
         user(text), [play])
     assert [c.arguments for c in calls] == [{"artist_name": "go go go go go"}]
+    from sidespin.said_values import _words_loop_cut
+
+    assert _words_loop_cut("Sing along, la la la la la", "Write me a song") == "Sing along, la la la la la"  # not said
 
 
 async def test_a_required_date_is_the_models_to_work_out_when_a_day_is_said_relative_to_today() -> None:
