@@ -219,7 +219,6 @@ def not_of_its_place(tool: Tool, arguments: dict[str, Any], message: str) -> dic
                 set(words_of(name)) & _PATH_NAMES and not value.startswith(("/", "~")) and "://" not in value)))}
 
 
-
 def of_folders(tools: Sequence[Tool], text: str) -> list[Tool]:
     """The tools a question about a folder may call: for a question (`asks_something`) that names a folder and no
     path nor file, those whose name or description speaks of folders, when some do ("Which files are in the notes

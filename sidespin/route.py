@@ -354,8 +354,10 @@ def offered_table(tools: Sequence[Tool]) -> list[dict[str, Any]]:
     `TABLE_CHARS` (a parameter's note may give the form of its value past the first 120 characters: BFCL's
     `play_spotify_song` its example 'track:Doxy artist:Miles Davis'); else its descriptions cut short, only as short
     as it takes to fit (a table of many tools)."""
-    if len(tools) <= SHORTLIST and sum(_weight(t, None) for t in tools) <= TABLE_CHARS:
-        return [offered(t, None) for t in tools]
+    if len(tools) <= SHORTLIST:
+        whole = [offered(t, None) for t in tools]
+        if sum(map(_chars, whole)) <= TABLE_CHARS:
+            return whole
     description = _DESCRIPTION
     while len(tools) > SHORTLIST and description > _SHORTEST and sum(
             _weight(t, description) for t in tools) > TABLE_CHARS:
@@ -363,8 +365,13 @@ def offered_table(tools: Sequence[Tool]) -> list[dict[str, Any]]:
     return [offered(t, description) for t in tools]
 
 
-def _weight(tool: Tool, description: int | None) -> int:
-    return len(json.dumps(offered(tool, description), ensure_ascii=False))
+def _weight(tool: Tool, description: int) -> int:
+    return _chars(offered(tool, description))
+
+
+def _chars(described: dict[str, Any]) -> int:
+    """The characters of a tool as offered, in the JSON the template writes."""
+    return len(json.dumps(described, ensure_ascii=False))
 
 
 def system_prompt(tools: Sequence[Tool], form: CallFormat) -> str:
@@ -436,10 +443,10 @@ class Router:
         bar = (self.threshold + 1) / 2 if again and not _step_left(chosen, messages) else self.threshold
         if chance < bar and not again and _answered_before(messages):
             chance = max(chance, await self._alone(messages, chosen, form, chance))
-        if NAMED_FLOOR <= chance < bar and not again and (named := names_said(chosen, messages)):
+        if NAMED_FLOOR <= chance < bar and not again and (names := names_said(chosen, messages)):
             logger.info("ROUTE_NAMED {} p_call={:.2f}: the message says the tool's name, so it is written and "
-                        "checked as a call", ",".join(t.name for t in named), chance)
-            bar = chance
+                        "checked as a call", ",".join(t.name for t in names), chance)
+            bar = NAMED_FLOOR
         if chance < bar:
             logger.info("ROUTE_DECISION none p_call={:.2f} tools={} in {:.3f}s", chance, len(chosen),
                         time.perf_counter() - started)
