@@ -117,7 +117,7 @@ from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
     a_path_said, asked_parameters, asks_for_a_change, asks_what_it_stores, changes_only, corrects,
     gives_a_value, given_a_folder_just_given, grounded, invented, names_a_folder, names_a_path, not_of_its_place,
-    of_folders, reads_only, refused, said_in, steps, word_of_its_own, zone_elsewhere,
+    of_folders, reads_only, refused, said_in, steps, with_a_word, word_of_its_own, zone_elsewhere,
 )
 from sidespin.said_values import as_said
 from sidespin.tables import (
@@ -512,6 +512,18 @@ class Router:
                 named, chance = await self._name(written, by_name, form)
                 name = _instead(named, by_name)
                 named_text = name + form.between
+                worded = {tool.name: tool for tool in with_a_word(list(by_name.values()), words)}
+                # never a guess that deletes: for "Remember that my sister's name is Ada." the 0.5B named
+                # `create_entities` (0.95), and `delete_entities` has "names"
+                guesses = {other for other, tool in worded.items() if not tool.destructive}
+                if not calls and not earlier and not guessing and guesses and name not in worded \
+                        and not _spoken_of(by_name[name], messages, listed):
+                    logger.info("ROUTE_WORDLESS {}: no word of the message, which {} other tools have: the likeliest "
+                                "of those, as a guess", name, len(guesses))
+                    for other in [other for other in by_name if other not in guesses]:
+                        del by_name[other]
+                    second, guessing = False, True
+                    continue
                 # among several names (one left is the rules' choice: "…, then echo the result" left only the
                 # sum tool of its first step, which the 0.5B named at 0.02, wanting `echo`)
                 if not calls and not earlier and not guessing and len(by_name) > 1 and chance is not None \
@@ -979,12 +991,17 @@ def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, 
     if tool.name in called:
         logger.info("ROUTE_REPEAT {}: called already in this turn, so no call", tool.name)
         return True
-    if (not tool.required and not shares_a_word([tool], messages, listed)
-            and not called_tools(messages) & {t.name for t in listed if t.source == tool.source}
-            and not asks_what_it_stores(tool, last_said(messages), listed)):
+    if not tool.required and not shares_a_word([tool], messages, listed) and not _spoken_of(tool, messages, listed):
         logger.info("ROUTE_UNRELATED {}: no required value to check and no word in common, so no call", tool.name)
         return True
     return False
+
+
+def _spoken_of(tool: Tool, messages: Sequence[dict[str, Any]], listed: list[Tool]) -> bool:
+    """Whether the conversation is about what the tool's server holds, whatever its words: it called that server,
+    or the message asks what a server that stores things holds (`asks_what_it_stores`)."""
+    return bool(called_tools(messages) & {t.name for t in listed if t.source == tool.source}) \
+        or asks_what_it_stores(tool, last_said(messages), listed)
 
 
 def _of_itself(tool: Tool, call: ToolCall, messages: Sequence[dict[str, Any]], listed: list[Tool], said: str) -> bool:

@@ -227,14 +227,18 @@ async def test_a_first_call_whose_values_all_come_from_the_tool_itself_and_share
     status = dataclasses.replace(foreign("git_status", "Shows the working tree status.",
                                          {"repo_path": {"type": "string"}}, ["repo_path"], source="mcp:git"),
                                  places=("/home/me/project",))
-    text = "What's today's date? The current one, in the end."  # "current" is a word of current_time's
+    # "current" is in the weather tool's example only: the message is in the tools' language, and no tool has a
+    # word of it of its own (`with_a_word`), so the model's name stands until its values are read
+    clock = foreign("weather", "The weather of a city.", {"city": {"type": "string", "description": "A city (e.g., "
+                                                                   "'current' for where you are, 'Paris')."}}, ["city"])
+    text = "What's today's date? The current one, in the end."
     llama = FakeLlama({text: [("git_status", {"repo_path": "/home/me/project"})]})
-    assert await Router(llama).route(user(text), [status, CLOCK]) == []
+    assert await Router(llama).route(user(text), [status, clock]) == []
     assert arguments_schema(status) in [a.get("schema") for a in llama.asked]  # refused once its values were read
     # the same tool, asked with a word of its own, or with a value said in the conversation, is called
     for asked in ("What's the status of my project?", "What's the current date in /home/me/project?"):
         calls = await Router(FakeLlama({asked: [("git_status", {"repo_path": "/home/me/project"})]})).route(
-            user(asked), [status, CLOCK])
+            user(asked), [status, clock])
         assert [c.name for c in calls] == ["git_status"], asked
 
 
@@ -416,7 +420,8 @@ async def test_another_tool_the_message_also_asks_for_is_called_too() -> None:
                      ("find_restaurants", {"location": "Manhattan", "cuisine": "Thai"})]}
     calls = await Router(FakeLlama(routes, writes=1)).route(user(text), TOOLS)
     assert [c.name for c in calls] == ["current_time", "find_restaurants"]
-    born = foreign("birthdate", "The birthdate of a scientist.", {"name": {"type": "string"}}, ["name"])
+    # (a birthdate tool of no word of the message would not be the first call: `with_a_word`)
+    born = foreign("birthdate", "When a scientist was born.", {"name": {"type": "string"}}, ["name"])
     found = foreign("famous_discovery", "A scientist's famous discovery.", {"name": {"type": "string"}}, ["name"])
     text = "When was Nikola Tesla born, and what is his famous discovery?"  # two tools, the same value
     routes = {text: [("birthdate", {"name": "Nikola Tesla"}), ("famous_discovery", {"name": "Nikola Tesla"})]}
@@ -1822,6 +1827,46 @@ async def test_a_value_said_in_other_words_grounds_the_value_a_tool_takes() -> N
         calls = await Router(FakeLlama({text: [("take", said)]})).route(user(text), [needs])
         assert [c.arguments for c in calls] == [said], text
         assert await Router(FakeLlama({text: [("take", made_up)]})).route(user(text), [needs]) == [], made_up
+
+
+async def test_a_first_name_of_no_word_of_the_message_is_the_likeliest_of_the_tools_that_have_one_as_a_guess() -> None:
+    """BFCL's live_multiple_540: "I'm looking to rent a home in Fremont …" with two alarm tools listed before two
+    home tools. The 0.5B named `Alarm_1_GetAlarms` (a made-up user, refused), then `Alarm_1_AddAlarm` (a made-up
+    time, refused): no call. No word of the message is an alarm tool's; the home search has several."""
+    alarms = foreign("Alarm_1_GetAlarms", "Retrieves the list of alarms that the user has set.",
+                     {"user_id": {"type": "string"}}, ["user_id"])
+    add = foreign("Alarm_1_AddAlarm", "Set a new alarm.", {"new_alarm_time": {"type": "string"}}, ["new_alarm_time"])
+    homes = foreign("Homes_2_FindHomeByArea", "Search for a home to rent or buy in an area, by bedrooms and bathrooms.",
+                    {"area": {"type": "string"}, "number_of_beds": {"type": "integer"}}, ["area"])
+    text = "I'm looking to rent a home in Fremont with at least 3 bedrooms. Can you find options for me?"
+    wanted = [("Alarm_1_GetAlarms", {"user_id": "user123"}), ("Homes_2_FindHomeByArea", {"area": "Fremont, CA"})]
+    calls = await Router(FakeLlama({text: wanted}, writes=1)).route(user(text), [alarms, add, homes])
+    assert [(c.name, c.arguments) for c in calls] == [("Homes_2_FindHomeByArea", {"area": "Fremont, CA"})]
+    # a guess: made only with a value the message gave
+    wanted = [("Alarm_1_GetAlarms", {"user_id": "user123"}), ("Homes_2_FindHomeByArea", {"area": "Oakland, CA"})]
+    assert await Router(FakeLlama({text: wanted}, writes=1)).route(user(text), [alarms, add, homes]) == []
+    # and never one that deletes: the reference memory server's `delete_entities` has "names", `create_entities`
+    # no word of "Remember that my sister's name is Ada." (the 0.5B named it at 0.95; the guess deleted 'Ada')
+    create = foreign("create_entities", "Create multiple new entities in the knowledge graph.",
+                     {"entities": {"type": "array", "items": {"type": "string"}}}, ["entities"], source="mcp:memory")
+    delete = dataclasses.replace(foreign("delete_entities", "Delete multiple entities from the knowledge graph.",
+                                         {"entityNames": {"type": "array", "items": {"type": "string"}}},
+                                         ["entityNames"], source="mcp:memory"), destructive=True)
+    text = "Remember that my sister's name is Ada."
+    wanted = [("create_entities", {"entities": ["sister: Ada"]}), ("delete_entities", {"entityNames": ["Ada"]})]
+    calls = await Router(FakeLlama({text: wanted}, writes=1)).route(user(text), [create, delete])
+    assert [(c.name, c.arguments) for c in calls] == [("create_entities", {"entities": ["sister: Ada"]})]
+    # a name the message has words for stands, whether it deletes or not (the file server marks `write_file`)
+    write = dataclasses.replace(foreign("write_file", "Create a new file or overwrite one, with its text content.",
+                                        {"path": {"type": "string"}, "content": {"type": "string"}},
+                                        ["path", "content"], source="mcp:files"), destructive=True)
+    folder = foreign("create_directory", "Create a new directory.", {"path": {"type": "string"}}, ["path"],
+                     source="mcp:files")
+    text = "Create a file called packing.txt with the text: passport, charger"
+    wanted = [("write_file", {"path": "packing.txt", "content": "passport, charger"}),
+              ("create_directory", {"path": "packing.txt"})]
+    calls = await Router(FakeLlama({text: wanted}, writes=1)).route(user(text), [write, folder])
+    assert [c.name for c in calls] == ["write_file"]
 
 
 async def test_a_refused_first_call_is_followed_by_the_likeliest_other_name_once() -> None:
