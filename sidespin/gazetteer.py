@@ -28,6 +28,7 @@ __all__ = ["country_code", "state_known"]
 _TABLE = Path(__file__).with_name("gazetteer.tsv.gz")
 _STATE_CODES = frozenset(STATES.values())
 _NAMES = {code: name for name, code in STATES.items()}
+_DWARFED = 100  # a place of the name a hundredth of the largest's size, or less, is not the one meant
 _CITY_CODE = re.compile(r"^([^\W\d_][^,]{0,60}?),\s*([A-Z]{2})$")  # 'Boston, CA'
 
 
@@ -61,9 +62,10 @@ def _key(name: str) -> str:
 def state_known(value: Any, schema: dict[str, Any], said: str) -> Any:
     """A place written with the state's two letters of one of its parameter's examples ("such as 'San Francisco,
     CA'"), which the conversation (`said`, in lower case) does not give it, where no place of that name is in that
-    state (nor in a country of those letters: 'Vancouver, CA' is Canada's), put in the state, or the country, of
-    the largest place of that name: 'Boston, CA' → 'Boston, MA', 'Tel Aviv, CA' → 'Tel Aviv, Israel'. A state's
-    name written as a city ('California, CA'), a name no place has, and any other value, as it is."""
+    state (nor in a country of those letters: 'Vancouver, CA' is Canada's), or only one of a hundredth of the
+    largest's size ('Philadelphia, NY'), put in the state, or the country, of the largest place of that name:
+    'Boston, CA' → 'Boston, MA', 'Tel Aviv, CA' → 'Tel Aviv, Israel', 'Philadelphia, NY' → 'Philadelphia, PA'.
+    A state's name written as a city ('California, CA'), a name no place has, and any other value, as it is."""
     written = _CITY_CODE.match(value) if isinstance(value, str) else None
     description = schema.get("description")
     if written is None or written.group(2) not in _STATE_CODES or not isinstance(description, str):
@@ -74,9 +76,13 @@ def state_known(value: Any, schema: dict[str, Any], said: str) -> Any:
     if _NAMES[code] in said or re.search(rf"(?:,|{re.escape(city.lower())})\s*{code.lower()}\b", said):
         return value  # "Boston, CA" said as such, or "in California"
     places = _places().get(_key(city), ())
-    if not places or any(code in (place.where, place.country) for place in places):
+    largest = max(places, key=lambda place: place.people, default=None)
+    there = [place for place in places if code in (place.where, place.country)]
+    # a village of the name in that state does not hold it there: 'Philadelphia, NY' (1,000 people, the 0.5B's
+    # for "things around Philadelphia", after an example's 'New York, NY') is Philadelphia, PA (1.6 million)
+    if largest is None or there and max(place.people for place in there) * _DWARFED >= largest.people:
         return value
-    return f"{city}, {max(places, key=lambda place: place.people).where}"
+    return f"{city}, {largest.where}"
 
 
 # a parameter that takes a country's two letters: "Use ISO 3166-1 alpha-2 country codes", "the ISO country code

@@ -2374,6 +2374,17 @@ async def test_a_place_written_with_a_state_it_is_not_in_is_put_where_the_larges
             ("What's the weather in St. Louis?", "Saint Louis, CA", "Saint Louis, MO")):
         calls = await Router(FakeLlama({text: [(weather.name, {"location": wrote})]})).route(user(text), [weather])
         assert [c.arguments["location"] for c in calls] == [wanted], text
+    # a village of the name in the example's state does not hold it there (BFCL live_multiple_563: "things around
+    # Philadelphia" as 'Philadelphia, NY', 1,000 people, after the example 'New York, NY'); a town of some size does
+    city = {"type": "string", "description": "The city, such as 'New York, NY'."}
+    events = foreign("find_events", "Find cultural events in a city.", {"city": city}, ["city"])
+    for text, wrote, wanted in (
+            ("Any events around Philadelphia on Saturday?", "Philadelphia, NY", "Philadelphia, PA"),
+            ("Any events in Cairo next week?", "Cairo, NY", "Cairo, Egypt"),
+            ("Any events around Philadelphia, New York?", "Philadelphia, NY", "Philadelphia, NY"),  # as said
+            ("Any events in Albany next week?", "Albany, NY", "Albany, NY")):
+        calls = await Router(FakeLlama({text: [(events.name, {"city": wrote})]})).route(user(text), [events])
+        assert [c.arguments["city"] for c in calls] == [wanted], text
 
 
 async def test_a_switch_the_message_names_written_as_its_third_choice_is_written_again_as_true_or_false() -> None:
