@@ -824,6 +824,9 @@ def corrects(call: ToolCall, earlier: ToolCall, asked: str) -> bool:
 
 # words of asking, not of what is asked: "Can you help me find a house …" is no request for `FindAttractions`
 _OF_ASKING = frozenset("find search look help check being no one".split())
+# function words the tables' stop list leaves in: "If I have 100$ and I donated 40. How much do I have now?" is no
+# request for a web search whose description says "if"
+_NOT_A_WORD_FOR = frozenset("if has had having been".split())
 
 
 def word_of_its_own(name: str, earlier: Sequence[ToolCall], words: dict[str, set[str]]) -> bool:
@@ -850,11 +853,6 @@ def with_a_word(tools: Sequence[Tool], words: dict[str, set[str]]) -> list[Tool]
     questions, 1 of 200 parallel_multiple, 1 of 24 live_parallel_multiple and none of 200 multiple ("When was
     Nikola Tesla born …" asks `birthdate`, which shares no word with "born")."""
     return [tool for tool in tools if words.get(tool.name, set()) - _OF_ASKING - _NOT_A_WORD_FOR]
-
-
-# function words the tables' stop list leaves in: "If I have 100$ and I donated 40. How much do I have now?" is no
-# request for a web search whose description says "if"
-_NOT_A_WORD_FOR = frozenset("if has had having been".split())
 
 
 def refused(call: ToolCall, calls: list[ToolCall], tool: Tool, said: str, asked: str,

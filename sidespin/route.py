@@ -512,12 +512,8 @@ class Router:
                 named, chance = await self._name(written, by_name, form)
                 name = _instead(named, by_name)
                 named_text = name + form.between
-                worded = {tool.name: tool for tool in with_a_word(list(by_name.values()), words)}
-                # never a guess that deletes: for "Remember that my sister's name is Ada." the 0.5B named
-                # `create_entities` (0.95), and `delete_entities` has "names"
-                guesses = {other for other, tool in worded.items() if not tool.destructive}
-                if not calls and not earlier and not guessing and guesses and name not in worded \
-                        and not _spoken_of(by_name[name], messages, listed):
+                guesses = set() if calls or earlier or guessing else _guesses(name, by_name, words, messages, listed)
+                if guesses:
                     logger.info("ROUTE_WORDLESS {}: no word of the message, which {} other tools have: the likeliest "
                                 "of those, as a guess", name, len(guesses))
                     for other in [other for other in by_name if other not in guesses]:
@@ -995,6 +991,17 @@ def _refused_by_name(tool: Tool, called: set[str], messages: Sequence[dict[str, 
         logger.info("ROUTE_UNRELATED {}: no required value to check and no word in common, so no call", tool.name)
         return True
     return False
+
+
+def _guesses(name: str, by_name: dict[str, Tool], words: dict[str, set[str]], messages: Sequence[dict[str, Any]],
+             listed: list[Tool]) -> set[str]:
+    """The tools a first name the message has no word for gives way to (`with_a_word`): those of `by_name` that have
+    one, but never one that deletes (for "Remember that my sister's name is Ada." the 0.5B named `create_entities`
+    (0.95), and `delete_entities` has "names"). None when the name has a word, or its server is spoken of."""
+    worded = with_a_word(list(by_name.values()), words)
+    if name in {tool.name for tool in worded} or _spoken_of(by_name[name], messages, listed):
+        return set()
+    return {tool.name for tool in worded if not tool.destructive}
 
 
 def _spoken_of(tool: Tool, messages: Sequence[dict[str, Any]], listed: list[Tool]) -> bool:
