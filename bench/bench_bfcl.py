@@ -500,7 +500,9 @@ async def run_model(
     label: str, path: Path, rungs: list[str], questions: list[Question], args: argparse.Namespace
 ) -> list[Outcome]:
     options = {"max_tokens": args.max_tokens, "temperature": 0, "seed": 42}
-    backend = EmbeddedBackend(path, threads=args.threads, n_ctx=args.n_ctx, options=options, start_timeout=300)
+    second = str(model_path(args.second)) if args.second else None
+    backend = EmbeddedBackend(path, threads=args.threads, n_ctx=args.n_ctx, options=options, start_timeout=300,
+                              second_model=second)
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="bench-bfcl-slots-") as slots:
         backend.slot_dir = Path(slots)  # the route saves each new tool set's prefix: one per question here
@@ -630,7 +632,8 @@ async def main(args: argparse.Namespace) -> int:
         if not path.is_file():
             print(f"{name}: skipped, {path} is missing (scripts/fetch-model assembles the Qwen models)")
             continue
-        outcomes += await run_model(name if name in NAMED_MODELS else path.stem, path, rungs, questions, args)
+        label = name if name in NAMED_MODELS else path.stem
+        outcomes += await run_model(f"{label}+{args.second}" if args.second else label, path, rungs, questions, args)
     print_report(outcomes, category_sizes(LIVE))
     print_published()
     print(f"\n{len(outcomes)} answers in {time.perf_counter() - started:.0f}s")
@@ -644,6 +647,8 @@ if __name__ == "__main__":
     logger.remove()
     logger.add(sys.stderr, level="WARNING")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--second", help="a second, larger model that decides where the first is unsure "
+                        f"(the embedded backend's second_model): {', '.join(NAMED_MODELS)} or a .gguf path")
     parser.add_argument("--models", help=f"comma-separated: {', '.join(NAMED_MODELS)} or .gguf paths (default qwen0.5b)")
     parser.add_argument("--rungs", help=f"comma-separated, of {', '.join(RUNGS)} (default auto: the product's pick)")
     parser.add_argument("--categories", help=f"comma-separated (default: {','.join(CATEGORIES)})")

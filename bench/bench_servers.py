@@ -325,6 +325,9 @@ async def run_scripts(engine: Engine, space: Workspace, scripts: list[dict[str, 
 # --- the engine, and the start-up child ------------------------------------------------------------
 
 
+SECOND: list[str] = []  # the second model's file (`--second`), for every engine the bench opens
+
+
 def model_path(name: str) -> Path:
     path = Path(name) if name.endswith(".gguf") else NAMED_MODELS.get(name)
     if path is None:
@@ -340,7 +343,7 @@ def backend_for(path: Path, threads: int, max_tokens: int, slot_dir: Path | None
 
     limit = {"max_tokens": max_tokens} if max_tokens > 0 else {}
     backend = EmbeddedBackend(path, threads=threads, options={**limit, "temperature": 0, "seed": 42},
-                              start_timeout=300)
+                              start_timeout=300, second_model=SECOND[0] if SECOND else None)
     if slot_dir is not None:  # where evaluated prompt prefixes are kept: an empty one makes a cold start cold
         backend.slot_dir = slot_dir
     return backend
@@ -377,7 +380,8 @@ async def measure_startup(args: argparse.Namespace, space: Workspace) -> list[di
     for label in ("cold", "warm"):
         command = [sys.executable, str(Path(__file__).resolve()), "--startup-child",
                    json.dumps({name: str(value) for name, value in asdict(space).items()}),
-                   "--model", args.model, "--threads", str(args.threads)]
+                   "--model", args.model, "--threads", str(args.threads),
+                   *(["--second", args.second] if args.second else [])]
         started = time.perf_counter()
         child = await asyncio.create_subprocess_exec(*command, stdout=asyncio.subprocess.PIPE)
         output, _ = await child.communicate()
@@ -496,6 +500,8 @@ def dump(path: Path, model: str, outcomes: list[Outcome], results: list[ScriptRe
 
 
 async def main(args: argparse.Namespace) -> int:
+    if args.second:
+        SECOND[:] = [str(model_path(args.second))]
     if args.startup_child:
         return await startup_child(args)
     missing = missing_servers()
@@ -558,6 +564,8 @@ async def dump_tools(path: Path, model: Path, threads: int) -> int:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="qwen0.5b", help=f"{', '.join(NAMED_MODELS)} or a .gguf path")
+    parser.add_argument("--second", help="a second, larger model that decides where the first is unsure "
+                        f"(the embedded backend's second_model): {', '.join(NAMED_MODELS)} or a .gguf path")
     parser.add_argument("--limit", type=int, help="evenly spaced subset of N prompts (and of N scripts)")
     parser.add_argument("--match", help="only the prompts (texts) and scripts (names) matching this regex")
     parser.add_argument("--only-prompts", action="store_true", help="single prompts only")

@@ -38,7 +38,8 @@ def _build(settings: "Settings") -> Backend:
     if kind == "embedded":
         from sidespin.llm.embedded import EmbeddedBackend
 
-        return EmbeddedBackend(model_path=settings.model or None, options=_limit(settings))
+        return EmbeddedBackend(model_path=settings.model or None, options=_limit(settings),
+                               second_model=settings.second_model or None)
     if kind == "openai":
         from sidespin.llm.openai import OpenAIBackend
 

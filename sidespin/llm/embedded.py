@@ -12,6 +12,11 @@ The default model is Qwen2.5-Coder-0.5B-Instruct, assembled by `./run` from PyPI
 packages and checked against its pinned sha256 before every load (`sidespin.models`).
 Tools are chosen by the constrained route (`sidespin.route`): llama.cpp's own
 `/completion` endpoint with a grammar, reached through `router()`.
+
+`second_model` (a model of `sidespin.models` by name, or a .gguf path) runs a second,
+larger model in a child of its own, started in the background after this one, which
+decides the first decisions this model is unsure of (`Router.second`); until it is
+loaded such a decision waits for it, and if it cannot start this model decides alone.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import Any, AsyncIterator
 
 from loguru import logger
 
-from sidespin.errors import BackendError
+from sidespin.errors import BackendError, ConfigError
 from sidespin.llm.base import Backend, Delta, Grammar
 from sidespin.llm.openai import OpenAIBackend
 from sidespin.models import DEFAULT_MODEL, MODELS, MODELS_DIR, Model, from_hub, verified
@@ -80,6 +85,7 @@ class EmbeddedBackend(Backend):
         threads: int | None = None,
         options: dict[str, Any] | None = None,
         start_timeout: float = 120.0,
+        second_model: str | Path | None = None,
     ) -> None:
         self.hub_spec = str(model_path) if str(model_path or "").startswith("hf:") else None
         self.model_path = Path(model_path).expanduser() if model_path and not self.hub_spec else None
@@ -96,6 +102,12 @@ class EmbeddedBackend(Backend):
         self._router: Router | None = None
         self._warmed: set[tuple[str, ...]] = set()
         self.slot_dir = SLOT_DIR
+        self.second_model = str(second_model or "")
+        if self.second_model and self.second_model not in MODELS and not self.second_model.endswith(".gguf"):
+            raise ConfigError(f"second_model {self.second_model!r} is neither a model of sidespin "
+                              f"({', '.join(MODELS)}) nor a .gguf file")
+        self._second: EmbeddedBackend | None = None
+        self._second_start: asyncio.Task[EmbeddedBackend | None] | None = None
 
     @property
     def base_url(self) -> str:
@@ -157,6 +169,33 @@ class EmbeddedBackend(Backend):
         self._client = client
         self._llama = await LlamaServer(client.base_url, api_key, timeout=self.start_timeout).__aenter__()
         logger.info("EMBEDDED_SERVER_READY {} in {:.2f}s", client.base_url, loop.time() - started)
+        if self.second_model:
+            self._second_start = asyncio.create_task(self._start_second(), name="second-model")
+
+    async def _start_second(self) -> EmbeddedBackend | None:
+        """The second model, started (its file checked against its pin first when it is one of sidespin's); None,
+        logged, when it cannot start: this model then decides alone."""
+        try:
+            path = (await asyncio.to_thread(verified, self.second_model) if self.second_model in MODELS
+                    else Path(self.second_model).expanduser())
+            second = EmbeddedBackend(path, n_ctx=self.n_ctx, threads=self.threads, options=self.options,
+                                     start_timeout=self.start_timeout)
+            second.slot_dir = self.slot_dir
+            await second.start()
+        except BackendError as error:
+            logger.error("ROUTE_SECOND_FAILED {}: {}; the route decides with {} alone", self.second_model, error,
+                         self.model)
+            return None
+        logger.info("ROUTE_SECOND_READY {} decides where {} is unsure", second.model, self.model)
+        self._second = second
+        return second
+
+    async def _second_router(self) -> Router | None:
+        """The second model's route, once it is loaded (waited for); None if it could not start."""
+        if self._second_start is None:
+            return None
+        second = await asyncio.shield(self._second_start)
+        return await second.router() if second is not None else None
 
     async def _handshake(self, process: asyncio.subprocess.Process, settings: dict[str, Any], path: Path) -> str:
         """Send the settings, read back the address (lines that are not the answer are skipped)."""
@@ -186,6 +225,14 @@ class EmbeddedBackend(Backend):
         llama, self._llama = self._llama, None
         self._router = None
         self._warmed.clear()
+        starting, self._second_start = self._second_start, None
+        if starting is not None:
+            starting.cancel()
+            with contextlib.suppress(BaseException):
+                await starting
+        second, self._second = self._second, None
+        if second is not None:
+            await second.aclose()
         if llama is not None:
             await llama.__aexit__(None, None, None)
         if client is not None:
@@ -232,6 +279,8 @@ class EmbeddedBackend(Backend):
         if self._router is None:
             self._router = Router(self._llama, threshold=self.route_threshold, fit=self.route_fit)
             self._router.keep = self._keep  # a table decided on before it was warmed is kept for the next start
+            if self.second_model:
+                self._router.second = self._second_router
         return self._router
 
     async def warm(self, tools: list[Tool]) -> None:
@@ -247,6 +296,9 @@ class EmbeddedBackend(Backend):
         for table in decision_tables(tools):
             async with router.busy:  # a table at a time, between decisions
                 await self._keep(table)
+        second = await self._second_start if self._second_start is not None else None
+        if second is not None:  # then the second model's, which decides on the same tables
+            await second.warm(tools)
 
     async def _keep(self, tools: list[Tool]) -> None:
         """Have this table's prompt prefix kept by llama.cpp: restored from its slot file, or evaluated and saved
@@ -301,6 +353,8 @@ class EmbeddedBackend(Backend):
     def describe(self) -> dict[str, Any]:
         where = str(self.model_path) if self.model_path else f"{DEFAULT_MODEL_FILE} ({DEFAULT_MODEL}, sha256 checked)"
         described = {**super().describe(), "grammar": True, "model_path": where}
+        if self.second_model:
+            described["second_model"] = self.second_model
         if self._client is not None:
             described["base_url"] = self._client.base_url
         return described

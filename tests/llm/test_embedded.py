@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from sidespin.errors import BackendError
+from sidespin.errors import BackendError, ConfigError
 from sidespin.llm import Grammar
 from sidespin.llm.embedded import EmbeddedBackend, default_model_path
 from sidespin.models import DEFAULT_MODEL, MODELS, verified
@@ -172,6 +172,39 @@ async def test_a_file_that_is_not_a_model_is_refused(tmp_path: Path) -> None:
     bogus.write_text("not a model")
     with pytest.raises(BackendError, match="could not load"):
         await EmbeddedBackend(bogus).start()
+
+
+@pytest.mark.model
+async def test_a_second_model_runs_in_a_child_of_its_own_and_one_that_cannot_start_leaves_the_first_alone(
+        tmp_path: Path) -> None:
+    """`second_model`: a model beside the first, which the route asks where the first is unsure. Here the default
+    model plays both (the only one every machine that runs the tests has)."""
+    backend = EmbeddedBackend(n_ctx=2048, second_model=str(default_model_path()))
+    await backend.start()
+    try:
+        router = await backend.router()
+        second = await router.second()
+        assert second is not None and second is not router
+        assert backend._second is not None and port_is_open(backend._second.base_url)
+        assert backend._second.base_url != backend.base_url
+        assert backend.describe()["second_model"] == str(default_model_path())
+    finally:
+        url = backend._second.base_url if backend._second else ""
+        await backend.aclose()
+    assert url and not port_is_open(url), "the second model's port is still served after aclose()"
+    bogus = tmp_path / "bogus.gguf"
+    bogus.write_text("not a model")
+    with log_lines("ROUTE_SECOND_FAILED") as failed:
+        async with EmbeddedBackend(n_ctx=2048, second_model=str(bogus)) as backend:
+            router = await backend.router()
+            assert await router.second() is None
+            assert await router.route([{"role": "user", "content": "hello"}], []) == []
+    assert failed and "bogus.gguf" in failed[0] and "alone" in failed[0]
+
+
+def test_a_second_model_that_names_nothing_is_refused_before_anything_starts() -> None:
+    with pytest.raises(ConfigError, match="second_model 'qwen-9b' is neither a model of sidespin"):
+        EmbeddedBackend(second_model="qwen-9b")
 
 
 async def test_streaming_before_start_says_what_to_do() -> None:

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from sidespin.config import Settings
+from sidespin.config import Settings, load_settings
 from sidespin.errors import ConfigError
 from sidespin.llm import backend_from_spec, make_backend
 from sidespin.llm.anthropic import AnthropicBackend
@@ -19,6 +19,17 @@ def test_default_settings_give_the_embedded_model() -> None:
     backend = make_backend(Settings())
     assert isinstance(backend, EmbeddedBackend) and backend.model_path is None
     assert backend.supports_grammar and not backend.supports_tools
+
+
+def test_the_embedded_model_takes_its_second_model_from_settings_and_refuses_one_that_names_nothing(tmp_path) -> None:
+    (tmp_path / "config.json").write_text("{}")
+    settings = load_settings(tmp_path / "config.json", environ={"SIDESPIN_SECOND_MODEL": "qwen2.5-coder-1.5b"})
+    backend = make_backend(settings)
+    assert isinstance(backend, EmbeddedBackend) and backend.second_model == "qwen2.5-coder-1.5b"
+    assert backend.describe()["second_model"] == "qwen2.5-coder-1.5b"
+    assert "second_model" not in make_backend(Settings()).describe()
+    with pytest.raises(ConfigError, match="second_model 'bigger' is neither"):
+        make_backend(Settings(second_model="bigger"))
 
 
 def test_each_backend_takes_its_host_model_and_key_from_settings() -> None:
