@@ -241,8 +241,9 @@ def a_path_said(path: str, said: str) -> bool:
     """Whether `path` (a part of one, written past a folder) is names joined by slashes, each word of which (three
     letters or more, not a number) `said` mentions: "notes/todo.md", not "}}. Please note that this command …", which
     the 0.5B wrote past a repository's folder for "git status for /home/me/repo please". Never a way up and out of
-    the folder ("../../etc/passwd", which a tool result may say)."""
-    return bool(_SEGMENTS.match(path)) and not {".", ".."} & set(re.split(r"[ /]", path)) and all(
+    the folder ("../../etc/passwd", which a tool result may say), nor two dots anywhere: the 1.5B, gone on past a
+    repository's folder for "Stage greet.py and commit it", looped "..greet.py..greet.py..greet.py"."""
+    return bool(_SEGMENTS.match(path)) and ".." not in path and "." not in re.split(r"[ /]", path) and all(
         mentioned(word, said) for word in _words_to_say(path))
 
 

@@ -12,7 +12,8 @@ from tests.route_fake import FakeLlama, GoesOn, file_tools, notes_listed
 def test_a_way_up_is_no_path_said_even_when_a_result_says_it() -> None:
     said = said_in([{"role": "tool", "content": "[FILE] ../../etc/passwd 812\n[FILE] ideas.md 100"}])
     assert a_path_said("ideas.md", said)
-    for up in ("../../etc/passwd", "../etc", "..", "notes/../../etc/passwd", "./ideas.md"):
+    for up in ("../../etc/passwd", "../etc", "..", "notes/../../etc/passwd", "./ideas.md", "..ideas.md..ideas.md",
+               "notes/..ideas.md"):
         assert not a_path_said(up, said), up
 
 
