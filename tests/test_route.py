@@ -2486,6 +2486,18 @@ async def test_a_first_decision_the_model_is_unsure_of_is_the_second_models_whol
     # no second (or one that could not start): the first decides alone, as before
     assert (await decided(0.4, sure, None))[0] == [] and (await decided(0.4, sure, bigger(), started=False))[0] == []
     assert (await decided(0.9, unsure, bigger(), started=False))[0] == ["find_restaurants"]
+    # a follow-up after answers in words: unsure in the conversation, not only asked alone ("What's the capital of
+    # Portugal?" after a name was remembered: 0.01 in the conversation, 0.39 alone, and the 1.5B searched the memory)
+    talk = [*user("Hello"), {"role": "assistant", "content": "Hello! How can I help?"}, *user(text)]
+    for shy, asked in ((0.01, False), (0.4, True)):
+        first, second = FakeLlama({text: wanted}, p_call=0.4, shy=shy, name_tokens=sure), bigger()
+        router = Router(first)
+
+        async def second_router() -> Router | None:
+            return Router(second)
+        router.second = second_router
+        calls = await router.route(talk, TOOLS)
+        assert bool(second.asked) == asked and [c.name for c in calls] == (["find_restaurants"] if asked else []), shy
     # after results the first decides again, unsure or not
     call = {"id": "c1", "type": "function", "function": {"name": "find_restaurants", "arguments": "{}"}}
     history = [*user(text), {"role": "assistant", "content": "", "tool_calls": [call]},
