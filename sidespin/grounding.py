@@ -758,7 +758,8 @@ def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: st
     `default`: "all the PostgreSQL servers" had the 0.5B list the servers of type "postgres", then of type "all",
     the default). A call of another tool is kept when the message
     has a word of its own for that tool, one the tool matches and no earlier call's tool does (`words`,
-    from `sidespin.tables.words_matched`), and mentions each of its required values: "Tesla's birthdate
+    from `sidespin.tables.words_matched`), and mentions each of its required values (a folder its server works in
+    needs no mention, `_its_place`): "Tesla's birthdate
     and his famous discovery" asks two tools the same name, while a look-alike given the same values, or
     the cone's mass after its volume, has no word of its own.
     """
@@ -766,7 +767,7 @@ def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: st
     if not same:
         required = [name for name in tool.required if name in call.arguments]
         return word_of_its_own(call.name, earlier, words) and all(
-            _mentioned(name, call.arguments[name], asked)
+            _its_place(tool, call.arguments[name]) or _mentioned(name, call.arguments[name], asked)
             and (_allowed(tool.parameters.get(name) or {}) or _all_said(call.arguments[name], asked))
             for name in required)
     new = 0
@@ -780,6 +781,12 @@ def asked_for(call: ToolCall, earlier: Sequence[ToolCall], tool: Tool, asked: st
             return False
         new += 1
     return new > 0  # the same call with fewer arguments, or a switch turned, asks for nothing new
+
+
+def _its_place(tool: Tool, value: Any) -> bool:
+    """Whether `value` is a folder the tool's server works in, which a message need not say: "Stage greet.py and
+    commit it with the message …" had the 1.5B write `git_add`, then `git_commit` of the server's repository."""
+    return isinstance(value, str) and value.rstrip("/") in {place.rstrip("/") for place in tool.places}
 
 
 _PROSE = re.compile(r"^[^\W_][\w\s,.'&-]*$")  # words, not code: "lambda x: x**2" is written, not said

@@ -2505,3 +2505,21 @@ async def test_a_first_decision_the_model_is_unsure_of_is_the_second_models_whol
     second = bigger()
     await decided(0.9, unsure, second, history)
     assert second.asked == []
+
+
+async def test_a_second_call_given_its_servers_folder_which_the_message_does_not_say_is_made() -> None:
+    """"Stage greet.py and commit it with the message "Say see you soon".": the 1.5B wrote `git_add`, then
+    `git_commit` of the server's repository, refused as a value no one said; the commit was never made. A folder the
+    server works in is the tool's own; a value of another folder still needs saying."""
+    def git(name: str, description: str, extra: dict, required: list[str]) -> Tool:
+        return dataclasses.replace(foreign(name, description, {"repo_path": {"type": "string"}, **extra},
+                                           ["repo_path", *required], source="mcp:git"), places=("/home/me/repo",))
+    add = git("git_add", "Adds file contents to the staging area.", {"files": {"type": "array", "items": {
+        "type": "string"}}}, ["files"])
+    commit = git("git_commit", "Records changes to the repository.", {"message": {"type": "string"}}, ["message"])
+    text = 'Stage greet.py and commit it with the message "Say see you soon".'
+    for repo, made in (("/home/me/repo", ["git_add", "git_commit"]), ("/home/me/other", ["git_add"])):
+        wanted = [("git_add", {"repo_path": "/home/me/repo", "files": ["greet.py"]}),
+                  ("git_commit", {"repo_path": repo, "message": "Say see you soon"})]
+        calls = await Router(FakeLlama({text: wanted})).route(user(text), [add, commit])
+        assert [c.name for c in calls] == made, repo

@@ -353,8 +353,8 @@ class EmbeddedBackend(Backend):
     def describe(self) -> dict[str, Any]:
         where = str(self.model_path) if self.model_path else f"{DEFAULT_MODEL_FILE} ({DEFAULT_MODEL}, sha256 checked)"
         described = {**super().describe(), "grammar": True, "model_path": where}
-        if self.second_model:
-            described["second_model"] = self.second_model
+        if self.second_model:  # and whether it is loaded (it loads in the background; False too if it failed)
+            described |= {"second_model": self.second_model, "second_model_ready": self._second is not None}
         if self._client is not None:
             described["base_url"] = self._client.base_url
         return described

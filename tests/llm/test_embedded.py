@@ -188,6 +188,7 @@ async def test_a_second_model_runs_in_a_child_of_its_own_and_one_that_cannot_sta
         assert backend._second is not None and port_is_open(backend._second.base_url)
         assert backend._second.base_url != backend.base_url
         assert backend.describe()["second_model"] == str(default_model_path())
+        assert backend.describe()["second_model_ready"] is True
     finally:
         url = backend._second.base_url if backend._second else ""
         await backend.aclose()
