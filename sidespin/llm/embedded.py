@@ -107,6 +107,7 @@ class EmbeddedBackend(Backend):
             raise ConfigError(f"second_model {self.second_model!r} is neither a model of sidespin "
                               f"({', '.join(MODELS)}) nor a .gguf file")
         self._second: EmbeddedBackend | None = None
+        self._second_failed = ""  # why it could not start, for `/health`
         self._second_start: asyncio.Task[EmbeddedBackend | None] | None = None
 
     @property
@@ -185,6 +186,7 @@ class EmbeddedBackend(Backend):
         except BackendError as error:
             logger.error("ROUTE_SECOND_FAILED {}: {}; the route decides with {} alone", self.second_model, error,
                          self.model)
+            self._second_failed = str(error)
             return None
         logger.info("ROUTE_SECOND_READY {} decides where {} is unsure", second.model, self.model)
         self._second = second
@@ -353,8 +355,9 @@ class EmbeddedBackend(Backend):
     def describe(self) -> dict[str, Any]:
         where = str(self.model_path) if self.model_path else f"{DEFAULT_MODEL_FILE} ({DEFAULT_MODEL}, sha256 checked)"
         described = {**super().describe(), "grammar": True, "model_path": where}
-        if self.second_model:  # and whether it is loaded (it loads in the background; False too if it failed)
-            described |= {"second_model": self.second_model, "second_model_ready": self._second is not None}
+        if self.second_model:  # and where it is: it loads in the background, and may fail to
+            state = "ready" if self._second else f"failed: {self._second_failed}" if self._second_failed else "loading"
+            described |= {"second_model": self.second_model, "second_model_state": state}
         if self._client is not None:
             described["base_url"] = self._client.base_url
         return described

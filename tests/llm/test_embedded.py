@@ -188,7 +188,7 @@ async def test_a_second_model_runs_in_a_child_of_its_own_and_one_that_cannot_sta
         assert backend._second is not None and port_is_open(backend._second.base_url)
         assert backend._second.base_url != backend.base_url
         assert backend.describe()["second_model"] == str(default_model_path())
-        assert backend.describe()["second_model_ready"] is True
+        assert backend.describe()["second_model_state"] == "ready"
     finally:
         url = backend._second.base_url if backend._second else ""
         await backend.aclose()
@@ -199,6 +199,7 @@ async def test_a_second_model_runs_in_a_child_of_its_own_and_one_that_cannot_sta
         async with EmbeddedBackend(n_ctx=2048, second_model=str(bogus)) as backend:
             router = await backend.router()
             assert await router.second() is None
+            assert backend.describe()["second_model_state"].startswith("failed: llama.cpp could not load")
             assert await router.route([{"role": "user", "content": "hello"}], []) == []
     assert failed and "bogus.gguf" in failed[0] and "alone" in failed[0]
 
