@@ -356,7 +356,8 @@ class EmbeddedBackend(Backend):
         where = str(self.model_path) if self.model_path else f"{DEFAULT_MODEL_FILE} ({DEFAULT_MODEL}, sha256 checked)"
         described = {**super().describe(), "grammar": True, "model_path": where}
         if self.second_model:  # and where it is: it loads in the background, and may fail to
-            state = "ready" if self._second else f"failed: {self._second_failed}" if self._second_failed else "loading"
+            state = ("ready" if self._second else f"failed: {self._second_failed}" if self._second_failed
+                     else "loading" if self._second_start else "not started")
             described |= {"second_model": self.second_model, "second_model_state": state}
         if self._client is not None:
             described["base_url"] = self._client.base_url

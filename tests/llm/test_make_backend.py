@@ -27,7 +27,7 @@ def test_the_embedded_model_takes_its_second_model_from_settings_and_refuses_one
     backend = make_backend(settings)
     assert isinstance(backend, EmbeddedBackend) and backend.second_model == "qwen2.5-coder-1.5b"
     assert backend.describe()["second_model"] == "qwen2.5-coder-1.5b"
-    assert backend.describe()["second_model_state"] == "loading"  # not started
+    assert backend.describe()["second_model_state"] == "not started"
     assert "second_model" not in make_backend(Settings()).describe()
     with pytest.raises(ConfigError, match="second_model 'bigger' is neither"):
         make_backend(Settings(second_model="bigger"))
