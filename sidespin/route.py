@@ -450,15 +450,15 @@ class Router:
             except _Unsure as unsure:
                 why = str(unsure)
         second = await self.second() if self.second is not None else None
-        if second is None:  # it could not start: this model's own decision, as without one
+        if second is None:  # it could not start: this model decides, now and from now on, as without one
+            self.second = None
             async with self.busy:
-                return await self._route(messages, tools, without_second=True)
+                return await self._route(messages, tools)
         logger.info("ROUTE_SECOND_OPINION {}: the larger model decides", why)
         return await second.route(messages, tools)
 
-    async def _route(self, messages: Sequence[dict[str, Any]], tools: Sequence[Tool],
-                     without_second: bool = False) -> list[ToolCall]:
-        """The calls this model decides on; `_Unsure` where a second model decides (unless `without_second`)."""
+    async def _route(self, messages: Sequence[dict[str, Any]], tools: Sequence[Tool]) -> list[ToolCall]:
+        """The calls this model decides on; `_Unsure` where a second model decides."""
         listed = [t for t in tools]
         if not listed:
             return []
@@ -473,7 +473,7 @@ class Router:
         bar = (self.threshold + 1) / 2 if again and not _step_left(chosen, messages) else self.threshold
         # a second model decides where this one is unsure; of a call, in the conversation, not asked alone: "What's the
         # capital of Portugal?" after a name was remembered, 0.01, and 0.39 alone (the 1.5B searched the memory)
-        unsure = self.second is not None and not without_second and not again
+        unsure = self.second is not None and not again
         if unsure and UNSURE_CALL <= chance < bar:
             raise _Unsure(f"p_call={chance:.2f}")
         if chance < bar and not again and _answered_before(messages):

@@ -192,11 +192,14 @@ class EmbeddedBackend(Backend):
         self._second = second
         return second
 
+    async def _second_loaded(self) -> EmbeddedBackend | None:
+        """The second model once it is loaded (waited for, not stopped if the waiting is); None if there is none or
+        it could not start."""
+        return await asyncio.shield(self._second_start) if self._second_start is not None else None
+
     async def _second_router(self) -> Router | None:
-        """The second model's route, once it is loaded (waited for); None if it could not start."""
-        if self._second_start is None:
-            return None
-        second = await asyncio.shield(self._second_start)
+        """The second model's route, once it is loaded; None if it could not start."""
+        second = await self._second_loaded()
         return await second.router() if second is not None else None
 
     async def _handshake(self, process: asyncio.subprocess.Process, settings: dict[str, Any], path: Path) -> str:
@@ -298,7 +301,7 @@ class EmbeddedBackend(Backend):
         for table in decision_tables(tools):
             async with router.busy:  # a table at a time, between decisions
                 await self._keep(table)
-        second = await self._second_start if self._second_start is not None else None
+        second = await self._second_loaded()
         if second is not None:  # then the second model's, which decides on the same tables
             await second.warm(tools)
 
