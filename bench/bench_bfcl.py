@@ -647,8 +647,9 @@ if __name__ == "__main__":
     logger.remove()
     logger.add(sys.stderr, level="WARNING")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--second", help="a second, larger model that decides where the first is unsure "
-                        f"(the embedded backend's second_model): {', '.join(NAMED_MODELS)} or a .gguf path")
+    parser.add_argument("--second", help="a second, larger model that writes the arguments and decides where the "
+                        "first is unsure (the embedded backend's second_model): "
+                        f"{', '.join(NAMED_MODELS)} or a .gguf path")
     parser.add_argument("--models", help=f"comma-separated: {', '.join(NAMED_MODELS)} or .gguf paths (default qwen0.5b)")
     parser.add_argument("--rungs", help=f"comma-separated, of {', '.join(RUNGS)} (default auto: the product's pick)")
     parser.add_argument("--categories", help=f"comma-separated (default: {','.join(CATEGORIES)})")

@@ -564,8 +564,9 @@ async def dump_tools(path: Path, model: Path, threads: int) -> int:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="qwen0.5b", help=f"{', '.join(NAMED_MODELS)} or a .gguf path")
-    parser.add_argument("--second", help="a second, larger model that decides where the first is unsure "
-                        f"(the embedded backend's second_model): {', '.join(NAMED_MODELS)} or a .gguf path")
+    parser.add_argument("--second", help="a second, larger model that writes the arguments and decides where the "
+                        "first is unsure (the embedded backend's second_model): "
+                        f"{', '.join(NAMED_MODELS)} or a .gguf path")
     parser.add_argument("--limit", type=int, help="evenly spaced subset of N prompts (and of N scripts)")
     parser.add_argument("--match", help="only the prompts (texts) and scripts (names) matching this regex")
     parser.add_argument("--only-prompts", action="store_true", help="single prompts only")

@@ -4,7 +4,7 @@
 |--------------------|-----------------------|------------------------------|
 | backend            | SIDESPIN_BACKEND      | embedded                     |
 | model              | SIDESPIN_MODEL        | (backend's default)          |
-| second_model       | SIDESPIN_SECOND_MODEL | (none); embedded: a larger model for the route's unsure decisions, qwen2.5-coder-1.5b or a .gguf |
+| second_model       | SIDESPIN_SECOND_MODEL | (none); embedded: a larger model for the route's arguments and unsure decisions, qwen2.5-coder-1.5b or a .gguf |
 | ollama_host        | OLLAMA_HOST           | http://127.0.0.1:11434       |
 | openai_base_url    | OPENAI_BASE_URL       | http://127.0.0.1:8080/v1     |
 | openai_api_key     | OPENAI_API_KEY        | (none)                       |
@@ -88,7 +88,8 @@ _ENV = {
 class Settings:
     backend: str = "embedded"
     model: str = ""
-    # the embedded backend's second, larger model, which decides where the first is unsure (`sidespin.route`)
+    # the embedded backend's second, larger model, which writes the calls' arguments and decides where the first is
+    # unsure (`sidespin.route`)
     second_model: str = ""
     ollama_host: str = "http://127.0.0.1:11434"
     openai_base_url: str = "http://127.0.0.1:8080/v1"

@@ -96,7 +96,8 @@ The rules, before the code:
   `second_model`), a first decision this model is unsure of is that model's, whole: a chance of a call
   from `UNSURE_CALL` to the bar (in the conversation, not for the message asked alone), or a first name
   less likely than `SURE_NAME`. The 1.5B is twice as slow as the 0.5B and calls where nothing fits more
-  often, so it is asked only there. Decisions after results stay this model's.
+  often, so it decides only there. Decisions after results stay this model's. The arguments of every
+  call this model names are the larger one's (`_writer`): its values are better.
 
 The model is reached through a `Llama` (`sidespin.llm.llama.LlamaServer`, or a fake in tests).
 """
@@ -200,6 +201,10 @@ class Llama(Protocol):
     ) -> str: ...
 
     async def next_tokens(self, prompt: str, n: int = 20) -> list[tuple[str, float]]: ...
+
+
+# what writes a call's arguments after the prompt up to its name (`Router._writer`)
+Writer = Callable[[str, Tool, Bounds], Awaitable[str]]
 
 
 # --- the call format, read off the template ----------------------------------------
@@ -416,7 +421,8 @@ class Router:
         # what keeps a table's prompt evaluated ahead (`EmbeddedBackend`), awaited before deciding on it
         self.keep: Callable[[list[Tool]], Awaitable[None]] | None = None
         # the route of a larger model, which decides a first decision this one is unsure of (`UNSURE_CALL`,
-        # `SURE_NAME`); None where there is none, or it could not start
+        # `SURE_NAME`) and writes the arguments of the calls this one names; None where there is none, or it could
+        # not start
         self.second: Callable[[], Awaitable[Router | None]] | None = None
 
     async def call_format(self) -> CallFormat:
@@ -440,7 +446,8 @@ class Router:
 
     async def route(self, messages: Sequence[dict[str, Any]], tools: Sequence[Tool]) -> list[ToolCall]:
         """The calls the conversation's last message asks for ([] for none): the second model's where this one is
-        unsure of a first decision and there is one (`second`), which then decides the whole of it.
+        unsure of a first decision and there is one (`second`), which then decides the whole of it; elsewhere this
+        one's, with the arguments the second writes (`_writer`).
 
         Raises `MalformedToolCall` (arguments that do not fit) or `BackendError`.
         """
@@ -492,7 +499,8 @@ class Router:
             logger.info("ROUTE_DECISION none (a question, and every tool changes things) p_call={:.2f} tools={}",
                         chance, len(chosen))
             return []
-        calls = await self._write(prompt + form.opening, by_name, form, messages, listed, words, again, unsure)
+        calls = await self._write(prompt + form.opening, chosen, by_name, form, messages, listed, words, again,
+                                  unsure)
         named = ",".join(c.name for c in calls) or "none"  # none: every call the model wrote was refused
         logger.info("ROUTE_DECISION {} p_call={:.2f} tools={} in {:.3f}s", named, chance, len(chosen),
                     time.perf_counter() - started)
@@ -508,12 +516,12 @@ class Router:
                     chance_alone)
         return chance_alone
 
-    async def _write(self, written: str, by_name: dict[str, Tool], form: CallFormat,
+    async def _write(self, written: str, table: list[Tool], by_name: dict[str, Tool], form: CallFormat,
                      messages: Sequence[dict[str, Any]], listed: list[Tool], words: dict[str, set[str]],
                      again: bool, unsure: bool = False) -> list[ToolCall]:
-        """The calls the model writes after `written` (the prompt and a call's opening), among `by_name`, each kept
-        or refused by the rules of `sidespin.grounding` (`words`: what each tool matches of the message); `_Unsure`
-        at a first name less likely than `SURE_NAME` when `unsure` (a second model decides)."""
+        """The calls the model writes after `written` (the prompt, offering `table`, and a call's opening), among
+        `by_name`, each kept or refused by the rules of `sidespin.grounding` (`words`: what each tool matches of the
+        message); `_Unsure` at a first name less likely than `SURE_NAME` when `unsure` (a second model decides)."""
         calls: list[ToolCall] = []
         asked = said_in(messages[-1:])
         message = last_said(messages)  # the person's last message (`asked` is the last one, a result after results)
@@ -586,7 +594,8 @@ class Router:
                     if next_name(name):
                         continue
                     break
-                call, text = await self._call(written + named_text, by_name[name], form, said, message, used)
+                writer = await self._writer(messages, table, written)
+                call, text = await self._call(written + named_text, by_name[name], form, said, message, used, writer)
                 to_mend = _to_mend(call, messages) if again else None
                 if to_mend is not None:  # a failed call written again: the model's next likeliest value, once
                     mended = await self._another_value(written + named_text, *to_mend)
@@ -729,17 +738,20 @@ class Router:
         return None
 
     async def _call(self, written: str, tool: Tool, form: CallFormat, said: str,
-                    asked: str = "", used: dict[str, str] | None = None) -> tuple[ToolCall, str]:
-        """The named call's arguments under its schema, after `written`, which ends with the name, with the optional
-        ones the message (`asked`) asks for and the model left out written after them (`_asked_values`); the
-        optional ones kept only when the conversation, `said`, mentions them. The call and its text."""
+                    asked: str = "", used: dict[str, str] | None = None,
+                    writer: Writer | None = None) -> tuple[ToolCall, str]:
+        """The named call's arguments under its schema, after `written`, which ends with the name (written by
+        `writer`, this model by default), with the optional ones the message (`asked`) asks for and the model
+        left out written after them (`_asked_values`); the optional ones kept only when the conversation, `said`,
+        mentions them. The call and its text."""
         name = tool.name
         started = time.perf_counter()
         raw = "{}"
         bounds = bounds_for(said)
         if tool.parameters:
-            raw = await self._arguments(written, tool, bounds)
-        logger.info("ROUTE_ARGUMENTS {} chars={} in {:.3f}s", name, len(raw), time.perf_counter() - started)
+            raw = await (writer or self._arguments)(written, tool, bounds)
+        logger.info("ROUTE_ARGUMENTS {} chars={} in {:.3f}s{}", name, len(raw), time.perf_counter() - started,
+                    "" if writer is None else " by the second model")
         logger.debug("ROUTE_ARGUMENTS_RAW {} {}", name, raw)
         try:
             arguments = json.loads(raw)
@@ -870,6 +882,35 @@ class Router:
                 return ToolCall(call.name, mended)
         logger.info("ROUTE_SAME_FAILED_CALL {}: no other value for {} is likely: nothing to mend", call.name, parameter)
         return None
+
+    async def _writer(self, messages: Sequence[dict[str, Any]], table: Sequence[Tool], written: str) -> Writer | None:
+        """What writes a call's arguments: the second model, where there is one that writes calls as this one does,
+        after its own prompt and what this one wrote after its prompt (`written` begins with it); None for this one.
+        On three BFCL seeds, where both models named the same tools, the 1.5B's arguments were right on 135 of 167
+        questions, the 0.5B's on 123."""
+        second = await self.second() if self.second is not None else None
+        if second is None:
+            self.second = None  # it could not start
+            return None
+        prompt = await self.prompt(messages, table)
+        if await second.call_format() != await self.call_format() or not written.startswith(prompt):
+            logger.info("ROUTE_SECOND_OTHER_FORMAT: the second model writes calls otherwise, so this one writes")
+            return None
+        # its template may differ in a character (the 1.5B's tells the format as {{"name": …}}, the 0.5B's as
+        # {"name": …}): so it writes after its own prompt
+        own = await second.prompt(messages, table)
+
+        async def write(text: str, tool: Tool, bounds: Bounds) -> str:
+            return await second.arguments_for(own + text[len(prompt):], tool, bounds, list(table))
+        return write
+
+    async def arguments_for(self, written: str, tool: Tool, bounds: Bounds, table: list[Tool]) -> str:
+        """The arguments this model writes for a call another model named (`_writer`): `written` is this model's
+        prompt for `table`, which is kept evaluated first (`keep`), and the other's answer up to the name."""
+        async with self.busy:
+            if self.keep is not None:
+                await self.keep(table)
+            return await self._arguments(written, tool, bounds)
 
     async def _arguments(self, prompt: str, tool: Tool, bounds: Bounds) -> str:
         """The arguments' JSON under the tool's bounded schema. A small model may write a string on and on (a

@@ -15,8 +15,9 @@ Tools are chosen by the constrained route (`sidespin.route`): llama.cpp's own
 
 `second_model` (a model of `sidespin.models` by name, or a .gguf path) runs a second,
 larger model in a child of its own, started in the background after this one, which
-decides the first decisions this model is unsure of (`Router.second`); until it is
-loaded such a decision waits for it, and if it cannot start this model decides alone.
+decides the first decisions this model is unsure of and writes the arguments of the
+calls this one names (`Router.second`); until it is loaded those wait for it, and if it
+cannot start this model decides alone.
 """
 
 from __future__ import annotations

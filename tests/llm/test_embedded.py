@@ -177,8 +177,11 @@ async def test_a_file_that_is_not_a_model_is_refused(tmp_path: Path) -> None:
 @pytest.mark.model
 async def test_a_second_model_runs_in_a_child_of_its_own_and_one_that_cannot_start_leaves_the_first_alone(
         tmp_path: Path) -> None:
-    """`second_model`: a model beside the first, which the route asks where the first is unsure. Here the default
-    model plays both (the only one every machine that runs the tests has)."""
+    """`second_model`: a model beside the first, which writes the arguments of the calls the first names and decides
+    where the first is unsure. Here the default model plays both (the only one every machine that runs the tests
+    has)."""
+    from sidespin.tools import Tool
+
     backend = EmbeddedBackend(n_ctx=2048, second_model=str(default_model_path()))
     await backend.start()
     try:
@@ -189,6 +192,13 @@ async def test_a_second_model_runs_in_a_child_of_its_own_and_one_that_cannot_sta
         assert backend._second.base_url != backend.base_url
         assert backend.describe()["second_model"] == str(default_model_path())
         assert backend.describe()["second_model_state"] == "ready"
+        # a call the first names gets the arguments the second writes, after its own prompt (here the same text)
+        dice = Tool("roll_dice", "Roll a die with the given number of sides.", {"type": "object", "properties": {
+            "sides": {"type": "integer"}}, "required": ["sides"]}, fn=len, source="plugin:dice")
+        with log_lines("ROUTE_ARGUMENTS ") as written:
+            calls = await router.route([{"role": "user", "content": "Roll a die with 20 sides."}], [dice])
+        assert [(c.name, c.arguments) for c in calls] == [("roll_dice", {"sides": 20})]
+        assert written and all(line.endswith("by the second model") for line in written), written
     finally:
         url = backend._second.base_url if backend._second else ""
         await backend.aclose()
