@@ -2509,12 +2509,12 @@ async def test_a_first_decision_the_model_is_unsure_of_is_the_second_models_whol
     assert "next_tokens" not in second.kinds()
 
 
-async def test_a_call_the_first_model_names_gets_the_arguments_the_second_writes_where_it_reads_the_same_text() -> None:
+async def test_a_call_the_first_model_names_gets_the_arguments_the_second_writes_after_its_own_prompt() -> None:
     """On three BFCL seeds, where the 0.5B and the 1.5B named the same tools, the 1.5B's arguments were right on
     135 of 167 questions and the 0.5B's on 123: with a second model, the first names the call and the second writes
-    its arguments, in the first's prompt, which is its text too (the same template and call format). A second whose
-    template writes a character otherwise (the 1.5B's tells the format as {{"name": …}}) writes after its own prompt;
-    one that writes calls otherwise, or could not start, leaves the arguments to the first."""
+    its arguments, after its own prompt (a template may differ in a character: the 1.5B's tells the format as
+    {{"name": …}}) and the call the first opened, with its table kept evaluated first. One that writes calls in
+    another format, or could not start, leaves the arguments to the first."""
     text = "Thai food in Manhattan"
     sure = {"": [("find_restaurants", 0.95), ("current_time", 0.05)]}
     first_wrote = [("find_restaurants", {"location": "Manhattan", "cuisine": "Thai food"})]
