@@ -64,7 +64,9 @@ The rules, before the code:
   Another tool needs a word of its own in the message, as a second call does. A question is
   answered by tools that only read, where the server says which (`sidespin.grounding.reads_only`), a
   request to change something by tools that change things (`changes_only`), and a chain ("…, then
-  echo the result") by the tools of its step (`steps`).
+  echo the result") by the tools of its step (`steps`). A request to add to a file the
+  conversation read goes to a replacing tool, and its edit keeps the file (`sidespin.edits`,
+  `_adding`): the 0.5B replaced the spinach of a grocery list with the bread it was asked to add.
 - **A refused first call is not the model's only idea**: when the answer's first call is refused
   (a tool without required values sharing no word with the message, or required values no one
   said), the likeliest of the other names is tried, once. "When is my next dentist
@@ -118,6 +120,9 @@ from typing import Any, Awaitable, Callable, Iterable, Protocol, Sequence
 from loguru import logger
 
 from sidespin.arguments import MAX_STRING, SHORT_STRING, Bounds, arguments_schema, bounded, bounds_for, token_budget
+from sidespin.edits import (
+    added, anchored_grammar, asks_to_add, edit_written, for_adding, lines_of, readers, replacing_pair, text_read,
+)
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
@@ -125,6 +130,7 @@ from sidespin.grounding import (
     gives_a_value, given_a_folder_just_given, grounded, invented, names_a_folder, names_a_path, not_of_its_place,
     of_folders, reads_only, refused, said_in, steps, with_a_word, word_of_its_own, zone_elsewhere,
 )
+from sidespin.protocol.grammar import gbnf_literal
 from sidespin.said_values import as_said
 from sidespin.tables import (
     called_tools, last_said, names_said, shares_a_word, table_for, tables, telling_words, words_matched,
@@ -189,6 +195,7 @@ _FIT_EXAMPLES = (
 _DEPRECATED = re.compile(r"(?is)\bdeprecated\b.*?\buse\s+[`'\"]?([\w.\-]+?)[`'\"]?\s+instead\b")  # and which tool
 _NAME_STEPS = 40  # looks at the next tokens to find the likeliest name as a whole (a median 6 on BFCL and the servers)
 _NAME_TOKENS = 40  # ... of the likeliest next tokens each
+_EDIT_TOKENS = 320  # an edit written again (`Router._adding`): a line of the file twice and the lines added
 _NAME_MARK = "zqxname"
 _ARGUMENT_MARK = "zqxarg"
 
@@ -296,13 +303,8 @@ def _common_prefix_text(a: str, b: str) -> str:
 
 def names_grammar(names: Iterable[str], end: str) -> str:
     """A GBNF grammar whose only sentences are the given names, each followed by `end`."""
-    alternatives = [_gbnf_literal(name + end) for name in names]
+    alternatives = [gbnf_literal(name + end) for name in names]
     return f"root ::= {' | '.join(alternatives)}\n"
-
-
-def _gbnf_literal(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
-    return f'"{escaped}"'
 
 
 # --- what is offered ---------------------------------------------------------------
@@ -597,6 +599,10 @@ class Router:
                         continue
                     break
                 call, text = await self._call(written + named_text, by_name[name], form, said, message, used, writer)
+                edit = await self._adding(written + named_text, by_name[name], call, messages, listed)
+                if edit is None:
+                    break
+                call, text = edit, form.call_text(edit.name, edit.arguments)
                 to_mend = _to_mend(call, messages) if again else None
                 if to_mend is not None:  # a failed call written again: the model's next likeliest value, once
                     mended = await self._another_value(written + named_text, *to_mend)
@@ -768,6 +774,36 @@ class Router:
         arguments = as_said(tool, arguments, said, asked)
         kept = grounded(tool, arguments, said)
         return ToolCall(name, kept), form.call_text(name, arguments)
+
+    async def _adding(self, written: str, tool: Tool, call: ToolCall, messages: Sequence[dict[str, Any]],
+                      listed: list[Tool]) -> ToolCall | None:
+        """`call` (its arguments written after `written`), or, when it is an edit for a request to add to a file the
+        conversation read (`sidespin.edits`), the edit that adds what it adds and keeps the rest: written again
+        after a line of the file when it did not keep one. None: it adds nothing the message says."""
+        pair = replacing_pair(tool)
+        message = last_said(messages)
+        if pair is None or not asks_to_add(message):
+            return call
+        text = text_read(messages, call.arguments, readers(tool, listed))
+        if text is None:
+            return call
+        kept = added(call.arguments, pair, text, message)
+        if kept is None and (lines := lines_of(text)):
+            container, old, new = pair
+            others = {k: v for k, v in call.arguments.items() if k not in (container, old, new)}
+            head = (json.dumps(others, ensure_ascii=False)[:-1] + ", " if others else "{") \
+                + json.dumps(container or old) + ": "
+            value = await self.llama.complete(written + head, anchored_grammar(pair, lines), None, _EDIT_TOKENS)
+            arguments = edit_written(head, value)
+            kept = added(arguments, pair, text, message) if arguments is not None else None
+            logger.info("ROUTE_EDIT_AGAIN {}: a request to add, and the edit kept no line of the file read: written "
+                        "again after one of its {} lines", tool.name, len(lines))
+        if kept is None:
+            logger.info("ROUTE_EDIT_REFUSED {}: it adds no line the message says to the file read", tool.name)
+            return None
+        if kept != call.arguments:
+            logger.info("ROUTE_EDIT_ADDS {}: only the lines it adds that the message says", tool.name)
+        return ToolCall(call.name, kept)
 
     async def _asked_values(self, written: str, tool: Tool, raw: str, arguments: dict[str, Any], asked: str,
                             bounds: Bounds) -> dict[str, Any]:
@@ -969,6 +1005,11 @@ def _names(chosen: list[Tool], messages: Sequence[dict[str, Any]], listed: list[
         logger.info("ROUTE_CHANGES_ONLY a request to change: {} of {} tools change things", len(changing),
                     len(by_name))
         by_name = changing
+    adding = {t.name: t for t in for_adding(list(by_name.values()), messages)}
+    if len(adding) < len(by_name):
+        logger.info("ROUTE_ADDING a request to add to a file read: {} of {} tools (a server's replacing tool)",
+                    len(adding), len(by_name))
+        by_name = adding
     of_step = _step_tools(list(by_name.values()), messages, later=again)
     if of_step:  # before results, its first step; after them, the steps that follow (and a failed call to mend)
         mendable = _mendable(messages) if again else set()

@@ -187,3 +187,25 @@ def notes_listed(text: str, listing: str) -> list[dict[str, Any]]:
     return [{"role": "user", "content": text}, {"role": "assistant", "content": "", "tool_calls": [call]},
             {"role": "tool", "tool_call_id": "c1", "content": listing}]
 
+
+
+class WritesAnEdit(FakeLlama):
+    """A model that, asked to write an edit again after a line of the file read (`sidespin.edits`), takes the line
+    `line` when the grammar offers it (else the first line it offers) and writes `adds` after it. The lines the
+    grammar offered are kept in `offered`."""
+
+    def __init__(self, *args: Any, line: str, adds: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.line, self.adds = line, adds
+        self.offered: list[str] = []
+
+    async def complete(self, prompt: str, grammar: str | None, json_schema: dict[str, Any] | None,
+                       max_tokens: int) -> str:
+        if grammar is None or " added " not in grammar:
+            return await super().complete(prompt, grammar, json_schema, max_tokens)
+        self.asked.append({"kind": "complete", "prompt": prompt, "grammar": grammar, "schema": json_schema})
+        choices = [json.loads(part) for part in grammar.split("( ", 1)[1].split(" ) added", 1)[0].split(" | ")]
+        olds = [re.match(r'(?:\[\{"old\w*": )?"(.*?)", "new', choice).group(1) for choice in choices]
+        self.offered = [json.loads(f'"{old}"') for old in olds]
+        choice = choices[self.offered.index(self.line) if self.line in self.offered else 0]
+        return choice + json.dumps(self.adds)[1:-1] + ('"}]' if choice.startswith("[") else '"')

@@ -8,7 +8,7 @@ from typing import Any, Iterable
 from sidespin.protocol.block import MCP_TAG, _json_type, _param_text
 from sidespin.tools import Tool
 
-__all__ = ["grammar_for"]
+__all__ = ["grammar_for", "gbnf_literal"]
 
 _MAX_STRING_CHARS = 200
 
@@ -36,11 +36,11 @@ def grammar_for(tools: Iterable[Tool]) -> str:
     for index, item in enumerate(listed, start=1):
         rule = _rule_name(f"call-{index}", item.name)
         calls.append(rule)
-        parts = [_literal(f'<tool name="{item.name}" />')]
+        parts = [gbnf_literal(f'<tool name="{item.name}" />')]
         required = set(item.required)
         for number, (name, schema) in enumerate(item.parameters.items(), start=1):
             value = _value_rule(schema or {}, f"{rule}-p{number}", rules, used)
-            opening = _literal(f'<param name="{name}">')
+            opening = gbnf_literal(f'<param name="{name}">')
             element = f'ws {opening} {value} "</param>"'
             parts.append(element if name in required else f"( {element} )?")
         rules.append(f"{rule} ::= {' '.join(parts)}")
@@ -54,7 +54,7 @@ def grammar_for(tools: Iterable[Tool]) -> str:
 def _value_rule(schema: dict[str, Any], enum_rule: str, rules: list[str], used: set[str]) -> str:
     """The rule a value must match: an enum's alternatives, or the shared rule of its JSON type."""
     if schema.get("enum"):
-        alternatives = " | ".join(_literal(_param_text(v)) for v in schema["enum"])
+        alternatives = " | ".join(gbnf_literal(_param_text(v)) for v in schema["enum"])
         rules.append(f"{enum_rule} ::= {alternatives}")
         return enum_rule
     kind = _json_type(schema)
@@ -69,7 +69,7 @@ def _rule_name(prefix: str, name: str) -> str:
     return f"{prefix}-{slug}" if slug else prefix
 
 
-def _literal(text: str) -> str:
+def gbnf_literal(text: str) -> str:
     """A GBNF string literal: quotes, backslashes and control characters escaped."""
     out = []
     for char in text:

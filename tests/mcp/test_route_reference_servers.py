@@ -13,7 +13,7 @@ from sidespin.config import load_settings
 from sidespin.engine import Engine
 from sidespin.events import ToolFinished, ToolStarted
 from sidespin.route import Router
-from tests.route_fake import FakeLlama
+from tests.route_fake import FakeLlama, WritesAnEdit
 from tests.scripted import ScriptedBackend
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -61,7 +61,7 @@ async def test_a_follow_up_edits_the_file_just_read_and_the_decision_saw_what_wa
     before = Path(todo).read_text()
     llama = FakeLlama({
         read: [("read_text_file", {"path": todo})],
-        add: [("write_file", {"path": todo, "content": before.replace("- rice", "- rice\n- bread")})],
+        add: [("edit_file", {"path": todo, "edits": [{"oldText": "- rice", "newText": "- rice\n- bread"}]})],
     })
     model = RoutedModel([["Milk, eggs, spinach, coffee beans and rice."], ["Bread is on the list now."]], llama)
     async with Engine.open(settings_of(space), backend=model, approval="auto") as engine:
@@ -70,10 +70,30 @@ async def test_a_follow_up_edits_the_file_just_read_and_the_decision_saw_what_wa
         second = await play(engine, conversation, add)
     assert [e.result.ok for e in first if isinstance(e, ToolFinished)] == [True]
     assert [e.result.ok for e in second if isinstance(e, ToolFinished)] == [True]
-    assert "- bread" in Path(todo).read_text()  # the effect on disk, not a claim
+    assert Path(todo).read_text() == before.replace("- rice", "- rice\n- bread")  # the effect on disk, not a claim
     decided = [a for a in llama.asked if a["kind"] == "render" and add in str(a["messages"])][0]
     assert "coffee beans" in str(decided["messages"])  # the follow-up's decision saw the file as it was read
-    assert "write_file" in [t["function"]["name"] for t in decided["tools"]]  # and its table held a writer
+
+
+async def test_an_edit_that_would_replace_a_line_to_add_one_is_written_again_to_keep_the_file(space) -> None:
+    """The 0.5B, asked to add bread to the grocery list it had read, wrote `write_file` with the list over and over
+    in place of the file, and another time an edit of "spinach" into "bread"."""
+    todo = space.files / "notes" / "todo.md"
+    read = "Read notes/todo.md for me."
+    add = "Now add bread to that grocery list, in the same file."
+    before = todo.read_text()
+    llama = WritesAnEdit({
+        read: [("read_text_file", {"path": str(todo)})],
+        add: [("edit_file", {"path": str(todo), "edits": [{"oldText": "spinach", "newText": "bread"}]})],
+    }, line="- spinach", adds="- bread\n- eggs")  # and on with the rest of the list, as the 0.5B did
+    model = RoutedModel([["Here it is."], ["Bread is on the list now."]], llama)
+    async with Engine.open(settings_of(space), backend=model, approval="auto") as engine:
+        conversation = engine.conversation()
+        await play(engine, conversation, read)
+        second = await play(engine, conversation, add)
+    assert [(e.result.call.name, e.result.ok) for e in second if isinstance(e, ToolFinished)] == [("edit_file", True)]
+    assert todo.read_text() == before.replace("- spinach", "- spinach\n- bread")  # spinach kept, eggs not twice
+    assert "# To do" not in llama.offered and "- milk" in llama.offered  # a list's item follows its items
 
 
 async def test_a_chain_in_one_turn_lists_then_reads(space) -> None:

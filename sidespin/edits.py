@@ -1,0 +1,212 @@
+"""Edits that add to a text the conversation read: what was there stays (for the route, `sidespin.route`).
+
+The rules, before the code:
+
+- **A replacing tool** (`replacing_pair`) takes an old text and a new one: two string parameters named
+  old… and new… (`oldText`/`newText` of the reference filesystem server's `edit_file`, inside its `edits`
+  list; `old_str`/`new_str`, `old_string`/`new_string` of other editors), at its top level or in the
+  objects of a list parameter.
+- **A request to add** (`asks_to_add`): "Now add bread to that grocery list, in the same file." It
+  replaces nothing, so an edit for it keeps its old text whole in its new one, and its old text is text
+  of the file. The 0.5B wrote `{"oldText": "bread", "newText": "bread"}`, which failed ("Could not find
+  exact match"), and in another run `{"oldText": "spinach", "newText": "bread"}`, which lost the
+  spinach (the edit asked for approval; a person in a hurry approves it).
+- **The file's text** (`text_read`) is the answer of the conversation's latest call that was given the
+  same file, when that call succeeded and its tool reads (its server marks it read-only; of a server that
+  marks none, any tool but the replacing one).
+- **It goes to the replacing tool** (`for_adding`): once the conversation has read a file, a request to
+  add is offered, of a server that has a replacing tool, that tool alone. For the bread, the 0.5B named
+  `write_file` and wrote "bread\nmilk\neggs…" over and over in place of the file, its headings and its
+  second list gone; without `write_file`, it named `create_directory` for the file's path.
+- **Written again** (`anchored_grammar`): such an edit that does not keep its old text is written again
+  under a grammar whose old text is a line of that file (one of its list's items, when it has a list),
+  and whose new text is that line, a line break, and what the model adds after it.
+- **Only what is added** (`added`): of the lines after the old text, those that are no line of the
+  file yet and say a word of the message; an edit that adds none is not made.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Sequence
+
+from sidespin.protocol.grammar import gbnf_literal
+from sidespin.tables import last_said
+from sidespin.tools import Tool, failed
+
+_OLD = re.compile(r"^old(?:[_A-Z]|$)")
+_NEW = re.compile(r"^new(?:[_A-Z]|$)")
+_ADDING = re.compile(r"(?i)\b(?:add|append|insert|put|ajoute[rz]?|füge|hinzu|añade|agrega|aggiungi)\b")
+_REPLACING = re.compile(r"(?i)\b(?:replace|instead|rather than|swap|remove|delete|change|rename|remplace|"
+                        r"ersetze|reemplaza|sostituisci)\b|\bnew (?:file|folder|directory)\b")
+MOST_LINES = 60  # lines of the file offered as the old text
+_LONGEST_LINE = 200
+_ADDED_LINE = 120  # characters of each line added
+_ADDED_LINES = 5
+
+
+def readers(tool: Tool, tools: Sequence[Tool]) -> set[str]:
+    """The names of the tools of `tools` whose answer may be a file's text for an edit by `tool`: those of its
+    server marked read-only, when it marks some; else every tool but `tool`."""
+    marked = {t.name for t in tools if t.source == tool.source and t.read_only}
+    return marked or {t.name for t in tools if t.name != tool.name}
+
+
+def replacing_pair(tool: Tool) -> tuple[str | None, str, str] | None:
+    """The old and new text parameters of a replacing tool and the list parameter that holds them (None: at the
+    top level); None for a tool that replaces nothing."""
+    pair = _pair(tool.parameters)
+    if pair is not None:
+        return None, *pair
+    for name, schema in tool.parameters.items():
+        items = schema.get("items") if isinstance(schema, dict) and schema.get("type") == "array" else None
+        pair = _pair(items.get("properties") or {}) if isinstance(items, dict) else None
+        if pair is not None:
+            return name, *pair
+    return None
+
+
+def _pair(properties: dict[str, Any]) -> tuple[str, str] | None:
+    strings = [name for name, schema in properties.items()
+               if isinstance(schema, dict) and schema.get("type") == "string"]
+    old = [name for name in strings if _OLD.match(name)]
+    new = [name for name in strings if _NEW.match(name)]
+    return (old[0], new[0]) if len(old) == 1 and len(new) == 1 else None
+
+
+def for_adding(tools: Sequence[Tool], messages: Sequence[dict[str, Any]]) -> list[Tool]:
+    """`tools`, but of a server with a replacing tool only that tool, when the last message asks to add
+    (`asks_to_add`) and a call of the conversation read a file; all of `tools` otherwise."""
+    if not asks_to_add(last_said(messages)) or not _read_a_file(messages):
+        return list(tools)
+    replacing = {t.source for t in tools if replacing_pair(t) is not None}
+    return [t for t in tools if t.source not in replacing or replacing_pair(t) is not None]
+
+
+def _read_a_file(messages: Sequence[dict[str, Any]]) -> bool:
+    """Whether a call of the conversation that was given a file's path (a value with a slash or a dot) answered."""
+    answered = {m.get("tool_call_id") for m in messages
+                if m.get("role") == "tool" and not failed(str(m.get("content") or ""))}
+    for message in messages:
+        for call in message.get("tool_calls") or []:
+            if call.get("id") in answered and _files_in(_arguments_of(call)):
+                return True
+    return False
+
+
+def _arguments_of(call: dict[str, Any]) -> dict[str, Any]:
+    try:
+        given = json.loads((call.get("function") or {}).get("arguments") or "{}")
+    except json.JSONDecodeError:
+        return {}
+    return given if isinstance(given, dict) else {}
+
+
+def _files_in(arguments: dict[str, Any]) -> set[str]:
+    """The values of `arguments` that may name a file: texts with a slash or a dot, without surrounding slashes."""
+    return {_path(value) for value in arguments.values()
+            if isinstance(value, str) and ("/" in value or "." in value) and _path(value)}
+
+
+def asks_to_add(message: str) -> bool:
+    """Whether a message asks for something to be added, and for nothing to be replaced or removed."""
+    return bool(_ADDING.search(message)) and not _REPLACING.search(message)
+
+
+def text_read(messages: Sequence[dict[str, Any]], arguments: dict[str, Any], readers: set[str]) -> str | None:
+    """The answer of the latest call of a tool of `readers` in the conversation that was given a file `arguments`
+    names (the same path, or one ending with the other), when that call succeeded; None when there is none. (An
+    edit's answer is a diff, a write's a sentence: neither is the file.)"""
+    files = _files_in(arguments)
+    answers = {m.get("tool_call_id"): str(m.get("content") or "") for m in messages if m.get("role") == "tool"}
+    for message in reversed(messages):
+        for call in reversed(message.get("tool_calls") or []):
+            answer = answers.get(call.get("id"))
+            if answer is None or failed(answer) or (call.get("function") or {}).get("name") not in readers:
+                continue
+            if any(_same_file(a, b) for a in files for b in _files_in(_arguments_of(call))):
+                return answer
+    return None
+
+
+def _path(value: str) -> str:
+    return value.strip().rstrip("/")
+
+
+def _same_file(a: str, b: str) -> bool:
+    return bool(a) and bool(b) and (a == b or a.endswith("/" + b) or b.endswith("/" + a))
+
+
+def added(arguments: dict[str, Any], pair: tuple[str | None, str, str], text: str,
+          message: str) -> dict[str, Any] | None:
+    """`arguments` with each edit's new text cut to its old text and the lines after it that it adds (`_adds`);
+    None when an edit's old text is no line of `text`, or its new text does not begin with it, or adds no line."""
+    container, old, new = pair
+    edits = arguments.get(container) if container is not None else [arguments]
+    if not isinstance(edits, list) or not edits:
+        return None
+    lines = {line.strip() for line in text.splitlines()}
+    kept = []
+    for edit in edits:
+        before = edit.get(old) if isinstance(edit, dict) else None
+        after = edit.get(new) if isinstance(edit, dict) else None
+        if not isinstance(before, str) or not isinstance(after, str) or not before.strip() \
+                or before.strip() not in lines or not after.startswith(before + "\n"):
+            return None
+        adds = _adds(after[len(before) + 1:], lines, message)
+        if not adds:
+            return None
+        kept.append({**edit, new: "\n".join([before, *adds])})
+    return {**arguments, container: kept} if container is not None else kept[0]
+
+
+def _adds(written: str, lines: set[str], message: str) -> list[str]:
+    """The lines of `written` that are no line of the file yet and say a word of the message (three letters or
+    more), each once: the 0.5B went on after "- bread" with the rest of the list, "- eggs\n- spinach…"."""
+    said = {word for word in _WORD.findall(message.lower()) if len(word) >= 3}
+    return [line for line in dict.fromkeys(written.split("\n")) if line.strip() and line.strip() not in lines
+            and said & set(_WORD.findall(line.lower()))]
+
+
+_WORD = re.compile(r"[^\W_]+")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")  # a list's item, in Markdown
+
+
+def lines_of(text: str) -> list[str]:
+    """The lines of `text` an added line may follow: its list items when it has some (an item added to a list
+    follows one of them: after the title, the 0.5B's first choice, it stands outside the list), else its lines
+    that are not blank; each once, the first `MOST_LINES`."""
+    lines = [line.rstrip() for line in dict.fromkeys(text.splitlines()) if line.strip() and len(line) <= _LONGEST_LINE]
+    return ([line for line in lines if _ITEM.match(line)] or lines)[:MOST_LINES]
+
+
+def anchored_grammar(pair: tuple[str | None, str, str], lines: list[str]) -> str:
+    """A GBNF grammar for the edit's JSON after its opening (`"<list>": ` or `"<old>": `): the old text one of
+    `lines`, the new text that line, a line break and up to `_ADDED_LINES` lines added."""
+    container, old, new = pair
+    choices = []
+    for line in lines:
+        inner = json.dumps(line, ensure_ascii=False)[1:-1]
+        if container is None:
+            text = f'"{inner}", {json.dumps(new)}: "{inner}\\n'
+        else:
+            text = f'[{{{json.dumps(old)}: "{inner}", {json.dumps(new)}: "{inner}\\n'
+        choices.append(gbnf_literal(text))
+    close = gbnf_literal('"' if container is None else '"}]')
+    more = f"( {gbnf_literal(chr(92) + 'n')} added ){{0,{_ADDED_LINES - 1}}}"  # a line break, written as JSON does
+    return (f"root ::= ( {' | '.join(choices)} ) added {more} {close}\n"
+            f"added ::= {_CHARACTER} {_CHARACTER}{{0,{_ADDED_LINE - 1}}}")
+
+
+_CHARACTER = '[^"\\\\\\x00-\\x1f]'  # of a JSON string as written, but its end, an escape or a control character
+
+
+def edit_written(head: str, written: str) -> dict[str, Any] | None:
+    """The arguments of an edit written under `anchored_grammar` after `head` (the arguments up to its opening);
+    None when the model was cut off."""
+    try:
+        arguments = json.loads(head + written + "}")
+    except json.JSONDecodeError:
+        return None
+    return arguments if isinstance(arguments, dict) else None

@@ -1,0 +1,100 @@
+"""A request to add to a file the conversation read: the edit keeps what was there (`sidespin.edits`), through the
+route against a fake of llama.cpp's endpoints (tests/route_fake.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sidespin.edits import for_adding, replacing_pair
+from sidespin.route import Router
+from sidespin.tools import Tool
+from tests.route_fake import FakeLlama, WritesAnEdit
+
+FILE = "# To do\n\n## Groceries\n- milk\n- eggs\n- spinach\n\n## This week\n- call the plumber\n"
+TODO = "/home/me/files/notes/todo.md"
+SERVER = {"source": "mcp:files", "places": ("/home/me/files",), "fn": lambda **_: None}
+PATH = {"path": {"type": "string"}}
+READ = Tool(name="read_text_file", description="Read a file's text.", read_only=True, **SERVER,
+            input_schema={"type": "object", "properties": PATH, "required": ["path"]})
+EDIT = Tool(name="edit_file", description="Make line-based edits to a text file.", **SERVER, input_schema={
+    "type": "object", "required": ["path", "edits"], "properties": {**PATH, "edits": {"type": "array", "items": {
+        "type": "object", "required": ["oldText", "newText"],
+        "properties": {"oldText": {"type": "string"}, "newText": {"type": "string"}}}}}})
+WRITE = Tool(name="write_file", description="Write a whole file, replacing it.", **SERVER, input_schema={
+    "type": "object", "properties": {**PATH, "content": {"type": "string"}}, "required": ["path", "content"]})
+TOOLS = [READ, EDIT, WRITE]
+
+
+def read_then(text: str, content: str = FILE) -> list[dict[str, Any]]:
+    """The file read in an earlier turn, answered, then `text`."""
+    call = {"id": "c1", "type": "function", "function": {"name": "read_text_file", "arguments": json.dumps(
+        {"path": "notes/todo.md"})}}
+    return [{"role": "user", "content": "Read notes/todo.md for me."},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": content},
+            {"role": "assistant", "content": "Here it is."},
+            {"role": "user", "content": text}]
+
+
+def edit(old: str, new: str) -> dict[str, Any]:
+    return {"path": TODO, "edits": [{"oldText": old, "newText": new}]}
+
+
+ADD = "Now add bread to that grocery list, in the same file."
+
+
+async def test_an_edit_that_replaces_a_line_to_add_one_is_written_again_after_a_line_of_the_list() -> None:
+    llama = WritesAnEdit({ADD: [("edit_file", edit("spinach", "bread"))]}, line="- eggs", adds="- bread\n- milk")
+    calls = await Router(llama).route(read_then(ADD), TOOLS)
+    assert [(c.name, c.arguments) for c in calls] == [("edit_file", edit("- eggs", "- eggs\n- bread"))]
+    assert llama.offered == ["- milk", "- eggs", "- spinach", "- call the plumber"]  # the list's items, not titles
+
+
+async def test_an_edit_that_already_adds_after_a_line_is_made_as_written_without_asking_again() -> None:
+    llama = WritesAnEdit({ADD: [("edit_file", edit("- spinach", "- spinach\n- bread"))]}, line="", adds="")
+    calls = await Router(llama).route(read_then(ADD), TOOLS)
+    assert [(c.name, c.arguments) for c in calls] == [("edit_file", edit("- spinach", "- spinach\n- bread"))]
+    assert llama.offered == []
+
+
+async def test_an_edit_that_adds_nothing_the_message_says_is_not_made() -> None:
+    llama = WritesAnEdit({ADD: [("edit_file", edit("spinach", "bread"))]}, line="- eggs", adds="- eggs\n- milk")
+    assert await Router(llama).route(read_then(ADD), TOOLS) == []
+
+
+async def test_a_request_to_replace_is_written_as_the_model_wrote_it() -> None:
+    replace = "Replace spinach with bread in that list."
+    llama = WritesAnEdit({replace: [("edit_file", edit("spinach", "bread"))]}, line="- eggs", adds="- bread")
+    calls = await Router(llama).route(read_then(replace), TOOLS)
+    assert [(c.name, c.arguments) for c in calls] == [("edit_file", edit("spinach", "bread"))]
+    assert llama.offered == []
+
+
+async def test_a_file_not_read_in_the_conversation_is_edited_as_the_model_wrote_it() -> None:
+    message = "Add bread to notes/todo.md."
+    llama = WritesAnEdit({message: [("edit_file", edit("- milk", "bread"))]}, line="- eggs", adds="- bread")
+    calls = await Router(llama).route([{"role": "user", "content": message}], TOOLS)
+    assert [(c.name, c.arguments) for c in calls] == [("edit_file", edit("- milk", "bread"))]
+
+
+async def test_a_request_to_add_to_a_file_read_is_not_offered_the_tool_that_writes_the_whole_file() -> None:
+    # it wants the whole file written; offered only the editor, it writes an edit
+    wants = [("write_file", {"path": TODO, "content": "bread\nmilk\neggs"}), ("edit_file", edit("spinach", "bread"))]
+    llama = WritesAnEdit({ADD: wants}, line="- spinach", adds="- bread")
+    calls = await Router(llama).route(read_then(ADD), TOOLS)
+    assert [c.name for c in calls] == ["edit_file"]
+    assert [t.name for t in for_adding(TOOLS, read_then(ADD))] == ["edit_file"]
+    assert [t.name for t in for_adding(TOOLS, read_then("Now write a poem to poem.md."))] == [t.name for t in TOOLS]
+
+
+async def test_an_editor_with_its_old_and_new_texts_at_the_top_level_keeps_the_file_too() -> None:
+    editor = Tool(name="str_replace", description="Replace text in a file.", **SERVER, input_schema={
+        "type": "object", "required": ["path", "old_str", "new_str"],
+        "properties": {**PATH, "old_str": {"type": "string"}, "new_str": {"type": "string"}}})
+    assert replacing_pair(editor) == (None, "old_str", "new_str") and replacing_pair(WRITE) is None
+    llama = WritesAnEdit({ADD: [("str_replace", {"path": TODO, "old_str": "milk", "new_str": "bread"})]},
+                         line="- milk", adds="- bread")
+    calls = await Router(llama).route(read_then(ADD), [READ, editor])
+    assert [(c.name, c.arguments) for c in calls] == [
+        ("str_replace", {"path": TODO, "old_str": "- milk", "new_str": "- milk\n- bread"})]
