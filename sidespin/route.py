@@ -1162,7 +1162,9 @@ def _zone_elsewhere(tool: Tool, call: ToolCall, said: str, message: str) -> bool
 def _to_mend(call: ToolCall, messages: Sequence[dict[str, Any]]) -> tuple[ToolCall, str, list[dict[str, Any]]] | None:
     """The failed call of this turn that `call`, written after results, stands for, its error, and the arguments
     of every call of its tool in the turn: the same call, when it failed and no call succeeded since (after one
-    did, it is made again as it is: "No changes staged for commit" before `git_add`, not after); when it
+    did, it is made again as it is: "No changes staged for commit" before `git_add`, not after; a call of another
+    tool in the same answer ran beside it, and counts as since: the 0.5B wrote `git_commit` and `git_add` at
+    once, and the commit failed, nothing staged yet); when it
     succeeded (the 0.5B wrote Paris's time again after Tokyo's failed beside it), the last call of its tool that
     failed, unless the same call succeeded too. None when nothing of it is to mend."""
     made = _answered(_this_turn(messages))
@@ -1174,8 +1176,8 @@ def _to_mend(call: ToolCall, messages: Sequence[dict[str, Any]]) -> tuple[ToolCa
     same = [(place, answer) for place, arguments, answer in failures if arguments == call.arguments]
     if same:
         place, error = same[-1]
-        return None if any(not failed(answer) and later > place for later, _, _, answer in made) else (
-            call, error, tried)
+        return None if any(not failed(answer) and (later > place or (later == place and name != call.name))
+                           for later, name, _, answer in made) else (call, error, tried)
     if failures and call.arguments in succeeded:
         _, arguments, error = failures[-1]
         return ToolCall(call.name, arguments), error, tried

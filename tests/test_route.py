@@ -1462,6 +1462,13 @@ async def test_a_failed_call_written_again_gets_the_models_next_likeliest_value_
     model = Hesitant({}, p_call=0.99, after={asked: [("current_time", {"zone": "Europe/Tokyo"})]})
     calls = await Router(model, threshold=0.5).route(staged, TOOLS)
     assert [(c.name, c.arguments) for c in calls] == [("current_time", {"zone": "Europe/Tokyo"})]
+    # or beside it, in the same answer, which ran them at once: the 0.5B wrote `git_commit` and `git_add` together,
+    # the commit failed ("No changes staged"), and the same commit, decided again, was refused as nothing to mend
+    beside = [*user(asked), {"role": "assistant", "content": "", "tool_calls": tokyo[0]["tool_calls"] + [fact]},
+              tokyo[1], {"role": "tool", "tool_call_id": "e", "content": "Owls can't move their eyes."}]
+    model = Hesitant({}, p_call=0.99, after={asked: [("current_time", {"zone": "Europe/Tokyo"})]})
+    calls = await Router(model, threshold=0.5).route(beside, TOOLS)
+    assert [(c.name, c.arguments) for c in calls] == [("current_time", {"zone": "Europe/Tokyo"})]
     # a file's path is no near miss of another: not mended from the model's next ideas
     read = foreign("read_file", "Read a file.", {"path": {"type": "string"}}, ["path"])
     missing = [*user("read notes.txt"), {"role": "assistant", "content": "", "tool_calls": [{"id": "r", "type": "function",
