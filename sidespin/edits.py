@@ -21,16 +21,23 @@ The rules, before the code:
 - **Written again** (`anchored_grammar`): such an edit that does not keep its old text is written again
   under a grammar whose old text is a line of that file (one of its list's items, when it has a list),
   and whose new text is that line, a line break, and what the model adds after it.
+- **A change between two quoted texts** (`quoted`): 'In notes/meeting.md, change "Tuesday at 10:00" to
+  "Wednesday at 11:00".' An edit for a request to change that quotes two texts or more (and adds
+  nothing) replaces one of them with another. The 0.5B wrote "old content" for "new content" (it
+  failed). Such an edit whose texts are not two of the quoted ones is written again under a grammar
+  whose old and new texts are two of them (`quoted_grammar`).
 - **Only what is added** (`added`): of the lines after the old text, those that are no line of the
   file yet and say a word of the message; an edit that adds none is not made.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from typing import Any, Sequence
 
+from sidespin.grounding import asks_for_a_change
 from sidespin.protocol.grammar import gbnf_literal
 from sidespin.tables import last_said
 from sidespin.tools import Tool, failed
@@ -112,6 +119,43 @@ def _files_in(arguments: dict[str, Any]) -> set[str]:
 def asks_to_add(message: str) -> bool:
     """Whether a message asks for something to be added, and for nothing to be replaced or removed."""
     return bool(_ADDING.search(message)) and not _REPLACING.search(message)
+
+
+def quoted(message: str) -> list[str]:
+    """The texts a request to change something (and to add nothing) quotes, when it quotes two or more, in their
+    order, each once (at most `_QUOTES`); [] otherwise."""
+    if asks_to_add(message) or not asks_for_a_change(message):
+        return []
+    texts = [next(part for part in found if part) for found in _QUOTED.findall(message)]
+    texts = list(dict.fromkeys(text for text in texts if text.strip()))[:_QUOTES]
+    return texts if len(texts) >= 2 else []
+
+
+_QUOTED = re.compile(r'"([^"\n]{1,200})"|“([^”\n]{1,200})”|«\s?([^»\n]{1,200}?)\s?»'
+                     r"|(?<![^\W_])'([^'\n]{1,200})'(?![^\W_])")  # not the apostrophe of "it's"
+_QUOTES = 4
+
+
+def as_quoted(arguments: dict[str, Any], pair: tuple[str | None, str, str], texts: list[str]) -> bool:
+    """Whether each edit of `arguments` replaces one of the quoted `texts` with another."""
+    container, old, new = pair
+    edits = arguments.get(container) if container is not None else [arguments]
+    return isinstance(edits, list) and bool(edits) and all(
+        isinstance(edit, dict) and edit.get(old) in texts and edit.get(new) in texts and edit.get(old) != edit.get(new)
+        for edit in edits)
+
+
+def quoted_grammar(pair: tuple[str | None, str, str], texts: list[str]) -> str:
+    """A GBNF grammar for the edit's JSON after its opening (as `anchored_grammar`): its old text one of the quoted
+    `texts`, its new text another."""
+    container, old, new = pair
+    choices = []
+    for before, after in itertools.permutations(texts, 2):
+        one, other = (json.dumps(text, ensure_ascii=False) for text in (before, after))
+        text = f"{one}, {json.dumps(new)}: {other}" if container is None else \
+            f"[{{{json.dumps(old)}: {one}, {json.dumps(new)}: {other}}}]"
+        choices.append(gbnf_literal(text))
+    return f"root ::= {' | '.join(choices)}\n"
 
 
 def text_read(messages: Sequence[dict[str, Any]], arguments: dict[str, Any], readers: set[str]) -> str | None:

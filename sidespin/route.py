@@ -121,7 +121,8 @@ from loguru import logger
 
 from sidespin.arguments import MAX_STRING, SHORT_STRING, Bounds, arguments_schema, bounded, bounds_for, token_budget
 from sidespin.edits import (
-    added, anchored_grammar, asks_to_add, edit_written, for_adding, lines_of, readers, replacing_pair, text_read,
+    added, anchored_grammar, as_quoted, asks_to_add, edit_written, for_adding, lines_of, quoted, quoted_grammar,
+    readers, replacing_pair, text_read,
 )
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
@@ -782,6 +783,8 @@ class Router:
         after a line of the file when it did not keep one. None: it adds nothing the message says."""
         pair = replacing_pair(tool)
         message = last_said(messages)
+        if pair is not None and (texts := quoted(message)):
+            return await self._as_quoted(written, tool, call, pair, texts)
         if pair is None or not asks_to_add(message):
             return call
         text = text_read(messages, call.arguments, readers(tool, listed))
@@ -789,12 +792,7 @@ class Router:
             return call
         kept = added(call.arguments, pair, text, message)
         if kept is None and (lines := lines_of(text)):
-            container, old, new = pair
-            others = {k: v for k, v in call.arguments.items() if k not in (container, old, new)}
-            head = (json.dumps(others, ensure_ascii=False)[:-1] + ", " if others else "{") \
-                + json.dumps(container or old) + ": "
-            value = await self.llama.complete(written + head, anchored_grammar(pair, lines), None, _EDIT_TOKENS)
-            arguments = edit_written(head, value)
+            arguments = await self._edit_again(written, call, pair, anchored_grammar(pair, lines))
             kept = added(arguments, pair, text, message) if arguments is not None else None
             logger.info("ROUTE_EDIT_AGAIN {}: a request to add, and the edit kept no line of the file read: written "
                         "again after one of its {} lines", tool.name, len(lines))
@@ -804,6 +802,30 @@ class Router:
         if kept != call.arguments:
             logger.info("ROUTE_EDIT_ADDS {}: only the lines it adds that the message says", tool.name)
         return ToolCall(call.name, kept)
+
+    async def _as_quoted(self, written: str, tool: Tool, call: ToolCall, pair: tuple[str | None, str, str],
+                         texts: list[str]) -> ToolCall:
+        """`call`, an edit for a request to change that quotes `texts`, when it replaces one of them with another;
+        else written again so (`sidespin.edits.quoted_grammar`)."""
+        if as_quoted(call.arguments, pair, texts):
+            return call
+        arguments = await self._edit_again(written, call, pair, quoted_grammar(pair, texts))
+        if arguments is None:
+            logger.info("ROUTE_EDIT_UNFINISHED {}: the edit written again was cut off; the first one stands", tool.name)
+            return call
+        logger.info("ROUTE_EDIT_QUOTED {}: a request to change that quotes {} texts: the edit written again between "
+                    "them", tool.name, len(texts))
+        return ToolCall(call.name, arguments)
+
+    async def _edit_again(self, written: str, call: ToolCall, pair: tuple[str | None, str, str],
+                          grammar: str) -> dict[str, Any] | None:
+        """The arguments of `call` (written after `written`) with its edits written again under `grammar`; None when
+        the model was cut off."""
+        container, old, new = pair
+        others = {k: v for k, v in call.arguments.items() if k not in (container, old, new)}
+        head = (json.dumps(others, ensure_ascii=False)[:-1] + ", " if others else "{") + json.dumps(container or old) \
+            + ": "
+        return edit_written(head, await self.llama.complete(written + head, grammar, None, _EDIT_TOKENS))
 
     async def _asked_values(self, written: str, tool: Tool, raw: str, arguments: dict[str, Any], asked: str,
                             bounds: Bounds) -> dict[str, Any]:

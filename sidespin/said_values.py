@@ -61,7 +61,9 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
       which is left as it is (and refused as made up).
     - A path that ends with the last name of a relative path the message says ("notes/todo.md"), but leaves out
       the folders before it, has them put back: for "What's on my to-do list? It's in notes/todo.md." the 0.5B
-      wrote "/…/files/todo.md", which does not exist.
+      wrote "/…/files/todo.md", which does not exist. A path to a file whose name no one said, where the message
+      says one file's path, is that path in the folder written: for 'In notes/meeting.md, change "Tuesday at 10:00"
+      to …' the 0.5B wrote "/…/files/myfile.txt", refused as made up.
     - A time the model wrote that no one said becomes the one time the conversation says, when it says one and no
       other value of the call has it: for "Reschedule … to November 1, 2023 at 8pm" the 0.5B wrote 18:00, and for
       "… showing on 2023-04-22 at 19:00" 20:00, and for "… the 5:30pm show" 20:30 (a time said with "pm" is said
@@ -170,7 +172,7 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
         if name in tool.required and isinstance(value, str) and not named:
             fixed[name] = _instructed(fixed[name], schema, said)
         if paths and isinstance(value, str):
-            fixed[name] = _said_path(fixed[name], paths)
+            fixed[name] = _said_path(fixed[name], paths, said)
         others = [v for n, v in arguments.items() if n != name]
         if len(times) == 1 and isinstance(value, str):
             fixed[name] = _said_time(fixed[name], next(iter(times)), others)
@@ -190,14 +192,27 @@ _SEGMENT = r"[\w-](?:[\w.-]*[\w-])?"
 _RELATIVE_PATH = re.compile(rf"(?<![\w./~-]){_SEGMENT}(?:/{_SEGMENT})+")  # notes/todo.md; not /etc/hosts, nor a URL's
 
 
-def _said_path(value: str, paths: list[str]) -> str:
+def _said_path(value: str, paths: list[str], said: str) -> str:
     if "/" not in value or "://" in value:  # a file's path, not an address
         return value
     ends = [p for p in paths if p not in value and value.endswith("/" + p.rsplit("/", 1)[1])]
-    if len(set(ends)) != 1:
+    if len(set(ends)) == 1:
+        return value[:-len(ends[0].rsplit("/", 1)[1])] + ends[0]
+    files = set(p for p in paths if _EXTENSION.search(p))
+    folder, _, name = value.rpartition("/")
+    if len(files) != 1 or not _EXTENSION.search(name) or name.lower() in said:
         return value
-    said = ends[0]
-    return value[:-len(said.rsplit("/", 1)[1])] + said
+    (file,) = files  # a file's name no one said, where the message says one file's path: that path, in its folder
+    head, steps = folder + "/", file.split("/")
+    for k in range(len(steps) - 1, 0, -1):  # the folders the model wrote of it: "…/files/notes" for "notes/…"
+        prefix = "/".join(steps[:k]) + "/"
+        if head == prefix or head.endswith("/" + prefix):
+            head = head[:-len(prefix)]
+            break
+    return head + file
+
+
+_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}$")  # a file's: notes/meeting.md
 
 
 def _run_on_cut(value: Any, whole: set[str]) -> Any:

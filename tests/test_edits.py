@@ -37,8 +37,8 @@ def read_then(text: str, content: str = FILE) -> list[dict[str, Any]]:
             {"role": "user", "content": text}]
 
 
-def edit(old: str, new: str) -> dict[str, Any]:
-    return {"path": TODO, "edits": [{"oldText": old, "newText": new}]}
+def edit(old: str, new: str, path: str = TODO) -> dict[str, Any]:
+    return {"path": path, "edits": [{"oldText": old, "newText": new}]}
 
 
 ADD = "Now add bread to that grocery list, in the same file."
@@ -98,3 +98,28 @@ async def test_an_editor_with_its_old_and_new_texts_at_the_top_level_keeps_the_f
     calls = await Router(llama).route(read_then(ADD), [READ, editor])
     assert [(c.name, c.arguments) for c in calls] == [
         ("str_replace", {"path": TODO, "old_str": "- milk", "new_str": "- milk\n- bread"})]
+
+
+MEETING = "/home/me/files/notes/meeting.md"
+CHANGE = 'In notes/meeting.md, change "Tuesday at 10:00" to "Wednesday at 11:00".'
+
+
+async def test_an_edit_for_a_change_between_two_quoted_texts_replaces_one_with_the_other() -> None:
+    """The 0.5B wrote "old content" for "new content", which failed."""
+    llama = FakeLlama({CHANGE: [("edit_file", edit("old content", "new content", MEETING))]})
+    calls = await Router(llama).route([{"role": "user", "content": CHANGE}], TOOLS)
+    meant = edit("Tuesday at 10:00", "Wednesday at 11:00", MEETING)
+    assert [(c.name, c.arguments) for c in calls] == [("edit_file", meant)]
+    grammar = [a["grammar"] for a in llama.asked if a["kind"] == "complete" and a["grammar"]][-1]
+    assert "old content" not in grammar and grammar.count("|") == 1  # the two quoted texts, either way round
+
+
+async def test_an_edit_already_between_the_quoted_texts_or_a_message_quoting_one_is_made_as_written() -> None:
+    right = FakeLlama({CHANGE: [("edit_file", edit("Tuesday at 10:00", "Wednesday at 11:00", MEETING))]})
+    calls = await Router(right).route([{"role": "user", "content": CHANGE}], TOOLS)
+    assert [c.arguments for c in calls] == [edit("Tuesday at 10:00", "Wednesday at 11:00", MEETING)]
+    assert not [a for a in right.asked if a["kind"] == "complete" and a["grammar"] and "oldText" in a["grammar"]]
+    one = 'In notes/meeting.md, change "Tuesday at 10:00" to Wednesday.'
+    llama = FakeLlama({one: [("edit_file", edit("Tuesday at 10:00", "Wednesday", MEETING))]})
+    calls = await Router(llama).route([{"role": "user", "content": one}], TOOLS)
+    assert [c.arguments for c in calls] == [edit("Tuesday at 10:00", "Wednesday", MEETING)]

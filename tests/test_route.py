@@ -2200,6 +2200,24 @@ async def test_a_path_that_leaves_out_the_folders_of_the_path_said_gets_them_bac
     assert [c.arguments["path"] for c in calls] == ["/home/me/files/todo.md"]
 
 
+async def test_a_file_no_one_named_where_the_message_names_one_file_is_that_file_in_the_folder_written() -> None:
+    """'In notes/meeting.md, change "Tuesday at 10:00" to "Wednesday at 11:00".': the 0.5B wrote `edit_file` on
+    /home/me/files/myfile.txt, refused as made up. A folder, a file the message names, or a message naming two
+    files, change nothing."""
+    _, reading = file_tools()
+    text = 'In notes/meeting.md, change "Tuesday at 10:00" to "Wednesday at 11:00".'
+    for written, meant in [("/home/me/files/myfile.txt", "/home/me/files/notes/meeting.md"),
+                           ("/home/me/files/notes/file.md", "/home/me/files/notes/meeting.md"),
+                           ("/home/me/files/notes", "/home/me/files/notes"),
+                           ("/home/me/files/notes/meeting.md", "/home/me/files/notes/meeting.md")]:
+        calls = await Router(FakeLlama({text: [("read_file", {"path": written})]})).route(user(text), [reading])
+        assert [c.arguments["path"] for c in calls] == [meant], written
+    text = "Copy the lines of notes/meeting.md into notes/todo.md."
+    calls = await Router(FakeLlama({text: [("read_file", {"path": "/home/me/files/notes.txt"})]})).route(
+        user(text), [reading])
+    assert calls == []  # made up, and not one of the two said: refused as it was
+
+
 async def test_a_time_zone_written_as_its_place_or_under_the_wrong_area_is_the_place_s_zone() -> None:
     """With the reference time server the 0.5B wrote "Los Angeles" for 'America/Los_Angeles', and 'America/Mexico'
     and 'Europe/Tokyo': the server answered "Invalid timezone"; for "What time is it in Lisbon?" the example
