@@ -119,6 +119,12 @@ def _file_contains(check: dict[str, Any], turns: list[Played], repo: Path) -> tu
     return found, f"{path.name} {'holds' if found else 'lacks'} {check['text']!r}"
 
 
+def _file_lacks(check: dict[str, Any], turns: list[Played], repo: Path) -> tuple[bool, str]:
+    """A text replaced, or removed: the file exists and no longer holds it."""
+    held, reason = _file_contains(check, turns, repo)
+    return not held and "does not exist" not in reason, reason
+
+
 def _git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False).stdout
 
@@ -168,7 +174,7 @@ def _answer_contains(check: dict[str, Any], turns: list[Played], repo: Path) -> 
 
 
 _JUDGES = {
-    "file_contains": _file_contains, "branch_exists": _branch_exists, "last_commit": _last_commit,
+    "file_contains": _file_contains, "file_lacks": _file_lacks, "branch_exists": _branch_exists, "last_commit": _last_commit,
     "call_made": _call_made, "calls_in_turn": _calls_in_turn, "answer_contains": _answer_contains,
 }
 CHECKS = tuple(_JUDGES)

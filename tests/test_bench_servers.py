@@ -106,6 +106,11 @@ def test_file_branch_and_commit_checks_read_the_disk(tmp_path: Path) -> None:
     assert [judge(c, [], space.repo)[0] for c in (todo, branch, commit)] == [True, True, True]
     missing = {"check": "file_contains", "path": str(space.files / "nope.md"), "text": "x"}
     assert judge(missing, [], space.repo) == (False, "nope.md does not exist")
+    replaced = {"check": "file_lacks", "path": str(space.files / "notes" / "todo.md"), "text": "spinach"}
+    assert judge(replaced, [], space.repo)[0] is False  # still there
+    (space.files / "notes" / "todo.md").write_text("- kale\n")
+    assert judge(replaced, [], space.repo)[0] is True
+    assert judge({**missing, "check": "file_lacks"}, [], space.repo)[0] is False  # no file lacks nothing
 
 
 def test_call_checks_count_only_calls_that_ran_in_the_named_turn(tmp_path: Path) -> None:
