@@ -14,8 +14,9 @@ The rules, before the code:
 - **The file's text** (`text_read`) is the answer of the conversation's latest call that was given the
   same file, when that call succeeded and its tool reads (its server marks it read-only; of a server that
   marks none, any tool but the replacing one).
-- **It goes to the replacing tool** (`for_adding`): once the conversation has read a file, a request to
-  add is offered, of a server that has a replacing tool, that tool alone. For the bread, the 0.5B named
+- **It goes to the replacing tool** (`for_editing`): once the conversation has read a file, a request to
+  add is offered, of a server that has a replacing tool, that tool alone (and so is a change between two
+  quoted texts, below: the 0.5B wrote `write_file` on the folder, the new text over and over). For the bread, the 0.5B named
   `write_file` and wrote "bread\nmilk\neggs…" over and over in place of the file, its headings and its
   second list gone; without `write_file`, it named `create_directory` for the file's path.
 - **Written again** (`anchored_grammar`): such an edit that does not keep its old text is written again
@@ -82,10 +83,12 @@ def _pair(properties: dict[str, Any]) -> tuple[str, str] | None:
     return (old[0], new[0]) if len(old) == 1 and len(new) == 1 else None
 
 
-def for_adding(tools: Sequence[Tool], messages: Sequence[dict[str, Any]]) -> list[Tool]:
+def for_editing(tools: Sequence[Tool], messages: Sequence[dict[str, Any]]) -> list[Tool]:
     """`tools`, but of a server with a replacing tool only that tool, when the last message asks to add
-    (`asks_to_add`) and a call of the conversation read a file; all of `tools` otherwise."""
-    if not asks_to_add(last_said(messages)) or not _read_a_file(messages):
+    (`asks_to_add`) and a call of the conversation read a file, or asks to change a quoted text into another
+    (`quoted`); all of `tools` otherwise."""
+    message = last_said(messages)
+    if not quoted(message) and not (asks_to_add(message) and _read_a_file(messages)):
         return list(tools)
     replacing = {t.source for t in tools if replacing_pair(t) is not None}
     return [t for t in tools if t.source not in replacing or replacing_pair(t) is not None]
@@ -124,7 +127,7 @@ def asks_to_add(message: str) -> bool:
 def quoted(message: str) -> list[str]:
     """The texts a request to change something (and to add nothing) quotes, when it quotes two or more, in their
     order, each once (at most `_QUOTES`); [] otherwise."""
-    if asks_to_add(message) or not asks_for_a_change(message):
+    if asks_to_add(message) or not asks_for_a_change(message) or not _TEXT_CHANGE.search(message):
         return []
     texts = [next(part for part in found if part) for found in _QUOTED.findall(message)]
     texts = list(dict.fromkeys(text for text in texts if text.strip()))[:_QUOTES]
@@ -134,6 +137,9 @@ def quoted(message: str) -> list[str]:
 _QUOTED = re.compile(r'"([^"\n]{1,200})"|“([^”\n]{1,200})”|«\s?([^»\n]{1,200}?)\s?»'
                      r"|(?<![^\W_])'([^'\n]{1,200})'(?![^\W_])")  # not the apostrophe of "it's"
 _QUOTES = 4
+# a text changed into another ("Rename "a.txt" to "b.txt"" is no edit of a text)
+_TEXT_CHANGE = re.compile(r"(?i)\b(?:change|replace|edit|update|correct|fix|swap|substitute|turn|modif(?:y|ie|ica)|"
+                          r"remplace|ändere|ersetze|cambia|reemplaza|sostituisci)\b")
 
 
 def as_quoted(arguments: dict[str, Any], pair: tuple[str | None, str, str], texts: list[str]) -> bool:

@@ -121,7 +121,7 @@ from loguru import logger
 
 from sidespin.arguments import MAX_STRING, SHORT_STRING, Bounds, arguments_schema, bounded, bounds_for, token_budget
 from sidespin.edits import (
-    added, anchored_grammar, as_quoted, asks_to_add, edit_written, for_adding, lines_of, quoted, quoted_grammar,
+    added, anchored_grammar, as_quoted, asks_to_add, edit_written, for_editing, lines_of, quoted, quoted_grammar,
     readers, replacing_pair, text_read,
 )
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
@@ -129,7 +129,8 @@ from sidespin.formats import to_openai_tool
 from sidespin.grounding import (
     a_path_said, asked_parameters, asks_for_a_change, asks_what_it_stores, changes_only, corrects,
     gives_a_value, given_a_folder_just_given, grounded, invented, names_a_folder, names_a_path, not_of_its_place,
-    of_folders, reads_only, refused, said_in, steps, with_a_word, word_of_its_own, zone_elsewhere,
+    of_folders, readers_of_a_file_named, reads_only, refused, said_in, steps, with_a_word, word_of_its_own,
+    zone_elsewhere,
 )
 from sidespin.protocol.grammar import gbnf_literal
 from sidespin.said_values import as_said
@@ -491,6 +492,11 @@ class Router:
         if NAMED_FLOOR <= chance < bar and not again and (names := names_said(chosen, messages)):
             logger.info("ROUTE_NAMED {} p_call={:.2f}: the message says the tool's name, so it is written and "
                         "checked as a call", ",".join(t.name for t in names), chance)
+            bar = NAMED_FLOOR
+        readers = readers_of_a_file_named(chosen, last_said(messages)) if NAMED_FLOOR <= chance < bar else []
+        if readers and not again:
+            logger.info("ROUTE_FILE_NAMED p_call={:.2f}: the message names a file by its path, and {} read files, so a "
+                        "call is written and checked", chance, ",".join(t.name for t in readers))
             bar = NAMED_FLOOR
         if chance < bar:
             logger.info("ROUTE_DECISION none p_call={:.2f} tools={} in {:.3f}s", chance, len(chosen),
@@ -1027,11 +1033,11 @@ def _names(chosen: list[Tool], messages: Sequence[dict[str, Any]], listed: list[
         logger.info("ROUTE_CHANGES_ONLY a request to change: {} of {} tools change things", len(changing),
                     len(by_name))
         by_name = changing
-    adding = {t.name: t for t in for_adding(list(by_name.values()), messages)}
-    if len(adding) < len(by_name):
-        logger.info("ROUTE_ADDING a request to add to a file read: {} of {} tools (a server's replacing tool)",
-                    len(adding), len(by_name))
-        by_name = adding
+    editing = {t.name: t for t in for_editing(list(by_name.values()), messages)}
+    if len(editing) < len(by_name):
+        logger.info("ROUTE_EDITING a request to add to a file read, or to change a quoted text: {} of {} tools (a "
+                    "server's replacing tool)", len(editing), len(by_name))
+        by_name = editing
     of_step = _step_tools(list(by_name.values()), messages, later=again)
     if of_step:  # before results, its first step; after them, the steps that follow (and a failed call to mend)
         mendable = _mendable(messages) if again else set()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sidespin.edits import for_adding, replacing_pair
+from sidespin.edits import for_editing, replacing_pair
 from sidespin.route import Router
 from sidespin.tools import Tool
 from tests.route_fake import FakeLlama, WritesAnEdit
@@ -84,8 +84,8 @@ async def test_a_request_to_add_to_a_file_read_is_not_offered_the_tool_that_writ
     llama = WritesAnEdit({ADD: wants}, line="- spinach", adds="- bread")
     calls = await Router(llama).route(read_then(ADD), TOOLS)
     assert [c.name for c in calls] == ["edit_file"]
-    assert [t.name for t in for_adding(TOOLS, read_then(ADD))] == ["edit_file"]
-    assert [t.name for t in for_adding(TOOLS, read_then("Now write a poem to poem.md."))] == [t.name for t in TOOLS]
+    assert [t.name for t in for_editing(TOOLS, read_then(ADD))] == ["edit_file"]
+    assert [t.name for t in for_editing(TOOLS, read_then("Now write a poem to poem.md."))] == [t.name for t in TOOLS]
 
 
 async def test_an_editor_with_its_old_and_new_texts_at_the_top_level_keeps_the_file_too() -> None:
@@ -123,3 +123,16 @@ async def test_an_edit_already_between_the_quoted_texts_or_a_message_quoting_one
     llama = FakeLlama({one: [("edit_file", edit("Tuesday at 10:00", "Wednesday", MEETING))]})
     calls = await Router(llama).route([{"role": "user", "content": one}], TOOLS)
     assert [c.arguments for c in calls] == [edit("Tuesday at 10:00", "Wednesday", MEETING)]
+
+
+async def test_a_change_between_quoted_texts_is_offered_the_replacing_tool_not_the_whole_file_writer() -> None:
+    """For 'In notes/ideas.md, replace "plant tomatoes" with "plant peppers".' the 0.5B wrote `write_file` on the
+    folder, "plant peppers" over and over. A rename quotes two texts too, and is no edit of a text."""
+    replace = 'In notes/ideas.md, replace "plant tomatoes" with "plant peppers".'
+    ideas = "/home/me/files/notes/ideas.md"
+    wants = [("write_file", {"path": "/home/me/files", "content": "plant peppers"}),
+             ("edit_file", edit("plant tomatoes", "plant peppers", ideas))]
+    calls = await Router(FakeLlama({replace: wants})).route([{"role": "user", "content": replace}], TOOLS)
+    assert [(c.name, c.arguments) for c in calls] == [("edit_file", edit("plant tomatoes", "plant peppers", ideas))]
+    rename = 'Rename "notes/ideas.md" to "notes/plans.md".'
+    assert for_editing(TOOLS, [{"role": "user", "content": rename}]) == TOOLS

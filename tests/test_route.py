@@ -120,7 +120,7 @@ async def test_a_first_name_the_model_is_unsure_of_is_not_called_and_the_next_li
                     ["path", "content"])
     edit = foreign("edit_file", "Edit lines of a file.", {"path": {"type": "string"}, "old": {"type": "string"},
                                                            "new": {"type": "string"}}, ["path", "old", "new"])
-    text = 'In notes/meeting.md, change "Tuesday" to "Wednesday".'
+    text = "In notes/meeting.md, change Tuesday to Wednesday."  # quoted, only the edit is offered (test_edits.py)
     edited = ("edit_file", {"path": "notes/meeting.md", "old": "Tuesday", "new": "Wednesday"})
     written = ("write_file", {"path": "notes/meeting.md", "content": "Wednesday"})
     for p_write, called in [(0.03, "edit_file"), (0.3, "write_file")]:
@@ -132,6 +132,21 @@ async def test_a_first_name_the_model_is_unsure_of_is_not_called_and_the_next_li
     likely = {"": [("write", 0.03), ("Sorry", 0.97)], "write": [("_file", 1.0)], "write_file": [('"', 1.0)]}
     llama = FakeLlama({text: [written]}, name_tokens=likely)
     assert [c.name for c in await Router(llama).route(user(text), [write])] == ["write_file"]
+
+
+async def test_a_message_naming_a_file_by_its_path_calls_a_reader_under_the_threshold_down_to_a_floor() -> None:
+    """"Show me notes/ideas.md." and "What's in notes/todo.md?": the 0.5B's chance of a call was 0.22 and 0.18, and it
+    answered that it could not. Only where its server marks the tool as one that only reads, only for a file in a
+    folder, and not for a request to change it."""
+    reading = dataclasses.replace(file_tools()[1], read_only=True)
+    text = "Show me notes/ideas.md."
+    wants = {text: [("read_file", {"path": "/home/me/files/notes/ideas.md"})]}
+    calls = await Router(FakeLlama(wants, p_call=0.22)).route(user(text), [reading])
+    assert [(c.name, c.arguments) for c in calls] == [("read_file", {"path": "/home/me/files/notes/ideas.md"})]
+    assert await Router(FakeLlama(wants, p_call=0.1)).route(user(text), [reading]) == []  # under the floor
+    assert await Router(FakeLlama(wants, p_call=0.22)).route(user(text), [file_tools()[1]]) == []  # not marked
+    for other in ["Show me ideas.md.", "Delete notes/ideas.md."]:
+        assert await Router(FakeLlama({other: wants[text]}, p_call=0.22)).route(user(other), [reading]) == [], other
 
 
 async def test_a_tool_its_description_marks_deprecated_is_replaced_by_the_one_it_says_to_use_instead() -> None:
