@@ -50,6 +50,7 @@ greedy (temperature 0, seed 42) and capped as the product caps them (settings.ma
 from __future__ import annotations
 
 import argparse
+import os
 import asyncio
 import contextlib
 import json
@@ -586,5 +587,5 @@ if __name__ == "__main__":
     logger.add(sys.stderr, level="WARNING")
     arguments = parse_args()
     if arguments.log:
-        logger.add(arguments.log, level="INFO")
+        logger.add(arguments.log, level=os.environ.get("BENCH_LOG_LEVEL", "INFO"))
     sys.exit(asyncio.run(main(arguments)))

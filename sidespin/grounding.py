@@ -254,8 +254,9 @@ def a_path_said(path: str, said: str) -> bool:
     the 0.5B wrote past a repository's folder for "git status for /home/me/repo please". Never a way up and out of
     the folder ("../../etc/passwd", which a tool result may say), nor two dots anywhere: the 1.5B, gone on past a
     repository's folder for "Stage greet.py and commit it", looped "..greet.py..greet.py..greet.py"."""
-    return bool(_SEGMENTS.match(path)) and ".." not in path and "." not in re.split(r"[ /]", path) and all(
-        mentioned(word, said) for word in _words_to_say(path))
+    words = _words_to_say(path)  # none, and the path itself is said: "000000000000000000000000" was not
+    return bool(_SEGMENTS.match(path)) and ".." not in path and "." not in re.split(r"[ /]", path) and (
+        all(mentioned(word, said) for word in words) if words else path.lower() in said)
 
 
 def given_a_folder_just_given(call: ToolCall, calls: Sequence[ToolCall]) -> bool:

@@ -133,7 +133,7 @@ from sidespin.grounding import (
     zone_elsewhere,
 )
 from sidespin.protocol.grammar import gbnf_literal
-from sidespin.said_values import as_said
+from sidespin.said_values import as_said, files_said
 from sidespin.tables import (
     called_tools, last_said, names_said, shares_a_word, table_for, tables, telling_words, words_matched,
 )
@@ -504,13 +504,16 @@ class Router:
             return []
         words = words_matched(chosen, messages)
         by_name = _names(chosen, messages, listed, words, again)
+        file_named = bool(readers) and bar == NAMED_FLOOR
+        if file_named:  # called for the file it names: by a tool that reads one
+            by_name = {name: tool for name, tool in by_name.items() if tool in readers} or by_name
         if not by_name:
             logger.info("ROUTE_DECISION none (a question, and every tool changes things) p_call={:.2f} tools={}",
                         chance, len(chosen))
             return []
         writer = await self._writer(messages, chosen, prompt) if self.second is not None else None
         calls = await self._write(prompt + form.opening, by_name, form, messages, listed, words, again, unsure,
-                                  writer)
+                                  writer, file_named)
         named = ",".join(c.name for c in calls) or "none"  # none: every call the model wrote was refused
         logger.info("ROUTE_DECISION {} p_call={:.2f} tools={} in {:.3f}s", named, chance, len(chosen),
                     time.perf_counter() - started)
@@ -528,11 +531,13 @@ class Router:
 
     async def _write(self, written: str, by_name: dict[str, Tool], form: CallFormat,
                      messages: Sequence[dict[str, Any]], listed: list[Tool], words: dict[str, set[str]],
-                     again: bool, unsure: bool = False, writer: Writer | None = None) -> list[ToolCall]:
+                     again: bool, unsure: bool = False, writer: Writer | None = None,
+                     file_named: bool = False) -> list[ToolCall]:
         """The calls the model writes after `written` (the prompt and a call's opening), among `by_name`, each kept
         or refused by the rules of `sidespin.grounding` (`words`: what each tool matches of the message), their
         arguments by `writer` (`_writer`; this model's by default); `_Unsure` at a first name less likely than
-        `SURE_NAME` when `unsure` (a second model decides)."""
+        `SURE_NAME` when `unsure` (a second model decides). With `file_named` (`ROUTE_FILE_NAMED`), the likeliest of
+        the names however unlikely: the 0.5B, wanting to answer that it could not, gave every reader under 0.001."""
         calls: list[ToolCall] = []
         asked = said_in(messages[-1:])
         message = last_said(messages)  # the person's last message (`asked` is the last one, a result after results)
@@ -580,7 +585,7 @@ class Router:
                 # among several names (one left is the rules' choice: "…, then echo the result" left only the
                 # sum tool of its first step, which the 0.5B named at 0.02, wanting `echo`)
                 if not calls and not earlier and not guessing and len(by_name) > 1 and chance is not None \
-                        and chance < NAME_FLOOR:
+                        and chance < NAME_FLOOR and not file_named:
                     logger.info("ROUTE_NAME_UNSURE {} p={:.3f}: the model does not know which tool", name, chance)
                     if next_name(name):
                         continue
@@ -877,6 +882,11 @@ class Router:
             folder = value.rstrip("/") if isinstance(value, str) else None
             if folder not in places or (folder.lower() in message and folder not in gone_into):
                 continue  # not a folder to go past, or the very one the message names (to list, not to read)
+            named = files_said(asked) if folder not in gone_into else []
+            if len(named) == 1 and a_path_said(named[0], places[folder]):  # "Show me notes/ideas.md.": that file
+                logger.info("ROUTE_PLACE_DEEPER {}.{}: past the folder it was written as, to the file said", tool.name,
+                            name)
+                return {**arguments, name: f"{folder}/{named[0]}"}
             written_as = re.search(rf"{re.escape(json.dumps(name))}\s*:\s*{re.escape(json.dumps(value))}", raw)
             if written_as is None:
                 continue

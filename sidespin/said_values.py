@@ -18,6 +18,7 @@ from typing import Any
 from loguru import logger
 
 from sidespin.dates import dates_said, unsaid_date
+from sidespin.edits import replacing_pair
 from sidespin.gazetteer import country_code, state_known
 from sidespin.grounding import mentioned, numbers_said, unit_asked
 from sidespin.patterns import code_named, codes_of, state_abbreviated
@@ -25,7 +26,7 @@ from sidespin.tables import telling_words, words_of
 from sidespin.tools import Tool
 from sidespin.zones import as_zone, names_in, takes_a_zone, zones_of
 
-__all__ = ["as_said"]
+__all__ = ["as_said", "files_said"]
 
 
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s?(?:%|percent\b|per cent\b)")
@@ -62,8 +63,11 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
     - A path that ends with the last name of a relative path the message says ("notes/todo.md"), but leaves out
       the folders before it, has them put back: for "What's on my to-do list? It's in notes/todo.md." the 0.5B
       wrote "/…/files/todo.md", which does not exist. A path to a file whose name no one said, where the message
-      says one file's path, is that path in the folder written: for 'In notes/meeting.md, change "Tuesday at 10:00"
-      to …' the 0.5B wrote "/…/files/myfile.txt", refused as made up.
+      says one file's path, is that path in the folder written, for a tool that only reads or replaces a text
+      (`sidespin.edits.replacing_pair`): for 'In notes/meeting.md, change "Tuesday at 10:00" to …' the 0.5B wrote
+      `edit_file` on "/…/files/myfile.txt", refused as made up. Not for one that writes a whole file: its
+      "pay_the_electric_bill.txt" for "Put 'pay the electricity bill' on this week's list" became notes/todo.md,
+      which "This is a test file." then replaced.
     - A time the model wrote that no one said becomes the one time the conversation says, when it says one and no
       other value of the call has it: for "Reschedule … to November 1, 2023 at 8pm" the 0.5B wrote 18:00, and for
       "… showing on 2023-04-22 at 19:00" 20:00, and for "… the 5:30pm show" 20:30 (a time said with "pm" is said
@@ -172,7 +176,7 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str = "") -
         if name in tool.required and isinstance(value, str) and not named:
             fixed[name] = _instructed(fixed[name], schema, said)
         if paths and isinstance(value, str):
-            fixed[name] = _said_path(fixed[name], paths, said)
+            fixed[name] = _said_path(fixed[name], paths, said, tool.read_only or replacing_pair(tool) is not None)
         others = [v for n, v in arguments.items() if n != name]
         if len(times) == 1 and isinstance(value, str):
             fixed[name] = _said_time(fixed[name], next(iter(times)), others)
@@ -192,13 +196,16 @@ _SEGMENT = r"[\w-](?:[\w.-]*[\w-])?"
 _RELATIVE_PATH = re.compile(rf"(?<![\w./~-]){_SEGMENT}(?:/{_SEGMENT})+")  # notes/todo.md; not /etc/hosts, nor a URL's
 
 
-def _said_path(value: str, paths: list[str], said: str) -> str:
+def _said_path(value: str, paths: list[str], said: str, elsewhere: bool) -> str:
+    """`value` with the folders of the path said that ends with its name put back; or, when `elsewhere` (the tool
+    only reads or replaces a text: it fails rather than lose anything), the one file's path said for a file's name
+    no one said."""
     if "/" not in value or "://" in value:  # a file's path, not an address
         return value
     ends = [p for p in paths if p not in value and value.endswith("/" + p.rsplit("/", 1)[1])]
     if len(set(ends)) == 1:
         return value[:-len(ends[0].rsplit("/", 1)[1])] + ends[0]
-    files = set(p for p in paths if _EXTENSION.search(p))
+    files = set(p for p in paths if _EXTENSION.search(p)) if elsewhere else set()
     folder, _, name = value.rpartition("/")
     if len(files) != 1 or not _EXTENSION.search(name) or name.lower() in said:
         return value
@@ -213,6 +220,11 @@ def _said_path(value: str, paths: list[str], said: str) -> str:
 
 
 _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,4}$")  # a file's: notes/meeting.md
+
+
+def files_said(text: str) -> list[str]:
+    """The paths of files in a folder that `text` says ("notes/ideas.md"; not 05/12/2023, nor a URL's), each once."""
+    return list(dict.fromkeys(p for p in _RELATIVE_PATH.findall(text) if _EXTENSION.search(p)))
 
 
 def _run_on_cut(value: Any, whole: set[str]) -> Any:

@@ -147,6 +147,12 @@ async def test_a_message_naming_a_file_by_its_path_calls_a_reader_under_the_thre
     assert await Router(FakeLlama(wants, p_call=0.22)).route(user(text), [file_tools()[1]]) == []  # not marked
     for other in ["Show me ideas.md.", "Delete notes/ideas.md."]:
         assert await Router(FakeLlama({other: wants[text]}, p_call=0.22)).route(user(other), [reading]) == [], other
+    # wanting to answer that it cannot, the 0.5B gave every reader's name under 0.001: the likeliest is called
+    listing = dataclasses.replace(file_tools()[0], read_only=True)
+    likely = {"": [("read", 0.0008), ("list", 0.0002), ("Sorry", 0.999)], "read": [("_file", 1.0)],
+              "read_file": [('"', 1.0)], "list": [("_directory", 1.0)], "list_directory": [('"', 1.0)]}
+    calls = await Router(FakeLlama(wants, p_call=0.22, name_tokens=likely)).route(user(text), [listing, reading])
+    assert [(c.name, c.arguments) for c in calls] == [("read_file", {"path": "/home/me/files/notes/ideas.md"})]
 
 
 async def test_a_tool_its_description_marks_deprecated_is_replaced_by_the_one_it_says_to_use_instead() -> None:
@@ -584,6 +590,13 @@ async def test_a_path_goes_on_past_the_servers_folder_to_the_folder_the_message_
     model = GoesOn({text: written}, rest="notes")
     assert (await Router(model).route(user(text), [listing]))[0].arguments == {"path": "/home/me/files"}
     assert not any(a["prompt"].endswith("/home/me/files/") for a in model.asked if a["kind"] == "complete")
+    text = "Show me notes/ideas.md."  # one file named: that file, and the model is not asked (it wrote "000…0")
+    model = GoesOn({text: written}, rest="000000000000000000000000")
+    assert (await Router(model).route(user(text), [listing]))[0].arguments == {"path": "/home/me/files/notes/ideas.md"}
+    assert not any(a["prompt"].endswith("/home/me/files/") for a in model.asked if a["kind"] == "complete")
+    text = "List the files in the notes folder, please."  # digits alone, which no one said, are no path
+    model = GoesOn({text: written}, rest="000000000000000000000000")
+    assert (await Router(model).route(user(text), [listing]))[0].arguments == {"path": "/home/me/files"}
 
 
 async def test_a_folder_listed_in_the_turn_and_then_read_as_a_file_goes_on_to_a_file_the_listing_named() -> None:
@@ -2218,8 +2231,10 @@ async def test_a_path_that_leaves_out_the_folders_of_the_path_said_gets_them_bac
 async def test_a_file_no_one_named_where_the_message_names_one_file_is_that_file_in_the_folder_written() -> None:
     """'In notes/meeting.md, change "Tuesday at 10:00" to "Wednesday at 11:00".': the 0.5B wrote `edit_file` on
     /home/me/files/myfile.txt, refused as made up. A folder, a file the message names, or a message naming two
-    files, change nothing."""
-    _, reading = file_tools()
+    files, change nothing; nor does a tool that writes a whole file: for "Put 'pay the electricity bill' on this
+    week's list" after notes/todo.md was named, the 0.5B's `write_file` of a new pay_the_electric_bill.txt became
+    notes/todo.md, replaced by "This is a test file."."""
+    reading = dataclasses.replace(file_tools()[1], read_only=True)
     text = 'In notes/meeting.md, change "Tuesday at 10:00" to "Wednesday at 11:00".'
     for written, meant in [("/home/me/files/myfile.txt", "/home/me/files/notes/meeting.md"),
                            ("/home/me/files/notes/file.md", "/home/me/files/notes/meeting.md"),
@@ -2231,6 +2246,12 @@ async def test_a_file_no_one_named_where_the_message_names_one_file_is_that_file
     calls = await Router(FakeLlama({text: [("read_file", {"path": "/home/me/files/notes.txt"})]})).route(
         user(text), [reading])
     assert calls == []  # made up, and not one of the two said: refused as it was
+    write = foreign("write_file", "Write a whole file.", {"path": {"type": "string"}, "content": {"type": "string"}},
+                    ["path", "content"])
+    text = "Put 'pay the electricity bill' on this week's list in notes/todo.md."
+    new_file = {"path": "/home/me/files/pay_the_electric_bill.txt", "content": "pay the electricity bill"}
+    calls = await Router(FakeLlama({text: [("write_file", new_file)]})).route(user(text), [write])
+    assert calls == []  # a file no one said, refused as made up; not notes/todo.md, overwritten
 
 
 async def test_a_time_zone_written_as_its_place_or_under_the_wrong_area_is_the_place_s_zone() -> None:
