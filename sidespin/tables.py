@@ -21,8 +21,9 @@ live_simple and 985 of 1,053 live_multiple (171, 145, 924); the best tool alone 
 half the second 387, 196, 212, 989; "Get the working hours of Louvre Museum in Paris." went to the file
 server, whose 14 tools all say where they "work". A table whose server works in a folder the message
 names (`Tool.places`) is chosen whatever the words ("open /home/me/notes/ideas.md" is the file server's,
-though the memory server has `open_nodes`). With no word in common, no table is chosen: the route asks
-the model (`sidespin.route`).
+though the memory server has `open_nodes`); so is, for a message that points back at "that file" (or "the
+same list" …), the table of the tool the conversation called last. With no word in common, no table is
+chosen: the route asks the model (`sidespin.route`).
 
 `shares_a_word`: whether any offered tool shares a word with those messages at all. When none
 does, no tool was called yet, the message is in the tools' own language and it asks for nothing
@@ -170,9 +171,11 @@ def tables(tools: Sequence[Tool], weigh: Callable[[Tool], int], budget: int) -> 
 
 def table_for(cut: Sequence[Sequence[Tool]], messages: Sequence[dict[str, Any]]) -> Sequence[Tool] | None:
     """The table of `cut` most relevant to the last user messages; None when none shares a word with them (nor
-    names a folder a server works in)."""
+    names a folder a server works in, nor points back at a file or a list after a call: `_REFERS_BACK`)."""
     said = last_said(messages)
     named = [index for index, table in enumerate(cut) if any(_names_folder(said, tool.places) for tool in table)]
+    if not named and _REFERS_BACK.search(said) and (last := _last_called(messages)):
+        named = [index for index, table in enumerate(cut) if any(tool.name == last for tool in table)]
     everything = [tool for table in cut for tool in table]
     scored = next((found for query in _queries(messages) if (found := _scored(everything, query))), [])
     if not scored:
@@ -188,6 +191,17 @@ def table_for(cut: Sequence[Sequence[Tool]], messages: Sequence[dict[str, Any]])
         return sum(found * weight for found, weight in zip(best.get(index, []), (1, _SECOND))) + bonus
 
     return cut[max(named or range(len(cut)), key=score)]
+
+
+# a message that points back at a file or a list the conversation has had: "Add Tom to the people present in that
+# file." after the file server read it went to the git server's table for "add" (`git_add`)
+_REFERS_BACK = re.compile(r"(?i)\b(?:that|this|the same)\s+(?:file|list|document|note|page|folder)\b")
+
+
+def _last_called(messages: Sequence[dict[str, Any]]) -> str | None:
+    """The name of the tool the conversation called last."""
+    calls = [call for message in messages for call in message.get("tool_calls") or []]
+    return str((calls[-1].get("function") or {}).get("name")) if calls else None
 
 
 def _names_folder(said: str, places: Sequence[str]) -> bool:

@@ -1170,6 +1170,21 @@ def test_a_message_naming_a_file_in_another_language_reads_the_file_tools_table(
         assert table_for([files, clock], user(text)) == table, text
 
 
+def test_a_message_pointing_back_at_that_file_reads_the_table_of_the_tool_called_last() -> None:
+    """"Add Tom to the people present in that file." after the file server read notes/meeting.md went to the git
+    server's table, for "add" (`git_add`)."""
+    files = server("files", [(f"file_tool_{i}", "Reads or edits a text file.") for i in range(6)])
+    git = server("git", [("git_add", "Adds file contents to the staging area.")] +
+                 [(f"git_tool_{i}", "Shows the repository.") for i in range(5)])
+    read = {"id": "c", "type": "function", "function": {"name": "file_tool_0", "arguments": '{"path": "notes/m.md"}'}}
+    before = [*user("Read notes/m.md please."), {"role": "assistant", "content": "", "tool_calls": [read]},
+              {"role": "tool", "tool_call_id": "c", "content": "Present: Jonas"}, {"role": "assistant", "content": "Ok."}]
+    text = "Add Tom to the people present in that file."
+    assert table_for([files, git], user(text)) == git  # alone, "add" is git's
+    assert table_for([files, git], [*before, *user(text)]) == files
+    assert table_for([files, git], [*before, *user("Add Tom to the git staging area.")]) == git
+
+
 def test_numbers_in_a_message_choose_no_table() -> None:
     """'change "Tuesday at 10:00" …' read a server whose tool counts "from 1 to 10"."""
     files = server("files", [(f"file_tool_{i}", "Edits lines of a text file.") for i in range(6)])
