@@ -1,4 +1,5 @@
-"""Edits that add to a text the conversation read: what was there stays (for the route, `sidespin.route`).
+"""Edits of a file's text: an addition keeps what was there, a change goes between the texts quoted (for the
+route, `sidespin.route`).
 
 The rules, before the code:
 
@@ -15,10 +16,11 @@ The rules, before the code:
   same file, when that call succeeded and its tool reads (its server marks it read-only; of a server that
   marks none, any tool but the replacing one).
 - **It goes to the replacing tool** (`for_editing`): once the conversation has read a file, a request to
-  add is offered, of a server that has a replacing tool, that tool alone (and so is a change between two
-  quoted texts, below: the 0.5B wrote `write_file` on the folder, the new text over and over). For the bread, the 0.5B named
+  add is offered, of a server that has a replacing tool, that tool alone. For the bread, the 0.5B named
   `write_file` and wrote "bread\nmilk\neggs…" over and over in place of the file, its headings and its
-  second list gone; without `write_file`, it named `create_directory` for the file's path.
+  second list gone; without `write_file`, it named `create_directory` for the file's path. So is a change
+  between two quoted texts (below): for one, the 0.5B wrote `write_file` on the folder, the new text over
+  and over.
 - **Written again** (`anchored_grammar`): such an edit that does not keep its old text is written again
   under a grammar whose old text is a line of that file (one of its list's items, when it has a list),
   and whose new text is that line, a line break, and what the model adds after it.

@@ -66,7 +66,8 @@ The rules, before the code:
   request to change something by tools that change things (`changes_only`), and a chain ("…, then
   echo the result") by the tools of its step (`steps`). A request to add to a file the
   conversation read goes to a replacing tool, and its edit keeps the file (`sidespin.edits`,
-  `_adding`): the 0.5B replaced the spinach of a grocery list with the bread it was asked to add.
+  `_edited`): the 0.5B replaced the spinach of a grocery list with the bread it was asked to add.
+  So does a change between two quoted texts, and its edit goes from one to the other.
 - **A refused first call is not the model's only idea**: when the answer's first call is refused
   (a tool without required values sharing no word with the message, or required values no one
   said), the likeliest of the other names is tried, once. "When is my next dentist
@@ -197,7 +198,7 @@ _FIT_EXAMPLES = (
 _DEPRECATED = re.compile(r"(?is)\bdeprecated\b.*?\buse\s+[`'\"]?([\w.\-]+?)[`'\"]?\s+instead\b")  # and which tool
 _NAME_STEPS = 40  # looks at the next tokens to find the likeliest name as a whole (a median 6 on BFCL and the servers)
 _NAME_TOKENS = 40  # ... of the likeliest next tokens each
-_EDIT_TOKENS = 320  # an edit written again (`Router._adding`): a line of the file twice and the lines added
+_EDIT_TOKENS = 320  # an edit written again (`Router._edited`): a line of the file twice and the lines added
 _NAME_MARK = "zqxname"
 _ARGUMENT_MARK = "zqxarg"
 
@@ -611,7 +612,7 @@ class Router:
                         continue
                     break
                 call, text = await self._call(written + named_text, by_name[name], form, said, message, used, writer)
-                edit = await self._adding(written + named_text, by_name[name], call, messages, listed)
+                edit = await self._edited(written + named_text, by_name[name], call, messages, listed)
                 if edit is None:
                     break
                 call, text = edit, form.call_text(edit.name, edit.arguments)
@@ -787,11 +788,12 @@ class Router:
         kept = grounded(tool, arguments, said)
         return ToolCall(name, kept), form.call_text(name, arguments)
 
-    async def _adding(self, written: str, tool: Tool, call: ToolCall, messages: Sequence[dict[str, Any]],
+    async def _edited(self, written: str, tool: Tool, call: ToolCall, messages: Sequence[dict[str, Any]],
                       listed: list[Tool]) -> ToolCall | None:
-        """`call` (its arguments written after `written`), or, when it is an edit for a request to add to a file the
-        conversation read (`sidespin.edits`), the edit that adds what it adds and keeps the rest: written again
-        after a line of the file when it did not keep one. None: it adds nothing the message says."""
+        """`call` (its arguments written after `written`), or, when it is an edit (`sidespin.edits`): for a request to
+        change between quoted texts, one between them (`_as_quoted`); for a request to add to a file the
+        conversation read, the edit that adds what it adds and keeps the rest, written again after a line of the
+        file when it did not keep one. None: it adds nothing the message says."""
         pair = replacing_pair(tool)
         message = last_said(messages)
         if pair is not None and (texts := quoted(message)):
