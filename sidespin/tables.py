@@ -195,7 +195,8 @@ def table_for(cut: Sequence[Sequence[Tool]], messages: Sequence[dict[str, Any]])
 
 # a message that points back at a file or a list the conversation has had: "Add Tom to the people present in that
 # file." after the file server read it went to the git server's table for "add" (`git_add`)
-_REFERS_BACK = re.compile(r"(?i)\b(?:that|this|the same)\s+(?:file|list|document|note|page|folder)\b")
+# ("this list: 3, 1, 2" brings its own)
+_REFERS_BACK = re.compile(r"(?i)\b(?:that|the same)\s+(?:file|list|document|note|page|folder)\b")
 
 
 def _last_called(messages: Sequence[dict[str, Any]]) -> str | None:

@@ -1183,6 +1183,7 @@ def test_a_message_pointing_back_at_that_file_reads_the_table_of_the_tool_called
     assert table_for([files, git], user(text)) == git  # alone, "add" is git's
     assert table_for([files, git], [*before, *user(text)]) == files
     assert table_for([files, git], [*before, *user("Add Tom to the git staging area.")]) == git
+    assert table_for([files, git], [*before, *user("Add this list to git: a.py, b.py.")]) == git  # its own list
 
 
 def test_numbers_in_a_message_choose_no_table() -> None:
