@@ -23,14 +23,18 @@ The rules, before the code:
   and over.
 - **Written again** (`anchored_grammar`): such an edit that does not keep its old text is written again
   under a grammar whose old text is a line of that file (one of its list's items, when it has a list),
-  and whose new text is that line, a line break, and what the model adds after it.
+  and whose new text is that line, a line break, and what the model adds after it; or a line that lists
+  three things or more ("Present: Jonas, Priya, Mei"), a comma and the items added: for "Add Tom to
+  the people present in that file." the 0.5B, offered only lines to add, added none, then answered with
+  the file as it would be, Tom in that line (`listing_lines`).
 - **A change between two quoted texts** (`quoted`): 'In notes/meeting.md, change "Tuesday at 10:00" to
   "Wednesday at 11:00".' An edit for a request to change that quotes two texts or more (and adds
   nothing) replaces one of them with another. The 0.5B wrote "old content" for "new content" (it
   failed). Such an edit whose texts are not two of the quoted ones is written again under a grammar
   whose old and new texts are two of them (`quoted_grammar`).
 - **Only what is added** (`added`): of the lines after the old text, those that are no line of the
-  file yet and say a word of the message; an edit that adds none is not made.
+  file yet and say a word of the message (of the items after a line that lists, those it does not hold
+  that say one); an edit that adds none is not made.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ MOST_LINES = 60  # lines of the file offered as the old text
 _LONGEST_LINE = 200
 _ADDED_LINE = 120  # characters of each line added
 _ADDED_LINES = 5
+_ADDED_ITEM = 60  # characters of the items added to a line that lists
 
 
 def readers(tool: Tool, tools: Sequence[Tool]) -> set[str]:
@@ -204,13 +209,28 @@ def added(arguments: dict[str, Any], pair: tuple[str | None, str, str], text: st
         before = edit.get(old) if isinstance(edit, dict) else None
         after = edit.get(new) if isinstance(edit, dict) else None
         if not isinstance(before, str) or not isinstance(after, str) or not before.strip() \
-                or before.strip() not in lines or not after.startswith(before + "\n"):
+                or before.strip() not in lines:
             return None
-        adds = _adds(after[len(before) + 1:], lines, message)
+        if after.startswith(before + ", ") and _LISTING.search(before):  # an item more on a line that lists
+            items = _items_added(after[len(before) + 2:], before, message)
+            if not items:
+                return None
+            kept.append({**edit, new: ", ".join([before, *items])})
+            continue
+        adds = _adds(after[len(before) + 1:], lines, message) if after.startswith(before + "\n") else []
         if not adds:
             return None
         kept.append({**edit, new: "\n".join([before, *adds])})
     return {**arguments, container: kept} if container is not None else kept[0]
+
+
+def _items_added(written: str, line: str, message: str) -> list[str]:
+    """The items of `written` (after a line that lists: "Present: Jonas, Priya, Mei") that the line does not hold
+    yet and that say a word of the message, each once."""
+    said = {word for word in _WORD.findall(message.lower()) if len(word) >= 3}
+    held = {item.strip().lower() for item in re.split(r"[,:]", line)}
+    return [item for item in dict.fromkeys(part.strip() for part in written.split(",")) if item and "\n" not in item
+            and item.lower() not in held and said & set(_WORD.findall(item.lower()))]
 
 
 def _adds(written: str, lines: set[str], message: str) -> list[str]:
@@ -223,6 +243,7 @@ def _adds(written: str, lines: set[str], message: str) -> list[str]:
 
 _WORD = re.compile(r"[^\W_]+")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")  # a list's item, in Markdown
+_LISTING = re.compile(r"[^,\n]+,[^,\n]+,[^,\n]+$")  # a line that lists three things or more: "Present: Jonas, Priya, Mei"
 
 
 def lines_of(text: str) -> list[str]:
@@ -233,22 +254,34 @@ def lines_of(text: str) -> list[str]:
     return ([line for line in lines if _ITEM.match(line)] or lines)[:MOST_LINES]
 
 
-def anchored_grammar(pair: tuple[str | None, str, str], lines: list[str]) -> str:
+def listing_lines(text: str) -> list[str]:
+    """The lines of `text` that list things in the line, an item more going after their last (`_LISTING`): "Add Tom
+    to the people present" after "Present: Jonas, Priya, Mei". The first `MOST_LINES`."""
+    lines = [line.rstrip() for line in dict.fromkeys(text.splitlines()) if len(line) <= _LONGEST_LINE]
+    return [line for line in lines if _LISTING.search(line) and not _ITEM.match(line)][:MOST_LINES]
+
+
+def anchored_grammar(pair: tuple[str | None, str, str], lines: list[str], listing: Sequence[str] = ()) -> str:
     """A GBNF grammar for the edit's JSON after its opening (`"<list>": ` or `"<old>": `): the old text one of
-    `lines`, the new text that line, a line break and up to `_ADDED_LINES` lines added."""
-    container, old, new = pair
-    choices = []
-    for line in lines:
-        inner = json.dumps(line, ensure_ascii=False)[1:-1]
-        if container is None:
-            text = f'"{inner}", {json.dumps(new)}: "{inner}\\n'
-        else:
-            text = f'[{{{json.dumps(old)}: "{inner}", {json.dumps(new)}: "{inner}\\n'
-        choices.append(gbnf_literal(text))
-    close = gbnf_literal('"' if container is None else '"}]')
+    `lines`, the new text that line, a line break and up to `_ADDED_LINES` lines added; or one of the `listing`
+    lines, the new text that line, a comma and the items added."""
+    close = gbnf_literal('"' if pair[0] is None else '"}]')
     more = f"( {gbnf_literal(chr(92) + 'n')} added ){{0,{_ADDED_LINES - 1}}}"  # a line break, written as JSON does
-    return (f"root ::= ( {' | '.join(choices)} ) added {more} {close}\n"
-            f"added ::= {_CHARACTER} {_CHARACTER}{{0,{_ADDED_LINE - 1}}}")
+    branches = [f"( {' | '.join(_opening(pair, line, chr(92) + 'n') for line in lines)} ) added {more} {close}"]
+    if listing:
+        branches.append(f"( {' | '.join(_opening(pair, line, ', ') for line in listing)} ) item {close}")
+    return (f"root ::= {' | '.join(branches)}\n"
+            f"added ::= {_CHARACTER} {_CHARACTER}{{0,{_ADDED_LINE - 1}}}\n"
+            f"item ::= {_CHARACTER} {_CHARACTER}{{0,{_ADDED_ITEM - 1}}}")
+
+
+def _opening(pair: tuple[str | None, str, str], line: str, then: str) -> str:
+    """The literal of an edit's JSON up to what is added: its old text `line`, its new text `line` and `then`."""
+    container, old, new = pair
+    inner = json.dumps(line, ensure_ascii=False)[1:-1]
+    if container is None:
+        return gbnf_literal(f'"{inner}", {json.dumps(new)}: "{inner}{then}')
+    return gbnf_literal(f'[{{{json.dumps(old)}: "{inner}", {json.dumps(new)}: "{inner}{then}')
 
 
 _CHARACTER = '[^"\\\\\\x00-\\x1f]'  # of a JSON string as written, but its end, an escape or a control character

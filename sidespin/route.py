@@ -122,8 +122,8 @@ from loguru import logger
 
 from sidespin.arguments import MAX_STRING, SHORT_STRING, Bounds, arguments_schema, bounded, bounds_for, token_budget
 from sidespin.edits import (
-    added, anchored_grammar, as_quoted, asks_to_add, edit_written, for_editing, lines_of, quoted, quoted_grammar,
-    readers, replacing_pair, text_read,
+    added, anchored_grammar, as_quoted, asks_to_add, edit_written, for_editing, lines_of, listing_lines, quoted,
+    quoted_grammar, readers, replacing_pair, text_read,
 )
 from sidespin.errors import BackendError, BadArguments, MalformedToolCall
 from sidespin.formats import to_openai_tool
@@ -804,11 +804,13 @@ class Router:
         if text is None:
             return call
         kept = added(call.arguments, pair, text, message)
-        if kept is None and (lines := lines_of(text)):
-            arguments = await self._edit_again(written, call, pair, anchored_grammar(pair, lines))
+        lines, listing = lines_of(text), listing_lines(text)
+        if kept is None and (lines or listing):
+            arguments = await self._edit_again(written, call, pair, anchored_grammar(pair, lines, listing))
             kept = added(arguments, pair, text, message) if arguments is not None else None
             logger.info("ROUTE_EDIT_AGAIN {}: a request to add, and the edit kept no line of the file read: written "
-                        "again after one of its {} lines", tool.name, len(lines))
+                        "again after one of its {} lines, or at the end of one of its {} that list", tool.name,
+                        len(lines), len(listing))
         if kept is None:
             logger.info("ROUTE_EDIT_REFUSED {}: it adds no line the message says to the file read", tool.name)
             return None

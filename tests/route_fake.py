@@ -204,8 +204,9 @@ class WritesAnEdit(FakeLlama):
         if grammar is None or " added " not in grammar:
             return await super().complete(prompt, grammar, json_schema, max_tokens)
         self.asked.append({"kind": "complete", "prompt": prompt, "grammar": grammar, "schema": json_schema})
-        choices = [json.loads(part) for part in grammar.split("( ", 1)[1].split(" ) added", 1)[0].split(" | ")]
-        olds = [re.match(r'(?:\[\{"old\w*": )?"(.*?)", "new', choice).group(1) for choice in choices]
-        self.offered = [json.loads(f'"{old}"') for old in olds]
+        literals = [json.loads(text) for text in re.findall(r'"(?:[^"\\]|\\.)*"', grammar.splitlines()[0])]
+        found = [(text, re.match(r'(?:\[\{"old\w*": )?"(.*?)", "new', text)) for text in literals]
+        choices = [text for text, opening in found if opening]
+        self.offered = [json.loads(f'"{opening.group(1)}"') for _, opening in found if opening]
         choice = choices[self.offered.index(self.line) if self.line in self.offered else 0]
         return choice + json.dumps(self.adds)[1:-1] + ('"}]' if choice.startswith("[") else '"')

@@ -136,3 +136,15 @@ async def test_a_change_between_quoted_texts_is_offered_the_replacing_tool_not_t
     assert [(c.name, c.arguments) for c in calls] == [("edit_file", edit("plant tomatoes", "plant peppers", ideas))]
     rename = 'Rename "notes/ideas.md" to "notes/plans.md".'
     assert for_editing(TOOLS, [{"role": "user", "content": rename}]) == TOOLS
+
+
+async def test_an_item_added_to_a_line_that_lists_goes_at_its_end() -> None:
+    """"Add Tom to the people present in that file.": offered only lines to add after, the 0.5B added none, then
+    answered with the file as it would be, Tom at the end of "Present: Jonas, Priya, Mei"."""
+    meeting = "# Team meeting, 12 March\n\nPresent: Jonas, Priya, Mei\n\n- The release moves to 4 April.\n"
+    text = "Add Tom to the people present in that file."
+    present = "Present: Jonas, Priya, Mei"
+    llama = WritesAnEdit({text: [("edit_file", edit("Tom", "Tom"))]}, line=present, adds="Tom, Priya")
+    calls = await Router(llama).route(read_then(text, meeting), TOOLS)
+    assert [(c.name, c.arguments) for c in calls] == [("edit_file", edit(present, present + ", Tom"))]
+    assert llama.offered == ["- The release moves to 4 April.", present]  # "12 March" after a comma is no list
