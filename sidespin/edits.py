@@ -243,7 +243,7 @@ def _adds(written: str, lines: set[str], message: str) -> list[str]:
 
 _WORD = re.compile(r"[^\W_]+")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")  # a list's item, in Markdown
-_LISTING = re.compile(r"[^,\n]+,[^,\n]+,[^,\n]+$")  # a line that lists three things or more: "Present: Jonas, Priya, Mei"
+_LISTING = re.compile(r"[^,\n]+,[^,\n]+,[^,\n]+$")  # a line that lists three things or more: "… Jonas, Priya, Mei"
 
 
 def lines_of(text: str) -> list[str]:
@@ -267,7 +267,8 @@ def anchored_grammar(pair: tuple[str | None, str, str], lines: list[str], listin
     lines, the new text that line, a comma and the items added."""
     close = gbnf_literal('"' if pair[0] is None else '"}]')
     more = f"( {gbnf_literal(chr(92) + 'n')} added ){{0,{_ADDED_LINES - 1}}}"  # a line break, written as JSON does
-    branches = [f"( {' | '.join(_opening(pair, line, chr(92) + 'n') for line in lines)} ) added {more} {close}"]
+    branches = [f"( {' | '.join(_opening(pair, line, chr(92) + 'n') for line in lines)} ) added {more} {close}"
+                ] if lines else []
     if listing:
         branches.append(f"( {' | '.join(_opening(pair, line, ', ') for line in listing)} ) item {close}")
     return (f"root ::= {' | '.join(branches)}\n"
