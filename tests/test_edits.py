@@ -1,5 +1,6 @@
-"""A request to add to a file the conversation read: the edit keeps what was there (`sidespin.edits`), through the
-route against a fake of llama.cpp's endpoints (tests/route_fake.py)."""
+"""Edits of a file (`sidespin.edits`): a request to add to a file the conversation read keeps what was there, a
+change between quoted texts goes from one to the other. Through the route against a fake of llama.cpp's endpoints
+(tests/route_fake.py)."""
 
 from __future__ import annotations
 
