@@ -46,7 +46,7 @@ from typing import Any, Sequence
 
 from sidespin.grounding import asks_for_a_change
 from sidespin.protocol.grammar import gbnf_literal
-from sidespin.tables import last_said
+from sidespin.tables import answered_calls, last_said
 from sidespin.tools import Tool, failed
 
 _OLD = re.compile(r"^old(?:[_A-Z]|$)")
@@ -103,26 +103,14 @@ def for_editing(tools: Sequence[Tool], messages: Sequence[dict[str, Any]]) -> li
 
 def _read_a_file(messages: Sequence[dict[str, Any]]) -> bool:
     """Whether a call of the conversation that was given a file's path (a value with a slash or a dot) answered."""
-    answered = {m.get("tool_call_id") for m in messages
-                if m.get("role") == "tool" and not failed(str(m.get("content") or ""))}
-    for message in messages:
-        for call in message.get("tool_calls") or []:
-            if call.get("id") in answered and _files_in(_arguments_of(call)):
-                return True
-    return False
+    return any(not failed(answer) and _files_in(arguments) for _, _, arguments, answer in answered_calls(messages))
 
 
-def _arguments_of(call: dict[str, Any]) -> dict[str, Any]:
-    try:
-        given = json.loads((call.get("function") or {}).get("arguments") or "{}")
-    except json.JSONDecodeError:
-        return {}
-    return given if isinstance(given, dict) else {}
-
-
-def _files_in(arguments: dict[str, Any]) -> set[str]:
-    """The values of `arguments` that may name a file: texts with a slash or a dot, without surrounding slashes."""
-    return {_path(value) for value in arguments.values()
+def _files_in(arguments: Any) -> set[str]:
+    """The values of a call's `arguments` that may name a file: texts with a slash or a dot, without surrounding
+    slashes."""
+    values = arguments.values() if isinstance(arguments, dict) else ()
+    return {_path(value) for value in values
             if isinstance(value, str) and ("/" in value or "." in value) and _path(value)}
 
 
@@ -176,14 +164,9 @@ def text_read(messages: Sequence[dict[str, Any]], arguments: dict[str, Any], rea
     names (the same path, or one ending with the other), when that call succeeded; None when there is none. (An
     edit's answer is a diff, a write's a sentence: neither is the file.)"""
     files = _files_in(arguments)
-    answers = {m.get("tool_call_id"): str(m.get("content") or "") for m in messages if m.get("role") == "tool"}
-    for message in reversed(messages):
-        for call in reversed(message.get("tool_calls") or []):
-            answer = answers.get(call.get("id"))
-            if answer is None or failed(answer) or (call.get("function") or {}).get("name") not in readers:
-                continue
-            if any(_same_file(a, b) for a in files for b in _files_in(_arguments_of(call))):
-                return answer
+    for _, name, given, answer in reversed(answered_calls(messages)):
+        if name in readers and not failed(answer) and any(_same_file(a, b) for a in files for b in _files_in(given)):
+            return answer
     return None
 
 
@@ -227,18 +210,21 @@ def added(arguments: dict[str, Any], pair: tuple[str | None, str, str], text: st
 def _items_added(written: str, line: str, message: str) -> list[str]:
     """The items of `written` (after a line that lists: "Present: Jonas, Priya, Mei") that the line does not hold
     yet and that say a word of the message, each once."""
-    said = {word for word in _WORD.findall(message.lower()) if len(word) >= 3}
     held = {item.strip().lower() for item in re.split(r"[,:]", line)}
     return [item for item in dict.fromkeys(part.strip() for part in written.split(",")) if item and "\n" not in item
-            and item.lower() not in held and said & set(_WORD.findall(item.lower()))]
+            and item.lower() not in held and _says_a_word(item, message)]
 
 
 def _adds(written: str, lines: set[str], message: str) -> list[str]:
     """The lines of `written` that are no line of the file yet and say a word of the message (three letters or
     more), each once: the 0.5B went on after "- bread" with the rest of the list, "- eggs\n- spinach…"."""
-    said = {word for word in _WORD.findall(message.lower()) if len(word) >= 3}
     return [line for line in dict.fromkeys(written.split("\n")) if line.strip() and line.strip() not in lines
-            and said & set(_WORD.findall(line.lower()))]
+            and _says_a_word(line, message)]
+
+
+def _says_a_word(text: str, message: str) -> bool:
+    """Whether `text` has a word of the message of three letters or more."""
+    return bool({word for word in _WORD.findall(message.lower()) if len(word) >= 3} & set(_WORD.findall(text.lower())))
 
 
 _WORD = re.compile(r"[^\W_]+")
@@ -250,15 +236,19 @@ def lines_of(text: str) -> list[str]:
     """The lines of `text` an added line may follow: its list items when it has some (an item added to a list
     follows one of them: after the title, the 0.5B's first choice, it stands outside the list), else its lines
     that are not blank; each once, the first `MOST_LINES`."""
-    lines = [line.rstrip() for line in dict.fromkeys(text.splitlines()) if line.strip() and len(line) <= _LONGEST_LINE]
+    lines = _lines(text)
     return ([line for line in lines if _ITEM.match(line)] or lines)[:MOST_LINES]
 
 
 def listing_lines(text: str) -> list[str]:
     """The lines of `text` that list things in the line, an item more going after their last (`_LISTING`): "Add Tom
     to the people present" after "Present: Jonas, Priya, Mei". The first `MOST_LINES`."""
-    lines = [line.rstrip() for line in dict.fromkeys(text.splitlines()) if len(line) <= _LONGEST_LINE]
-    return [line for line in lines if _LISTING.search(line) and not _ITEM.match(line)][:MOST_LINES]
+    return [line for line in _lines(text) if _LISTING.search(line) and not _ITEM.match(line)][:MOST_LINES]
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of `text` an edit may begin at: not blank, nor longer than `_LONGEST_LINE`, each once."""
+    return [line.rstrip() for line in dict.fromkeys(text.splitlines()) if line.strip() and len(line) <= _LONGEST_LINE]
 
 
 def anchored_grammar(pair: tuple[str | None, str, str], lines: list[str], listing: Sequence[str] = ()) -> str:

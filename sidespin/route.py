@@ -108,7 +108,6 @@ The model is reached through a `Llama` (`sidespin.llm.llama.LlamaServer`, or a f
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import heapq
 import json
@@ -136,7 +135,8 @@ from sidespin.grounding import (
 from sidespin.protocol.grammar import gbnf_literal
 from sidespin.said_values import as_said, files_said
 from sidespin.tables import (
-    called_tools, last_said, names_said, shares_a_word, table_for, tables, telling_words, words_matched,
+    answered_calls, called_tools, last_said, names_said, shares_a_word, table_for, tables, telling_words,
+    words_matched,
 )
 from sidespin.tools import Tool, ToolCall, coerce_arguments, failed
 
@@ -494,8 +494,9 @@ class Router:
             logger.info("ROUTE_NAMED {} p_call={:.2f}: the message says the tool's name, so it is written and "
                         "checked as a call", ",".join(t.name for t in names), chance)
             bar = NAMED_FLOOR
-        readers = readers_of_a_file_named(chosen, last_said(messages)) if NAMED_FLOOR <= chance < bar else []
-        if readers and not again:
+        readers = readers_of_a_file_named(chosen, last_said(messages)) if NAMED_FLOOR <= chance < bar and not again \
+            else []
+        if readers:
             logger.info("ROUTE_FILE_NAMED p_call={:.2f}: the message names a file by its path, and {} read files, so a "
                         "call is written and checked", chance, ",".join(t.name for t in readers))
             bar = NAMED_FLOOR
@@ -505,8 +506,7 @@ class Router:
             return []
         words = words_matched(chosen, messages)
         by_name = _names(chosen, messages, listed, words, again)
-        file_named = bool(readers) and bar == NAMED_FLOOR
-        if file_named:  # called for the file it names: by a tool that reads one
+        if readers:  # called for the file it names: by a tool that reads one
             by_name = {name: tool for name, tool in by_name.items() if tool in readers} or by_name
         if not by_name:
             logger.info("ROUTE_DECISION none (a question, and every tool changes things) p_call={:.2f} tools={}",
@@ -514,7 +514,7 @@ class Router:
             return []
         writer = await self._writer(messages, chosen, prompt) if self.second is not None else None
         calls = await self._write(prompt + form.opening, by_name, form, messages, listed, words, again, unsure,
-                                  writer, file_named)
+                                  writer, file_named=bool(readers))
         named = ",".join(c.name for c in calls) or "none"  # none: every call the model wrote was refused
         logger.info("ROUTE_DECISION {} p_call={:.2f} tools={} in {:.3f}s", named, chance, len(chosen),
                     time.perf_counter() - started)
@@ -545,8 +545,8 @@ class Router:
         said = said_in(messages)
         called = _called_this_turn(messages) if again else set()  # not to be called again
         # the turn's values and the tool each went to: a folder listed may be gone into by another tool (`_deeper`)
-        used = {value: tool for _, tool, arguments, _ in _answered(_this_turn(messages)) for value in arguments.values()
-                if isinstance(value, str)} if again else {}
+        used = {value: tool for _, tool, arguments, _ in answered_calls(_this_turn(messages))
+                for value in arguments.values() if isinstance(value, str)} if again else {}
         # what `refused` needs of the turn's calls, mendable ones too: their names (another tool needs a word of
         # its own beside them: the 0.5B mended a failed "Europe/Tokyo" with `convert_time`, which failed too)
         earlier = [ToolCall(name, {}) for name in sorted(_turn_tools(messages))] if again else []
@@ -837,9 +837,7 @@ class Router:
         """The arguments of `call` (written after `written`) with its edits written again under `grammar`; None when
         the model was cut off."""
         container, old, new = pair
-        others = {k: v for k, v in call.arguments.items() if k not in (container, old, new)}
-        head = (json.dumps(others, ensure_ascii=False)[:-1] + ", " if others else "{") + json.dumps(container or old) \
-            + ": "
+        head = _opened({k: v for k, v in call.arguments.items() if k not in (container, old, new)}, container or old)
         return edit_written(head, await self.llama.complete(written + head, grammar, None, _EDIT_TOKENS))
 
     async def _asked_values(self, written: str, tool: Tool, raw: str, arguments: dict[str, Any], asked: str,
@@ -931,9 +929,7 @@ class Router:
             logger.info("ROUTE_SAME_FAILED_CALL {}: the error names none of its values: nothing to mend", call.name)
             return None
         parameter, value = named
-        head = json.dumps({k: v for k, v in call.arguments.items() if k != parameter}, ensure_ascii=False)
-        opening = (head[:-1] + ", " if len(head) > 2 else "{") + json.dumps(parameter) + ': "'
-        written += opening
+        written += _opened({k: v for k, v in call.arguments.items() if k != parameter}, parameter) + '"'
         ideas: list[tuple[float, str, str]] = []  # probability, the value before it, the token
         consumed = ""
         for _ in range(_VALUE_TOKENS):
@@ -1209,7 +1205,7 @@ def _to_mend(call: ToolCall, messages: Sequence[dict[str, Any]]) -> tuple[ToolCa
     once, and the commit failed, nothing staged yet); when it
     succeeded (the 0.5B wrote Paris's time again after Tokyo's failed beside it), the last call of its tool that
     failed, unless the same call succeeded too. None when nothing of it is to mend."""
-    made = _answered(_this_turn(messages))
+    made = answered_calls(_this_turn(messages))
     mine = [(place, arguments, answer) for place, name, arguments, answer in made if name == call.name]
     succeeded = [arguments for _, arguments, answer in mine if not failed(answer)]
     failures = [(place, arguments, answer) for place, arguments, answer in mine
@@ -1226,20 +1222,6 @@ def _to_mend(call: ToolCall, messages: Sequence[dict[str, Any]]) -> tuple[ToolCa
     return None
 
 
-def _answered(turn: Sequence[dict[str, Any]]) -> list[tuple[int, str, dict[str, Any], str]]:
-    """Each call of `turn` that has its answer: the place of the message that made it, its tool, arguments, answer."""
-    answers = {m.get("tool_call_id"): str(m.get("content") or "") for m in turn if m.get("role") == "tool"}
-    made = []
-    for place, message in enumerate(turn):
-        for one in message.get("tool_calls") or []:
-            function = one.get("function") or {}
-            if one.get("id") in answers:
-                with contextlib.suppress(json.JSONDecodeError):
-                    arguments = json.loads(function.get("arguments") or "{}")
-                    made.append((place, str(function.get("name")), arguments, answers[one.get("id")]))
-    return made
-
-
 def _named_value(call: ToolCall, error: str) -> tuple[str, str] | None:
     """The string argument of `call` whose value the error message names (the longest, when several do), unless it
     names a file: a wrong path is no near miss of a right one (the 0.5B's next ideas for a missing
@@ -1248,6 +1230,12 @@ def _named_value(call: ToolCall, error: str) -> tuple[str, str] | None:
     named = [(name, value) for name, value in call.arguments.items()
              if isinstance(value, str) and len(value) >= 2 and value.lower() in error.lower() and not _FILE.search(value)]
     return max(named, key=lambda pair: len(pair[1])) if named else None
+
+
+def _opened(arguments: dict[str, Any], name: str) -> str:
+    """`arguments` as JSON left open for one more, `name`, up to its value."""
+    head = json.dumps(arguments, ensure_ascii=False)
+    return (head[:-1] + ", " if arguments else "{") + json.dumps(name) + ": "
 
 
 def _answered_before(messages: Sequence[dict[str, Any]]) -> bool:

@@ -49,14 +49,15 @@ tools' 89 everyday prompts: 10 of the 32 that need no tool, and 4 of the 57 that
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import sqlite3
 from typing import Any, Callable, Iterator, Sequence
 
 from sidespin.tools import Tool
 
-__all__ = ["DOMAINS", "called_tools", "last_said", "names_said", "shares_a_word", "table_for", "tables", "words_matched",
-           "words_of"]
+__all__ = ["DOMAINS", "answered_calls", "called_tools", "last_said", "names_said", "shares_a_word", "table_for",
+           "tables", "words_matched", "words_of"]
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # words that match every description and tell no tool from another
@@ -144,6 +145,21 @@ def _names_a_file(text: str) -> bool:
         if name and "://" not in token and "@" not in token and name.group(1) not in DOMAINS:
             return True
     return False
+
+
+def answered_calls(messages: Sequence[dict[str, Any]]) -> list[tuple[int, str, dict[str, Any], str]]:
+    """Each call of `messages` that has its answer: the place of the message that made it, its tool, arguments,
+    answer."""
+    answers = {m.get("tool_call_id"): str(m.get("content") or "") for m in messages if m.get("role") == "tool"}
+    made = []
+    for place, message in enumerate(messages):
+        for one in message.get("tool_calls") or []:
+            function = one.get("function") or {}
+            if one.get("id") in answers:
+                with contextlib.suppress(json.JSONDecodeError):
+                    arguments = json.loads(function.get("arguments") or "{}")
+                    made.append((place, str(function.get("name")), arguments, answers[one.get("id")]))
+    return made
 
 
 def called_tools(messages: Sequence[dict[str, Any]]) -> set[str]:
