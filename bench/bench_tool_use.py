@@ -1,8 +1,8 @@
 """Does the model decide right? Tool-use accuracy per model and per rung, on bench/tool_eval/prompts.jsonl.
 
 Rungs (ways a model asks for a tool):
-  route      sidespin.route.Router: whether (the probability of a call's opening), which (the names
-             grammar), then the arguments under the tool's JSON schema; the first call is the decision
+  route      sidespin.tooluse.Decider (the tool-use pipeline): whether, which, arguments; the first call is
+             the decision
   xml        today's product path: the rally (chat_with_llm) in XML mode with the salted teaching
              prompt and the lazy grammar; the first proposed call is the decision, nothing is run
   xml-loose  the same answers (no extra run), also counting a call written without its block:
@@ -64,7 +64,7 @@ from sidespin.llm.openai import OpenAIBackend  # noqa: E402
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm  # noqa: E402
 from sidespin.llm.llama import LlamaServer  # noqa: E402
 from sidespin.protocol.loose import find_loose_call  # noqa: E402
-from sidespin.route import Router  # noqa: E402
+from sidespin.tooluse import Decider  # noqa: E402
 from sidespin.tools import Tool, ToolRegistry, load_plugins, plugins_dir  # noqa: E402
 
 PROMPTS = ROOT / "bench" / "tool_eval" / "prompts.jsonl"
@@ -153,15 +153,16 @@ class Score:
 async def run_route(backend: EmbeddedBackend, tools: list[Tool], rows: list[dict[str, Any]]) -> list[Outcome]:
     outcomes = []
     async with LlamaServer(backend.base_url, backend.api_key, timeout=600) as server:
-        router = Router(server, threshold=backend.route_threshold, fit=backend.route_fit)  # the product's, for this model
+        decider = Decider(server, threshold=backend.route_threshold, fit=backend.route_fit,  # the product's
+                          embedder=backend.embedder)
         started = time.perf_counter()
-        await router.route([{"role": "user", "content": "hello"}], tools)  # primes the cached prefix, as a load does
+        await decider.decide([{"role": "user", "content": "hello"}], tools)  # primes the cached prefix
         logger.warning("BENCH_ROUTE_PRIMED {:.1f}s", time.perf_counter() - started)
         for row in rows:
             started = time.perf_counter()
             outcome = Outcome(row["prompt"], row["tool"], None)
             try:
-                calls = await router.route([{"role": "user", "content": row["prompt"]}], tools)
+                calls = await decider.decide([{"role": "user", "content": row["prompt"]}], tools)
                 if calls:
                     outcome.chosen, outcome.arguments = calls[0].name, dict(calls[0].arguments)
             except MalformedToolCall as error:

@@ -30,6 +30,7 @@
 | vision             | SIDESPIN_VISION       | false; true: the model sees images tools return (openai, ollama, anthropic) |
 | models             | —                     | the configured backend alone; or [{"name", "backend", "vision"?}, …] |
 | plugins            | SIDESPIN_PLUGINS      | true: plugins/ beside the program; false: no built-in tools; a folder |
+| shapes             | —                     | every shape on; e.g. {"editor": false} (docs/tool-use.md) |
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ class Settings:
     backend: str = "embedded"
     model: str = ""
     # the embedded backend's second, larger model, which writes the calls' arguments and decides where the first is
-    # unsure (`sidespin.route`)
+    # unsure (`sidespin.tooluse`)
     second_model: str = ""
     ollama_host: str = "http://127.0.0.1:11434"
     openai_base_url: str = "http://127.0.0.1:8080/v1"
@@ -123,6 +124,8 @@ class Settings:
     vision: bool = False
     # the built-in tools: true (plugins/ beside the program), false (none: only the MCP servers' tools), or a folder
     plugins: bool | Path = True
+    # the tool-use rules for kinds of server (`sidespin.tooluse.shapes`), each on unless switched off here
+    shapes: dict[str, bool] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.tool_mode not in get_args(ToolMode):
@@ -135,6 +138,8 @@ class Settings:
             if getattr(self, name) <= 0:
                 raise ConfigError(f"{name} must be a positive number, not {getattr(self, name)!r}")
         _check_models(self.models)
+        if not all(isinstance(on, bool) for on in self.shapes.values()):
+            raise ConfigError(f"shapes: each shape is true or false, not {self.shapes!r}")
 
     @property
     def public_bind(self) -> bool:

@@ -1,63 +1,41 @@
-"""Catching an answer that claims a tool ran when it did not.
+"""Catching an answer that says what did not happen: a check of the answer against the turn's calls and results.
 
-A small model that has seen tool results earlier in a conversation sometimes writes one
-itself: "The tool read_file answered: …" in a turn where nothing ran (nothing was read,
-nothing written). Such a claim is found in the answer's text and the turn says so with a
-visible notice; the answer is kept as written, so the transcript stays what happened.
+`unfounded(facts)` returns what the answer claims and the notice to show (the answer is kept as written; the turn
+says so visibly), or None. It reads only the answer, the conversation and the turn's calls and results:
 
-A claim is a sentence that has a tool (by the word "tool" or "function", or by a name that
-is offered) answering, returning or being run, or that copies the way results are told to
-the model ("The tool … was run with … and gave:", once "[result of the tool …"). It counts
-when no call was made in the turn, or when the tool it names was not among the turn's calls.
-
-An answer in a turn where no tool was called that gives the current time or today's date is
-caught too (`claimed_now`): a model has no clock, so the time it states was made up ("The
-current time in Tokyo is 10:00."), with a time tool offered or not. A sentence counts when it
-has a word for now (current, currently, right now, at the moment, today, in five languages)
-and a clock time (10:00, 3 PM) or a date (2024-05-14, May 14, Monday).
-
-So is an answer in such a turn that repeats an earlier tool result (`repeated_result`): three of
-its lines, or one of 80 characters or more. Asked "Now add bread to that list, in the same file"
-after a `read_file`, the 0.5B made no call and answered with the file's lines and "- bread"
-among them: the file looked changed, and nothing was written. The notice says where the lines
-came from and that nothing was read or changed just now; a reminder of an earlier result gets it
-too, and it is as true there.
-
-So is one that gives it after calls that all failed: "The current time in Ciudad de México is 10:00 AM."
-after `get_current_time` had failed on "America/Mexico". After calls that all failed, an answer that shows
-content as a result (`shown_after_failure`: a fenced block, or three lines or more of a list or of
-"name: value") is caught too: "Get the structured weather content for Chicago." had `read_file` fail on a
-file that does not exist, and the 0.5B answered "The structured weather content for Chicago is as follows:"
-with a JSON block of made-up readings.
-
-An answer after calls that all found nothing (every result empty: `[]`, `{"entities": [], "relations": []}`,
-blank) that names something no message and no result said is caught too (`named_from_nothing`): asked "What is
-my sister's name?", the 0.5B searched the memory, found nothing, and answered "My sister's name is Alice." A
-name is a capitalised word inside a sentence, or a number other than 0; the notice says which tool found nothing.
-
-An answer in a turn where no tool was called that names files no message named (two or more: notes.txt, todo.md),
-to a message that asks about a folder or files while a server that works in folders is connected, is caught too
-(`files_unread`): asked "Which files are in the notes folder?", the 0.5B made no call and answered "The notes
-folder contains several files, including: 1. **notes.txt** … 2. **notes.md** …". The notice says that nothing
-was read from the person's folders, so the files named are not from them: true of a how-to answer too.
-
-An answer that quotes a result of its turn (three of its lines or more) with a line of its own inside the
-quote is caught too (`altered_quote`): "Now add bread to that grocery list" had the 0.5B read the file again and
-answer with its lines, "- bread" among them. The file had not changed; the notice names the line no tool gave.
+- **a tool's result without its call** (`claimed_tool`): a sentence that has a tool (by name, or the words
+  "tool"/"function") answering, returning or being run, or that copies the way results are told to the model,
+  where that tool was not called in the turn;
+- **an action no tool did** (`claimed_action`): a sentence that reports something added, saved, deleted,
+  committed, moved… ("I've added", "has been saved", "j'ai enregistré", "wurde gelöscht"), while tools that
+  change things are offered and no call of one succeeded in the turn;
+- **content no result holds** (`claimed_content`): a sentence that tells what a file, a table, a database, a
+  list or a memory holds, in a turn where no tool ran;
+- **arithmetic without the calculator** (`unchecked_arithmetic`): the answer gives the value of a calculation the
+  message asks for, while a tool that evaluates expressions is offered and none ran;
+- **the time now** (`claimed_now`), which a model cannot know, with no call that gave it; **content shown after
+  calls that all failed** (`shown_after_failure`); **a name after results that all found nothing**
+  (`named_from_nothing`); **a quote of a result with a line of its own** (`altered_quote`); **a clock time or a
+  date no result gave** (`misread_time`, `unsaid_dates`); **files named that nothing read** (`files_unread`);
+  **an earlier result repeated** as if just read (`repeated_result`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from sidespin.dates import MONTH_NAMES, WEEKDAY, dates_said
+from sidespin.told_times import claimed_now, dates_said, misread_time, unsaid_dates
+from sidespin.tools import Tool
+from sidespin.tooluse.shapes.calculator import asks_calculation, calculates
 
-__all__ = ["claimed_tool", "claimed_now", "repeated_result", "named_from_nothing", "empty_result", "altered_quote",
-           "unfounded", "files_unread", "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE", "NOTHING_NOTICE", "ALTERED_NOTICE",
-           "FAILED_NOW_NOTICE", "FAILED_NOTICE", "UNREAD_NOTICE", "TIME_NOTICE", "DATE_NOTICE", "shown_after_failure",
-           "misread_time", "unsaid_dates"]
+__all__ = ["Facts", "claimed_tool", "claimed_now", "claimed_action", "claimed_content", "unchecked_arithmetic",
+           "repeated_result", "named_from_nothing", "empty_result", "altered_quote", "unfounded", "files_unread",
+           "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE", "NOTHING_NOTICE", "ALTERED_NOTICE", "FAILED_NOW_NOTICE",
+           "FAILED_NOTICE", "UNREAD_NOTICE", "TIME_NOTICE", "DATE_NOTICE", "ACTION_NOTICE", "CONTENT_NOTICE",
+           "ARITHMETIC_NOTICE", "shown_after_failure", "misread_time", "unsaid_dates", "dates_said"]
 
 NOTICE = ("no tool ran for this answer: what it says a tool returned or did did not come from a tool, "
           "and nothing was done")
@@ -76,6 +54,11 @@ UNREAD_NOTICE = ("no tool ran for this answer: nothing was read from your folder
 ALTERED_NOTICE = "this answer shows what {tool} returned with a line it did not return (\"{line}\"): no tool gave it"
 TIME_NOTICE = "this answer gives the time \"{told}\", which {tool} did not return: it returned {given}"
 DATE_NOTICE = "this answer gives the date {told}, which no tool returned and no one said"
+ACTION_NOTICE = ("no tool changed anything for this answer: what it says was done (\"{claim}\") was not done; ask "
+                 "again to have a tool do it")
+CONTENT_NOTICE = ("no tool read anything for this answer: what it says is in your {thing} did not come from it")
+ARITHMETIC_NOTICE = ("{tool} was not used for this answer: the model worked out \"{claim}\" in its head, and may be "
+                     "wrong")
 _REPEATED_LINES = 3  # lines of one earlier result an answer repeats before it counts
 _LONG_LINE = 80  # ... or characters of one line it repeats
 
@@ -103,33 +86,6 @@ def claimed_tool(text: str, offered: Iterable[str], called: Iterable[str]) -> st
             tool = found.group(1)
             if (tool not in made) if tool in names else not made:
                 return tool
-    return None
-
-
-_NOW = (r"\b(?:current(?:ly)?|right now|now|at the moment|today|today's|this morning|tonight|"
-        r"actuellement|actuelle?|maintenant|aujourd'hui|ahora|hora actual|fecha actual|actualmente|hoy|"
-        r"jetzt|aktuelle?|gerade|heute|adesso|attuale|oggi)\b")
-_CLOCK = r"(?<![\d:.,])(?:[01]?\d|2[0-3])(?::[0-5]\d(?::[0-5]\d)?(?:\s?[ap]\.?m\.?)?|\s?[ap]\.?m\.?)(?![\d:])"
-_MONTHS = ("|".join(MONTH_NAMES) + "|"
-           "janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre|"
-           "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|"
-           "januar|februar|märz|juni|juli|oktober|dezember")
-_DATE = (rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|(?:{_MONTHS})\s+\d{{1,2}}\b|\d{{1,2}}\.?\s+(?:de\s+)?(?:{_MONTHS})\b|"
-         rf"{WEEKDAY}\b)")
-
-
-# "The time in Porto, Portugal, is 11:30 AM.", "the local time is 9:15": a place's time told as it is, no "now" needed
-_TIME_IS = (r"\bthe (?:local |exact )?time (?:(?:in|at|for) [^.!?\n]{1,40}? )?(?:is|would be)\b[^.!?\n\d]{0,12}"
-            + _CLOCK)
-
-
-def claimed_now(text: str) -> str | None:
-    """The sentence of an answer that gives the current time or today's date, or None."""
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
-        lowered = sentence.lower()
-        if re.search(_NOW, lowered) and (re.search(_CLOCK, lowered) or re.search(_DATE, lowered)) or re.search(
-                _TIME_IS, lowered):
-            return sentence.strip()
     return None
 
 
@@ -240,110 +196,120 @@ def _lines(text: str) -> set[str]:
     return {line for line in lines if len(line) >= 3}
 
 
-# a moment a result gives as it is somewhere, with its offset: 2026-11-27T22:59:01+09:00, 2025-03-11 09:30:00+01:00
-_RESULT_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]([01]\d|2[0-3]):([0-5]\d)(?::\d{2}(?:\.\d+)?)?"
-                          r"(Z|[+-]\d{2}:?\d{2})(?![\d:])")
-# a clock time an answer or a message gives, with minutes: 22:59, 22:59:01, 7:59 PM, 10:59 p.m. UTC
-_TOLD_TIME = re.compile(r"(?<![\d:.,])([01]?\d|2[0-3]):([0-5]\d)(?::[0-5]\d)?(?![\d:])(?:\s?([ap])(?:\.m\.|\.?m\b))?"
-                        r"(?:\s?(UTC|GMT)\b)?", re.IGNORECASE)
+# an action reported done: "I've added", "I just saved", "has been created", "j'ai enregistré", "wurde gelöscht"
+_DONE = (r"added|appended|saved|stored|created|written|wrote|deleted|removed|updated|edited|changed|renamed|moved|"
+         r"copied|committed|staged|inserted|recorded|remembered|noted|memorized|sent|scheduled|booked|replaced")
+_ACTION = re.compile(
+    rf"\b(?:I|we)(?:'ve| have)?\s+(?:just\s+|now\s+|also\s+|successfully\s+)?(?:{_DONE})\b|"
+    rf"\b(?:has|have)\s+(?:now\s+)?been\s+(?:successfully\s+)?(?:{_DONE})\b|"
+    r"\bj'ai\s+(?:bien\s+)?(?:ajouté|enregistré|créé|supprimé|modifié|noté|mémorisé|écrit)|"
+    r"\ba\s+été\s+(?:ajouté|enregistré|créé|supprimé|modifié)e?s?\b|"
+    r"\b(?:habe|hab)\s+(?:ich\s+)?[\w ]{0,30}?(?:hinzugefügt|gespeichert|erstellt|gelöscht|geändert|notiert|gemerkt)|"
+    r"\bwurde[n]?\s+[\w ]{0,30}?(?:hinzugefügt|gespeichert|erstellt|gelöscht|geändert)|"
+    r"\bhe\s+(?:añadido|agregado|guardado|creado|eliminado|borrado|modificado|anotado)|"
+    r"\bha\s+sido\s+(?:añadid|agregad|guardad|cread|eliminad|borrad|modificad)[oa]s?\b", re.IGNORECASE)
+_CODE_TALK = re.compile(r"(?i)\b(?:below|here is|here's|following|example|function|code|script|snippet)\b|```")
+# content told as a thing's: "the file contains", "your memory says", "the table has 12 rows"
+_THINGS = r"file|document|table|database|list|memory|memories|notes?|graph|repository|repo|folder|directory"
+_HOLDS = re.compile(rf"\b(?:the|your|this|that)\s+(?:[\w-]+\s+)?({_THINGS})\s+(?:currently\s+|now\s+)?"
+                    r"(?:contains|holds|has|have|shows|says|lists|includes|reads|stores)\b", re.IGNORECASE)
+_RESULT_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.]*\d)")
 
 
-def misread_time(text: str, results: Sequence[tuple[str, str]], said: str) -> tuple[str, str, str] | None:
-    """A clock time the answer gives that the turn's `results` (name and output), which give moments with their
-    offsets (the reference time server's `datetime`, a commit's date), do not, nor what was `said`: the time as
-    the answer wrote it, the tool, and what it returned. A time is theirs at its own offset or as UTC; told with
-    "UTC" or "GMT" it must be the UTC one. The 0.5B answered "The time in Tokyo is 22:59:01 UTC." for 22:59 at
-    +09:00, and "7:59 PM" in Ciudad de México for 07:59. Times without minutes ("3 PM") are not read. None when
-    no result gives a moment."""
-    moments = [(tool, int(h), int(m), offset) for tool, output in results
-               for h, m, offset in _RESULT_TIME.findall(output)]
-    if not moments:
-        return None
-    told = {(hour, minute) for found in _TOLD_TIME.finditer(said) for hour, minute in _readings(found)}
-    local = {(h, m) for _, h, m, _ in moments} | told
-    utc = {_as_utc(h, m, offset) for _, h, m, offset in moments}
-    for found in _TOLD_TIME.finditer(text):
-        known = utc if found.group(4) else local | utc
-        if not _readings(found) & known:
-            tool, h, m, offset = moments[0]
-            return found.group(0).strip(), tool, f"{h:02d}:{m:02d} at {_offset_name(offset)}"
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", _FENCED.sub(" ", text)) if s.strip()]
+
+
+def claimed_action(text: str) -> str | None:
+    """The first sentence of an answer that reports an action done, but one that talks about code it shows."""
+    return next((s for s in _sentences(text) if _ACTION.search(s) and not _CODE_TALK.search(s)), None)
+
+
+def claimed_content(text: str) -> tuple[str, str] | None:
+    """The first sentence of an answer that tells what a thing holds, and the thing ("file", "table" …)."""
+    for sentence in _sentences(text):
+        found = _HOLDS.search(sentence)
+        if found:
+            return sentence, found.group(1).lower()
     return None
 
 
-def _readings(found: re.Match[str]) -> set[tuple[int, int]]:
-    """The hours and minute a clock time found by `_TOLD_TIME` may mean: "7:59 PM" is 19:59, "7:59" 07:59 or
-    19:59, "22:59" only itself."""
-    hour, minute, half = int(found.group(1)), int(found.group(2)), found.group(3)
-    hours = {hour % 12 + (12 if half.lower() == "p" else 0)} if half and hour <= 12 else (
-        {hour, hour + 12} if hour < 12 else {hour})
-    return {(h % 24, minute) for h in hours}
+def unchecked_arithmetic(text: str, asked: str) -> str | None:
+    """The number an answer gives for a calculation the message (`asked`) asks, or None: the message holds one,
+    and the answer a number the message does not."""
+    if not asks_calculation(asked):
+        return None
+    given = set(_RESULT_NUMBER.findall(asked.replace(",", "")))
+    return next((n for n in _RESULT_NUMBER.findall(text.replace(",", "")) if n not in given), None)
 
 
-def unsaid_dates(text: str, results: Sequence[tuple[str, str]], said: str) -> list[str]:
-    """The whole dates (day, month and year) an answer gives that no result of the turn (name and output) and
-    nothing `said` gives, in any form (`dates_said`), as YYYY-MM-DD: asked "Wie groß ist die Datei budget.csv und
-    wann wurde sie zuletzt geändert?", the 0.5B read the file, not its details, and answered that it was changed
-    "on February 29, 2023". [] when the turn has no result."""
-    if not results:
-        return []
-    known = dates_said(" ".join([said, *(output for _, output in results)]).lower())
-    return sorted(dates_said(text.lower()) - known)
+@dataclass
+class Facts:
+    """What an answer is checked against: the turn's calls and results, and what the conversation said."""
+
+    text: str  # the answer
+    offered: list[Tool]  # the tools offered in the turn
+    called: list[str] = field(default_factory=list)  # the names of the turn's calls
+    found: list[tuple[str, str]] = field(default_factory=list)  # the turn's results: tool and output
+    earlier: list[tuple[str, str]] = field(default_factory=list)  # the conversation's results
+    said: str = ""  # what the person, a tool or a call said
+    asked: str = ""  # the person's last message
+
+    def succeeded(self, changing: bool = False) -> bool:
+        """Whether a call of the turn succeeded (`changing`: of a tool not marked read-only)."""
+        reading = {t.name for t in self.offered if t.read_only}
+        return any(not output.startswith("Error") and not (changing and name in reading) for name, output in self.found)
 
 
-def _as_utc(hour: int, minute: int, offset: str) -> tuple[int, int]:
-    if offset.upper() == "Z":
-        return hour, minute
-    sign = -1 if offset.startswith("-") else 1
-    digits = offset[1:].replace(":", "")
-    shift = sign * (int(digits[:2]) * 60 + int(digits[2:] or 0))
-    total = (hour * 60 + minute - shift) % (24 * 60)
-    return total // 60, total % 60
-
-
-def _offset_name(offset: str) -> str:
-    return "UTC" if offset.upper() == "Z" or offset.replace(":", "") in ("+0000", "-0000") else f"UTC{offset}"
-
-
-def unfounded(text: str, offered: Iterable[str], called: Iterable[str],
-              earlier: Iterable[tuple[str, str]] = (), found: Sequence[tuple[str, str]] = (),
-              said: str = "", asked: str = "", folders: bool = False) -> tuple[str, str] | None:
-    """What an answer says that did not happen or cannot be known, with the notice to show; None when nothing:
-    a tool's result without its call (`claimed_tool`); when calls were made, the time now or content shown after
-    calls that all failed (`claimed_now`, `shown_after_failure`), a name no one `said` after results
-    that all found nothing (`found`: the turn's, name and output; `named_from_nothing`), or a quote of one of them
-    with a line of its own (`altered_quote`), or a clock time or a date none of them gave (`misread_time`,
-    `unsaid_dates`); when nothing was called, the time now (`claimed_now`), files a message (`asked`) about files or
-    a folder got named while a server works in `folders` (`files_unread`), or an `earlier` result (name and output)
-    repeated (`repeated_result`)."""
-    made = list(called)
-    tool = claimed_tool(text, offered, made)
+def unfounded(facts: Facts) -> tuple[str, str] | None:
+    """What the answer says that did not happen or cannot be known, and the notice to show; None when nothing."""
+    text, made = facts.text, facts.called
+    tool = claimed_tool(text, [t.name for t in facts.offered], made)
     if tool is not None:
         return tool, NOTICE
-    if made:
-        answered = [(tool, output) for tool, output in found if not output.startswith("Error")]
-        if found and not answered:  # every call failed
-            now = claimed_now(text)
-            if now is not None:
-                return now, FAILED_NOW_NOTICE.format(tool=found[0][0])
-            shown = shown_after_failure(text)
-            if shown is not None:
-                return shown, FAILED_NOTICE.format(tool=found[0][0])
-        nothing = named_from_nothing(text, found, said)
-        if nothing is not None:
-            return nothing[1], NOTHING_NOTICE.format(tool=nothing[0], name=nothing[1])
-        altered = altered_quote(text, found)
-        if altered is not None:
-            return altered[1], ALTERED_NOTICE.format(tool=altered[0], line=altered[1])
-        misread = misread_time(text, answered, said)
-        if misread is not None:
-            return misread[0], TIME_NOTICE.format(told=misread[0], tool=misread[1], given=misread[2])
-        dates = unsaid_dates(text, answered, said)
-        return (dates[0], DATE_NOTICE.format(told=dates[0])) if dates else None
-    now = claimed_now(text)
+    if any(not t.read_only for t in facts.offered) and not facts.succeeded(changing=True):
+        if (action := claimed_action(text)) is not None:
+            return action, ACTION_NOTICE.format(claim=action[:80])
+    calculator = next((t for t in facts.offered if calculates(t)), None)
+    if calculator is not None and calculator.name not in made and (
+            number := unchecked_arithmetic(text, facts.asked)) is not None:
+        return number, ARITHMETIC_NOTICE.format(tool=calculator.name, claim=number)
+    return _after_calls(facts) if made else _without_calls(facts)
+
+
+def _after_calls(facts: Facts) -> tuple[str, str] | None:
+    text, found, said = facts.text, facts.found, facts.said
+    answered = [(tool, output) for tool, output in found if not output.startswith("Error")]
+    if found and not answered:  # every call failed
+        now = claimed_now(text)
+        if now is not None:
+            return now, FAILED_NOW_NOTICE.format(tool=found[0][0])
+        shown = shown_after_failure(text)
+        if shown is not None:
+            return shown, FAILED_NOTICE.format(tool=found[0][0])
+    nothing = named_from_nothing(text, found, said)
+    if nothing is not None:
+        return nothing[1], NOTHING_NOTICE.format(tool=nothing[0], name=nothing[1])
+    altered = altered_quote(text, found)
+    if altered is not None:
+        return altered[1], ALTERED_NOTICE.format(tool=altered[0], line=altered[1])
+    misread = misread_time(text, answered, said)
+    if misread is not None:
+        return misread[0], TIME_NOTICE.format(told=misread[0], tool=misread[1], given=misread[2])
+    dates = unsaid_dates(text, answered, said)
+    return (dates[0], DATE_NOTICE.format(told=dates[0])) if dates else None
+
+
+def _without_calls(facts: Facts) -> tuple[str, str] | None:
+    now = claimed_now(facts.text)
     if now is not None:
         return now, NOW_NOTICE
-    files = files_unread(text, asked, said) if folders else []
+    folders = any(t.places for t in facts.offered)  # a server that works in folders: files a person has
+    files = files_unread(facts.text, facts.asked, facts.said) if folders else []
     if files:
         return files[0], UNREAD_NOTICE.format(files=", ".join(files[:3]) + (" …" if len(files) > 3 else ""))
-    source = repeated_result(text, earlier)
-    return (source, REPEAT_NOTICE.format(tool=source)) if source is not None else None
+    source = repeated_result(facts.text, facts.earlier)
+    if source is not None:
+        return source, REPEAT_NOTICE.format(tool=source)
+    content = claimed_content(facts.text)
+    return (content[0], CONTENT_NOTICE.format(thing=content[1])) if content is not None else None

@@ -44,14 +44,10 @@ class Model:
     size: int
     sha256: str
     licence: str
-    # the route calls when the probability of a call's opening is above this (`sidespin.route`), measured on
-    # BFCL's categories through bench/bench_bfcl.py: a small model opens with a call far more often than it should
+    # the tool-use pipeline's bars for this model (`sidespin.tooluse.pipeline`): the chance of a call's opening above
+    # which it calls, and the chance of "yes, this tool does what is asked" below which a first call is not made;
+    # measured per model (docs/tool-use.md)
     route_threshold: float = 0.5
-    # ... and makes a first call only when, asked plainly whether the tool does what was asked, its "yes" has at least
-    # this chance against "no" (`sidespin.route.Router._fits`), measured the same way. Both shipped models take 0.35:
-    # at 0.6 the 1.5B answered more of BFCL's irrelevant questions without a call (seed 7: 36 of 40 against 28;
-    # seed 41: 41/56 against 38/56), but refused right calls of the reference servers' tools that it said fit at
-    # 0.47-0.60 ("Remember that …", "What's on my to-do list?"): 20 of 31 against 23 (docs/tool-use.md, point 4)
     route_fit: float = 0.35
 
 

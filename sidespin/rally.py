@@ -50,13 +50,14 @@ from sidespin.events import (
 )
 from sidespin.formats import ATTACHMENTS, call_to_openai, tool_message
 from sidespin.history import put_result, recent
-from sidespin.honesty import unfounded
+from sidespin.honesty import Facts, unfounded
 from sidespin.intercept import Interceptor
 from sidespin.limits import TurnControl, TurnCut
 from sidespin.llm.base import Backend
 from sidespin.llm.llama import counting
 from sidespin.protocol import holds_call_syntax, poke_prompt
 from sidespin.questions import CallScope, current_call
+from sidespin.ladder import choose_rung
 from sidespin.rungs import Ask, Request, Rung, rung_named
 from sidespin.tools import DEFAULT_TIMEOUT, Tool, ToolCall, ToolRegistry, ToolResult
 
@@ -77,7 +78,7 @@ class Conversation:
 
 @dataclass
 class RallyOptions:
-    mode: ToolMode = "auto"  # native, route, xml, or auto (native where the backend has it, else route, else xml)
+    mode: ToolMode = "auto"  # native, route, xml, or auto (`sidespin.ladder.choose_rung`)
     max_rounds: int = 8
     tool_timeout: float = DEFAULT_TIMEOUT
     system_prompt: str = ""
@@ -149,12 +150,7 @@ class _Turn:
     def rung(self) -> Rung:
         """The rung of the ladder this turn stands on (a Poke forces its xml block); chosen once a turn."""
         if self._rung is None:
-            if self.force_tool:
-                name = "xml"
-            elif self.options.mode == "auto":
-                name = "native" if self.backend.supports_tools else "route" if self.backend.supports_routing else "xml"
-            else:
-                name = self.options.mode
+            name = "xml" if self.force_tool else choose_rung(self.backend, self.options.mode).name
             self._rung = rung_named(name)
         return self._rung
 
@@ -498,8 +494,7 @@ async def chat_with_llm(
                      *(str((call.get("function") or {}).get("arguments") or "") for m in messages
                        for call in m.get("tool_calls") or [])])  # what the person, a tool or a call said
     asked = str(messages[asked_at].get("content") or "") if asked_at >= 0 else ""
-    folders = any(tool.places for tool in registry)  # a server that works in folders: files a person has
-    claim = unfounded("".join(turn.answer), registry.names(), turn.called, earlier, found, said, asked, folders)
+    claim = unfounded(Facts("".join(turn.answer), list(registry), turn.called, found, earlier, said, asked))
     if claim is not None:
         marker = "TOOL_RESULT_MADE_UP" if turn.called else "TOOL_CLAIM_WITHOUT_CALL"  # beside the results it had
         logger.warning("{} conv={} {}", marker, conversation.id, claim[0][:120])

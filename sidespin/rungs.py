@@ -1,7 +1,7 @@
 """The rungs of the ladder: one object per way a model asks for tools, held by the rally.
 
 - `Native`: the backend takes tool definitions and returns calls (Ollama, OpenAI, Anthropic).
-- `Route`: the constrained route decides the calls (`sidespin.route`, llama.cpp models); the model
+- `Route`: the tool-use pipeline decides the calls (`sidespin.tooluse`, llama.cpp models); the model
   then only answers, in words, from the results.
 - `Xml`: the salted one-shot prompt teaches the `<mcp-request>` block, for any model at all.
 
@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Sequence
 from sidespin.formats import ATTACHMENTS, call_from_openai, to_openai_tool
 from sidespin.llm.base import Backend, Grammar
 from sidespin.protocol import MCP_TAG, format_block, grammar_for, teaching_prompt
-from sidespin.route import decision_tables, offered_table
+from sidespin.tooluse import offered_table, tables
 from sidespin.tools import FAILED, Tool, ToolCall, failed
 from sidespin.transcript.markers import fence_for
 
@@ -103,13 +103,13 @@ class Route(Rung):
         return Request(_system(ask.system) + narrated_history(ask.history))
 
     def tool_section(self, tools: Sequence[Tool]) -> str:
-        """The largest table a decision reads (`decision_tables`): what the tool list costs it at most."""
-        sections = [json.dumps(offered_table(table), ensure_ascii=False) for table in decision_tables(tools)]
+        """The largest table a decision reads (`sidespin.tooluse.tables`): what the tool list costs it at most."""
+        sections = [json.dumps(offered_table(table), ensure_ascii=False) for table in tables(tools)]
         return max(sections, key=len) if tools else ""
 
     async def decide(self, backend: Backend, ask: Ask) -> list[ToolCall] | None:
-        router = await backend.router()
-        return await router.route(_system(ask.system) + decision_history(ask.history), ask.tools)
+        decider = await backend.decider()
+        return await decider.decide(_system(ask.system) + decision_history(ask.history), ask.tools)
 
 
 RUNGS: dict[str, type[Rung]] = {rung.name: rung for rung in (Native, Route, Xml)}

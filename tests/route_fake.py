@@ -9,8 +9,9 @@ the scripted calls it writes the last one again. Once results
 have come back for the message, it wants what `after` says for it (nothing by default). Everything it
 was asked is kept in `asked` (kind, prompt, grammar or schema). Asked plainly whether a tool does what the
 message asks, it says yes, and no for the tools in `misfits`. Where a name is being written, its likeliest next
-tokens are what `name_tokens` says for the part written, or none: the name is then written under the names grammar
-(the scripted one, or the first the grammar allows). With `shy=P` its chance of opening a call is P
+tokens are what `name_tokens` says for the part written (none where it says nothing), or, without `name_tokens`,
+the rest of the scripted name (0.9), and of the other names it wants (0.1 in all). Under the names grammar it writes the scripted name, or the first the
+grammar allows. With `shy=P` its chance of opening a call is P
 once the conversation holds an earlier answer in words (a small model goes on answering in words). Asked for one
 more value after the arguments it wrote (a prompt ending `"name": `), it writes `later[name]`; asked to go on with a
 string it wrote, it ends it.
@@ -85,7 +86,12 @@ class FakeLlama:
         wanted, written = self._wanted(prompt)
         answer = prompt.rpartition("<assistant>")[2]
         if OPEN in answer and not re.search(r'["<]', answer.rpartition(OPEN)[2]):  # a name is being written
-            return (self.name_tokens or {}).get(answer.rpartition(OPEN)[2], [])
+            written_so_far = answer.rpartition(OPEN)[2]
+            if self.name_tokens is not None:
+                return self.name_tokens.get(written_so_far, [])
+            names = list(dict.fromkeys(n for n, _ in wanted[min(written, len(wanted) - 1):] + wanted))
+            return [(n[len(written_so_far):] + '",', 0.9 if i == 0 else 0.1 / len(names))
+                    for i, n in enumerate(names) if n.startswith(written_so_far)]
         if written == 0:
             p = self.p_call if wanted else 1 - self.p_call
             if wanted and self.shy is not None and re.search(r"<assistant>[^<]+</assistant>", prompt):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, ToolProposed
-from sidespin.honesty import (ALTERED_NOTICE, DATE_NOTICE, FAILED_NOTICE, FAILED_NOW_NOTICE, NOTHING_NOTICE, NOTICE,
+from sidespin.honesty import (ACTION_NOTICE, ARITHMETIC_NOTICE, CONTENT_NOTICE, ALTERED_NOTICE, DATE_NOTICE, FAILED_NOTICE, FAILED_NOW_NOTICE, NOTHING_NOTICE, NOTICE,
                               NOW_NOTICE, REPEAT_NOTICE, TIME_NOTICE, UNREAD_NOTICE, altered_quote, claimed_now,
                               claimed_tool, empty_result, files_unread, misread_time, named_from_nothing,
                               repeated_result, shown_after_failure, unsaid_dates)
@@ -375,14 +375,61 @@ def test_files_an_answer_names_that_no_one_named_are_unread_when_asked_about_fil
 
 async def test_a_listing_of_files_without_any_call_says_nothing_was_read_from_the_folders() -> None:
     """"Which files are in the notes folder?", the filesystem server connected: the 0.5B made no call and listed
-    notes.txt, notes.md, notes.pdf … . Without a server that works in folders there is nothing to say."""
+    notes.txt, notes.md, notes.pdf … . Without a server that works in folders, it still told what a folder holds
+    with no tool run."""
     listing = "The notes folder contains:\n- notes.txt\n- notes.md\n- notes.pdf"
     in_folders = dataclasses.replace(read_file, places=("/home/me/files",))
     for registry, notices in ((ToolRegistry([in_folders, write_file]),
                                [UNREAD_NOTICE.format(files="notes.txt, notes.md, notes.pdf")]),
-                              (ToolRegistry([read_file, write_file]), [])):
+                              (ToolRegistry([read_file, write_file]), [CONTENT_NOTICE.format(thing="folder")])):
         events = [e async for e in chat_with_llm(Conversation(), "Which files are in the notes folder?",
                                                  backend=ScriptedBackend([[listing]]), registry=registry,
                                                  options=RallyOptions(mode="xml"))]
         assert [e.message for e in events if isinstance(e, ErrorNotice)] == notices
         assert "".join(e.text for e in events if isinstance(e, TextDelta)) == listing  # kept as written
+
+
+@tool
+def add_row(table: str, values: str) -> str:
+    """Insert a row into a table."""
+    return "Error: table is read-only"
+
+
+@tool(read_only=True)
+def evaluate(expression: str) -> str:
+    """Evaluate an arithmetic expression."""
+    return "1776"
+
+
+async def test_an_action_reported_done_needs_a_call_of_a_tool_that_changes_things_that_succeeded() -> None:
+    """The class: "… has been added to the table" after a call that cannot add a row, or after none. Said in four
+    languages; an answer about code it shows is no such report."""
+    for answer in ("Done! Tom has been added to the table.", "I've saved your note.", "J'ai enregistré la note.",
+                   "Die Zeile wurde erfolgreich hinzugefügt.", "He guardado la nota."):
+        events = [e async for e in chat_with_llm(Conversation(), "Add Tom to the people table",
+                                                 backend=ScriptedBackend([[answer]]),
+                                                 registry=ToolRegistry([add_row, read_file]),
+                                                 options=RallyOptions(mode="xml"))]
+        notices = [e.message for e in events if isinstance(e, ErrorNotice)]
+        assert notices and notices[0].startswith(ACTION_NOTICE.split(":")[0]), (answer, notices)
+    failed = await one_call_turn("Add Tom to people", '<mcp-request><tool name="add_row" /><param name="table">people'
+                                 '</param><param name="values">Tom</param></mcp-request>',
+                                 "Tom has been added to the table.", add_row)
+    assert any(isinstance(e, ErrorNotice) and "was not done" in e.message for e in failed)
+    done = await one_call_turn("Write it down", '<mcp-request><tool name="write_file" /><param name="path">a.md'
+                               '</param><param name="content">x</param></mcp-request>', "I've saved it.", write_file)
+    assert not [e for e in done if isinstance(e, ErrorNotice)]
+    code = [e async for e in chat_with_llm(Conversation(), "Write a sort function", backend=ScriptedBackend(
+        [["I've written a function below:\n```python\ndef s(x): return sorted(x)\n```"]]),
+        registry=ToolRegistry([add_row]), options=RallyOptions(mode="xml"))]
+    assert not [e for e in code if isinstance(e, ErrorNotice)]
+
+
+async def test_arithmetic_answered_in_words_while_a_tool_that_calculates_is_offered_is_marked() -> None:
+    events = [e async for e in chat_with_llm(Conversation(), "What is 48 x 37?", backend=ScriptedBackend(
+        [["48 x 37 = 1,766."]]), registry=ToolRegistry([evaluate]), options=RallyOptions(mode="xml"))]
+    assert [e.message for e in events if isinstance(e, ErrorNotice)] == [
+        ARITHMETIC_NOTICE.format(tool="evaluate", claim="1766")]
+    plain = [e async for e in chat_with_llm(Conversation(), "What is the capital of Peru?", backend=ScriptedBackend(
+        [["Lima, since 1535."]]), registry=ToolRegistry([evaluate]), options=RallyOptions(mode="xml"))]
+    assert not [e for e in plain if isinstance(e, ErrorNotice)]

@@ -9,7 +9,7 @@ from sidespin.events import TextDelta, ToolFinished, ToolProposed, ToolStarted
 from sidespin.formats import call_to_openai
 from sidespin.ladder import Choice, choose_rung
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
-from sidespin.route import Router
+from sidespin.tooluse import Decider
 from sidespin.rungs import narrated_history
 from sidespin.tools import ToolCall, ToolRegistry, tool
 from tests.conftest import in_process
@@ -38,23 +38,23 @@ class RoutedModel(ScriptedBackend):
         super().__init__(turns)
         self.llama = FakeLlama(routes)
 
-    async def router(self) -> Router:
-        return Router(self.llama)
+    async def decider(self) -> Decider:
+        return Decider(self.llama)
 
 
 async def test_the_route_calls_the_tool_and_the_model_answers_from_the_result_in_words():
-    model = RoutedModel([["You rolled 20."]], {"roll a d20": [("roll_dice", {"sides": 20, "count": 1})]})
+    model = RoutedModel([["You rolled 20."]], {"roll a d20": [("roll_dice", {"sides": 20})]})
     conversation = Conversation()
     events = [e async for e in chat_with_llm(conversation, "roll a d20", backend=model,
                                              registry=ToolRegistry([roll_dice, get_time]))]
     proposed = [e.call for e in events if isinstance(e, ToolProposed)]
-    assert [(c.name, c.arguments) for c in proposed] == [("roll_dice", {"sides": 20, "count": 1})]  # "a" d20
+    assert [(c.name, c.arguments) for c in proposed] == [("roll_dice", {"sides": 20})]  # the count left to its default
     assert [e.result.output for e in events if isinstance(e, ToolFinished)] == [{"rolls": [20], "total": 20}]
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "You rolled 20."
     answered = model.calls[0]  # the one streamed answer: told the result, offered no tool, taught no block
     assert model.tools_seen == [[]] and model.grammars == [None]
     told = answered[-1]["content"]
-    assert 'The tool roll_dice was run with {"sides": 20, "count": 1} and gave:' in told and '"total": 20' in told
+    assert 'The tool roll_dice was run with {"sides": 20} and gave:' in told and '"total": 20' in told
     assert "mcp-request" not in json.dumps(answered)
     assert all(m["role"] != "assistant" or "roll_dice" not in m["content"] for m in answered)
     assert events[-1].reason == "done"

@@ -203,18 +203,18 @@ async def test_a_failed_call_runs_again_once_another_call_succeeded_since():
     staged.clear()
 
     class Decisions:
-        """The route's choices, one a round: a scripted router for the loop."""
+        """The route's choices, one a round: a scripted decider for the loop."""
 
         def __init__(self, rounds: list[list[ToolCall]]) -> None:
             self.rounds = rounds
 
-        async def route(self, messages, tools):
+        async def decide(self, messages, tools):
             return self.rounds.pop(0) if self.rounds else []
 
     class Routed(ScriptedBackend):
         supports_routing = True
 
-        async def router(self):
+        async def decider(self):
             return decisions
 
     decisions = Decisions([[ToolCall("commit", {"message": "hi"})], [ToolCall("stage", {"file": "a.py"})],

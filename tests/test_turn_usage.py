@@ -12,7 +12,7 @@ from sidespin.events import Usage
 from sidespin.llm import Delta, TokenUsage
 from sidespin.protocol import format_block
 from sidespin.llm.llama import LlamaServer
-from sidespin.route import Router
+from sidespin.tooluse import Decider
 from sidespin.tools import ToolCall, tool
 from sidespin.transcript import parse
 from sidespin.web.live import LiveTurn, TurnBoard
@@ -115,13 +115,13 @@ async def test_the_usage_note_follows_the_whole_answer_even_when_its_last_text_c
 
 
 class RoutedBackend(ScriptedBackend):
-    """The scripted model on the route rung: its router asks `llama` (a fake llama.cpp server on loopback)."""
+    """The scripted model on the route rung: its decider asks `llama` (a fake llama.cpp server on loopback)."""
 
     supports_routing = True
     llama: LlamaServer
 
-    async def router(self):
-        return Router(self.llama)
+    async def decider(self):
+        return Decider(self.llama)
 
 
 def route_settings(tmp_path: Path):

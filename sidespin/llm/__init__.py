@@ -39,7 +39,7 @@ def _build(settings: "Settings") -> Backend:
         from sidespin.llm.embedded import EmbeddedBackend
 
         return EmbeddedBackend(model_path=settings.model or None, options=_limit(settings),
-                               second_model=settings.second_model or None)
+                               second_model=settings.second_model or None, shapes=settings.shapes)
     if kind == "openai":
         from sidespin.llm.openai import OpenAIBackend
 

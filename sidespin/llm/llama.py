@@ -1,5 +1,5 @@
 """llama.cpp's own endpoints (not the OpenAI ones): a chat rendered to a prompt, constrained completions, token
-probabilities and slots. The route (`sidespin.route`) decides through them.
+probabilities and slots. The tool-use pipeline (`sidespin.tooluse`) decides through them.
 
     async with LlamaServer(root_url, api_key) as server:
         prompt = await server.render(messages, tools)

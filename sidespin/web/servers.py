@@ -37,7 +37,7 @@ from loguru import logger
 from starlette.requests import Request
 
 from sidespin.errors import MCPServerError, ToolNotFound, TranscriptError
-from sidespin.route import SHORTLIST
+from sidespin.tooluse import SHORTLIST
 from sidespin.rungs import rung_named
 from sidespin.tools import Tool
 from sidespin.web.composer import ChangedNotice

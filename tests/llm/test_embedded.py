@@ -86,7 +86,7 @@ async def test_each_tables_prompt_is_saved_whole_and_kept_so_a_decision_evaluate
     decision on it, or by the warm-up), and after a restart restores them, a decision on either
     evaluates the few tokens of the message, not the hundreds of its table's tools. A slot file that
     holds another prompt (one was written while a decision ran) is found out and saved again."""
-    from sidespin.route import decision_tables
+    from sidespin.tooluse import tables as decision_tables
     from sidespin.tools import Tool
 
     def server(name: str, verbs: list[str]) -> list[Tool]:
@@ -103,16 +103,16 @@ async def test_each_tables_prompt_is_saved_whole_and_kept_so_a_decision_evaluate
             backend.slot_dir = tmp_path
             async with backend:
                 if start == 0:  # a decision before the warm-up (a one-shot `ask`) keeps its table too
-                    await (await backend.router()).route([{"role": "user", "content": "Borrow the book Dune."}], tools)
+                    await (await backend.decider()).decide([{"role": "user", "content": "Borrow the book Dune."}], tools)
                     assert [line.split()[0] for line in events] == ["ROUTE_PREFIX_SAVED"]
                 await backend.warm(tools)
                 if start == 0:
                     first, second = sorted(tmp_path.iterdir())
                     second.write_bytes(first.read_bytes())  # one file now holds the other table's prompt
                 if start == 1:
-                    router, llama = await backend.router(), backend._llama
+                    decider, llama = await backend.decider(), backend._llama
                     for table in reversed(decision_tables(tools)):  # the one warmed first, last
-                        prompt = await router.prompt([{"role": "user", "content": "Borrow Dune for me."}], table)
+                        prompt = await decider.model.prompt([{"role": "user", "content": "Borrow Dune for me."}], table)
                         await llama.next_tokens(prompt)
                         assert llama.last_timings["prompt_n"] < 30 < llama.last_timings["cache_n"], llama.last_timings
     kinds = [line.split()[0] for line in events]
@@ -134,20 +134,20 @@ async def test_shared_backend_describes_itself_and_passes_grammars(embedded: Emb
 @pytest.mark.model
 @pytest.mark.asyncio(loop_scope="session")
 async def test_a_number_written_under_its_bounds_stops_after_its_decimals(embedded: EmbeddedBackend) -> None:
-    """The route's numbers are bounded in their digits after the point (`sidespin.arguments.bounds_for`): the 0.5B
-    wrote a growth rate of 1.50000000000000015000… until the budget cut the call off. The finest step allowed is
-    one llama.cpp still applies: finer, it drops the whole schema and the model writes free text (a ```json fence)."""
-    from sidespin.arguments import MOST_DECIMALS, Bounds, arguments_schema
+    """Numbers are written under bounds on their digits after the point (`sidespin.tooluse.schema.bounds_for`), so a
+    small model stops after them; the finest step allowed is one llama.cpp still applies (finer, it drops the whole
+    schema and the model writes free text)."""
+    from sidespin.tooluse.schema import MOST_DECIMALS, Bounds, arguments_schema
     from sidespin.tools import Tool
 
     tool = Tool("project", "Project a population.", {"type": "object", "properties": {
         "rate": {"type": "number"}, "tiny": {"type": "number"}}, "required": ["rate", "tiny"]}, fn=len, source="mcp:x")
     prompt = ("<|im_start|>user\nWrite JSON with rate = 1.0555555555555555555555 and tiny = 0.000001256<|im_end|>\n"
               "<|im_start|>assistant\n")
-    router = await embedded.router()
+    decider = await embedded.decider()
     for bounds, rate, tiny in [(Bounds(), "1.055555", 0.000001), (Bounds(decimals=MOST_DECIMALS), "1.0555555555",
                                                                    0.000001256)]:
-        written = await router.llama.complete(prompt, None, arguments_schema(tool, bounds=bounds), 200)
+        written = await decider.llama.complete(prompt, None, arguments_schema(tool, bounds=bounds), 200)
         assert json.loads(written) == {"rate": float(rate), "tiny": tiny}, written
 
 
@@ -185,9 +185,9 @@ async def test_a_second_model_runs_in_a_child_of_its_own_and_one_that_cannot_sta
     backend = EmbeddedBackend(n_ctx=2048, second_model=str(default_model_path()))
     await backend.start()
     try:
-        router = await backend.router()
-        second = await router.second()
-        assert second is not None and second is not router
+        decider = await backend.decider()
+        second = await decider.second()
+        assert second is not None and second is not decider
         assert backend._second is not None and port_is_open(backend._second.base_url)
         assert backend._second.base_url != backend.base_url
         assert backend.describe()["second_model"] == str(default_model_path())
@@ -195,10 +195,9 @@ async def test_a_second_model_runs_in_a_child_of_its_own_and_one_that_cannot_sta
         # a call the first names gets the arguments the second writes, after its own prompt (here the same text)
         dice = Tool("roll_dice", "Roll a die with the given number of sides.", {"type": "object", "properties": {
             "sides": {"type": "integer"}}, "required": ["sides"]}, fn=len, source="plugin:dice")
-        with log_lines("ROUTE_ARGUMENTS ") as written:
-            calls = await router.route([{"role": "user", "content": "Roll a die with 20 sides."}], [dice])
+        calls = await decider.decide([{"role": "user", "content": "Roll a die with 20 sides."}], [dice])
         assert [(c.name, c.arguments) for c in calls] == [("roll_dice", {"sides": 20})]
-        assert written and all(line.endswith("by the second model") for line in written), written
+        assert second.llama.last_timings  # the second model wrote the arguments
     finally:
         url = backend._second.base_url if backend._second else ""
         await backend.aclose()
@@ -207,10 +206,10 @@ async def test_a_second_model_runs_in_a_child_of_its_own_and_one_that_cannot_sta
     bogus.write_text("not a model")
     with log_lines("ROUTE_SECOND_FAILED") as failed:
         async with EmbeddedBackend(n_ctx=2048, second_model=str(bogus)) as backend:
-            router = await backend.router()
-            assert await router.second() is None
+            decider = await backend.decider()
+            assert await decider.second() is None
             assert backend.describe()["second_model_state"].startswith("failed: llama.cpp could not load")
-            assert await router.route([{"role": "user", "content": "hello"}], []) == []
+            assert await decider.decide([{"role": "user", "content": "hello"}], []) == []
     assert failed and "bogus.gguf" in failed[0] and "alone" in failed[0]
 
 

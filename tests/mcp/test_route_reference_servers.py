@@ -12,7 +12,7 @@ import pytest
 from sidespin.config import load_settings
 from sidespin.engine import Engine
 from sidespin.events import ToolFinished, ToolStarted
-from sidespin.route import Router
+from sidespin.tooluse import Decider
 from tests.route_fake import FakeLlama, WritesAnEdit
 from tests.scripted import ScriptedBackend
 
@@ -32,8 +32,8 @@ class RoutedModel(ScriptedBackend):
         super().__init__(answers)
         self.llama = llama
 
-    async def router(self) -> Router:
-        return Router(self.llama)
+    async def decider(self) -> Decider:
+        return Decider(self.llama)
 
 
 async def play(engine: Engine, conversation, text: str) -> list:

@@ -1,5 +1,5 @@
 """A file the conversation read is a tool result: its lines may say anything. When a request to add to it has its
-edit written again after one of them (`sidespin.edits`), each line is offered to llama.cpp's grammar as text
+edit written again after one of them (the `editor` shape), each line is offered to llama.cpp's grammar as text
 only: quotes, backslashes, control characters and grammar syntax in a line neither break the grammar nor let the
 model write past it. Against the real default model."""
 
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from sidespin.edits import anchored_grammar, lines_of
+from sidespin.tooluse.shapes.editor import _anchored_grammar
 from sidespin.llm.embedded import EmbeddedBackend
 
 HOSTILE = "\n".join([
@@ -24,19 +24,18 @@ HOSTILE = "\n".join([
 
 @pytest.mark.model
 async def test_a_hostile_files_lines_are_offered_to_the_grammar_as_text_and_the_edit_stays_one_of_them() -> None:
-    lines = lines_of(HOSTILE)
-    assert len(lines) == 5 and "# Shopping" not in lines  # the list's items
+    lines = HOSTILE.splitlines()[1:]  # the list's items
     backend = EmbeddedBackend(n_ctx=2048, options={"seed": 42, "temperature": 0})
     async with backend:
-        router = await backend.router()
+        decider = await backend.decider()
         for pair in [("edits", "oldText", "newText"), (None, "old_str", "new_str")]:
             container, old, new = pair
             head = '{"path": "notes/shopping.md", ' + json.dumps(container or old) + ": "
             prompt = ("<|im_start|>user\nAdd butter to notes/shopping.md.<|im_end|>\n<|im_start|>assistant\n"
                       '<tool_call>\n{"name": "edit_file", "arguments": ' + head)
-            written = await router.llama.complete(prompt, anchored_grammar(pair, lines), None, 320)
+            written = await decider.llama.complete(prompt, _anchored_grammar(pair, HOSTILE), None, 320)
             arguments = json.loads(head + written + "}")  # JSON, closed where the grammar closes it
             edits = arguments[container] if container else [arguments]
             assert len(edits) == 1 and set(edits[0]) == {old, new} | ({"path"} if container is None else set())
-            assert edits[0][old] in lines, written  # a line of the file, exactly
+            assert edits[0][old] in [line.rstrip() for line in lines], written  # a line of the file, exactly
             assert edits[0][new].startswith(edits[0][old] + "\n"), written

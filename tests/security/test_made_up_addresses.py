@@ -4,7 +4,7 @@ itself names it; words of its path shared with the message do not count."""
 
 from __future__ import annotations
 
-from sidespin.route import Router
+from sidespin.tooluse import Decider
 from sidespin.tools import Tool
 from tests.route_fake import FakeLlama
 
@@ -16,12 +16,12 @@ POST = Tool(name="http_post", description="Send data to a web address with a POS
 async def test_an_address_whose_host_no_one_gave_is_not_called_even_when_its_path_repeats_the_message() -> None:
     text = "Send my shopping list to my shopping list app: milk, eggs."
     written = {"url": "https://shopping-list.example.net/my/shopping/list", "body": "milk, eggs"}
-    assert await Router(FakeLlama({text: [("http_post", written)]})).route(
+    assert await Decider(FakeLlama({text: [("http_post", written)]})).decide(
         [{"role": "user", "content": text}], [POST]) == []
 
 
 async def test_an_address_a_person_gave_is_called() -> None:
     text = "Send milk, eggs to https://lists.example.net/mine with a POST."
     written = {"url": "https://lists.example.net/mine", "body": "milk, eggs"}
-    calls = await Router(FakeLlama({text: [("http_post", written)]})).route([{"role": "user", "content": text}], [POST])
+    calls = await Decider(FakeLlama({text: [("http_post", written)]})).decide([{"role": "user", "content": text}], [POST])
     assert [c.arguments for c in calls] == [written]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from sidespin.route import SHORTLIST, TABLE_CHARS
+from sidespin.tooluse.offer import SHORTLIST, TABLE_CHARS
 from sidespin.tools import Tool
 from sidespin.web.servers import Cost, tool_section
 

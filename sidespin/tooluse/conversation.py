@@ -1,0 +1,112 @@
+"""A conversation as a decision reads it: OpenAI-shaped messages, read once into `Talk`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Sequence
+
+from sidespin.tools import failed
+
+__all__ = ["Talk", "Answered"]
+
+
+@dataclass(frozen=True)
+class Answered:
+    """A call the conversation made and its answer: where it was made (the message's index), its tool, arguments
+    and the text that came back."""
+
+    place: int
+    name: str
+    arguments: dict[str, Any]
+    answer: str
+
+    @property
+    def failed(self) -> bool:
+        return failed(self.answer)
+
+
+class Talk:
+    """What a decision needs of `messages`: the person's last message, the turn since it, the calls made."""
+
+    def __init__(self, messages: Sequence[dict[str, Any]]) -> None:
+        self.messages = list(messages)
+        users = [i for i, m in enumerate(self.messages) if m.get("role") == "user"]
+        self._last_user = users[-1] if users else -1
+
+    @cached_property
+    def last(self) -> str:
+        """The person's last message ("" when none)."""
+        if self._last_user < 0:
+            return ""
+        content = self.messages[self._last_user].get("content")
+        return content if isinstance(content, str) else ""
+
+    @cached_property
+    def previous(self) -> str:
+        """The person's message before the last ("" when none)."""
+        users = [m.get("content") for m in self.messages[:max(self._last_user, 0)] if m.get("role") == "user"]
+        return users[-1] if users and isinstance(users[-1], str) else ""
+
+    @property
+    def again(self) -> bool:
+        """Whether results came back since the person's last message: the decision is made again."""
+        return bool(self.messages) and self.messages[-1].get("role") == "tool"
+
+    @property
+    def turn(self) -> list[dict[str, Any]]:
+        """The messages since the person's last one."""
+        return self.messages[self._last_user + 1:]
+
+    @cached_property
+    def answered(self) -> list[Answered]:
+        """Every call of the conversation that has its answer, in order."""
+        answers = {m.get("tool_call_id"): str(m.get("content") or "") for m in self.messages if m.get("role") == "tool"}
+        made = []
+        for place, message in enumerate(self.messages):
+            for one in message.get("tool_calls") or []:
+                function = one.get("function") or {}
+                if one.get("id") in answers:
+                    with contextlib.suppress(json.JSONDecodeError, TypeError):
+                        arguments = json.loads(function.get("arguments") or "{}")
+                        made.append(Answered(place, str(function.get("name")), arguments, answers[one.get("id")]))
+        return made
+
+    @property
+    def this_turn(self) -> list[Answered]:
+        """The answered calls made since the person's last message."""
+        return [a for a in self.answered if a.place > self._last_user]
+
+    @cached_property
+    def called(self) -> set[str]:
+        """The names of every tool the conversation called."""
+        return {str((c.get("function") or {}).get("name")) for m in self.messages for c in m.get("tool_calls") or []}
+
+    @property
+    def turn_tools(self) -> set[str]:
+        """The names of the tools called since the person's last message."""
+        return {a.name for a in self.this_turn}
+
+    @property
+    def last_called(self) -> str | None:
+        """The tool the conversation called last."""
+        return self.answered[-1].name if self.answered else None
+
+    @property
+    def answered_in_words_before(self) -> bool:
+        """Whether the person was answered before their last message, which is the last of the conversation."""
+        return self._last_user == len(self.messages) - 1 and any(
+            m.get("role") == "assistant" for m in self.messages[:self._last_user])
+
+    def texts(self) -> list[str]:
+        """Every message's text and every call's arguments, in order: what a value may come from."""
+        parts = []
+        for message in self.messages:
+            content = message.get("content")
+            if isinstance(content, str):
+                parts.append(content)
+            for call in message.get("tool_calls") or []:
+                parts.append(str((call.get("function") or {}).get("arguments") or ""))
+        return parts

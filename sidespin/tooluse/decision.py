@@ -1,0 +1,77 @@
+"""The one value a decision's stages pass along (`sidespin.tooluse.pipeline`), and the hooks a shape offers them
+(`sidespin.tooluse.shapes`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Sequence
+
+from sidespin.tools import Tool, ToolCall
+from sidespin.tooluse.conversation import Talk
+from sidespin.tooluse.relevance import Ranked
+
+if TYPE_CHECKING:
+    from sidespin.tooluse.model import Model
+
+__all__ = ["Decision", "Shape"]
+
+
+class Shape:
+    """The hooks of one kind of tool at three stages (`sidespin.tooluse.shapes`); each does nothing by default."""
+
+    id: ClassVar[str]
+
+    def applies(self, tools: Sequence[Tool]) -> bool:
+        raise NotImplementedError
+
+    def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
+        """(shortlist, whether) A rule id when the message asks for what `tools` of this kind serve; else None."""
+        return None
+
+    def narrow(self, decision: Decision) -> dict[str, Tool]:
+        """(which) The tools a name is chosen among."""
+        return decision.names
+
+    async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
+        """(arguments) The call as this kind of tool needs it (written after `written`), or None to refuse it."""
+        return call
+
+
+@dataclass
+class Decision:
+    """What is known of a decision so far. Each stage reads it, adds to it, and names the next stage."""
+
+    talk: Talk  # the conversation
+    tools: list[Tool]  # every tool offered to the model
+    shapes: Sequence[Shape]  # the shapes that apply to these tools
+    said: str  # everything the conversation said (`sidespin.tooluse.values.said_in`)
+    ranked: list[Ranked] = field(default_factory=list)  # shortlist: the tools by relevance, best first
+    table: list[Tool] = field(default_factory=list)  # the tools the model reads for this decision
+    prompt: str = ""  # the decision's prompt, with `table` offered
+    chance: float = 0.0  # whether: the chance that the answer opens a call
+    bar: float = 0.0  # ... above which it calls
+    names: dict[str, Tool] = field(default_factory=dict)  # which: the tools a name is still chosen among
+    written: str = ""  # the answer so far: the prompt, a call's opening, the calls written
+    name: str = ""  # the name chosen for the call being written
+    name_chance: float | None = None  # ... its probability as a whole (None: written under a grammar)
+    call: ToolCall | None = None  # the call being written
+    calls: list[ToolCall] = field(default_factory=list)  # the calls decided
+    retried: bool = False  # the answer's next name was tried already (once an answer)
+    tried: bool = False  # one more call was tried where the model stopped (once an answer)
+    notes: list[str] = field(default_factory=list)  # the rule ids that acted, for the log
+
+    @property
+    def first(self) -> bool:
+        """Whether the call under way is the answer's first, before any result came back."""
+        return not self.calls and not self.talk.again
+
+    def tool(self, name: str) -> Tool:
+        return next(t for t in self.tools if t.name == name)
+
+    def note(self, rule: str) -> None:
+        self.notes.append(rule)
+
+    def summary(self) -> dict[str, Any]:
+        """What the decision log line says."""
+        return {"calls": [c.name for c in self.calls], "p_call": round(self.chance, 2), "bar": round(self.bar, 2),
+                "table": len(self.table), "tools": len(self.tools), "rules": self.notes}

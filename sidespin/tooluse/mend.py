@@ -1,0 +1,111 @@
+"""One mend from an error: a failed call written again the same way gets the model's next likeliest value.
+
+A small model mends nothing by itself: after "No time zone found with key Europe/Tokyo" it writes 'Europe/Tokyo'
+again. So where a call written after results is a failed call of this turn (`to_mend`), the value the error
+names is written again where the model hesitated most: at each token of that value, the likeliest token that
+does not go on writing it; the likeliest of those starts the new value, finished by the model (`another_value`).
+A value that writes the error's own words back, or a call the turn made already, is passed over. Once a call:
+a second failure, or any call after the failure, closes it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable
+
+from loguru import logger
+
+from sidespin.tools import ToolCall
+from sidespin.tooluse.conversation import Talk
+from sidespin.tooluse.model import Model
+
+__all__ = ["to_mend", "mendable", "another_value"]
+
+_VALUE_TOKENS = 12  # tokens of a failed value looked at for the model's other idea
+_OTHER_IDEA = 0.003  # ... below this probability the model has none
+_IDEAS = 4  # other values written out, the likeliest first
+_STRING_STOP = re.compile(r'["\\\x00-\x1f]')
+_WORD_OF = re.compile(r"[^\W\d_]{4,}")
+_FILE = re.compile(r"^(?:[/~\\]|\.{1,2}/|[A-Za-z]:)|\.[A-Za-z][A-Za-z0-9]{0,4}$")  # a path: no near miss of another
+
+
+def mendable(talk: Talk) -> set[str]:
+    """The tools of this turn with one failed call that no call of theirs followed: they may be called again."""
+    turn = talk.this_turn
+    tools = set()
+    for name in {a.name for a in turn}:
+        mine = [a for a in turn if a.name == name]
+        failures = [a for a in mine if a.failed]
+        if len(failures) == 1 and all(a.place <= failures[0].place for a in mine):
+            tools.add(name)
+    return tools
+
+
+def to_mend(call: ToolCall, talk: Talk) -> tuple[ToolCall, str, list[dict[str, Any]]] | None:
+    """The failed call of this turn that `call` stands for, its error, and every arguments its tool was tried with:
+    the same call, when it failed and nothing succeeded since (after something did, it is made again as it is:
+    the error may have asked for that step first); the tool's failed call, when `call` is one that succeeded. None
+    when nothing of it is to mend."""
+    made = talk.this_turn
+    mine = [a for a in made if a.name == call.name]
+    succeeded = [a.arguments for a in mine if not a.failed]
+    failures = [a for a in mine if a.failed and a.arguments not in succeeded]
+    tried = [a.arguments for a in mine]
+    same = [a for a in failures if a.arguments == call.arguments]
+    if same:
+        failure = same[-1]
+        since = any(not a.failed and (a.place > failure.place or (a.place == failure.place and a.name != call.name))
+                    for a in made)
+        return None if since else (call, failure.answer, tried)
+    if failures and call.arguments in succeeded:
+        return ToolCall(call.name, failures[-1].arguments), failures[-1].answer, tried
+    return None
+
+
+def _named_value(call: ToolCall, error: str) -> tuple[str, str] | None:
+    """The string argument the error names (the longest, when several are), unless it is a path."""
+    named = [(name, value) for name, value in call.arguments.items() if isinstance(value, str) and len(value) >= 2
+             and value.lower() in error.lower() and not _FILE.search(value)]
+    return max(named, key=lambda pair: len(pair[1])) if named else None
+
+
+def _opened(arguments: dict[str, Any], name: str) -> str:
+    """`arguments` as JSON left open for one more, `name`, up to its value."""
+    head = json.dumps(arguments, ensure_ascii=False)
+    return (head[:-1] + ", " if arguments else "{") + json.dumps(name) + ": "
+
+
+async def another_value(model: Model, written: str, call: ToolCall, error: str, tried: list[dict[str, Any]],
+                        makes: Callable[[ToolCall], bool] = lambda call: True) -> ToolCall | None:
+    """`call` (written after `written`, which ends with its name) with another value where the error names one; only
+    a call that `makes` a call counts. None when the error names no value or the model has no other idea."""
+    named = _named_value(call, error)
+    if named is None:
+        logger.info("TOOLUSE_MEND_NOTHING {}: the error names none of its values", call.name)
+        return None
+    parameter, value = named
+    written += _opened({k: v for k, v in call.arguments.items() if k != parameter}, parameter) + '"'
+    ideas: list[tuple[float, str, str]] = []  # probability, the value before it, the token
+    consumed = ""
+    for _ in range(_VALUE_TOKENS):
+        rest = value[len(consumed):] + '"'
+        likely = await model.llama.next_tokens(written + consumed, 10)
+        ideas.extend((p, consumed, token) for token, p in likely
+                     if token and not rest.startswith(token) and not _STRING_STOP.search(token))
+        greedy = next((t for t, _ in likely if t and rest.startswith(t) and '"' not in t), None)
+        if greedy is None:
+            break
+        consumed += greedy
+    echoed = set(_WORD_OF.findall(error.lower())) - set(_WORD_OF.findall(value.lower()))
+    for p, before, token in sorted(ideas, reverse=True)[:_IDEAS]:
+        if p < _OTHER_IDEA:
+            break
+        other = before + token + await model.string_rest(written + before + token)
+        mended = {**call.arguments, parameter: other}
+        if other.strip() and not set(_WORD_OF.findall(other.lower())) & echoed and mended not in tried \
+                and makes(ToolCall(call.name, mended)):
+            logger.info("TOOLUSE_MEND {}.{}: {!r} instead of {!r} (p={:.2f})", call.name, parameter, other, value, p)
+            return ToolCall(call.name, mended)
+    logger.info("TOOLUSE_MEND_NOTHING {}: no other value for {} is likely", call.name, parameter)
+    return None

@@ -1,0 +1,174 @@
+"""What the decision asks the model, through llama.cpp's own endpoints: never a free answer, always a probability or a
+continuation under a grammar or a schema.
+
+- `prompt`: the conversation in the model's own chat template, the tools offered as it was trained to read them
+  (or, for a template that ignores tools, listed in a system message in the template's call format).
+- `call_chance`: the probability that the answer's first token opens a call.
+- `likeliest_name`: the offered name the model is likeliest to write after a call's opening, as a whole (the
+  product of its tokens' probabilities, found best first), not the greedy path, which follows the likeliest
+  first token into a prefix many names share. `name_by_grammar` writes one under a grammar of the names when
+  the likeliest tokens name none.
+- `fit_chance`: asked plainly, in a chat of its own after worked answers about made-up functions, whether a
+  function does what the person asks: the chance of "yes" against "no".
+- `arguments`: the arguments' JSON under the tool's bounded schema (`sidespin.tooluse.schema`); a string written
+  on and on is asked once more with short strings. `value_after`: one more value after the others.
+- `goes_on`: whether the likeliest tokens after a call write the separator to another call.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import math
+from typing import Any, Sequence
+
+from loguru import logger
+
+from sidespin.tools import Tool
+from sidespin.tooluse.call_format import CallFormat, Llama, read_format
+from sidespin.tooluse.offer import DESCRIPTION, cut, offered_table, system_prompt
+from sidespin.tooluse.schema import SHORT_STRING, Bounds, arguments_schema, token_budget
+from sidespin.protocol.grammar import gbnf_literal
+
+__all__ = ["Model", "names_grammar", "STRING_REST"]
+
+_NAME_STEPS = 40  # looks at the next tokens to find the likeliest name as a whole
+_NAME_TOKENS = 40  # ... of the likeliest next tokens each
+_MESSAGE = 600  # characters of the message the fit question quotes
+STRING_REST = 'root ::= [^"\\\\\\x00-\\x1f]{0,80} "\\""'  # the rest of a JSON string, to its closing quote
+_FIT_SYSTEM = "You judge whether a function does what a user asks. Answer yes or no."
+_FIT_QUESTION = "Function: {name}: {description}\n\nUser: {message}\n\nDoes this function do what the user asks?"
+_FIT_EXAMPLES = (  # made-up functions, like no tool anyone offers
+    ("get_stock_price", "Get the latest price of a stock by its ticker symbol.", "How tall is Mount Everest?", "no"),
+    ("send_email", "Send an email to a recipient with a subject and body.", "Email Bob that the meeting moved to 3pm.",
+     "yes"),
+    ("translate_text", "Translate text into another language.", "What's the weather like in Oslo today?", "no"),
+    ("book_flight", "Book a flight between two airports on a date.",
+     "I need a flight from Boston to Denver next Friday.", "yes"),
+)
+
+
+def names_grammar(names: Sequence[str], end: str) -> str:
+    """A GBNF grammar whose only sentences are the given names, each followed by `end`."""
+    return f"root ::= {' | '.join(gbnf_literal(name + end) for name in names)}\n"
+
+
+class Model:
+    """One llama.cpp model, asked for the decision's probabilities and constrained continuations."""
+
+    def __init__(self, llama: Llama, max_string: int) -> None:
+        self.llama = llama
+        self.max_string = max_string
+        self._format: CallFormat | None = None
+
+    async def call_format(self) -> CallFormat:
+        if self._format is None:
+            self._format = await read_format(self.llama)
+            logger.info("TOOLUSE_FORMAT native={} opening={!r}", self._format.native, self._format.opening)
+        return self._format
+
+    async def prompt(self, messages: Sequence[dict[str, Any]], tools: Sequence[Tool]) -> str:
+        """The decision's prompt: the conversation in the model's template, with `tools` offered."""
+        form = await self.call_format()
+        chat = [dict(m) for m in messages]
+        if form.native:
+            return await self.llama.render(chat, offered_table(tools))
+        system = system_prompt(tools, form)
+        if chat and chat[0].get("role") == "system":
+            chat[0] = {"role": "system", "content": f"{chat[0]['content']}\n\n{system}"}
+        else:
+            chat.insert(0, {"role": "system", "content": system})
+        return await self.llama.render(chat)
+
+    async def call_chance(self, prompt: str) -> float:
+        """The probability that the answer after `prompt` opens with a call."""
+        form = await self.call_format()
+        return sum(p for token, p in await self.llama.next_tokens(prompt) if form.opens_call(token))
+
+    async def likeliest_name(self, written: str, names: Sequence[str]) -> tuple[str, float] | None:
+        """The name of `names` likeliest after `written` as a whole, and its probability; None when none is found
+        among the likeliest tokens within `_NAME_STEPS` looks (or where a name ends is not known)."""
+        form = await self.call_format()
+        if not form.between:
+            return None
+        ends = [name + form.between[0] for name in names]
+        frontier = [(0.0, "")]  # minus the log probability, the text written so far
+        for _ in range(_NAME_STEPS):
+            if not frontier:
+                return None
+            cost, prefix = heapq.heappop(frontier)
+            done = next((end for end in ends if prefix.startswith(end)), None)
+            if done is not None:
+                return done[:-1], math.exp(-cost)
+            for token, p in await self.llama.next_tokens(written + prefix, _NAME_TOKENS):
+                longer = prefix + token
+                if token and p > 0 and any(end.startswith(longer) or longer.startswith(end) for end in ends):
+                    heapq.heappush(frontier, (cost - math.log(p), longer))
+        return None
+
+    async def name_by_grammar(self, written: str, names: Sequence[str]) -> str | None:
+        """A name of `names` written after `written` under a grammar of the names (for a format whose names end
+        where it is not known); None if it wrote none."""
+        form = await self.call_format()
+        answer = await self.llama.complete(written, names_grammar(names, form.between), None, 48)
+        name = answer.removesuffix(form.between)
+        return name if name in names else None
+
+    async def fit_chance(self, tool: Tool, asked: str) -> float:
+        """The chance of "yes" against "no", asked whether `tool` does what the message `asked` asks (1.0 when the
+        model answers neither)."""
+        chat: list[dict[str, Any]] = [{"role": "system", "content": _FIT_SYSTEM}]
+        for name, description, message, answer in _FIT_EXAMPLES:
+            chat += [{"role": "user", "content": _FIT_QUESTION.format(name=name, description=description,
+                                                                      message=message)},
+                     {"role": "assistant", "content": answer}]
+        question = _FIT_QUESTION.format(name=tool.name, description=cut(tool.description, DESCRIPTION),
+                                        message=cut(asked, _MESSAGE))
+        likely = await self.llama.next_tokens(await self.llama.render([*chat, {"role": "user", "content": question}]))
+        yes = sum(p for token, p in likely if token.strip().lower().startswith("yes"))
+        no = sum(p for token, p in likely if token.strip().lower().startswith("no"))
+        return yes / (yes + no) if yes + no else 1.0
+
+    async def arguments(self, written: str, tool: Tool, bounds: Bounds) -> str:
+        """The arguments' JSON after `written` (which ends with the call's name and what follows it), under the
+        tool's bounded schema; asked once more with strings of `SHORT_STRING` characters when cut off."""
+        raw = "{}"
+        for limit in dict.fromkeys((self.max_string, min(self.max_string, SHORT_STRING))):
+            schema = arguments_schema(tool, max_string=limit, bounds=bounds)
+            raw = await self.llama.complete(written, None, schema, token_budget(schema))
+            try:
+                json.loads(raw)
+                return raw
+            except json.JSONDecodeError:
+                logger.info("TOOLUSE_ARGUMENTS_UNFINISHED {} with strings of up to {} characters", tool.name, limit)
+        return raw
+
+    async def value_after(self, written: str, schema: dict[str, Any]) -> Any:
+        """One value written after `written` (a JSON object left open up to a key) under `schema`; None when it was
+        cut off."""
+        value = await self.llama.complete(written, None, schema, token_budget({"properties": {"v": schema}}))
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return None
+
+    async def string_rest(self, written: str) -> str:
+        """The rest of a JSON string begun at the end of `written`, without its closing quote."""
+        return (await self.llama.complete(written, STRING_REST, None, 32)).removesuffix('"')
+
+    async def goes_on(self, written: str) -> bool:
+        """Whether the likeliest tokens after a call (`written`) write the separator up to its first visible part;
+        whitespace alone decides nothing, so the greedy path is followed until it leaves the separator or reaches
+        text in it."""
+        form = await self.call_format()
+        consumed = ""
+        for _ in range(4):
+            likely = await self.llama.next_tokens(written + consumed, 5)
+            if not likely or not likely[0][0]:
+                return False
+            consumed += likely[0][0]
+            if not form.separator.startswith(consumed) and not consumed.startswith(form.separator):
+                return False
+            if consumed.strip():
+                return True
+        return False

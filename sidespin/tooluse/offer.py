@@ -1,0 +1,125 @@
+"""What the model is offered: each tool as compact JSON, and the tables a decision reads the tools in.
+
+- **A tool as offered** (`offered`): OpenAI-shaped, its description cut short, its parameters' notes cut shorter
+  (an optional one's shortest: its value is kept only when the conversation says it), and what tells a reader
+  nothing left out (`$schema`, titles, a `null` default, the `null` branch of "this type or null"). Where its
+  server works in folders (`Tool.places`), they end its description, so a path has a root the person said once,
+  in `mcp.json`.
+- **Tables** (`tables`): few tools are one table. Many are one table per source (an MCP server's tools, or the
+  plugins'), in their listed order, a source cut into as few even parts as keep each within `TABLE_CHARS`
+  once its descriptions are as short as `SHORTEST`. A table does not change from one message to the next,
+  so llama.cpp keeps its evaluated prompt and a decision costs only the conversation.
+- **A table as offered** (`offered_table`): whole when it is few tools that fit, else its descriptions cut only as
+  short as it takes to fit.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, Callable, Sequence
+
+from sidespin.formats import to_openai_tool
+from sidespin.tools import Tool
+from sidespin.tooluse.call_format import CallFormat
+
+__all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "system_prompt", "cut"]
+
+SHORTLIST = 10  # tools read all at once; more are read a table at a time
+TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: about 1,950 tokens at most
+DESCRIPTION = 300  # characters of a tool's description offered
+SHORTEST = 120  # ... at least, when a server's tools would not fit one table otherwise
+_REQUIRED_NOTE = 120  # characters of a required parameter's description
+_OPTIONAL_NOTE = 60  # ... of an optional one's
+_NOISE = frozenset({"$schema", "$id", "title"})
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` on one line, cut to `limit` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def offered(tool: Tool, description: int | None = DESCRIPTION) -> dict[str, Any]:
+    """A tool as the decision is offered it, its descriptions cut to `description` (None: whole)."""
+    described = copy.deepcopy(to_openai_tool(tool))
+    function = described["function"]
+    if description is not None:
+        function["description"] = cut(function.get("description") or "", description)
+    if tool.places:  # after the cut, so it is always read; no full stop a small model would copy into a path
+        function["description"] += " It works in " + " and ".join(tool.places)
+    function["parameters"] = _compact(function["parameters"])
+    for name, schema in (function["parameters"].get("properties") or {}).items():
+        if description is not None and isinstance(schema, dict) and isinstance(schema.get("description"), str):
+            schema["description"] = cut(schema["description"],
+                                        _REQUIRED_NOTE if name in tool.required else _OPTIONAL_NOTE)
+    return described
+
+
+def _compact(schema: Any) -> Any:
+    """A schema without `$schema`, titles, a `null` default, and the `null` branch of "this type or null"."""
+    if isinstance(schema, list):
+        return [_compact(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    kept: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _NOISE or (key == "default" and value is None):
+            continue
+        if key == "properties" and isinstance(value, dict):  # field names, not keywords: a field may be "title"
+            kept[key] = {name: _compact(field) for name, field in value.items()}
+        else:
+            kept[key] = _compact(value)
+    for key in ("anyOf", "oneOf"):
+        branches = kept.get(key)
+        if isinstance(branches, list):
+            real = [b for b in branches if b != {"type": "null"}]
+            if len(real) == 1 and len(real) < len(branches) and isinstance(real[0], dict):
+                del kept[key]
+                kept = {**real[0], **kept}
+    return kept
+
+
+def _chars(described: dict[str, Any]) -> int:
+    return len(json.dumps(described, ensure_ascii=False))
+
+
+def tables(tools: Sequence[Tool]) -> list[list[Tool]]:
+    """The tables a decision reads `tools` in: one when they are few, else each source's, cut to fit."""
+    if len(tools) <= SHORTLIST:
+        return [list(tools)]
+    return _by_source(tools, lambda tool: _chars(offered(tool, SHORTEST)), TABLE_CHARS)
+
+
+def _by_source(tools: Sequence[Tool], weigh: Callable[[Tool], int], budget: int) -> list[list[Tool]]:
+    sources: dict[str, list[Tool]] = {}
+    for tool in tools:  # the plugins (`plugin:dice`, `plugin:web` …) are one source
+        sources.setdefault("plugin" if tool.source.startswith("plugin") else tool.source, []).append(tool)
+    parts: list[list[Tool]] = []
+    for listed in sources.values():
+        count = max(1, -(-sum(weigh(t) for t in listed) // budget))
+        size = -(-len(listed) // count)
+        parts.extend(listed[i: i + size] for i in range(0, len(listed), size))
+    return parts
+
+
+def offered_table(tools: Sequence[Tool]) -> list[dict[str, Any]]:
+    """A table as the decision is offered it: whole when few and within `TABLE_CHARS`, else cut only as short as
+    it takes to fit."""
+    if len(tools) <= SHORTLIST:
+        whole = [offered(t, None) for t in tools]
+        if sum(map(_chars, whole)) <= TABLE_CHARS:
+            return whole
+    description = DESCRIPTION
+    while len(tools) > SHORTLIST and description > SHORTEST and sum(
+            _chars(offered(t, description)) for t in tools) > TABLE_CHARS:
+        description -= 20
+    return [offered(t, description) for t in tools]
+
+
+def system_prompt(tools: Sequence[Tool], form: CallFormat) -> str:
+    """For a template that ignores `tools`: the tools and the call format, in a system message."""
+    listed = "\n".join(json.dumps(t, ensure_ascii=False) for t in offered_table(tools))
+    example = form.opening + form.call_text("<function-name>", {"<parameter>": "<value>"})
+    return ("You may call one or more functions to assist with the user query. The functions:\n"
+            f"{listed}\n\nTo call a function, answer with:\n{example}")

@@ -1,0 +1,376 @@
+"""Tool use, decided by a small llama.cpp model: which calls a conversation's last message asks for.
+
+One `Decision` goes through the stages in this order; each logs one marker and names the next stage:
+
+1. **shortlist** (`TOOLUSE_SHORTLIST`): the offered tools ranked by relevance to the message, by words and by
+   meaning (`sidespin.tooluse.relevance`). Few tools are one table; many are read a table at a time
+   (`sidespin.tooluse.offer.tables`), each table's prompt kept evaluated by llama.cpp. The table of the tool the
+   conversation called last, the two most relevant and those a shape favours for the message are candidates; the
+   model reads the one it is likeliest to call from (the first, of equal chances).
+2. **whether** (`TOOLUSE_WHETHER`): the chance that the answer opens a call, against the model's threshold
+   (after results, halfway from it to certainty). A follow-up after answers in words is also asked alone (a
+   small model goes on answering in words); a message that names a tool, or that a shape serves, is written and
+   checked as a call down to `NAMED_FLOOR`.
+3. **which** (`TOOLUSE_WHICH`): the offered name the model finds likeliest as a whole (none among its likeliest
+   tokens: no call). A first name less likely than `NAME_FLOOR` among several is the model not knowing which; a tool marked deprecated for another offered
+   one is that one; a tool called already this turn is not called again (unless its failed call may be
+   mended); the first call of an answer must pass the fit question ("does this function do what is asked?").
+4. **arguments** (`TOOLUSE_ARGUMENTS`): written under the tool's bounded schema; values as the conversation said
+   them; optional values the message asks for written after the others; optional values no one said dropped;
+   a call whose required values nothing mentions is not made (`sidespin.tooluse.values`). Shapes amend it.
+5. **mend** (`TOOLUSE_MEND`, after results): a failed call written again gets the model's next likeliest value
+   where the error names one, once (`sidespin.tooluse.mend`).
+6. **more** (`TOOLUSE_MORE`): another call when the likeliest tokens write the separator; where they do not and
+   the message may ask for several things, one more call of a tool this answer called is tried. A call after the
+   first is kept only when the message asks for it.
+
+A refused name or call gives way to the model's next likeliest name, once an answer. Where a second, larger model
+runs beside (`Decider.second`), a first decision this one is unsure of is that model's whole, and it writes the
+arguments of the calls this one names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from typing import Any, Awaitable, Callable, Mapping, Sequence
+
+from loguru import logger
+
+from sidespin.errors import BadArguments, MalformedToolCall
+from sidespin.tools import Tool, ToolCall, coerce_arguments
+from sidespin.tooluse.call_format import Llama
+from sidespin.tooluse.conversation import Talk
+from sidespin.tooluse.decision import Decision
+from sidespin.tooluse.embeddings import Embedder
+from sidespin.tooluse.mend import another_value, mendable, to_mend
+from sidespin.tooluse.model import Model
+from sidespin.tooluse.offer import tables
+from sidespin.tooluse.relevance import rank, table_scores
+from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
+from sidespin.tooluse.shapes import shapes_for
+from sidespin.tooluse.values import as_said, asked_parameters, grounded, invented, mentioned, said_in, telling_words
+
+__all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
+
+MAX_CALLS = 4  # calls in one answer
+THRESHOLD = 0.5  # chance of a call's opening above which the model calls, unless measured for it
+FIT = 0.35  # the model's "yes, it does what is asked" below this, and the first call is not made
+NAMED_FLOOR = 0.15  # ... chance above which a message that names a tool (or a shape serves) is written as a call
+NAME_FLOOR = 0.05  # a first name less likely than this, among several, is the model not knowing which
+CANDIDATES = 2  # tables the model's chance of a call is asked of, the most relevant first
+UNSURE_CALL, SURE_NAME = 0.25, 0.8  # where a second model decides: a chance of a call from this to the bar,
+# or a first name less likely than this
+_DEPRECATED = re.compile(r"(?is)\bdeprecated\b.*?\buse\s+[`'\"]?([\w.\-]+?)[`'\"]?\s+instead\b")
+_REQUEST_BREAK = re.compile(r"(?<=[.?!;])\s+|(?<![\s,])(?:\s*,)?\s+(?:and|also|as well as|then|plus)\s+",
+                            re.IGNORECASE)
+_LIST_MARK = re.compile(r"[,，、;；]|(?<=[?？!！。])\s*\S")
+Stage = Callable[[Decision], Awaitable["Stage | None"]]
+
+
+class _Unsure(Exception):
+    """This model is unsure of a first decision; a second one decides (the text says why, for the log)."""
+
+
+def _requests(text: str) -> list[str]:
+    """The parts of a message that asks several things ([] when it asks one)."""
+    parts = [part for part in _REQUEST_BREAK.split(text.strip()) if len(part.split()) >= 3]
+    return parts if len(parts) > 1 else []
+
+
+def _asks_several(text: str) -> bool:
+    """Whether a message may ask for more than one call: an "and", a list, or a second sentence."""
+    return bool(_REQUEST_BREAK.search(text.strip()) or _LIST_MARK.search(text.strip()))
+
+
+def _deprecated_for(tool: Tool) -> str | None:
+    found = _DEPRECATED.search(tool.description)
+    return found.group(1) if found else None
+
+
+def _names_said(tools: Sequence[Tool], message: str) -> list[Tool]:
+    """The tools whose name the message says: every telling word of it but those all names share (a word begun
+    counts: "summing" says `sum`)."""
+    said = set(telling_words(message))
+    named = {t.name: [w for w in dict.fromkeys(telling_words(t.name)) if not w.isdigit()] for t in tools}
+    shared = set.intersection(*(set(w) for w in named.values())) if len(tools) > 1 else set()
+    return [t for t in tools if (words := [w for w in named[t.name] if w not in shared])
+            and all(any(s.startswith(w) for s in said) for w in words)]
+
+
+class Decider:
+    """Decides, for a conversation and the tools offered, the calls its last message asks for."""
+
+    def __init__(self, llama: Llama, *, threshold: float = THRESHOLD, fit: float = FIT, max_string: int = MAX_STRING,
+                 embedder: Embedder | None = None, shapes: Mapping[str, bool] | None = None) -> None:
+        self.model = Model(llama, max_string)
+        self.threshold, self.fit = threshold, fit
+        self.embedder = embedder
+        self.switches = dict(shapes or {})
+        self.busy = asyncio.Lock()  # one decision at a time on llama.cpp's slot, and none while a table is warmed
+        self.keep: Callable[[list[Tool]], Awaitable[None]] | None = None  # keeps a table's prompt evaluated
+        self.second: Callable[[], Awaitable[Decider | None]] | None = None  # a larger model's decider
+
+    @property
+    def llama(self) -> Llama:
+        return self.model.llama
+
+    async def decide(self, messages: Sequence[dict[str, Any]], tools: Sequence[Tool]) -> list[ToolCall]:
+        """The calls the last message asks for ([] for none). Raises `MalformedToolCall` (arguments that do not fit
+        the tool's schema) or `BackendError`."""
+        async with self.busy:
+            try:
+                return await self._decide(messages, tools)
+            except _Unsure as unsure:
+                why = str(unsure)
+        second = await self.second() if self.second is not None else None
+        if second is None:  # it could not start: this model decides, now and from now on
+            self.second = None
+            async with self.busy:
+                return await self._decide(messages, tools)
+        logger.info("TOOLUSE_SECOND_OPINION {}: the larger model decides", why)
+        return await second.decide(messages, tools)
+
+    async def _decide(self, messages: Sequence[dict[str, Any]], tools: Sequence[Tool]) -> list[ToolCall]:
+        started = time.perf_counter()
+        talk = Talk(messages)
+        decision = Decision(talk, list(tools), shapes_for(tools, self.switches), said_in(talk.texts()))
+        stage: Stage | None = self.shortlist
+        while stage is not None:
+            stage = await stage(decision)
+        logger.info("TOOLUSE_DECISION {} in {:.3f}s", json.dumps(decision.summary()), time.perf_counter() - started)
+        return decision.calls
+
+    # --- 1. shortlist ----------------------------------------------------------------------------------------
+
+    async def shortlist(self, d: Decision) -> Stage | None:
+        if not d.tools:
+            return None
+        cut = tables(d.tools)
+        d.ranked = await asyncio.to_thread(rank, d.tools, d.talk.last, self.embedder)
+        order = list(range(len(cut)))
+        if len(cut) > 1:  # the table of the tool called last first (a follow-up goes on with it), then by relevance,
+            # and those a shape favours for this message
+            scores = table_scores(cut, d.ranked)
+            last = [i for i, table in enumerate(cut) if any(t.name == d.talk.last_called for t in table)]
+            order = last + [i for i in sorted(order, key=lambda i: -scores[i]) if i not in last][:CANDIDATES]
+            order += [i for i, table in enumerate(cut) if i not in order and any(
+                shape.favours(d, table) for shape in d.shapes)]
+        best: tuple[float, int, str] | None = None
+        for place, index in enumerate(order):
+            if self.keep is not None:
+                await self.keep(cut[index])
+            prompt = await self.model.prompt(d.talk.messages, cut[index])
+            chance = await self.model.call_chance(prompt)
+            if best is None or chance > best[0]:
+                best = (chance, index, prompt)
+        assert best is not None
+        d.chance, index, d.prompt = best
+        d.table = cut[index]
+        logger.info("TOOLUSE_SHORTLIST {} tools, {} tables; read {} ({} tools) p_call={:.2f}; most relevant: {}",
+                    len(d.tools), len(cut), d.table[0].source, len(d.table), d.chance,
+                    ", ".join(r.tool.name for r in d.ranked[:3]))
+        return self.whether
+
+    # --- 2. whether ------------------------------------------------------------------------------------------
+
+    async def whether(self, d: Decision) -> Stage | None:
+        again = d.talk.again
+        d.bar = (self.threshold + 1) / 2 if again else self.threshold
+        if self.second is not None and not again and UNSURE_CALL <= d.chance < d.bar:
+            raise _Unsure(f"p_call={d.chance:.2f}")
+        if d.chance < d.bar and not again and d.talk.answered_in_words_before:
+            alone = [m for m in d.talk.messages[:1] if m.get("role") == "system"] + d.talk.messages[-1:]
+            d.chance = max(d.chance, await self.model.call_chance(await self.model.prompt(alone, d.table)))
+            d.note("core.follow_up_alone")
+        if NAMED_FLOOR <= d.chance < d.bar and not again:
+            rules = ["core.tool_named"] if _names_said(d.table, d.talk.last) else []
+            rules += [rule for shape in d.shapes if (rule := shape.favours(d, d.table))]
+            if rules:
+                d.notes.extend(rules)
+                d.bar = NAMED_FLOOR
+        logger.info("TOOLUSE_WHETHER p_call={:.2f} bar={:.2f}{}", d.chance, d.bar, " (after results)" * again)
+        if d.chance < d.bar:
+            return None
+        d.names = {t.name: t for t in d.table}
+        if again:
+            closed = d.talk.turn_tools - mendable(d.talk)
+            d.names = {n: t for n, t in d.names.items() if n not in closed}
+        for shape in d.shapes:
+            d.names = shape.narrow(d)
+        form = await self.model.call_format()
+        d.written = d.prompt + form.opening
+        return self.which
+
+    # --- 3. which --------------------------------------------------------------------------------------------
+
+    async def which(self, d: Decision) -> Stage | None:
+        if not d.names:
+            return None
+        form = await self.model.call_format()
+        found = await self.model.likeliest_name(d.written, list(d.names))
+        if found is None and not form.between:  # where a name ends is not known: written under a grammar
+            found = (name, None) if (name := await self.model.name_by_grammar(d.written, list(d.names))) else None
+        if found is None:
+            logger.info("TOOLUSE_WHICH none: no offered name is among the model's likeliest")
+            return None
+        name, chance = found
+        if self.second is not None and d.first and not d.retried and chance is not None and chance < SURE_NAME:
+            raise _Unsure(f"{name} p={chance:.2f}")
+        other = _deprecated_for(d.names[name])
+        if other in d.names and other != name:
+            d.note("core.deprecated")
+            name = other
+        d.name, d.name_chance = name, chance
+        shown = "?" if chance is None else f"{chance:.2f}"
+        if not d.calls and not d.retried and len(d.names) > 1 and chance is not None and chance < NAME_FLOOR and \
+                "folders.file_named" not in d.notes:
+            logger.info("TOOLUSE_WHICH {} p={}: the model does not know which tool", name, shown)
+            return self._retry(d, name)
+        if not d.calls and not await self._fits(d.names[name], d.talk.last):
+            logger.info("TOOLUSE_WHICH {} p={}: it does not do what was asked", name, shown)
+            return self._retry(d, name)
+        logger.info("TOOLUSE_WHICH {} p={}", name, shown)
+        return self.arguments
+
+    def _retry(self, d: Decision, refused: str) -> Stage | None:
+        """The next likeliest name, once an answer, when the answer's first call was refused."""
+        aliases = [n for n, t in d.names.items() if _deprecated_for(t) == refused]
+        if d.calls or d.retried or len(d.names) - len(aliases) < 2:
+            return None
+        d.retried = True
+        for name in [refused, *aliases]:
+            d.names.pop(name, None)
+        d.note("core.next_name")
+        return self.which
+
+    async def _fits(self, tool: Tool, message: str) -> bool:
+        """Whether the model says `tool` does what the message asks, or one of the things it asks."""
+        chance = 0.0
+        for asked in [message, *_requests(message)]:
+            chance = max(chance, await self.model.fit_chance(tool, asked))
+            if chance >= self.fit:
+                return True
+        return False
+
+    # --- 4. arguments ----------------------------------------------------------------------------------------
+
+    async def arguments(self, d: Decision) -> Stage | None:
+        tool = d.names[d.name]
+        form = await self.model.call_format()
+        written = d.written + d.name + form.between
+        bounds = bounds_for(d.said)
+        raw = await self._write(d, written, tool, bounds) if tool.parameters else "{}"
+        try:
+            arguments = json.loads(raw)
+            if isinstance(arguments, dict):
+                arguments = await self._asked(written, tool, raw, arguments, d.talk.last, bounds)
+            arguments = coerce_arguments(tool.input_schema, arguments)
+        except (json.JSONDecodeError, BadArguments) as error:
+            if d.calls or d.retried:  # a try past what the model wrote itself: no call
+                return None
+            raise MalformedToolCall(f"the arguments for {tool.name} do not fit its schema: {error}", raw) from None
+        call: ToolCall | None = ToolCall(tool.name, grounded(tool, as_said(tool, arguments, d.said), d.said))
+        for shape in d.shapes:
+            if call is not None:
+                call = await shape.amend(d, call, self.model, written)
+        made_up = invented(tool, call.arguments, d.said) if call is not None else []
+        logger.info("TOOLUSE_ARGUMENTS {} {}{}", tool.name, "refused" if call is None else f"{len(raw)} chars",
+                    f"; made up: {', '.join(made_up)}" if made_up else "")
+        if call is None or made_up:
+            return self._retry(d, tool.name)
+        d.call = call
+        return self.mend if d.talk.again else self.more
+
+    async def _asked(self, written: str, tool: Tool, raw: str, arguments: dict[str, Any], message: str,
+                     bounds: Bounds) -> dict[str, Any]:
+        """`arguments` with the optional values the message asks for that the model left out, each written after the
+        others under its own schema."""
+        for name in asked_parameters(tool, arguments, message):
+            head = raw.rstrip().removesuffix("}").rstrip()
+            opening = head + ("" if head == "{" else ", ") + json.dumps(name) + ": "
+            value = await self.model.value_after(written + opening, bounded(tool.parameters[name], MAX_STRING, bounds))
+            if value is not None:
+                arguments = {**arguments, name: value}
+                raw = opening + json.dumps(value, ensure_ascii=False) + "}"
+                logger.info("TOOLUSE_ASKED_VALUE {}.{}: the message asks for it", tool.name, name)
+        return arguments
+
+    async def _write(self, d: Decision, written: str, tool: Tool, bounds: Bounds) -> str:
+        """The arguments' JSON after `written`: the second model's, where one runs that writes calls as this one does
+        (after its own prompt for the table, and what this one wrote after its prompt), else this model's."""
+        second = await self.second() if self.second is not None else None
+        if second is None or await second.model.call_format() != await self.model.call_format():
+            return await self.model.arguments(written, tool, bounds)
+        own = await second.model.prompt(d.talk.messages, d.table)
+        return await second.arguments_for(own + written.removeprefix(d.prompt), tool, bounds, d.table)
+
+    async def arguments_for(self, written: str, tool: Tool, bounds: Bounds, table: list[Tool]) -> str:
+        """The arguments this model writes for a call another model named, after `written` (this model's prompt for
+        `table`, kept evaluated first, and the other's answer up to the name)."""
+        async with self.busy:
+            if self.keep is not None:
+                await self.keep(table)
+            return await self.model.arguments(written, tool, bounds)
+
+    # --- 5. mend ---------------------------------------------------------------------------------------------
+
+    async def mend(self, d: Decision) -> Stage | None:
+        assert d.call is not None
+        found = to_mend(d.call, d.talk)
+        if found is None:
+            return self.more
+        call, error, tried = found
+        tool = d.names[call.name]
+        form = await self.model.call_format()
+        mended = await another_value(self.model, d.written + call.name + form.between, call, error, tried,
+                                     lambda c: not invented(tool, c.arguments, d.said))
+        if mended is None:  # its next likeliest tool, as the error may ask ("use git_add first")
+            return self._retry(d, call.name)
+        d.note("core.mend")
+        d.call = mended
+        return self.more
+
+    # --- 6. more ---------------------------------------------------------------------------------------------
+
+    async def more(self, d: Decision) -> Stage | None:
+        call, tool = d.call, d.names[d.call.name] if d.call else None
+        assert call is not None and tool is not None
+        if any(c.name == call.name and c.arguments == call.arguments for c in d.calls):
+            return None
+        if d.calls and not await self._asked_for(call, tool, d):
+            logger.info("TOOLUSE_MORE {} not kept: the message does not ask for it", call.name)
+            return None
+        d.calls.append(call)
+        form = await self.model.call_format()
+        d.written += form.call_text(call.name, call.arguments)
+        if len(d.calls) >= MAX_CALLS:
+            return None
+        goes_on = await self.model.goes_on(d.written)
+        logger.info("TOOLUSE_MORE after {}: {}", call.name, "another call" if goes_on else "the model stops")
+        if not goes_on:
+            if d.tried or d.talk.again or not _asks_several(d.talk.last):
+                return None
+            # a small model writes one call where the message asks the same thing of several values: one more
+            # call of a tool this answer called is tried
+            d.tried = True
+            d.names = {c.name: d.names[c.name] for c in d.calls if c.name in d.names}
+        d.written += form.separator
+        return self.which
+
+    async def _asked_for(self, call: ToolCall, tool: Tool, d: Decision) -> bool:
+        """Whether a call after the answer's first is one more thing the message asks: of a tool called before in
+        the answer, each of its new values the message mentions, and one at least is new; of another tool, its
+        required values the message mentions (or its server's folder), and the model says it fits."""
+        asked = said_in([d.talk.last])
+        same = [c.arguments for c in d.calls if c.name == call.name]
+        if same:
+            new = {k: v for k, v in call.arguments.items() if all(v != s.get(k) for s in same)}
+            return bool(new) and all(mentioned(v, asked, k) and not isinstance(v, bool) for k, v in new.items())
+        required = [n for n in tool.required if n in call.arguments]
+        places = {p.rstrip("/") for p in tool.places}
+        values_said = all(mentioned(call.arguments[n], asked, n) or str(call.arguments[n]).rstrip("/") in places
+                          for n in required)
+        return values_said and await self._fits(tool, d.talk.last)

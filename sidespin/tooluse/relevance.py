@@ -1,0 +1,116 @@
+"""How relevant each offered tool is to a message: BM25 over the tools' words, and sentence embeddings for meaning.
+
+- **A tool's text** (`document`): its name split into words, its description, its parameters' names and notes;
+  its **gist** (`gist`), what is embedded: its name's words and its description's first sentence.
+- **BM25** (SQLite's FTS5 with the Porter stemmer) ranks the tools that share a word with the message (its words
+  that tell something: no function words, no numbers); the name weighs twice the rest.
+- **Embeddings** (`sidespin.tooluse.embeddings`, multilingual) rank every tool by the cosine of its text and the
+  message, so a message with no word in common ("what is 48 x 37" for a tool that evaluates expressions), or in
+  another language, still reaches the tool that does it.
+- **Fused** by reciprocal rank (`_FUSION`): a tool's score is the sum over the two rankings of 1 / (60 + its
+  place); a tool BM25 does not rank gets nothing from it.
+- **A table's score** (`table_scores`) is its best tool's (its second's only breaks a tie): a server's many tools
+  each matching a common word do not outvote the one tool made for the message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sqlite3
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+from sidespin.tools import Tool
+from sidespin.tooluse.embeddings import Embedder
+from sidespin.tooluse.values import telling_words, words_of
+
+__all__ = ["Ranked", "rank", "table_scores", "document", "gist"]
+
+_FUSION = 60  # reciprocal rank fusion's constant (Cormack et al.)
+_SECOND = 0.001  # what a table's second best tool adds, as a share of its score: it breaks ties
+_DOCUMENT = 400  # characters of a tool's description embedded
+_PARAMETERS = 300  # ... of its parameters' names and notes
+_GIST = 200  # characters of a description's first sentence embedded
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A tool's relevance to a message: fused score (higher is better), its places in both rankings (None: BM25
+    found no shared word; embeddings were not available)."""
+
+    tool: Tool
+    score: float
+    bm25: int | None
+    meaning: int | None
+
+
+def document(tool: Tool) -> str:
+    """A tool's text as ranked: its name's words, description and parameters."""
+    parameters = " ".join(f"{name} {(schema or {}).get('description') or ''}"
+                          for name, schema in tool.parameters.items() if isinstance(schema, dict))
+    return f"{' '.join(words_of(tool.name))}: {tool.description[:_DOCUMENT]} {parameters[:_PARAMETERS]}"
+
+
+def gist(tool: Tool) -> str:
+    """What a tool is embedded as: its name's words and its description's first sentence."""
+    first = re.split(r"(?<=[.!?])\s", " ".join(tool.description.split()), maxsplit=1)[0]
+    return f"{' '.join(words_of(tool.name))}: {first[:_GIST]}"
+
+
+def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list[Ranked]:
+    """`tools` by their fused relevance to `message`, best first (their listed order breaks ties)."""
+    by_words = _bm25(tools, [w for w in dict.fromkeys(telling_words(message)) if not w.isdigit()])
+    by_meaning = _by_meaning(tools, message, embedder)
+    scores = [0.0] * len(tools)
+    words_place: dict[int, int] = {index: place for place, index in enumerate(by_words)}
+    meaning_place: dict[int, int] = {index: place for place, index in enumerate(by_meaning)}
+    for index in range(len(tools)):
+        for places in (words_place, meaning_place):
+            if index in places:
+                scores[index] += 1 / (_FUSION + places[index])
+    order = sorted(range(len(tools)), key=lambda i: (-scores[i], i))
+    return [Ranked(tools[i], scores[i], words_place.get(i), meaning_place.get(i)) for i in order]
+
+
+def table_scores(tables: Sequence[Sequence[Tool]], ranked: Sequence[Ranked]) -> list[float]:
+    """Each table's score: its best tool's fused score (its second's breaks a tie)."""
+    score = {id(r.tool): r.score for r in ranked}
+    result = []
+    for table in tables:
+        best = sorted((score.get(id(tool), 0.0) for tool in table), reverse=True)
+        result.append(best[0] + _SECOND * best[1] if len(best) > 1 else best[0] if best else 0.0)
+    return result
+
+
+def _by_meaning(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list[int]:
+    """The indices of `tools`, closest in meaning to `message` first ([] without embeddings)."""
+    if embedder is None:
+        return []
+    query = embedder.query(message)
+    vectors = embedder.texts([gist(tool) for tool in tools]) if query is not None else None
+    if vectors is None:
+        return []
+    cosines = [float(vector @ query) for vector in vectors]
+    return sorted(range(len(tools)), key=lambda i: -cosines[i])
+
+
+def _bm25(tools: Sequence[Tool], words: list[str]) -> list[int]:
+    """The indices of the tools sharing a word with `words`, best BM25 first."""
+    if not words:
+        return []
+    with _indexed(tools) as db:
+        match = " OR ".join(f'"{word}"' for word in words)
+        rows = db.execute("SELECT rowid, -bm25(tools, 2.0, 1.0) AS score FROM tools WHERE tools MATCH ? "
+                          "ORDER BY score DESC, rowid", (match,))
+        return [row for row, _ in rows]
+
+
+@contextlib.contextmanager
+def _indexed(tools: Sequence[Tool]) -> Iterator[sqlite3.Connection]:
+    """An in-memory FTS5 table of the tools' names and texts, rowid = index in `tools`."""
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        db.execute("CREATE VIRTUAL TABLE tools USING fts5(name, body, tokenize='porter unicode61')")
+        db.executemany("INSERT INTO tools(rowid, name, body) VALUES (?, ?, ?)",
+                       [(i, " ".join(words_of(t.name)), " ".join(words_of(document(t)))) for i, t in enumerate(tools)])
+        yield db

@@ -1,0 +1,155 @@
+"""The JSON schema a call's arguments are written under: the tool's own, every field bounded.
+
+Strings of 1 to `MAX_STRING` characters (less if the tool says so), numbers in the tool's range or within
+the bounds of what the conversation said (`bounds_for`), arrays of at most `MAX_ITEMS` items or as many as
+the longest list said; a string whose schema names a date or time form ('YYYY-MM-DD', `"format": "date"`)
+under that form's pattern. Only the subset llama.cpp turns into a grammar, so that a small model can neither
+write on and on nor write what does not parse.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from sidespin.tools import Tool
+from sidespin.tooluse.values import numbers_said
+
+__all__ = ["MAX_STRING", "SHORT_STRING", "Bounds", "arguments_schema", "bounded", "bounds_for", "token_budget"]
+
+MAX_STRING = 600  # characters in one string argument (a file's new content fits; a loop stays short)
+SHORT_STRING = 120  # ... when the arguments were cut off at MAX_STRING: asked once more
+MAX_ITEMS = 8  # items in one array argument, unless the conversation said a longer list
+MOST_ITEMS = 64
+INTEGER_BOUND = 1_000_000  # |number| where the tool gives no range and the conversation said none larger
+DECIMALS = 6  # digits after a number's point, unless the conversation said a number with more
+MOST_DECIMALS = 10  # llama.cpp drops a schema whose step is finer than this, silently
+_SAID_DECIMALS = re.compile(r"\d(?:\.(\d+))?(?:[eE]-(\d+))?")
+_SENTENCE_END = re.compile(r"[.;:!?\n](?!\d)")
+_LIST_LINE = re.compile(r"(?:^|\n|\\n)[ \t]*(?:[-*•]|\d{1,3}[.)])[ \t]+\S")
+_HOUR, _SIXTY, _MONTH, _DAY = "([01][0-9]|2[0-3])", "[0-5][0-9]", "(0[1-9]|1[0-2])", "(0[1-9]|[12][0-9]|3[01])"
+_LETTERS = {"YYYY": "[0-9]{4}", "yyyy": "[0-9]{4}", "AM/PM": "(AM|PM)", "MM": _MONTH, "DD": _DAY, "dd": _DAY,
+            "HH": _HOUR, "hh": _HOUR, "mm": _MONTH, "SS": _SIXTY, "ss": _SIXTY}
+_SEPARATORS = {"-": "-", "/": "/", ":": ":", " ": " ", ",": ",", ".": "\\.", "T": "T", "Z": "Z"}
+_PIECE = re.compile("|".join(re.escape(key) for key in [*_LETTERS, *_SEPARATORS]))
+_FORM_QUOTED = re.compile(r"'([^'\n]{2,40})'|\"([^\"\n]{2,40})\"|\(([^()\n]{2,40})\)")
+_DATE, _TIME = f"[0-9]{{4}}-{_MONTH}-{_DAY}", f"{_HOUR}:{_SIXTY}(:{_SIXTY})?"
+_FORMATS = {"date": _DATE, "time": _TIME, "date-time": f"{_DATE}T{_TIME}(Z|[+-]{_HOUR}:{_SIXTY})?"}
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """How large a number may be where its tool gives no range, how many digits after its point, and how many
+    items an array may hold."""
+
+    largest: int = INTEGER_BOUND
+    decimals: int = DECIMALS
+    items: int = MAX_ITEMS
+
+
+def bounds_for(said: str) -> Bounds:
+    """The bounds for a conversation (`said`): numbers as large as it said (up to 10**15), as many decimals as it
+    wrote (up to `MOST_DECIMALS`), lists as long as its longest (up to `MOST_ITEMS`)."""
+    decimals = (len(point or "") + int(power or 0) for point, power in _SAID_DECIMALS.findall(said))
+    listed = max([part.count(",") + 1 for part in _SENTENCE_END.split(said)] + [len(_LIST_LINE.findall(said))])
+    largest = max(numbers_said(said), default=0.0)
+    return Bounds(int(min(max(INTEGER_BOUND, largest), 10**15)), min(max([DECIMALS, *decimals]), MOST_DECIMALS),
+                  min(max(MAX_ITEMS, listed), MOST_ITEMS))
+
+
+def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds = Bounds()) -> dict[str, Any]:
+    """The schema arguments are written under: the tool's properties bounded, its required ones required, no
+    other keys allowed; an untyped property is a string."""
+    properties = {name: bounded(schema or {}, max_string, bounds) for name, schema in tool.parameters.items()}
+    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
+    required = [name for name in tool.parameters if name in tool.required]
+    if required:
+        schema["required"] = required
+    return schema
+
+
+def bounded(schema: dict[str, Any], max_string: int, bounds: Bounds = Bounds()) -> dict[str, Any]:
+    """One property's schema in the subset llama.cpp turns into a grammar, with bounds added."""
+    for key in ("anyOf", "oneOf"):
+        choices = [c for c in schema.get(key) or [] if isinstance(c, dict) and c.get("type") != "null"]
+        if choices:
+            return bounded(choices[0], max_string, bounds)
+    if schema.get("enum"):
+        return {"enum": list(schema["enum"])}
+    if "const" in schema:
+        return {"const": schema["const"]}
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    if kind == "integer":
+        return {"type": "integer", "minimum": int(schema.get("minimum", -bounds.largest)),
+                "maximum": int(schema.get("maximum", bounds.largest))}
+    if kind == "number":
+        step = schema.get("multipleOf")
+        usable = isinstance(step, (int, float)) and not isinstance(step, bool) and step >= 10.0 ** -MOST_DECIMALS
+        return {"type": "number", "minimum": schema.get("minimum", -bounds.largest),
+                "maximum": schema.get("maximum", bounds.largest),
+                "multipleOf": step if usable else 10.0 ** -bounds.decimals}
+    if kind == "boolean":
+        return {"type": "boolean"}
+    if kind == "array":
+        items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+        return {"type": "array", "items": bounded(items, max_string, bounds),
+                "maxItems": min(int(schema.get("maxItems", bounds.items)), bounds.items)}
+    if kind == "object" and schema.get("properties"):
+        nested = {name: bounded(sub or {}, max_string, bounds) for name, sub in schema["properties"].items()}
+        sub_schema: dict[str, Any] = {"type": "object", "properties": nested, "additionalProperties": False}
+        if schema.get("required"):
+            sub_schema["required"] = [name for name in schema["required"] if name in nested]
+        return sub_schema
+    if kind == "object":
+        return {"type": "object"}
+    pattern = _pattern_for(schema) if kind in (None, "string") else None
+    if pattern:
+        return {"type": "string", "pattern": pattern}
+    longest = min(int(schema.get("maxLength", max_string)), max_string)
+    return {"type": "string", "minLength": min(int(schema.get("minLength", 1)), longest), "maxLength": longest}
+
+
+def _pattern_for(schema: dict[str, Any]) -> str | None:
+    """The anchored pattern of the date or time forms a string's `format` or description names; None if none."""
+    forms = [_FORMATS[schema["format"]]] if schema.get("format") in _FORMATS else []
+    description = schema.get("description")
+    if isinstance(description, str):
+        for match in _FORM_QUOTED.finditer(description):
+            form = _date_form(next(group for group in match.groups() if group is not None))
+            if form and form not in forms:
+                forms.append(form)
+    if not forms:
+        return None
+    return "^" + (forms[0] if len(forms) == 1 else "(" + "|".join(forms) + ")") + "$"
+
+
+def _date_form(text: str) -> str | None:
+    """The pattern of a date or time form ('YYYY-MM-DD', 'HH:MM'); None if `text` is anything else."""
+    parts, at, letters = [], 0, False
+    for piece in _PIECE.finditer(text):
+        if piece.start() != at:
+            return None
+        token = piece.group()
+        letters = letters or token in _LETTERS
+        minutes = token in ("MM", "mm") and ":" in (text[piece.start() - 1:piece.start()], text[piece.end():][:1])
+        parts.append(_SIXTY if minutes else _LETTERS.get(token) or _SEPARATORS[token])
+        at = piece.end()
+    return "".join(parts) if at == len(text) and letters else None
+
+
+def token_budget(schema: dict[str, Any]) -> int:
+    """Enough tokens for any answer the schema admits at a few characters a token, capped."""
+    budget = 12
+    for sub in schema.get("properties", {}).values():
+        if sub.get("type") == "string":
+            budget += 8 + sub.get("maxLength", MAX_STRING) // 2
+        elif sub.get("type") == "array":
+            budget += 8 + sub.get("maxItems", MAX_ITEMS) * 24
+        elif sub.get("type") == "object":
+            budget += 8 + token_budget(sub)
+        else:
+            budget += 12
+    return min(budget, 512)

@@ -1,0 +1,247 @@
+"""The `editor` shape: tools that replace an old text with a new one in a file.
+
+Applies where a tool has two string parameters named old… and new… (`oldText`/`newText`, `old_str`/`new_str`),
+at its top level or in the objects of a list parameter (`replacing_pair`). A small model's edit loses what it
+should keep: for an addition it replaces a line with the new one, or writes the whole file again. Rules:
+
+- `editor.to_add` (which): a request to add (a verb of adding, none of replacing) once the conversation read a
+  file, or a request to change one quoted text into another, is offered the server's replacing tool alone.
+- `editor.keeps_file` (arguments): such an addition's edit keeps a line of the file read as its old text and
+  writes that line, then the lines added, as its new text; one that does not is written again under a grammar
+  whose old text is one of the file's lines (or a line that lists things, an item more after its last).
+  Only the added lines that say a word of the message stay; an edit that adds none is not made.
+- `editor.quoted` (arguments): a change between quoted texts goes from one of them to another; written again
+  under a grammar of the quoted texts when it does not.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from typing import TYPE_CHECKING, Any, Sequence
+
+from loguru import logger
+
+from sidespin.protocol.grammar import gbnf_literal
+from sidespin.tools import Tool, ToolCall
+from sidespin.tooluse.conversation import Talk
+from sidespin.tooluse.decision import Decision, Shape
+
+if TYPE_CHECKING:
+    from sidespin.tooluse.model import Model
+
+__all__ = ["Editor", "replacing_pair"]
+
+Pair = tuple[str | None, str, str]  # the list parameter holding the edits (None: top level), old, new
+_OLD, _NEW = re.compile(r"^old(?:[_A-Z]|$)"), re.compile(r"^new(?:[_A-Z]|$)")
+_ADDING = re.compile(r"(?i)\b(?:add|append|insert|put|ajoute[rz]?|füge|hinzu|añade|agrega|aggiungi)\b")
+_REPLACING = re.compile(r"(?i)\b(?:replace|instead|rather than|swap|remove|delete|change|rename|remplace|"
+                        r"ersetze|reemplaza|sostituisci)\b|\bnew (?:file|folder|directory)\b")
+_CHANGING = re.compile(r"(?i)\b(?:change|replace|edit|update|correct|fix|swap|substitute|turn|modif(?:y|ie|ica)|"
+                       r"remplace|ändere|ersetze|cambia|reemplaza|sostituisci)\b")
+_QUOTED = re.compile(r'"([^"\n]{1,200})"|“([^”\n]{1,200})”|«\s?([^»\n]{1,200}?)\s?»'
+                     r"|(?<![^\W_])'([^'\n]{1,200})'(?![^\W_])")
+_WORD = re.compile(r"[^\W_]+")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")  # a Markdown list's item
+_LISTING = re.compile(r"[^,\n]+,[^,\n]+,[^,\n]+$")  # a line that lists three things or more
+_CHARACTER = '[^"\\\\\\x00-\\x1f]'  # of a JSON string as written: not its end, an escape or a control character
+MOST_LINES = 60
+_LONGEST_LINE = 200
+_ADDED_LINE, _ADDED_LINES, _ADDED_ITEM = 120, 5, 60
+_EDIT_TOKENS = 320
+
+
+def replacing_pair(tool: Tool) -> Pair | None:
+    """The old and new text parameters of a replacing tool and the list holding them; None if it replaces none."""
+    def pair(properties: dict[str, Any]) -> tuple[str, str] | None:
+        strings = [n for n, s in properties.items() if isinstance(s, dict) and s.get("type") == "string"]
+        old, new = [n for n in strings if _OLD.match(n)], [n for n in strings if _NEW.match(n)]
+        return (old[0], new[0]) if len(old) == 1 and len(new) == 1 else None
+
+    if (top := pair(tool.parameters)) is not None:
+        return None, *top
+    for name, schema in tool.parameters.items():
+        items = schema.get("items") if isinstance(schema, dict) and schema.get("type") == "array" else None
+        if isinstance(items, dict) and (inner := pair(items.get("properties") or {})) is not None:
+            return name, *inner
+    return None
+
+
+def _asks_to_add(message: str) -> bool:
+    return bool(_ADDING.search(message)) and not _REPLACING.search(message)
+
+
+def _quoted(message: str) -> list[str]:
+    """The texts a request to change one text into another quotes (two to four), else []."""
+    if _asks_to_add(message) or not _CHANGING.search(message):
+        return []
+    texts = [next(part for part in found if part) for found in _QUOTED.findall(message)]
+    texts = list(dict.fromkeys(t for t in texts if t.strip()))[:4]
+    return texts if len(texts) >= 2 else []
+
+
+def _files_in(arguments: Any) -> set[str]:
+    values = arguments.values() if isinstance(arguments, dict) else ()
+    return {v.strip().rstrip("/") for v in values if isinstance(v, str) and ("/" in v or "." in v) and v.strip("/ ")}
+
+
+def _same_file(a: str, b: str) -> bool:
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def _text_read(talk: Talk, arguments: dict[str, Any], readers: set[str]) -> str | None:
+    """The answer of the latest successful call of a reader given a file `arguments` names, or None."""
+    files = _files_in(arguments)
+    for answered in reversed(talk.answered):
+        if answered.name in readers and not answered.failed and any(
+                _same_file(a, b) for a in files for b in _files_in(answered.arguments)):
+            return answered.answer
+    return None
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip() for line in dict.fromkeys(text.splitlines()) if line.strip() and len(line) <= _LONGEST_LINE]
+
+
+def _says_a_word(text: str, message: str) -> bool:
+    return bool({w for w in _WORD.findall(message.lower()) if len(w) >= 3} & set(_WORD.findall(text.lower())))
+
+
+def _added(arguments: dict[str, Any], pair: Pair, text: str, message: str) -> dict[str, Any] | None:
+    """`arguments` with each edit cut to its old text (a line of `text`) and the lines or items it adds that say a
+    word of the message; None when an edit keeps no line or adds nothing."""
+    container, old, new = pair
+    edits = arguments.get(container) if container is not None else [arguments]
+    if not isinstance(edits, list) or not edits:
+        return None
+    lines = {line.strip() for line in text.splitlines()}
+    kept = []
+    for edit in edits:
+        before, after = (edit.get(old), edit.get(new)) if isinstance(edit, dict) else (None, None)
+        if not isinstance(before, str) or not isinstance(after, str) or before.strip() not in lines - {""}:
+            return None
+        if after.startswith(before + ", ") and _LISTING.search(before):
+            held = {item.strip().lower() for item in re.split(r"[,:]", before)}
+            adds = [i for i in dict.fromkeys(p.strip() for p in after[len(before) + 2:].split(","))
+                    if i and "\n" not in i and i.lower() not in held and _says_a_word(i, message)]
+            joined = ", ".join([before, *adds])
+        else:
+            rest = after[len(before) + 1:].split("\n") if after.startswith(before + "\n") else []
+            adds = [line for line in dict.fromkeys(rest) if line.strip() and line.strip() not in lines
+                    and _says_a_word(line, message)]
+            joined = "\n".join([before, *adds])
+        if not adds:
+            return None
+        kept.append({**edit, new: joined})
+    return {**arguments, container: kept} if container is not None else kept[0]
+
+
+def _opening(pair: Pair, line: str, then: str) -> str:
+    container, old, new = pair
+    inner = json.dumps(line, ensure_ascii=False)[1:-1]
+    head = f'"{inner}", {json.dumps(new)}: "{inner}{then}'
+    return gbnf_literal(head if container is None else f'[{{{json.dumps(old)}: {head}')
+
+
+def _anchored_grammar(pair: Pair, text: str) -> str | None:
+    """A grammar for an edit whose old text is a line of `text` (its list items, when it has some) and whose new
+    text is that line and lines added, or a line that lists things and items added; None if `text` has no line."""
+    lines = _lines(text)
+    items = ([line for line in lines if _ITEM.match(line)] or lines)[:MOST_LINES]
+    listing = [line for line in lines if _LISTING.search(line) and not _ITEM.match(line)][:MOST_LINES]
+    close = gbnf_literal('"' if pair[0] is None else '"}]')
+    more = f"( {gbnf_literal(chr(92) + 'n')} added ){{0,{_ADDED_LINES - 1}}}"
+    branches = [f"( {' | '.join(_opening(pair, line, chr(92) + 'n') for line in items)} ) added {more} {close}"
+                ] if items else []
+    if listing:
+        branches.append(f"( {' | '.join(_opening(pair, line, ', ') for line in listing)} ) item {close}")
+    if not branches:
+        return None
+    return (f"root ::= {' | '.join(branches)}\nadded ::= {_CHARACTER} {_CHARACTER}{{0,{_ADDED_LINE - 1}}}\n"
+            f"item ::= {_CHARACTER} {_CHARACTER}{{0,{_ADDED_ITEM - 1}}}")
+
+
+def _quoted_grammar(pair: Pair, texts: list[str]) -> str:
+    container, old, new = pair
+    choices = []
+    for before, after in itertools.permutations(texts, 2):
+        one, other = (json.dumps(text, ensure_ascii=False) for text in (before, after))
+        text = f"{one}, {json.dumps(new)}: {other}" if container is None else \
+            f"[{{{json.dumps(old)}: {one}, {json.dumps(new)}: {other}}}]"
+        choices.append(gbnf_literal(text))
+    return f"root ::= {' | '.join(choices)}\n"
+
+
+class Editor(Shape):
+    id = "editor"
+
+    def applies(self, tools: Sequence[Tool]) -> bool:
+        return any(replacing_pair(tool) is not None for tool in tools)
+
+    def narrow(self, decision: Decision) -> dict[str, Tool]:
+        message = decision.talk.last
+        read = any(not a.failed and _files_in(a.arguments) for a in decision.talk.answered)
+        if not _quoted(message) and not (_asks_to_add(message) and read):
+            return decision.names
+        sources = {t.source for t in decision.names.values() if replacing_pair(t) is not None}
+        kept = {n: t for n, t in decision.names.items() if t.source not in sources or replacing_pair(t) is not None}
+        if len(kept) < len(decision.names):
+            decision.note("editor.to_add")
+        return kept
+
+    async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
+        tool = decision.tool(call.name)
+        pair = replacing_pair(tool)
+        message = decision.talk.last
+        if pair is None:
+            return call
+        if texts := _quoted(message):
+            return await self._quoted(decision, call, pair, texts, model, written)
+        if not _asks_to_add(message):
+            return call
+        readers = {t.name for t in decision.tools if t.source == tool.source and t.read_only} or {
+            t.name for t in decision.tools if t.name != tool.name}
+        text = _text_read(decision.talk, call.arguments, readers)
+        if text is None:
+            return call
+        kept = _added(call.arguments, pair, text, message)
+        grammar = _anchored_grammar(pair, text) if kept is None else None
+        if grammar is not None:
+            arguments = await self._again(call, pair, grammar, model, written)
+            kept = _added(arguments, pair, text, message) if arguments is not None else None
+        if kept is None:
+            logger.info("TOOLUSE_REFUSED editor.keeps_file {}: it adds no line the message says", call.name)
+            decision.note("editor.keeps_file")
+            return None
+        if kept != call.arguments:
+            decision.note("editor.keeps_file")
+        return ToolCall(call.name, kept, call.id)
+
+    async def _quoted(self, decision: Decision, call: ToolCall, pair: Pair, texts: list[str], model: "Model",
+                      written: str) -> ToolCall:
+        container, old, new = pair
+        edits = call.arguments.get(container) if container is not None else [call.arguments]
+        if isinstance(edits, list) and edits and all(
+                isinstance(e, dict) and e.get(old) in texts and e.get(new) in texts and e.get(old) != e.get(new)
+                for e in edits):
+            return call
+        arguments = await self._again(call, pair, _quoted_grammar(pair, texts), model, written)
+        if arguments is None:
+            return call
+        decision.note("editor.quoted")
+        return ToolCall(call.name, arguments, call.id)
+
+    @staticmethod
+    async def _again(call: ToolCall, pair: Pair, grammar: str, model: "Model", written: str) -> dict[str, Any] | None:
+        """The call's arguments with its edits written again under `grammar` (None when cut off)."""
+        container, old, new = pair
+        others = {k: v for k, v in call.arguments.items() if k not in (container, old, new)}
+        opened = json.dumps(others, ensure_ascii=False)
+        head = (opened[:-1] + ", " if others else "{") + json.dumps(container or old) + ": "
+        answer = await model.llama.complete(written + head, grammar, None, _EDIT_TOKENS)
+        try:
+            arguments = json.loads(head + answer + "}")
+        except json.JSONDecodeError:
+            return None
+        return arguments if isinstance(arguments, dict) else None

@@ -1,0 +1,138 @@
+"""The `timezones` shape: tools that take a time zone by its IANA name ('America/New_York').
+
+Applies where a string parameter's description gives an IANA zone as its example. Such a tool fails on a place
+written as itself ("Los Angeles") or under the wrong area ('Europe/Tokyo'), and tells the wrong time for a zone no
+one said. Rules (`amend`), with Python's own zone database (`zoneinfo`):
+
+- `timezones.as_zone`: a zone written in another case, a place that is a zone's place, or the first words of one,
+  is that zone ('Europe/Tokyo' → 'Asia/Tokyo', "Mexico" → 'America/Mexico_City').
+- `timezones.place_named`: a zone the conversation never mentions, where the person's message names the place of
+  exactly one zone, is that zone.
+- `timezones.elsewhere`: a zone the conversation never mentions, where the message names a place the zone's name
+  does not hold, is no call: the time of another place would be told as that place's.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+import zoneinfo
+from typing import TYPE_CHECKING, Any, Sequence
+
+from loguru import logger
+
+from sidespin.tools import Tool, ToolCall
+from sidespin.tooluse.decision import Decision, Shape
+from sidespin.tooluse.values import mentioned, words_of
+
+if TYPE_CHECKING:
+    from sidespin.tooluse.model import Model
+
+__all__ = ["TimeZones", "as_zone", "zones_named"]
+
+_AREAS = ("Africa", "America", "Antarctica", "Asia", "Atlantic", "Australia", "Europe", "Indian", "Pacific")
+_ZONE_NAMED = re.compile(rf"\b(?:{'|'.join(_AREAS)})/[A-Za-z_-]+(?:/[A-Za-z_-]+)?")
+# a name: capitalised words, one to three, not a sentence's first word
+_NAME = re.compile(r"(?<![\w'])([A-ZÀ-Þ][\w'-]*(?: [A-ZÀ-Þ][\w'-]*){0,2})")
+_SENTENCE_START = re.compile(r"(?:^|[.!?¿¡:]\s*|\n)\W*$")
+_CALENDAR = frozenset("""january february march april may june july august september october november december jan feb
+mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri
+sat sun""".split())
+_CAPITALS = re.compile(r"[A-Z]+\.?$")  # "EST", "UTC", "PM": no place
+
+
+@functools.cache
+def _zones() -> dict[str, str]:
+    """Every zone the database knows, by its name in lower case ({} without a database)."""
+    try:
+        return {zone.casefold(): zone for zone in zoneinfo.available_timezones()}
+    except OSError:
+        return {}
+
+
+def _place(text: str) -> str:
+    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return re.sub(r"[\s-]+", "_", plain.strip()).casefold()
+
+
+@functools.cache
+def _by_place() -> dict[str, list[str]]:
+    """The zones of areas that name places, by their place ('los_angeles': ['America/Los_Angeles'])."""
+    places: dict[str, list[str]] = {}
+    for zone in _zones().values():
+        area, _, rest = zone.partition("/")
+        if area in _AREAS and rest:
+            places.setdefault(_place(rest.rsplit("/", 1)[-1]), []).append(zone)
+    return places
+
+
+def takes_a_zone(schema: Any) -> bool:
+    """Whether a parameter's description gives a zone's IANA name as an example."""
+    description = schema.get("description") if isinstance(schema, dict) else None
+    return isinstance(description, str) and any(z.casefold() in _zones() for z in _ZONE_NAMED.findall(description))
+
+
+def as_zone(value: Any) -> Any:
+    """`value` as the zone it names (`timezones.as_zone`), or as it is."""
+    if not isinstance(value, str) or not value.strip():
+        return value
+    if value.strip().casefold() in _zones():
+        return _zones()[value.strip().casefold()]
+    place = _place(value.rsplit("/", 1)[-1])
+    named = [place] if place in _by_place() else [k for k in _by_place() if place and k.startswith(place + "_")]
+    return sorted(_by_place()[named[0]])[0] if len(named) == 1 else value
+
+
+def _names_in(text: str) -> list[list[str]]:
+    """The names a message gives, each as its words (a sentence's first word is not one)."""
+    names = []
+    for found in _NAME.finditer(text):
+        words = found.group(1).split(" ")
+        if _SENTENCE_START.search(text[max(0, found.start() - 3):found.start()]):
+            words = words[1:]
+        if words and not all(w.lower().rstrip(".") in _CALENDAR or _CAPITALS.match(w) for w in words):
+            names.append(words)
+    return names
+
+
+def zones_named(text: str) -> tuple[set[str], list[str]]:
+    """The zones whose places `text` names, and the names it gives that are no zone's place."""
+    zones, others = set(), []
+    for words in _names_in(text):
+        found = next((z for k in range(len(words), 0, -1) if (z := _by_place().get(_place(" ".join(words[:k]))))),
+                     None)
+        if found:
+            zones.add(sorted(found)[0])
+        else:
+            others.append(" ".join(words))
+    return zones, others
+
+
+class TimeZones(Shape):
+    id = "timezones"
+
+    def applies(self, tools: Sequence[Tool]) -> bool:
+        return any(takes_a_zone(schema) for tool in tools for schema in tool.parameters.values())
+
+    async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
+        tool = decision.tool(call.name)
+        arguments = dict(call.arguments)
+        zones, others = zones_named(decision.talk.last)
+        for name, value in call.arguments.items():
+            if not isinstance(value, str) or not takes_a_zone(tool.parameters.get(name)):
+                continue
+            zone = as_zone(value)
+            if zone != value:
+                decision.note("timezones.as_zone")
+            if not mentioned(zone, decision.said, name) and len(zones) == 1:
+                zone = next(iter(zones))
+                decision.note("timezones.place_named")
+            elif not mentioned(zone, decision.said, name) and any(
+                    not {w.lower() for w in words_of(other)} & set(words_of(zone)) for other in others):
+                logger.info("TOOLUSE_REFUSED timezones.elsewhere {}.{}={!r}: the message names another place",
+                            call.name, name, zone)
+                decision.note("timezones.elsewhere")
+                return None
+            arguments[name] = zone
+        return ToolCall(call.name, arguments, call.id)

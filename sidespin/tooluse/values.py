@@ -1,0 +1,242 @@
+"""Which of a call's values the conversation said: the rules that keep a small model from making values up.
+
+- **Said** (`said_in`): every message's text and every earlier call's arguments, in lower case, with number
+  words also as digits ("two dice" says 2), twelve-hour times also on the 24-hour clock ("3 PM" says 15:00) and
+  scaled numbers also as the number ("5%" says 0.05, "2 million" 2000000). Tool results are messages too: a
+  value read from a listing counts as said.
+- **Mentioned** (`mentioned`): a number said as a number (1 is not in "10"); a text by one of its words (three
+  letters or more, or digits), except a placeholder ("YOUR_API_KEY", "/path/to/x"), an e-mail address or a web
+  address, which count only when said whole (an address made up reaches a stranger), and a file's name whose
+  extension no one said; a switch by a word of its parameter's name; a list when all its items are; an object
+  when any of its values is.
+- **Optional values no one said are dropped** (`grounded`): a made-up filter silently changes what a tool
+  returns.
+- **Optional values the message asks for are asked for** (`asked_parameters`): a parameter left out whose name
+  the message says, or one of whose allowed values it says whole.
+- **A call of invented required values is not made** (`invented`): neither the conversation nor the tool's own
+  text (description, schema, the folders its server works in) mentions them, or a value only restates its
+  parameter's description, or is an example the tool's text gives that no one said. A code of two to four
+  capitals ("USD", "CDG") counts as known: it stands for a thing said in words ("dollars", "Paris airport").
+- **A value is written as said** (`as_said`): a number said as a percentage, written as said for a parameter
+  whose text asks for a decimal, becomes the decimal; a whole number whose digits run on past a number said
+  (a number's grammar lets a small model go on only with digits) is cut back to it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any, Sequence
+
+from loguru import logger
+
+from sidespin.tools import Tool
+
+__all__ = ["said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented", "as_said",
+           "words_of", "telling_words", "allowed"]
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+# function words: they match every description and tell no tool from another
+STOP = frozenset("""a an and are as at be but by can could do does for from have how i in is it its me my of on or
+please so that the their them then there these this to was we what when where which who will with would you your
+now same just some any all also get give tell show let lets want need about many much more most like know""".split())
+_NUMBER_WORDS = {word: str(n) for n, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split())} | {
+    "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "dozen": "12", "twice": "2",
+    "once": "1", "single": "1", "pair": "2", "couple": "2"}
+_TWELVE_HOUR = re.compile(r"\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s?([ap])\.?m\b")
+_SCALED = re.compile(r"(\d+(?:\.\d+)?)\s?(%|percent\b|per cent\b|thousand\b|million\b|billion\b|k\b)")
+_SCALE = {"%": 1e-2, "percent": 1e-2, "per cent": 1e-2, "thousand": 1e3, "million": 1e6, "billion": 1e9, "k": 1e3}
+_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_PLACEHOLDER = re.compile(r"(?i)(?<![a-z])your[-_/]|/your(?![a-z])|/path/to/|^\s*<[^<>]+>\s*$|"
+                          r"^\s*your( [a-z]+){1,2}\s*$|^\s*(?:[a-z0-9]+_)+(?:name|id|path|key|value|here|token)\s*$")
+_EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
+_URL = re.compile(r"^\s*[a-z][a-z0-9+.-]*://(?:[^/\s?#@]*@)?([^/\s?#@:]+)", re.IGNORECASE)
+_FILE_NAME = re.compile(r"^(?:[/~.][^@]*|[^\s@]*)[^\s/@.]\.([A-Za-z][A-Za-z0-9]{0,4})$")
+_SWITCH = frozenset({"true", "false", "yes", "no"})
+_CODE = re.compile(r"[A-Z]{2,4}")
+_EXAMPLES = re.compile(r"(?i)(?:\b(?:such as|for example|for instance|example|like)\b|\be\.g\.|\beg\.)\W{0,4}"
+                       r"((?:['\"][^'\"\n]{1,80}['\"](?:\s*(?:,|or|and|,\s*or)\s*)?)+)")
+_QUOTED = re.compile(r"['\"]([^'\"\n]{1,80})['\"]")
+_AS_DECIMAL = re.compile(r"(?i)(?:as an?|in|into) decimal|decimal form|fraction|\d%\s*(?:is|=|would be)\s*0\.\d|"
+                         r"\b(?:rate|ratio|probability)\b")
+
+
+def words_of(text: str) -> list[str]:
+    """The words of a name or a sentence, lower case: `getCurrentWeather`, `get_current_weather` → get current
+    weather."""
+    return [w.lower() for w in _WORD.findall(_CAMEL.sub(" ", text))]
+
+
+def telling_words(text: str) -> list[str]:
+    """`words_of` the text but function words and single letters."""
+    return [w for w in words_of(text) if w not in STOP and len(w) > 1]
+
+
+def said_in(texts: Sequence[str]) -> str:
+    """Everything said, lower case, with number words, twelve-hour times and scaled numbers also as digits."""
+    said = "\n".join(texts).lower()
+    derived = [_NUMBER_WORDS[w] for w in _WORD.findall(said) if w in _NUMBER_WORDS]
+    for hour, minutes, half in _TWELVE_HOUR.findall(said):
+        derived.append(f"{int(hour) % 12 + (12 if half == 'p' else 0):02d}:{minutes or '00'}")
+    for number, scale in _SCALED.findall(_THOUSANDS.sub("", said)):
+        derived.append(f"{float(number) * _SCALE[scale]:.12g}")
+    return said + ("\n" + " ".join(derived) if derived else "")
+
+
+def numbers_said(said: str) -> set[float]:
+    """The numbers written in `said`, a comma between digits read as a thousands separator."""
+    return {float(n) for n in _NUMBER.findall(_THOUSANDS.sub("", said))}
+
+
+def _whole(text: str, said: str) -> bool:
+    """Whether `said` has `text` with no letter or digit on either side."""
+    return re.search(rf"(?<![^\W_]){re.escape(text)}(?![^\W_])", said) is not None
+
+
+def mentioned(value: Any, said: str, name: str = "") -> bool:
+    """Whether the conversation (`said`, from `said_in`) mentions `value`, the value of parameter `name`."""
+    if isinstance(value, bool) or (isinstance(value, str) and value.strip().lower() in _SWITCH):
+        return any(word[:5] in said for word in words_of(name) if len(word) >= 4)  # a switch, by its name
+    if isinstance(value, (int, float)):
+        return any(math.isclose(abs(value), n, rel_tol=1e-9) for n in numbers_said(said))
+    if isinstance(value, list):
+        return bool(value) and all(mentioned(item, said, name) for item in value)
+    if isinstance(value, dict):
+        return any(mentioned(item, said, key) for key, item in value.items())
+    if not isinstance(value, str):
+        return value is None
+    text = value.strip()
+    if _PLACEHOLDER.search(text) or _EMAIL.match(text):
+        return text.lower() in said
+    if (address := _URL.match(text)) is not None:
+        return address.group(1).lower() in said
+    if (file := _FILE_NAME.match(text)) is not None and not _whole(file.group(1).lower(), said):
+        return False  # a file's name with an extension no one said
+    if text and not _WORD.search(text):
+        return text in said
+    words = [w for w in _WORD.findall(text.lower()) if len(w) >= 3 or w.isdigit()]
+    telling = [w for w in words if w not in STOP] or words
+    return not telling or any(w in said or (len(w) >= 6 and w[:-1] in said) for w in telling)
+
+
+def allowed(schema: Any) -> list[str]:
+    """The texts a parameter's schema allows, when it lists them (itself, or its items')."""
+    if not isinstance(schema, dict):
+        return []
+    items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
+    return [v for v in schema.get("enum") or items.get("enum") or [] if isinstance(v, str)]
+
+
+def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
+    """`arguments` without the optional values the conversation never mentions (of an optional list, the items it
+    mentions, when it mentions some)."""
+    kept = {}
+    for name, value in arguments.items():
+        if name not in tool.required and isinstance(value, list) and len(value) > 1:
+            value = [item for item in value if mentioned(item, said, name)] or value
+        if name in tool.required or (mentioned(value, said, name) and not _restates(tool, name, value)):
+            kept[name] = value
+        else:
+            logger.info("TOOLUSE_ARGUMENT_DROPPED {}.{}: optional, and the conversation never mentions it",
+                        tool.name, name)
+    return kept
+
+
+def asked_parameters(tool: Tool, arguments: dict[str, Any], message: str) -> list[str]:
+    """The optional parameters a call left out that `message` asks for: it says every word of the parameter's name
+    (three letters or more; a word begun counts: "sorted" for `sort`), or one of its allowed values whole."""
+    said = set(words_of(message))
+    lower = message.lower()
+    wanted = []
+    for name, schema in tool.parameters.items():
+        if name in tool.required or name in arguments or not isinstance(schema, dict):
+            continue
+        named = [w for w in words_of(name) if len(w) >= 3]
+        if (named and all(any(s.startswith(w) and len(s) - len(w) <= 3 for s in said) for w in named)) or any(
+                len(v) >= 3 and _whole(v.lower(), lower) for v in allowed(schema)):
+            wanted.append(name)
+    return wanted
+
+
+def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
+    """The required parameters whose values nothing mentions: neither the conversation (`said`) nor the tool's own
+    text, or that restate their parameter's description, or that are an example of the tool's text no one said."""
+    own = "\n".join([tool.description, *tool.places, json.dumps(tool.input_schema, ensure_ascii=False)]).lower()
+    places = "\n".join([said, *tool.places]).lower()
+    made_up = []
+    for name in tool.required:
+        if name not in arguments:
+            continue
+        value = arguments[name]
+        known = mentioned(value, places, name) or (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                                    and value == 0) or _all_in(value, own, name) or (
+            isinstance(value, str) and _CODE.fullmatch(value) is not None)
+        if not known or _restates(tool, name, value) or _an_example(tool, name, value, said):
+            made_up.append(name)
+    return made_up
+
+
+def _all_in(value: Any, text: str, name: str) -> bool:
+    """Whether the tool's own text mentions a value: a text by all of its words (the tool's words alone fill no
+    value the person did not ask for), anything else as `mentioned` reads it."""
+    if not isinstance(value, str):
+        return mentioned(value, text, name)
+    words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
+    return mentioned(value, text, name) and all(w in text for w in words)
+
+
+def _restates(tool: Tool, name: str, value: Any) -> bool:
+    """Whether a text is its parameter's own description, most of it, or the opening of the tool's description:
+    no value at all ("The title of the song.")."""
+    if not isinstance(value, str):
+        return False
+    written = " ".join(_WORD.findall(value.lower()))
+    opening = " ".join(_WORD.findall(tool.description.lower()))
+    if len(written.split()) >= 5 and opening.startswith(written[:max(30, len(written) // 2)]):
+        return True
+    schema = tool.parameters.get(name)
+    described = schema.get("description") if isinstance(schema, dict) else None
+    if not isinstance(described, str) or not written:
+        return False
+    meant = " ".join(_WORD.findall(described.lower()))
+    words, meant_words = set(written.split()), set(meant.split())
+    return written == meant or (len(written) > 8 and written in meant and len(written) > 0.6 * len(meant)) or (
+        len(words) >= 4 and len(words & meant_words) >= 0.7 * len(words | meant_words))
+
+
+def _an_example(tool: Tool, name: str, value: Any, said: str) -> bool:
+    """Whether a text is one of the examples the tool's text gives ("such as 'San Francisco, CA'") that the
+    conversation does not mention, for a parameter that lists no allowed values."""
+    schema = tool.parameters.get(name)
+    if not isinstance(value, str) or allowed(schema) or mentioned(value, said, name):
+        return False
+    texts = [tool.description, *(str(s.get("description") or "") for s in tool.parameters.values()
+                                 if isinstance(s, dict))]
+    examples = {q.strip().lower() for t in texts for listed in _EXAMPLES.findall(t) for q in _QUOTED.findall(listed)}
+    return value.strip().lower() in examples
+
+
+def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
+    """`arguments` with each number written as `said` says it (`as_said` in the module's rules)."""
+    percents = {float(n) for n, _ in re.findall(r"(\d+(?:\.\d+)?)\s?(%|percent\b|per cent\b)", said)}
+    whole = {n for n in re.findall(r"(?<![\d.])\d{2,}(?![\d.])", _THOUSANDS.sub("", said))}
+    fixed = dict(arguments)
+    for name, value in arguments.items():
+        schema = tool.parameters.get(name)
+        if not isinstance(schema, dict) or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        described = f"{name} {schema.get('description') or ''}"
+        if value in percents and schema.get("type") == "number" and _AS_DECIMAL.search(described) and (
+                "percent" not in described.lower() or "decimal" in described.lower()):
+            fixed[name] = value / 100
+        elif isinstance(value, int) and not numbers_said(str(value)) & numbers_said(said):
+            begun = [n for n in whole if str(value).startswith(n) and str(value) != n]
+            if len(begun) == 1 and str(value)[len(begun[0]):].strip("0"):
+                fixed[name] = int(begun[0])
+        if fixed[name] != value:
+            logger.info("TOOLUSE_VALUE_AS_SAID {}.{}: written as the conversation says it", tool.name, name)
+    return fixed

@@ -1,0 +1,59 @@
+"""What the model is offered (`offer`), the call format read off a template (`call_format`), and the bounded schema
+arguments are written under (`schema`)."""
+
+from __future__ import annotations
+
+from sidespin.tooluse.call_format import FALLBACK, read_format
+from sidespin.tooluse.model import names_grammar
+from sidespin.tooluse.offer import SHORTLIST, TABLE_CHARS, offered, offered_table, tables
+from sidespin.tooluse.schema import MAX_ITEMS, arguments_schema, bounds_for
+from tests.route_fake import BETWEEN, CLOSE, OPEN, FakeLlama
+from tests.tooluse.tools import tool
+
+
+def test_few_tools_are_one_table_and_many_a_table_per_source_each_within_the_budget() -> None:
+    few = [tool(f"t{i}", "A tool.", {}, source="mcp:a") for i in range(SHORTLIST)]
+    assert tables(few) == [few]
+    long = "A tool that does a great many things, described at length. " * 20
+    many = [tool(f"a{i}", long, {"x": {"type": "string"}}, source="mcp:a") for i in range(30)] + [
+        tool(f"b{i}", "Short.", {}, source="mcp:b") for i in range(3)]
+    cut = tables(many)
+    assert {t.source for t in cut[-1]} == {"mcp:b"} and all(len({t.source for t in table}) == 1 for table in cut)
+    assert len(cut) > 2  # the long server is cut in parts
+    assert all(len(str(offered_table(table))) < TABLE_CHARS * 1.2 for table in cut)
+
+
+def test_a_tool_as_offered_leaves_out_schema_noise_but_no_field_and_ends_with_its_servers_folder() -> None:
+    noisy = tool("read", "Read a file.", {"title": {"type": "string", "title": "Title"},
+                                          "path": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}},
+                 places=("/home/me/files",))
+    function = offered(noisy)["function"]
+    assert function["parameters"]["properties"] == {"title": {"type": "string"}, "path": {"type": "string"}}
+    assert function["description"].endswith("It works in /home/me/files")
+
+
+async def test_the_call_format_is_read_off_the_template_and_a_template_without_tools_gets_the_fallback() -> None:
+    form = await read_format(FakeLlama())
+    assert (form.opening, form.between, form.closing) == (OPEN, BETWEEN, CLOSE) and form.native
+    assert await read_format(FakeLlama(native=False)) == FALLBACK
+
+
+def test_the_names_grammar_escapes_quotes_backslashes_and_newlines() -> None:
+    grammar = names_grammar(['say"hi', "back\\slash", "new\nline"], '", ')
+    assert '\\"' in grammar and "\\\\" in grammar and "\\n" in grammar and "\n" not in grammar.strip()
+
+
+def test_every_field_is_bounded_optional_ones_stay_optional_and_a_named_date_form_is_a_pattern() -> None:
+    events = tool("events", "Events on a day.", {
+        "day": {"type": "string", "description": "the day, in the format 'YYYY-MM-DD'"},
+        "tags": {"type": "array", "items": {"type": "string"}}, "limit": {"type": "integer"},
+        "ratio": {"type": "number"}}, ["day"])
+    schema = arguments_schema(events)
+    assert schema["required"] == ["day"] and schema["additionalProperties"] is False
+    day, tags, limit, ratio = (schema["properties"][n] for n in ("day", "tags", "limit", "ratio"))
+    assert day["pattern"].startswith("^[0-9]{4}-") and tags["maxItems"] == MAX_ITEMS
+    assert limit["maximum"] == 1_000_000 and ratio["multipleOf"] == 1e-6
+    said = bounds_for("numbers 0.1234567 and 5000000. tags a, b, c, d, e, f, g, h, i, j, k")
+    bigger = arguments_schema(events, bounds=said)["properties"]
+    assert bigger["limit"]["maximum"] == 5_000_000 and bigger["ratio"]["multipleOf"] == 1e-7
+    assert bigger["tags"]["maxItems"] == 11

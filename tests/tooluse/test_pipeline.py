@@ -1,0 +1,290 @@
+"""The decision pipeline against a fake of llama.cpp's endpoints (no model): each stage, in order."""
+
+from __future__ import annotations
+
+import pytest
+
+from sidespin.errors import MalformedToolCall
+from sidespin.tools import Tool
+from sidespin.tooluse import Decider
+from sidespin.tooluse.offer import SHORTLIST
+from sidespin.tooluse.pipeline import MAX_CALLS
+from tests.route_fake import FakeLlama
+from tests.tooluse.tools import ADD_NOTE, CONVERT, EVALUATE, FIND_NOTES, FORECAST, OLD_FIND, RUN_SQL, STATUS, tool
+
+TOOLS = [EVALUATE, CONVERT, FORECAST, STATUS]
+
+
+def user(text: str) -> list[dict]:
+    return [{"role": "user", "content": text}]
+
+
+def called(call_id: str, name: str, arguments: str, answer: str) -> list[dict]:
+    """An answer that called one tool, and what came back."""
+    return [{"role": "assistant", "content": "", "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]},
+        {"role": "tool", "tool_call_id": call_id, "content": answer}]
+
+
+async def decided(model: FakeLlama, messages: list[dict], tools: list[Tool] = TOOLS, **options) -> list[tuple]:
+    return [(c.name, c.arguments) for c in await Decider(model, **options).decide(messages, tools)]
+
+
+# --- whether ------------------------------------------------------------------------------------------------
+
+
+async def test_no_tools_offered_is_no_call_and_asks_the_model_nothing() -> None:
+    model = FakeLlama({"What is 2 + 2?": [("evaluate", {"expression": "2+2"})]})
+    assert await decided(model, user("What is 2 + 2?"), []) == []
+    assert model.asked == []
+
+
+async def test_a_call_is_made_when_the_chance_of_one_is_over_the_models_bar_and_not_under_it() -> None:
+    text = "Will it rain in Oslo?"
+    wants = {text: [("forecast", {"city": "Oslo"})]}
+    assert await decided(FakeLlama(wants, p_call=0.7), user(text)) == [("forecast", {"city": "Oslo"})]
+    assert await decided(FakeLlama(wants, p_call=0.3), user(text)) == []
+    assert await decided(FakeLlama(wants, p_call=0.3), user(text), threshold=0.2) != []  # the bar is the model's
+
+
+async def test_a_message_that_shares_no_word_with_any_tool_still_reaches_the_model() -> None:
+    """No word gate: "What's 17 × 23?" shares no word with a tool that evaluates expressions."""
+    text = "What's 17 × 23?"
+    model = FakeLlama({text: [("evaluate", {"expression": "17*23"})]})
+    assert await decided(model, user(text)) == [("evaluate", {"expression": "17*23"})]
+
+
+async def test_a_follow_up_after_an_answer_in_words_is_also_asked_alone() -> None:
+    text = "And in euros, 20 dollars?"
+    talk = [*user("Hi"), {"role": "assistant", "content": "Hello! How can I help?"}, *user(text)]
+    wants = {text: [("convert_currency", {"amount": 20, "from_currency": "USD", "to_currency": "EUR"})]}
+    assert await decided(FakeLlama(wants, shy=0.05, p_call=0.9), talk, [CONVERT]) == [
+        ("convert_currency", {"amount": 20, "from_currency": "USD", "to_currency": "EUR"})]
+    assert await decided(FakeLlama(wants, shy=0.05, p_call=0.3), talk, [CONVERT]) == []
+
+
+async def test_a_message_that_names_a_tool_is_written_as_a_call_down_to_the_floor() -> None:
+    wants = {"Use server status please": [("server_status", {})], "Is it up?": [("server_status", {})]}
+    assert await decided(FakeLlama(wants, p_call=0.2), user("Use server status please")) == [("server_status", {})]
+    assert await decided(FakeLlama(wants, p_call=0.2), user("Is it up?")) == []
+    assert await decided(FakeLlama(wants, p_call=0.1), user("Use server status please")) == []
+
+
+# --- shortlist ----------------------------------------------------------------------------------------------
+
+
+def many(source: str, stem: str, count: int) -> list[Tool]:
+    return [tool(f"{stem}_{i}", f"Does the {stem} thing number {i}.", {"x": {"type": "string"}}, ["x"],
+                 source=source) for i in range(count)]
+
+
+async def test_many_tools_are_read_a_table_at_a_time_and_the_table_most_likely_to_call_is_read() -> None:
+    text = "Tell me the forecast for Oslo."
+    tools = [*many("mcp:a", "alpha", 6), *many("mcp:b", "beta", 6), FORECAST]
+    assert len(tools) > SHORTLIST
+    model = FakeLlama({text: [("forecast", {"city": "Oslo"})]})
+    assert await decided(model, user(text), tools) == [("forecast", {"city": "Oslo"})]
+    offered = [sorted(t["function"]["name"] for t in asked["tools"]) for asked in model.asked
+               if asked["kind"] == "render" and asked["tools"] and "zqx" not in str(asked["tools"])]
+    assert len(offered) == 2 and offered[0] == ["forecast"]  # two candidates, the weather server's first
+    written = next(a["prompt"] for a in model.asked if a["kind"] == "complete" and a["schema"])
+    assert '"forecast"' in written and "alpha_0" not in written  # its arguments were written after its table
+
+
+async def test_the_table_of_the_tool_called_last_is_a_candidate_for_a_follow_up() -> None:
+    text = "and for Bergen?"
+    talk = [*user("Forecast for Oslo"), *called("c1", "forecast", '{"city": "Oslo"}', "Rain."),
+            {"role": "assistant", "content": "Rain in Oslo."}, *user(text)]
+    tools = [*many("mcp:a", "alpha", 6), *many("mcp:b", "beta", 6), FORECAST]
+    model = FakeLlama({text: [("forecast", {"city": "Bergen"})]})
+    assert await decided(model, talk, tools) == [("forecast", {"city": "Bergen"})]
+
+
+# --- which --------------------------------------------------------------------------------------------------
+
+
+async def test_the_name_is_the_likeliest_as_a_whole_not_the_one_behind_the_likeliest_first_token() -> None:
+    text = "Store a note called groceries: milk"
+    names = {"": [("find", 0.6), ("add_note", 0.4)], "find": [("_notes", 0.3), ("_nothing", 0.7)],
+             "add_note": [('",', 1.0)], "find_notes": [('",', 1.0)]}
+    model = FakeLlama({text: [("add_note", {"title": "groceries", "body": "milk"})]}, name_tokens=names)
+    assert await decided(model, user(text), [ADD_NOTE, FIND_NOTES]) == [
+        ("add_note", {"title": "groceries", "body": "milk"})]
+
+
+async def test_a_first_name_the_model_is_unsure_of_gives_way_to_the_next_likeliest_once() -> None:
+    text = "Look up my notes about taxes"
+    names = {"": [("add_note", 0.03), ("find_notes", 0.02)], "add_note": [('",', 1.0)], "find_notes": [('",', 1.0)]}
+    model = FakeLlama({text: [("find_notes", {"query": "taxes"})]}, name_tokens=names)
+    assert await decided(model, user(text), [ADD_NOTE, FIND_NOTES]) == [("find_notes", {"query": "taxes"})]
+    alone = FakeLlama({text: [("find_notes", {"query": "taxes"})]}, name_tokens=names, misfits=frozenset({"find_notes"}))
+    assert await decided(alone, user(text), [ADD_NOTE, FIND_NOTES]) == []  # the next must fit too
+    sure = {**names, "": [("find_notes", 0.9), ("add_note", 0.1)]}
+    assert await decided(FakeLlama({text: [("find_notes", {"query": "taxes"})]}, name_tokens=sure), user(text),
+                         [ADD_NOTE, FIND_NOTES]) == [("find_notes", {"query": "taxes"})]
+
+
+async def test_a_first_call_of_a_tool_the_model_says_does_not_do_what_was_asked_is_not_made() -> None:
+    text = "How tall is Mount Everest?"
+    model = FakeLlama({text: [("forecast", {"city": "Everest"})]}, misfits=frozenset({"forecast"}))
+    assert await decided(model, user(text), [FORECAST]) == []
+    model = FakeLlama({text: [("forecast", {"city": "Everest"})]})
+    assert await decided(model, user(text), [FORECAST]) == [("forecast", {"city": "Everest"})]
+    assert await decided(FakeLlama({text: [("forecast", {"city": "Everest"})]}), user(text), [FORECAST],
+                         fit=1.01) == []  # the bar is the model's
+
+
+async def test_a_tool_marked_deprecated_is_the_tool_its_description_says_to_use_instead() -> None:
+    text = "search my notes for taxes"
+    model = FakeLlama({text: [("search", {"query": "taxes"})]})
+    assert await decided(model, user(text), [OLD_FIND, FIND_NOTES]) == [("find_notes", {"query": "taxes"})]
+
+
+# --- arguments ----------------------------------------------------------------------------------------------
+
+
+async def test_a_call_whose_required_values_nothing_mentions_is_not_made() -> None:
+    text = "What's the weather like?"
+    assert await decided(FakeLlama({text: [("forecast", {"city": "San Francisco"})]}), user(text), [FORECAST]) == []
+    assert await decided(FakeLlama({text: [("forecast", {"city": "Weather"})]}), user(text), [FORECAST]) != []
+
+
+async def test_values_from_earlier_results_or_the_tools_own_text_count_as_said() -> None:
+    text = "And the forecast there?"
+    talk = [*user("Where is the office?"), *called("c1", "run_sql", '{"sql": "select city from office"}',
+                                                   '[["Trondheim"]]'), *user(text)]
+    model = FakeLlama({text: [("forecast", {"city": "Trondheim"})]}, p_call=0.9)
+    assert await decided(model, talk, [FORECAST, RUN_SQL]) == [("forecast", {"city": "Trondheim"})]
+
+
+async def test_an_optional_value_no_one_said_is_dropped_and_one_the_message_asks_for_is_written() -> None:
+    text = "Forecast for Oslo in imperial units"
+    model = FakeLlama({text: [("forecast", {"city": "Oslo", "days": 3})]}, later={"units": "imperial"})
+    assert await decided(model, user(text), [FORECAST]) == [("forecast", {"city": "Oslo", "units": "imperial"})]
+
+
+async def test_a_placeholder_an_address_or_a_file_no_one_named_is_no_value() -> None:
+    mail = tool("send_mail", "Send an e-mail.", {"to": {"type": "string"}, "text": {"type": "string"}},
+                ["to", "text"])
+    text = "Tell Adriel the meeting moved"
+    assert await decided(FakeLlama({text: [("send_mail", {"to": "adriel@example.com", "text": "moved"})]}),
+                         user(text), [mail]) == []
+    text = "Tell adriel@example.com the meeting moved"
+    assert await decided(FakeLlama({text: [("send_mail", {"to": "adriel@example.com", "text": "meeting moved"})]}),
+                         user(text), [mail]) != []
+
+
+async def test_arguments_that_do_not_fit_the_tool_raise_malformed_tool_call() -> None:
+    text = "How much is 48 times 37?"
+    with pytest.raises(MalformedToolCall):  # cut off at every length
+        await decided(FakeLlama({text: [("evaluate", {"expression": "48*37"})]}, loops_past=0), user(text),
+                      [EVALUATE])
+
+
+async def test_arguments_cut_off_in_a_loop_are_asked_again_with_short_strings() -> None:
+    text = "Note: buy milk, title shopping"
+    model = FakeLlama({text: [("add_note", {"title": "shopping", "body": "buy milk"})]}, loops_past=200)
+    assert await decided(model, user(text), [ADD_NOTE]) == [("add_note", {"title": "shopping", "body": "buy milk"})]
+
+
+# --- more ---------------------------------------------------------------------------------------------------
+
+
+async def test_two_values_asked_of_one_tool_are_two_calls_even_where_the_model_writes_one() -> None:
+    text = "Forecast for Oslo and for Bergen"
+    wants = {text: [("forecast", {"city": "Oslo"}), ("forecast", {"city": "Bergen"})]}
+    for writes in (None, 1):
+        assert await decided(FakeLlama(wants, writes=writes), user(text), [FORECAST]) == [
+            ("forecast", {"city": "Oslo"}), ("forecast", {"city": "Bergen"})]
+    assert await decided(FakeLlama({"Forecast for Oslo": wants[text]}, writes=1), user("Forecast for Oslo"),
+                         [FORECAST]) == [("forecast", {"city": "Oslo"})]  # nothing asks for another
+
+
+async def test_a_call_after_the_first_that_the_message_does_not_ask_for_is_not_kept() -> None:
+    text = "Forecast for Oslo"
+    wants = {text: [("forecast", {"city": "Oslo"}), ("forecast", {"city": "Paris"})]}
+    assert await decided(FakeLlama(wants), user(text), [FORECAST]) == [("forecast", {"city": "Oslo"})]
+    wants = {text: [("forecast", {"city": "Oslo"}), ("evaluate", {"expression": "1+1"})]}
+    assert await decided(FakeLlama(wants), user(text), [FORECAST, EVALUATE]) == [("forecast", {"city": "Oslo"})]
+
+
+async def test_a_model_that_calls_on_and_on_stops_at_the_limit() -> None:
+    text = "Forecast for " + ", ".join(f"town{i}" for i in range(10))
+    wants = {text: [("forecast", {"city": f"town{i}"}) for i in range(10)]}
+    assert len(await decided(FakeLlama(wants), user(text), [FORECAST])) == MAX_CALLS
+
+
+# --- after results, and mend ----------------------------------------------------------------------------------
+
+
+async def test_after_results_a_call_needs_a_surer_model_and_a_tool_called_this_turn_is_not_called_again() -> None:
+    text = "Forecast for Oslo"
+    talk = [*user(text), *called("c1", "forecast", '{"city": "Oslo"}', "Rain.")]
+    again = {text: [("forecast", {"city": "Oslo"})]}
+    assert await decided(FakeLlama({}, after=again, p_call=0.99), talk, [FORECAST]) == []
+    other = {text: [("evaluate", {"expression": "1+1"})]}
+    assert await decided(FakeLlama({}, after=other, p_call=0.6), talk, [FORECAST, EVALUATE]) == []  # 0.6 < 0.75
+
+
+class Hesitant(FakeLlama):
+    """A model that writes "Europe/Tokyo" again, but had other ideas for its start: the error's words, "Asia"."""
+
+    VALUE = '{"zone": "'
+    IDEAS = {VALUE: [("Europe", 0.5), ("No", 0.35), ("Asia", 0.1)], VALUE + "Europe": [("/Tokyo", 0.9), ("/", 0.05)],
+             VALUE + "Europe/Tokyo": [('"}', 0.97)]}
+    ENDS = {"Asia": '/Tokyo"', "No": ' time zone found with key Europe/Tokyo"'}
+
+    async def next_tokens(self, prompt: str, n: int = 20) -> list[tuple[str, float]]:
+        for written, likely in self.IDEAS.items():
+            if prompt.endswith(written):
+                return likely
+        return await super().next_tokens(prompt, n)
+
+    async def complete(self, prompt: str, grammar: str | None, json_schema: dict | None, max_tokens: int) -> str:
+        for start, end in self.ENDS.items():
+            if prompt.endswith(self.VALUE + start):
+                return end
+        return await super().complete(prompt, grammar, json_schema, max_tokens)
+
+
+CLOCK = tool("clock", "The current time in a time zone.", {"zone": {"type": "string"}}, ["zone"], read_only=True)
+
+
+async def test_a_failed_call_written_again_gets_the_models_next_likeliest_value_once() -> None:
+    text = "time in Tokyo"
+    failed = [*user(text), *called("c1", "clock", '{"zone": "Europe/Tokyo"}',
+                                   "Error: No time zone found with key Europe/Tokyo")]
+    model = Hesitant({}, after={text: [("clock", {"zone": "Europe/Tokyo"})]}, p_call=0.99)
+    assert await decided(model, failed, [CLOCK, FORECAST]) == [("clock", {"zone": "Asia/Tokyo"})]
+    twice = [*failed, *called("c2", "clock", '{"zone": "Asia/Tokyo"}', "Error: the clock is down")]
+    model = Hesitant({}, after={text: [("clock", {"zone": "Asia/Tokyo"})]}, p_call=0.99)
+    assert await decided(model, twice, [CLOCK, FORECAST]) == []  # mended once: closed for the turn
+    quiet = [*user(text), *called("c1", "clock", '{"zone": "Europe/Tokyo"}', "Error: the clock is down")]
+    model = Hesitant({}, after={text: [("clock", {"zone": "Europe/Tokyo"})]}, p_call=0.99)
+    assert await decided(model, quiet, [CLOCK]) == []  # the error names no value: nothing to mend
+
+
+# --- a second model -------------------------------------------------------------------------------------------
+
+
+async def test_a_first_decision_the_model_is_unsure_of_is_the_second_models() -> None:
+    text = "Will it rain in Oslo?"
+    wanted = [("forecast", {"city": "Oslo"})]
+    sure = {"": [("forecast", 0.95), ("evaluate", 0.05)], "forecast": [('",', 1.0)], "evaluate": [('",', 1.0)]}
+
+    async def with_second(p_call: float, started: bool = True) -> tuple[list, FakeLlama]:
+        first, second = FakeLlama({text: wanted}, p_call=p_call, name_tokens=sure), \
+            FakeLlama({text: wanted}, p_call=0.9, name_tokens=sure)
+        decider = Decider(first)
+
+        async def bigger() -> Decider | None:
+            return Decider(second) if started else None
+        decider.second = bigger
+        calls = await decider.decide(user(text), [FORECAST, EVALUATE])
+        return [c.name for c in calls], second
+
+    names, second = await with_second(0.4)  # unsure whether: the second decides, and calls
+    assert names == ["forecast"] and "next_tokens" in second.kinds()
+    names, second = await with_second(0.9)  # sure: the second writes the arguments, and decides nothing
+    assert names == ["forecast"] and "next_tokens" not in second.kinds() and "complete" in second.kinds()
+    assert (await with_second(0.4, started=False))[0] == []  # it could not start: the first decides alone

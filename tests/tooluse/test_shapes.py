@@ -1,0 +1,160 @@
+"""The shapes: rules for one kind of server, each found from what the tools declare, each switched off by config."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from sidespin.errors import ConfigError
+from sidespin.tools import Tool
+from sidespin.tooluse import Decider
+from sidespin.tooluse.shapes import check_switches, shapes_for
+from sidespin.tooluse.shapes.editor import replacing_pair
+from sidespin.tooluse.shapes.folders import files_named
+from sidespin.tooluse.shapes.timezones import as_zone, zones_named
+from tests.route_fake import FakeLlama, WritesAnEdit
+from tests.tooluse.tools import EVALUATE, FORECAST, tool
+
+HOME = "/srv/docs"
+TEXT = {"type": "string"}
+CAT = tool("cat", "Print a document's text.", {"file": TEXT}, ["file"], source="mcp:docs", read_only=True,
+           places=(HOME,))
+SUBSTITUTE = tool("substitute", "Replace one piece of a document's text with another.",
+                  {"file": TEXT, "old_str": TEXT, "new_str": TEXT}, ["file", "old_str", "new_str"],
+                  source="mcp:docs", places=(HOME,))
+OVERWRITE = tool("overwrite", "Write a document whole.", {"file": TEXT, "text": TEXT}, ["file", "text"],
+                 source="mcp:docs", places=(HOME,))
+DOCS = [CAT, SUBSTITUTE, OVERWRITE]
+PLAN = "# Trip\n\nPacking:\n- passport\n- charger\n\nCrew: Ana, Bo, Cy\n"
+
+
+def user(text: str) -> list[dict]:
+    return [{"role": "user", "content": text}]
+
+
+def read_then(text: str, content: str = PLAN) -> list[dict[str, Any]]:
+    call = {"id": "c1", "type": "function", "function": {"name": "cat", "arguments": json.dumps(
+        {"file": f"{HOME}/trip.md"})}}
+    return [*user("Show me trip.md"), {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": content}, {"role": "assistant", "content": "Here."},
+            *user(text)]
+
+
+async def decided(model: FakeLlama, messages: list[dict], tools: list[Tool], **options) -> list[tuple]:
+    return [(c.name, c.arguments) for c in await Decider(model, **options).decide(messages, tools)]
+
+
+def test_each_shape_applies_where_the_tools_declare_its_form_and_can_be_switched_off() -> None:
+    assert [s.id for s in shapes_for(DOCS)] == ["folders", "editor"]
+    assert [s.id for s in shapes_for([EVALUATE])] == ["calculator"]
+    assert [s.id for s in shapes_for([FORECAST])] == []
+    clock = tool("clock", "Time now.", {"tz": {"type": "string", "description": "IANA name, e.g. 'Asia/Tokyo'"}},
+                 ["tz"])
+    assert [s.id for s in shapes_for([clock])] == ["timezones"]
+    assert [s.id for s in shapes_for(DOCS, {"editor": False})] == ["folders"]
+    with pytest.raises(ConfigError, match="no shape is named 'edits'"):
+        check_switches({"edits": False})
+
+
+# --- editor ---------------------------------------------------------------------------------------------------
+
+
+ADD = "Add a toothbrush to the packing list in that file."
+
+
+def test_a_replacing_tool_is_one_with_an_old_and_a_new_text_at_the_top_level_or_in_a_list() -> None:
+    assert replacing_pair(SUBSTITUTE) == (None, "old_str", "new_str") and replacing_pair(OVERWRITE) is None
+    nested = tool("patch", "Patch.", {"changes": {"type": "array", "items": {"type": "object", "properties": {
+        "oldText": TEXT, "newText": TEXT}}}}, ["changes"])
+    assert replacing_pair(nested) == ("changes", "oldText", "newText")
+
+
+async def test_an_addition_to_a_file_read_goes_to_the_replacing_tool_and_keeps_the_line_it_replaced() -> None:
+    wants = [("overwrite", {"file": f"{HOME}/trip.md", "text": "toothbrush"}),
+             ("substitute", {"file": f"{HOME}/trip.md", "old_str": "passport", "new_str": "toothbrush"})]
+    model = WritesAnEdit({ADD: wants}, line="- charger", adds="- toothbrush")
+    assert await decided(model, read_then(ADD), DOCS) == [
+        ("substitute", {"file": f"{HOME}/trip.md", "old_str": "- charger", "new_str": "- charger\n- toothbrush"})]
+    assert model.offered == ["- passport", "- charger", "Crew: Ana, Bo, Cy"]  # the list's items, the line listing
+    switched = WritesAnEdit({ADD: wants}, line="- charger", adds="- toothbrush")
+    assert (await decided(switched, read_then(ADD), DOCS, shapes={"editor": False}))[0][0] == "overwrite"
+
+
+async def test_an_item_added_to_a_line_that_lists_goes_at_its_end_and_an_edit_adding_nothing_is_not_made() -> None:
+    crew = "Add Dee to the crew in that file."
+    wants = [("substitute", {"file": f"{HOME}/trip.md", "old_str": "Crew: Ana, Bo, Cy", "new_str": "Crew: Dee"})]
+    model = WritesAnEdit({crew: wants}, line="Crew: Ana, Bo, Cy", adds="Dee")
+    assert await decided(model, read_then(crew), DOCS) == [
+        ("substitute", {"file": f"{HOME}/trip.md", "old_str": "Crew: Ana, Bo, Cy", "new_str": "Crew: Ana, Bo, Cy, Dee"})]
+    nothing = WritesAnEdit({ADD: [("substitute", {"file": f"{HOME}/trip.md", "old_str": "x", "new_str": "y"})]},
+                           line="- charger", adds="- charger")
+    assert await decided(nothing, read_then(ADD), DOCS) == []
+
+
+async def test_a_change_between_two_quoted_texts_goes_from_one_to_the_other() -> None:
+    change = f'In {HOME}/trip.md, change "Crew: Ana" to "Crew: Eve".'
+    model = FakeLlama({change: [("substitute", {"file": f"{HOME}/trip.md", "old_str": "old", "new_str": "new"})]})
+    assert await decided(model, user(change), DOCS) == [
+        ("substitute", {"file": f"{HOME}/trip.md", "old_str": "Crew: Ana", "new_str": "Crew: Eve"})]
+
+
+# --- folders --------------------------------------------------------------------------------------------------
+
+
+def test_the_files_a_message_names_are_names_with_an_extension_and_their_folders() -> None:
+    assert files_named("Show me notes/ideas.md and budget.csv, not example.com") == ["notes/ideas.md", "budget.csv"]
+
+
+async def test_a_relative_path_is_inside_the_servers_folder_and_one_climbing_out_is_left_as_written() -> None:
+    text = "Print notes/plan.md"
+    assert await decided(FakeLlama({text: [("cat", {"file": "notes/plan.md"})]}), user(text), DOCS) == [
+        ("cat", {"file": f"{HOME}/notes/plan.md"})]
+    climb = "Print ../../etc/passwd"
+    assert await decided(FakeLlama({climb: [("cat", {"file": "../../etc/passwd"})]}), user(climb), DOCS) == [
+        ("cat", {"file": "../../etc/passwd"})]
+
+
+async def test_a_message_naming_a_file_calls_a_reader_down_to_the_floor_and_the_folder_alone_becomes_it() -> None:
+    text = "trip.md?"
+    model = FakeLlama({text: [("cat", {"file": HOME})]}, p_call=0.2)
+    assert await decided(model, user(text), DOCS) == [("cat", {"file": f"{HOME}/trip.md"})]
+    assert await decided(FakeLlama({"trip?": [("cat", {"file": HOME})]}, p_call=0.2), user("trip?"), DOCS) == []
+
+
+# --- timezones ------------------------------------------------------------------------------------------------
+
+
+ZONE = {"type": "string", "description": "An IANA zone name, e.g. 'Europe/Madrid'."}
+WALL = tool("wall_clock", "The time now in a zone.", {"zone": ZONE}, ["zone"], read_only=True)
+
+
+def test_a_place_or_a_zone_under_the_wrong_area_is_its_zone_and_a_message_names_places() -> None:
+    assert as_zone("Europe/Tokyo") == "Asia/Tokyo" and as_zone("Sao Paulo") == "America/Sao_Paulo"
+    assert as_zone("PST") == "PST"
+    assert zones_named("What time is it in Lisbon and in Porto?") == ({"Europe/Lisbon"}, ["Porto"])
+
+
+async def test_a_zone_no_one_said_is_the_place_named_or_no_call_for_a_place_without_a_zone() -> None:
+    text = "What time is it in Montevideo?"
+    assert await decided(FakeLlama({text: [("wall_clock", {"zone": "Europe/Madrid"})]}), user(text), [WALL]) == [
+        ("wall_clock", {"zone": "America/Montevideo"})]
+    porto = "What time is it in Porto?"
+    assert await decided(FakeLlama({porto: [("wall_clock", {"zone": "Europe/Madrid"})]}), user(porto), [WALL]) == []
+    assert await decided(FakeLlama({text: [("wall_clock", {"zone": "Europe/Madrid"})]}), user(text), [WALL],
+                         shapes={"timezones": False}) == []  # the tool's example, said by no one: the core refuses
+
+
+# --- calculator -----------------------------------------------------------------------------------------------
+
+
+async def test_a_calculation_asked_is_written_as_a_call_of_a_tool_that_calculates_down_to_the_floor() -> None:
+    for text, expression in (("what's 48 x 37", "48*37"), ("Combien font 7 fois 6 ?", "7*6"),
+                             ("12 plus 30, please", "12+30")):
+        model = FakeLlama({text: [("evaluate", {"expression": expression})]}, p_call=0.2)
+        assert await decided(model, user(text), [EVALUATE, FORECAST]) == [("evaluate", {"expression": expression})]
+    words = FakeLlama({"what's the weather": [("evaluate", {"expression": "1"})]}, p_call=0.2)
+    assert await decided(words, user("what's the weather"), [EVALUATE, FORECAST]) == []  # no calculation asked
+    off = FakeLlama({"what's 48 x 37": [("evaluate", {"expression": "48*37"})]}, p_call=0.2)
+    assert await decided(off, user("what's 48 x 37"), [EVALUATE, FORECAST], shapes={"calculator": False}) == []

@@ -1,0 +1,57 @@
+"""Which of a call's values the conversation said (`sidespin.tooluse.values`)."""
+
+from __future__ import annotations
+
+from sidespin.tooluse.values import as_said, asked_parameters, grounded, invented, mentioned, said_in
+from tests.tooluse.tools import CONVERT, FORECAST, tool
+
+
+def test_what_was_said_has_number_words_clock_times_and_scaled_numbers_as_digits() -> None:
+    said = said_in(["Roll two dice at 3 PM", "a 5% rate on 2 million"])
+    for value in (2, "15:00", 0.05, 2_000_000):
+        assert mentioned(value, said), value
+    assert not mentioned(7, said) and not mentioned(1, said_in(["10 apples"]))
+
+
+def test_a_text_is_mentioned_by_a_word_of_it_but_a_placeholder_an_address_or_an_unsaid_extension_only_whole() -> None:
+    said = said_in(["Email Adriel about the report in the notes folder", "see https://docs.example.org/x"])
+    assert mentioned("Adriel", said) and mentioned("quarterly report", said)
+    assert not mentioned("adriel@example.com", said)
+    assert not mentioned("YOUR_API_KEY", said_in(["my api key please"]))
+    assert not mentioned("https://evil.example.net/report", said) and mentioned("https://docs.example.org/y", said)
+    assert not mentioned("/home/me/notes.txt", said) and mentioned("notes/report.md", said_in(["notes/report.md"]))
+
+
+def test_optional_values_no_one_said_are_dropped_and_said_ones_kept() -> None:
+    said = said_in(["Forecast for Oslo in imperial units"])
+    assert grounded(FORECAST, {"city": "Oslo", "days": 5, "units": "imperial"}, said) == {
+        "city": "Oslo", "units": "imperial"}
+
+
+def test_an_optional_value_left_out_is_asked_for_by_its_name_or_an_allowed_value() -> None:
+    assert asked_parameters(FORECAST, {"city": "Oslo"}, "Oslo, imperial please") == ["units"]
+    assert asked_parameters(FORECAST, {"city": "Oslo"}, "Oslo, 3 days ahead") == ["days"]
+    assert asked_parameters(FORECAST, {"city": "Oslo"}, "Oslo") == []
+
+
+def test_required_values_nothing_mentions_restates_or_only_exemplifies_are_made_up() -> None:
+    said = said_in(["What's the weather like?"])
+    assert invented(FORECAST, {"city": "San Francisco"}, said) == ["city"]
+    assert invented(FORECAST, {"city": "The city"}, said) == []  # "city" is the tool's own word, whole
+    example = tool("weather", "Weather at a place, such as 'Berkeley, CA'.", {"place": {"type": "string"}},
+                   ["place"])
+    assert invented(example, {"place": "Berkeley, CA"}, said) == ["place"]
+    assert invented(example, {"place": "Berkeley, CA"}, said_in(["weather in Berkeley"])) == []
+    assert invented(CONVERT, {"amount": 20, "from_currency": "USD", "to_currency": "EUR"},
+                    said_in(["20 dollars in euros"])) == []  # codes for things said in words
+    assert invented(CONVERT, {"amount": 30, "from_currency": "USD", "to_currency": "EUR"},
+                    said_in(["20 dollars in euros"])) == ["amount"]
+
+
+def test_a_percentage_goes_as_a_decimal_where_the_tool_asks_for_one_and_a_run_on_number_is_cut_back() -> None:
+    loan = tool("loan", "Monthly payment of a loan.", {
+        "rate": {"type": "number", "description": "annual interest rate as a decimal"},
+        "years": {"type": "integer"}}, ["rate", "years"])
+    said = said_in(["a loan at 5% over 15, 20 or 30 years"])
+    assert as_said(loan, {"rate": 5, "years": 152000}, said) == {"rate": 0.05, "years": 15}
+    assert as_said(loan, {"rate": 0.05, "years": 20}, said) == {"rate": 0.05, "years": 20}
