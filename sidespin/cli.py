@@ -46,6 +46,7 @@ def _backend_for(args: argparse.Namespace, settings: Settings):
 
 async def _one_turn(args: argparse.Namespace, poke_tool: str | None, text: str | None,
                     approve_all: bool = False) -> dict[str, Any]:
+    """One turn of a new conversation: `text`, or a Poke of `poke_tool` ("": the default tool it is offered)."""
     from sidespin.engine import Engine
 
     settings = _settings(args)
@@ -53,6 +54,8 @@ async def _one_turn(args: argparse.Namespace, poke_tool: str | None, text: str |
     async with Engine.open(settings, backend=_backend_for(args, settings), approval="auto") as engine:
         if approve_all:
             engine.approve_everything()
+        if poke_tool is not None:  # one the model is offered, or a ToolNotOffered saying why not
+            poke_tool = engine.poke_tool(None, poke_tool or None)
         conversation = engine.conversation()
         started = time.perf_counter()
         calls: list[dict[str, Any]] = []
@@ -100,7 +103,7 @@ async def _one_turn(args: argparse.Namespace, poke_tool: str | None, text: str |
 
 
 def cmd_poke(args: argparse.Namespace) -> int:
-    outcome = asyncio.run(_one_turn(args, poke_tool=args.tool, text=None))
+    outcome = asyncio.run(_one_turn(args, poke_tool=args.tool or "", text=None))
     first = outcome["calls"][0] if outcome["calls"] else {}
     if args.json:
         print(json.dumps({
@@ -128,26 +131,29 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _list_tools(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Plugins and MCP servers' tools; no model is loaded to list them."""
+async def _list_tools(args: argparse.Namespace) -> tuple[list[dict[str, Any]], Any]:
+    """Plugins and MCP servers' tools, each saying whether the model is offered it, and the plugins as loaded
+    (`sidespin.offer.Plugins`); no model is loaded to list them."""
     import contextlib
 
     from sidespin.engine import open_mcp
-    from sidespin.tools import ToolRegistry, load_plugins
+    from sidespin.offer import plugins_for
+    from sidespin.tools import ToolRegistry
 
     settings = _settings(args)
     _quiet_logging(settings, args.verbose)
-    folder = settings.plugins_folder
-    registry = ToolRegistry(load_plugins(folder) if folder else [])
+    plugins = plugins_for(settings)
+    registry = ToolRegistry(plugins.offered)
     async with contextlib.AsyncExitStack() as stack:
         manager = await open_mcp(stack, settings, registry, strict=False)
         for name, reason in (manager.failures if manager else {}).items():
             print(f"warning: MCP server {name!r} failed: {reason}", file=sys.stderr)
+        held = plugins.held
         return [
-            {"name": t.name, "source": t.source, "description": t.description.split("\n")[0],
+            {"name": t.name, "source": t.source, "offered": t not in held, "description": t.description.split("\n")[0],
              "parameters": list(t.parameters)}
-            for t in registry
-        ]
+            for t in [*registry, *held]
+        ], plugins
 
 
 def _rung_line(args: argparse.Namespace) -> str:
@@ -163,16 +169,29 @@ def _rung_line(args: argparse.Namespace) -> str:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    rows = asyncio.run(_list_tools(args))
+    """Every tool the model is offered, by source, then the plugins it is not offered and why."""
+    from sidespin.offer import by_source
+
+    rows, plugins = asyncio.run(_list_tools(args))
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     print(_rung_line(args))
-    folder = _settings(args).plugins_folder
-    print(f"plugins: {folder}" if folder else "plugins: off (config.json \"plugins\": false)")
-    shown = [{**row, "arguments": ", ".join(row["parameters"])} for row in rows]
+    if plugins.held:
+        print(f"plugins: {plugins.folder} (the demos are not offered to the model: see below)")
+    else:
+        print(f"plugins: {plugins.folder}" if plugins.folder else "plugins: off (config.json \"plugins\": false)")
+    offered = [row for row in rows if row["offered"]]
+    counts = by_source(row["source"] for row in offered)
+    sources = ", ".join(f"{count} from {name}" for name, count in counts.items())
+    print(f"offered to the model: {len(offered)} tool{'' if len(offered) == 1 else 's'}"
+          + (f" ({sources})" if sources else ""))
+    shown = [{**row, "arguments": ", ".join(row["parameters"])} for row in offered]
     _print_table(shown, [("name", "tool"), ("source", "source"), ("arguments", "arguments"),
                          ("description", "description")])
+    held = [row["name"] for row in rows if not row["offered"]]
+    if held:
+        print(f"not offered to the model: {', '.join(held)}\n  {plugins.why}")
     return 0
 
 
@@ -378,9 +397,10 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--approve", action="store_true", help=f"ask before each tool call ({', '.join(CHOICES)})")
     chat.set_defaults(func=cmd_chat)
 
-    poke = sub.add_parser("poke", help="one Poke: the salted one-shot prompt asking for get_cat_fact")
+    poke = sub.add_parser("poke", help="one Poke: the salted one-shot prompt asking the model to call a tool")
     poke.add_argument("--json", action="store_true", help="print {tool, arguments, result, visible_text, seconds}")
-    poke.add_argument("--tool", default="get_cat_fact", help="the tool to ask for (default get_cat_fact)")
+    poke.add_argument("--tool", help="the tool to ask for, one the model is offered (default get_cat_fact if it "
+                      "is, else the first)")
     poke.add_argument("--model", help="model spec as for `chat` (default: the configured backend)")
     poke.set_defaults(func=cmd_poke)
 

@@ -29,7 +29,7 @@
 | turn_tokens        | SIDESPIN_TURN_TOKENS  | 4096 streamed tokens per turn, all rounds |
 | vision             | SIDESPIN_VISION       | false; true: the model sees images tools return (openai, ollama, anthropic) |
 | models             | —                     | the configured backend alone; or [{"name", "backend", "vision"?}, …] |
-| plugins            | SIDESPIN_PLUGINS      | true: plugins/ beside the program; false: no built-in tools; a folder |
+| plugins            | SIDESPIN_PLUGINS      | auto: plugins/ beside the program, its demos offered only while mcp.json lists no server (`sidespin.offer`); true: all offered always; false: none; a folder instead (offered always) |
 | shapes             | —                     | every shape on; e.g. {"editor": false} (docs/tool-use.md) |
 """
 
@@ -122,8 +122,9 @@ class Settings:
     # the configured model sees the images tools return (otherwise their placeholder text); a `models` entry
     # says it with its own "vision": true. The embedded backend has no vision projector and ignores it.
     vision: bool = False
-    # the built-in tools: true (plugins/ beside the program), false (none: only the MCP servers' tools), or a folder
-    plugins: bool | Path = True
+    # the plugins: "auto" loads plugins/ beside the program and offers its demos only while mcp.json lists no
+    # server, true offers them always, false loads none; or a folder loaded instead, offered always (`sidespin.offer`)
+    plugins: bool | Path | str = "auto"
     # the tool-use rules for kinds of server (`sidespin.tooluse.shapes`), each on unless switched off here
     shapes: dict[str, bool] = field(default_factory=dict)
 
@@ -132,6 +133,8 @@ class Settings:
             raise ConfigError(f"tool_mode must be auto, native, route or xml, not {self.tool_mode!r}")
         if self.approval not in ("", "auto", "ask", "deny"):
             raise ConfigError(f"approval must be auto, ask or deny, not {self.approval!r}")
+        if isinstance(self.plugins, str) and self.plugins != "auto":
+            raise ConfigError(f'plugins must be "auto", true, false or a folder, not {self.plugins!r}')
         if self.max_rounds < 1:
             raise ConfigError("max_rounds must be at least 1")
         for name in ("max_body_bytes", "max_message_chars", "max_result_chars", "turn_seconds", "turn_tokens"):
@@ -149,7 +152,7 @@ class Settings:
     @property
     def plugins_folder(self) -> Path | None:
         """The folder the Python plugins are loaded from, None when they are switched off."""
-        if self.plugins is True:
+        if self.plugins is True or self.plugins == "auto":
             return PROJECT_DIR / "plugins"
         return Path(self.plugins) if self.plugins else None
 
@@ -210,20 +213,22 @@ def _check_models(models: Any) -> None:
             raise ConfigError(f"models: {name!r}: {error}") from None
 
 
-def _plugins(raw: Any, source: str) -> bool | Path:
-    """`plugins`: true, false, or a folder that exists (the words true/false/on/off/1/0 in the environment)."""
+def _plugins(raw: Any, source: str) -> bool | Path | str:
+    """`plugins`: "auto", true, false, or a folder that exists (also the words on/off/yes/no/1/0)."""
     if isinstance(raw, bool):
         return raw
     text = str(raw).strip() if isinstance(raw, str) else None
     if text is None or not text:
-        raise ConfigError(f"{source}: plugins must be true, false or a folder, not {raw!r}")
+        raise ConfigError(f'{source}: plugins must be "auto", true, false or a folder, not {raw!r}')
+    if text.lower() == "auto":
+        return "auto"
     if text.lower() in ("true", "on", "yes", "1"):
         return True
     if text.lower() in ("false", "off", "no", "0"):
         return False
     folder = Path(text).expanduser()
     if not folder.is_dir():
-        raise ConfigError(f"{source}: plugins = {raw!r} is no folder (true, false, or a folder of plugins)")
+        raise ConfigError(f'{source}: plugins = {raw!r} is no folder ("auto", true, false, or a folder of plugins)')
     return folder
 
 

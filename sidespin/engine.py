@@ -1,9 +1,10 @@
 """The long-lived parts of sidespin, opened once and shared by the web app and the CLI.
 
-`Engine.open(settings)` starts the backend, loads the plugins, connects the
-MCP servers and yields an engine; leaving the context closes them all. Each
-conversation plays with the model it picked (`sidespin.backends`): any but the
-default starts on the first turn that needs it, the turn reporting the load.
+`Engine.open(settings)` starts the backend, loads the plugins (offered to the
+model or held back, `sidespin.offer`), connects the MCP servers and yields an
+engine; leaving the context closes them all. Each conversation plays with the
+model it picked (`sidespin.backends`): any but the default starts on the first
+turn that needs it, the turn reporting the load.
 
 The transcript is the state: a turn reads the conversation's markdown file
 once (so a hand edit is the new truth), builds from it the messages it sends,
@@ -25,16 +26,17 @@ from loguru import logger
 from sidespin.approvals import Approvals
 from sidespin.backends import BackendPool, default_backend, display_name
 from sidespin.config import Settings
-from sidespin.errors import BackendError, TranscriptError
+from sidespin.errors import BackendError, ToolNotOffered, TranscriptError
 from sidespin.events import ErrorNotice, Event, ToolProposed, TurnDone
 from sidespin.formats import image_attachments
 from sidespin.ladder import Choice, choose_rung
 from sidespin.limits import TurnControl
 from sidespin.llm import Backend
+from sidespin.offer import Plugins, plugins_for, poke_default
 from sidespin.protocol import poke_note, poke_prompt, poked
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.search import INDEX_FILE, SearchIndex
-from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult, load_plugins
+from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult
 from sidespin.transcript import Loaded, Transcript, TranscriptRecorder, TranscriptStore
 
 __all__ = ["Engine", "Decision", "open_mcp", "TOOLS_OFF"]
@@ -59,7 +61,8 @@ class Engine:
     def __init__(self, settings: Settings, backend: Backend, registry: ToolRegistry, *, approval: str = "auto") -> None:
         self.settings = settings
         self.backend = backend
-        self.registry = registry
+        self.registry = registry  # the tools the model is offered (before a conversation's switches)
+        self.plugins = Plugins()  # the plugins loaded, and why the model is not offered them if it is not
         self.approval = approval
         self.approve_all = False
         self.store = TranscriptStore(settings.conversations_dir)
@@ -82,15 +85,18 @@ class Engine:
         strict_mcp: bool = False,
         sign_ins: Any = None,
     ) -> AsyncIterator["Engine"]:
-        folder = plugins or settings.plugins_folder
-        registry = ToolRegistry(load_plugins(folder) if folder else [], max_result_chars=settings.max_result_chars)
+        loaded = plugins_for(settings, plugins)
+        registry = ToolRegistry(loaded.offered, max_result_chars=settings.max_result_chars)
         logger.info("PLUGINS_LOADED {} tools: {}", len(registry), ", ".join(registry.names()))
+        if loaded.held:
+            logger.info("PLUGINS_HELD_BACK {} tools: {}", len(loaded.held), loaded.why)
         # a backend given here (`sidespin chat MODEL`, tests) is the default under its own name
         default_name = settings.models[0]["name"] if settings.models and backend is None else None
         backend = backend or default_backend(settings)
         async with contextlib.AsyncExitStack() as stack:
             stack.enter_context(registry)  # its worker threads end with the engine
             engine = cls(settings, backend, registry, approval=settings.approval or approval)
+            engine.plugins = loaded
             stack.callback(engine.search.close)
             # the model loads while the servers connect: neither waits for the other
             starting = asyncio.create_task(backend.start(), name="backend-start")
@@ -160,6 +166,31 @@ class Engine:
     def registry_for(self, transcript: Transcript) -> ToolRegistry:
         """The tools this conversation's model is offered: every tool but those switched off."""
         return self.registry.without(self.tools_off(transcript))
+
+    def poke_tool(self, transcript: Transcript | None, asked: str | None = None) -> str:
+        """The tool a Poke calls in a conversation (None: a new one): `asked`, or by default get_cat_fact if
+        the model is offered it, else the first tool it is offered.
+
+        Raises ToolNotOffered for a plugin held back or when no tool is offered, ToolSwitchedOff for a tool
+        switched off in the conversation, ToolNotFound for an unknown one.
+        """
+        offered = self.registry_for(transcript) if transcript is not None else self.registry
+        if asked is None:
+            chosen = poke_default(offered.names())
+            if chosen is None:
+                raise ToolNotOffered(None, self.why_no_tool(offered))
+            return chosen
+        if asked not in offered and asked in {t.name for t in self.plugins.held}:
+            raise ToolNotOffered(asked, self.plugins.why)
+        return offered.get(asked).name  # ToolSwitchedOff, ToolNotFound
+
+    def why_no_tool(self, offered: ToolRegistry) -> str:
+        """Why a conversation offers its model no tool, and what a person can do about it."""
+        if offered.switched_off:
+            return "every tool is switched off for this conversation; switch one on in the Servers panel"
+        if self.plugins.why:
+            return self.plugins.why
+        return 'no MCP server offers a tool and the plugins are off; add a server to mcp.json or set "plugins": true'
 
     def switch_tool(self, conversation_id: str, name: str, on: bool) -> list[str]:
         """Switch a tool on or off for a conversation, in its transcript; the tools now off.
@@ -374,7 +405,8 @@ class Engine:
             "models": {name: "ready" if self.pool.ready(name) else "not started" for name in self.pool.names()},
             **self.rung.describe(),
             "tools": len(self.registry),
-            "plugins": str(self.settings.plugins_folder) if self.settings.plugins_folder else False,
+            "plugins": str(self.plugins.folder) if self.plugins.folder else False,
+            "plugins_held_back": [tool.name for tool in self.plugins.held],
             "mcp_servers": self.mcp.state() if self.mcp is not None else {},
         }
 

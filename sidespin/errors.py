@@ -9,6 +9,7 @@ response, SSE event, CLI) turns it into a message with `str(error)`.
     │   ├── MalformedToolCall       the model wrote a call we cannot read
     │   ├── ToolNotFound            the call names a tool nobody registered
     │   ├── ToolSwitchedOff         the tool is switched off for this conversation
+    │   ├── ToolNotOffered          the model is not offered the tool (a demo plugin held back), or no tool
     │   ├── BadArguments            arguments that do not fit the tool's schema
     │   ├── ToolFailed              the tool itself raised or reported an error
     │   └── ToolTimeout             the tool did not answer in time
@@ -32,6 +33,7 @@ __all__ = [
     "MalformedToolCall",
     "ToolNotFound",
     "ToolSwitchedOff",
+    "ToolNotOffered",
     "BadArguments",
     "ToolFailed",
     "ToolTimeout",
@@ -81,6 +83,16 @@ class ToolSwitchedOff(ToolError):
     def __init__(self, name: str) -> None:
         super().__init__(f"the tool {name!r} is switched off for this conversation; "
                          "a person can switch it on in the Servers panel")
+        self.name = name
+
+
+class ToolNotOffered(ToolError):
+    """A tool the model is not offered (the demo plugins held back), or no tool offered at all: `why` says
+    what and how to change it."""
+
+    def __init__(self, name: str | None, why: str) -> None:
+        what = f"the tool {name!r} is not offered to the model" if name else "no tool is offered to the model"
+        super().__init__(f"{what}: {why}")
         self.name = name
 
 

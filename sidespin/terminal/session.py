@@ -107,6 +107,8 @@ def _loop(runner: asyncio.Runner, engine: Any, args: argparse.Namespace, console
     conversation = engine.conversation_at(Path(args.transcript)) if args.transcript else engine.conversation()
     tools = ", ".join(engine.registry.names()) or "none"
     console.print(Text(f"sidespin · {engine.model_name} · tools: {tools}", style="dim"))
+    if engine.plugins.why:
+        console.print(Text(engine.plugins.why, style="dim"))
     console.print(Text(f"transcript: {engine.transcript_path(conversation)} · bye, quit or Ctrl-D to leave", style="dim"))
     decisions: dict[str, bool] | None = None
     while True:

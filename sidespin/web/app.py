@@ -94,8 +94,8 @@ async def lifespan(app: FastHTML, backend: Backend | None = None) -> AsyncIterat
     async with Engine.open(state.settings, backend=backend, approval="ask") as engine:
         state.engine = engine
         state.board = TurnBoard(engine)
-        plugins = ToolRegistry([t for t in engine.registry if t.source.startswith("plugin:")],
-                               max_result_chars=state.settings.max_result_chars)
+        # the plugins loaded, offered to this model or held back (`sidespin.offer`): /mcp serves them either way
+        plugins = ToolRegistry(list(engine.plugins.tools), max_result_chars=state.settings.max_result_chars)
         state.mcp_endpoint = build_mcp_server(
             plugins, port=state.settings.port, allowed_hosts=sorted(state.guard.allowed_hosts),
             policy=engine.outside_policy, conversations=engine.store,

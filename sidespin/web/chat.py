@@ -3,7 +3,7 @@
     GET  /              the most recent conversation (a first, empty one on the first visit)
     GET  /c/{cid}       a conversation's page; `?start=N` draws the window of turns from N
     POST /send          cid, msg (and `attach` chips): the message, and its answer as it plays
-    POST /poke          cid, tool, arguments: the salted one-shot prompt asking for one call of `tool`
+    POST /poke          cid, tool, arguments: the salted one-shot prompt asking for one call of `tool` (one offered)
     GET  /pulse         SSE: a heartbeat the status dot listens to
 
 The page is put together from the sidebar (`sidebar`, with the Servers panel of `servers`), the model
@@ -22,7 +22,7 @@ from fasthtml.common import (
 )
 from starlette.requests import Request
 
-from sidespin.errors import AttachmentRefused, TranscriptError
+from sidespin.errors import AttachmentRefused, ToolNotFound, ToolNotOffered, ToolSwitchedOff, TranscriptError
 from sidespin.protocol import poke_note, poke_prompt
 from sidespin.versions import version_group
 from sidespin.web import composer
@@ -133,8 +133,9 @@ async def chat(cid: str, request: Request, start: str = ""):
             Header(H1("sidespin"), model_picker.ModelPicker(engine, conversation.id,
                                                             engine.pool.choose(transcript.meta.get("model"))),
                    versions_web.ExportLink(conversation.id), StatusDot()),
-            Section(*await ChatHistory(transcript, running, conversation.id,
-                                       int(start) if start.isdigit() else None), id="chat"),
+            Section(*([] if transcript.filled_turns or running else [servers_web.ToolOffer(engine, transcript)]),
+                    *await ChatHistory(transcript, running, conversation.id, int(start) if start.isdigit() else None),
+                    id="chat"),
             Composer(conversation.id, engine.registry_for(transcript).names()),
             cls="main",
         ),
@@ -165,21 +166,24 @@ async def send(cid: str, msg: str, request: Request):
 
 
 @ar(methods=["post"])
-async def poke(cid: str, request: Request, tool: str = "get_cat_fact", arguments: str = ""):
-    """Send the salted one-shot prompt asking for one call of `tool` (get_cat_fact by default)."""
+async def poke(cid: str, request: Request, tool: str = "", arguments: str = ""):
+    """Send the salted one-shot prompt asking for one call of `tool`, one the model is offered (by default
+    get_cat_fact if it is, else the first: `Engine.poke_tool`)."""
     engine = engine_of(request)
     cid, tool, arguments = text_fields(cid=cid, tool=tool, arguments=arguments)
     conversation, refused = find_conversation(engine, cid)
     if refused:
         return refused
-    if tool not in engine.registry:
-        return refusal(f"no tool named {tool!r} is loaded", 404)
     try:
         loaded = engine.store.load_stamped(conversation.id)  # read once: for the switches, then by the turn
     except TranscriptError as error:
         return refusal(str(error), 422)
-    if tool in engine.tools_off(loaded.transcript):
-        return refusal(f"the tool {tool!r} is switched off for this conversation (Servers panel)", 409)
+    try:
+        tool = engine.poke_tool(loaded.transcript, tool or None)
+    except ToolNotFound as error:
+        return refusal(str(error), 404)
+    except (ToolNotOffered, ToolSwitchedOff) as error:
+        return refusal(str(error), 409)
     parsed = json_object(arguments, "arguments")
     turn = board_of(request).start(conversation, None, poke_tool=tool, poke_arguments=parsed, loaded=loaded)
     # drawn from the prompt and note the turn writes (its salt aside), as a reload draws it: the same line and buttons

@@ -26,6 +26,7 @@ from starlette.requests import Request
 
 from sidespin.approvals import CHOICES
 from sidespin.mcp.attach import attached_blocks
+from sidespin.offer import poke_default
 from sidespin.protocol import poked
 from sidespin.record import CallRecord, MarkdownStream, TurnRecord
 from sidespin.web.attachments import AttachedResources, Attachment
@@ -318,8 +319,9 @@ class TurnWatch:
 
 
 def PokeTool(tool_names: list[str], **kwargs: Any):
-    """Which tool the Poke button asks the model to call (get_cat_fact, the seed's, by default)."""
-    return Select(*[Option(name, value=name, selected=name == "get_cat_fact") for name in tool_names],
+    """Which of the tools the model is offered the Poke button asks it to call (`poke_default` first chosen)."""
+    chosen = poke_default(tool_names)
+    return Select(*[Option(name, value=name, selected=name == chosen) for name in tool_names],
                   id="poke-tool", name="tool", title="the tool Poke asks for", **kwargs)
 
 

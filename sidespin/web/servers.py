@@ -1,16 +1,20 @@
-"""The Servers panel: each MCP server's status, its tools with a switch each, and what the tool list costs.
+"""The Servers panel: each MCP server's status, its tools with a switch each, and what the tool list costs;
+and what an empty conversation's page says about the tools the model can use (`ToolOffer`).
 
-A collapsible section of the sidebar. Per configured server: a coloured dot and its status
+A collapsible section of the sidebar; its closed line counts the servers ready, or says none is
+configured and where to add one. Per configured server: a coloured dot and its status
 (starting, ready, failed, restarting, needs sign-in), transport, tool count and protocol; for a
 failed server its reason and stderr tail; **Restart**; **Sign in** for one that needs it. Servers
-mcp.json lists as disabled are shown greyed. The built-in plugins are a group of their own
-("plugins"), so their tools can be switched off too.
+mcp.json lists as disabled are shown greyed. The plugins are a group of their own ("plugins"),
+so their tools can be switched off too; while they are held back (`sidespin.offer`) the group
+says why and how to turn them on.
 
 A switch applies to the open conversation and is kept in its transcript (`tools_off` note,
 `Engine.switch_tool`): a tool switched off is not offered to the model at all, and a call to it
-anyway is refused. The panel's first line says how many tokens the tool list costs the model in
-the mode it plays (the XML teaching prompt, the route's prompt, or the native JSON schemas),
-counted by the model's own tokenizer where the backend has one, else estimated (chars / 4, "≈").
+anyway is refused. The panel's first line says how many tools the model is offered and how many
+tokens their list costs it in the mode it plays (the XML teaching prompt, the route's prompt, or
+the native JSON schemas), counted by the model's own tokenizer where the backend has one, else
+estimated (chars / 4, "≈").
 
 Routes (`ar`, under /servers):
 
@@ -37,9 +41,10 @@ from loguru import logger
 from starlette.requests import Request
 
 from sidespin.errors import MCPServerError, ToolNotFound, TranscriptError
+from sidespin.offer import PLUGINS, Plugins, by_source, source_name
 from sidespin.tooluse import SHORTLIST
 from sidespin.rungs import rung_named
-from sidespin.tools import Tool
+from sidespin.tools import Tool, plugins_dir
 from sidespin.web.composer import ChangedNotice
 from sidespin.web.forms import refusal, text_fields
 from sidespin.web.oauth import oauth_sign_in
@@ -50,12 +55,11 @@ if TYPE_CHECKING:
     from sidespin.engine import Engine
     from sidespin.transcript import Transcript
 
-__all__ = ["ServersPanel", "ServersBody", "tool_list_cost", "ar"]
+__all__ = ["ServersPanel", "ServersBody", "ToolOffer", "tool_list_cost", "ar"]
 
 HEARTBEAT = 15.0  # seconds between two keep-alive comments of the live stream
 MAX_ERROR_CHARS = 4000  # of a failed server's reason and stderr tail, as shown
 COUNT_TIMEOUT = 5.0  # seconds the model's tokenizer gets before the estimate is shown instead
-PLUGINS = "plugins"
 
 ar = APIRouter(prefix="/servers")
 
@@ -72,11 +76,14 @@ class Cost:
     tools: int = 0  # how many tools the conversation offers
 
     def line(self) -> str:
+        """How many tools the model is offered, and what their list costs it."""
+        if not self.tools:
+            return "no tools offered to the model"
         where = {"native": "native tool schemas", "route": "route prompt", "xml": "tool prompt"}.get(self.mode, self.mode)
         if self.mode == "route" and self.tools > SHORTLIST:
             where = f"route prompt, at most: one server's table of the {self.tools} tools, for each message"
         figure = f"{self.tokens:,}" if self.counted else f"≈ {self.tokens:,}"
-        return f"tool list: {figure} tokens ({where})"
+        return f"{_tools(self.tools)} offered · tool list: {figure} tokens ({where})"
 
 
 def tool_section(tools: list[Tool], mode: str) -> str:
@@ -92,7 +99,7 @@ async def tool_list_cost(engine: "Engine", transcript: "Transcript") -> Cost:
     tools = list(engine.registry_for(transcript))
     text = tool_section(tools, mode)
     if not text:
-        return Cost(0, True, mode)
+        return Cost(0, True, mode, len(tools))
     counted: int | None = None
     if ready:
         try:
@@ -115,14 +122,18 @@ def ToolSwitch(tool: Tool, cid: str, on: bool):
               cls="tool" + ("" if on else " off"), data_tool=tool.name, data_on="true" if on else "false")
 
 
+def _tools(count: int) -> str:
+    return f"{count} tool" + ("" if count == 1 else "s")
+
+
 def _tools_of(engine: "Engine", source: str) -> list[Tool]:
-    return [t for t in engine.registry if t.source == source or (source == PLUGINS and t.source.startswith("plugin:"))]
+    return [t for t in engine.registry if t.source == source]
 
 
 def ServerCard(name: str, state: dict[str, Any], tools: list[Tool], off: set[str], cid: str):
     """One configured server: its status with a dot, what it speaks, why it failed, Restart, Sign in, its tools."""
     status = state["status"]
-    facts = [state["transport"], f"{len(tools)} tool" + ("" if len(tools) == 1 else "s")]
+    facts = [state["transport"], _tools(len(tools))]
     if state.get("protocol"):
         facts.append(f"protocol {state['protocol']}")
     parts: list[Any] = [
@@ -148,12 +159,25 @@ def ServerCard(name: str, state: dict[str, Any], tools: list[Tool], off: set[str
     return Div(*parts, cls="server", data_server=name, data_status=status)
 
 
-def PluginsCard(tools: list[Tool], off: set[str], cid: str):
-    """The built-in plugins, as a group whose tools switch like a server's."""
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + "."
+
+
+def PluginsCard(plugins: Plugins, off: set[str], cid: str):
+    """The plugins, as a group whose tools switch like a server's; the demos held back greyed, with why and how
+    to turn them on; or a line saying config.json switches them off."""
+    body: list[Any] = []
+    if plugins.offered:
+        body.append(Ul(*[ToolSwitch(t, cid, t.name not in off) for t in plugins.offered], cls="tool-switches"))
+    if plugins.held:
+        body += [P(", ".join(t.name for t in plugins.held), cls="server-facts held"),
+                 P(_sentence(plugins.why), cls="server-facts")]
+    if plugins.folder is None:
+        body.append(P('"plugins": false in config.json', cls="server-facts"))
+    status = "off" if plugins.folder is None else "not offered" if not plugins.offered else "built in"
     return Div(
-        Div(Span(cls="dot"), Span(PLUGINS, cls="server-name"), Span("built in", cls="server-status"), cls="server-head"),
-        Ul(*[ToolSwitch(t, cid, t.name not in off) for t in tools], cls="tool-switches"),
-        cls="server plugins", data_server=PLUGINS, data_status="ready",
+        Div(Span(cls="dot"), Span(PLUGINS, cls="server-name"), Span(status, cls="server-status"), cls="server-head"),
+        *body, cls="server plugins", data_server=PLUGINS, data_status="ready" if status == "built in" else status,
     )
 
 
@@ -177,15 +201,78 @@ async def ServersBody(engine: "Engine", cid: str, transcript: "Transcript"):
         for name, state in manager.state().items():
             cards.append(ServerCard(name, state, _tools_of(engine, f"mcp:{name}"), off, cid))
         cards.extend(DisabledCard(config.name, config.transport) for config in manager.disabled)
-    cards.append(PluginsCard(_tools_of(engine, PLUGINS), off, cid))
+    cards.append(PluginsCard(engine.plugins, off, cid))
     return cards
 
 
 def _summary(engine: "Engine") -> str:
+    """The panel's closed line: how many servers are ready, or that none is configured and where to add one."""
     states = engine.mcp.state() if engine.mcp is not None else {}
+    if not states:
+        disabled = len(engine.mcp.disabled) if engine.mcp is not None else 0
+        return (f"Servers: none on · {disabled} disabled in mcp.json" if disabled
+                else "Servers: none configured · add one in mcp.json")
     ready = sum(1 for s in states.values() if s["status"] == "ready")
     failed = sum(1 for s in states.values() if s["status"] == "failed")
     return f"Servers {ready}/{len(states)} ready" + (f" · {failed} failed" if failed else "")
+
+
+def _source_kind(engine: "Engine", name: str) -> str:
+    if name != PLUGINS:
+        return "tools"
+    return "built in" if engine.plugins.folder == plugins_dir() else f"from {engine.plugins.folder}"
+
+
+def _offer_rows(engine: "Engine", offered: list[Tool]) -> list[Any]:
+    """One line per source of tools: each configured server (its count, or its status until it is ready), then
+    the plugins."""
+    counts = by_source(t.source for t in offered)
+    rows: list[Any] = []
+    states = engine.mcp.state() if engine.mcp is not None else {}
+    for name, state in [*states.items(), *[(name, None) for name in counts if name not in states]]:
+        count = counts.get(name, 0)
+        if state is None:
+            said = f"{_source_kind(engine, name)} · {_tools(count)}"
+        else:
+            ready = state["status"] == "ready"
+            said = "MCP server · " + (_tools(count) if ready else f"{state['status']} (see Servers)")
+        rows.append(Li(Span(name, cls="source-name"), f" · {said}", data_source=name, data_tools=str(count),
+                       title=", ".join(t.name for t in offered if source_name(t.source) == name)))
+    return rows
+
+
+def ToolOffer(engine: "Engine", transcript: "Transcript", **kwargs: Any):
+    """What an empty conversation's page says: which tools the model can use, by where they come from (the
+    plugins, each server, with counts), the plugins held back and why, and how to add a server."""
+    view = engine.registry_for(transcript)
+    offered = list(view)
+    if offered:
+        head = f"The model can use {_tools(len(offered))} in this conversation:"
+    else:
+        head = f"The model is offered no tools: {engine.why_no_tool(view)}."
+    rows = _offer_rows(engine, offered)
+    notes: list[str] = []
+    switched = [name for name in view.switched_off if name in engine.registry]
+    if switched:
+        notes.append(f"{_tools(len(switched))} switched off for this conversation (Servers panel).")
+    if engine.plugins.why and offered:
+        notes.append(_sentence(engine.plugins.why))
+    if engine.mcp is None or not engine.mcp.state():
+        notes.append("Add your own tools: list MCP servers in mcp.json (see mcp.example.json).")
+    if offered:
+        notes.append("Ask something, or press 🏓 Poke to have the model call a tool.")
+    return Div(P(head, cls="offer-head"), Ul(*rows, cls="offer-sources") if rows else "",
+               *[P(note, cls="offer-note") for note in notes],
+               id="tool-offer", cls="tool-offer", data_offered=str(len(offered)), **kwargs)
+
+
+def Following(engine: "Engine", transcript: "Transcript") -> list[Any]:
+    """What follows the tools a conversation offers, out of band: the Poke picker, and the empty page's
+    summary while the conversation has no message."""
+    parts: list[Any] = [PokeTool(engine.registry_for(transcript).names(), hx_swap_oob="true")]
+    if transcript.filled_turns == 0:
+        parts.append(ToolOffer(engine, transcript, hx_swap_oob="true"))
+    return parts
 
 
 async def ServersPanel(engine: "Engine", cid: str, transcript: "Transcript"):
@@ -232,8 +319,8 @@ async def live(request: Request, cid: str = ""):
             except TranscriptError:
                 return  # the conversation went (deleted): nothing to draw for it
             parts = await ServersBody(engine, cid, transcript)
-            if not first:  # the tools may have changed: the Poke picker follows
-                parts.append(PokeTool(engine.registry_for(transcript).names(), hx_swap_oob="true"))
+            if not first:  # the tools may have changed: the Poke picker and the empty page's summary follow
+                parts.extend(Following(engine, transcript))
             if manager is not None:  # attached resources that changed on their server: the line above the composer
                 parts.append(ChangedNotice(manager.subscriptions.changed(cid), hx_swap_oob="true"))
             yield sse_message(Div(*parts), event="servers")
@@ -269,8 +356,7 @@ async def restart(request: Request, server: str = "", cid: str = ""):
     except TranscriptError as error:
         return refusal(str(error), 404)
     logger.info("MCP_SERVER_RESTARTED_BY_PERSON {} status={}", server, status)
-    return (*await ServersBody(engine, cid, transcript),
-            PokeTool(engine.registry_for(transcript).names(), hx_swap_oob="true"))
+    return (*await ServersBody(engine, cid, transcript), *Following(engine, transcript))
 
 
 @ar("/tool", methods=["post"])
@@ -285,5 +371,4 @@ async def switch_tool(request: Request, cid: str = "", tool: str = "", on: str =
         return refusal(str(error), 404)
     except TranscriptError as error:
         return refusal(str(error), 404)
-    return (*await ServersBody(engine, cid, transcript),
-            PokeTool(engine.registry_for(transcript).names(), hx_swap_oob="true"))
+    return (*await ServersBody(engine, cid, transcript), *Following(engine, transcript))

@@ -28,7 +28,8 @@ def app(tmp_path):
         "shouter": {"command": sys.executable, "args": [str(SERVERS / "tools_only_server.py")]},
         "broken": {"command": sys.executable, "args": [str(SERVERS / "failing_server.py")]},
     }}))
-    with serve_app(ScriptedBackend([]), tmp_path, tool_mode="xml") as url:
+    # the demo plugins offered beside the servers ("plugins": true), to switch one of them off
+    with serve_app(ScriptedBackend([]), tmp_path, tool_mode="xml", plugins=True) as url:
         yield url
 
 

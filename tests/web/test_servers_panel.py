@@ -62,7 +62,10 @@ def test_the_panel_shows_a_failed_servers_stderr_a_ready_servers_tools_and_a_dis
         assert "failing_server: cannot open /nonexistent/db.sqlite (error 7)" in body  # its stderr, in a <pre>
         assert 'data-server="shouter" data-status="ready"' in body and 'data-tool="shout"' in body
         assert 'data-server="later" data-status="disabled"' in body
-        assert 'data-server="plugins"' in body and 'data-tool="get_cat_fact"' in body
+        # the user's tools come first: the demo plugins are held back, and the group says why and how to turn them on
+        assert 'data-server="plugins" data-status="not offered"' in body and 'data-tool="get_cat_fact"' not in body
+        assert 'set "plugins": true in config.json to turn them on' in body
+        assert "1 tool offered · tool list:" in body  # shout, the one tool of the ready server
         assert "≈" in body  # the scripted model has no tokenizer: an estimate, labelled
 
         (tmp_path / "fixed").write_text("yes")
