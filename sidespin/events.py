@@ -16,6 +16,7 @@ __all__ = [
     "ApprovalNeeded",
     "CallDecided",
     "ToolStarted",
+    "ToolProgress",
     "ToolFinished",
     "MalformedCall",
     "ErrorNotice",
@@ -75,6 +76,20 @@ class CallDecided(Event):
 @dataclass
 class ToolStarted(Event):
     call: ToolCall
+
+
+@dataclass
+class ToolProgress(Event):
+    """News of a running call from its server: `progress` of `total` (a progress notification), or the
+    `status` of the task it runs as (`task`: its id) with its `message`. Drawn while the call runs, never
+    kept in the transcript (its result is)."""
+
+    call_id: str
+    progress: float | None = None
+    total: float | None = None
+    message: str | None = None
+    status: str | None = None
+    task: str | None = None
 
 
 @dataclass

@@ -38,6 +38,7 @@ from sidespin.events import (
     TextDelta,
     Thought,
     ToolFinished,
+    ToolProgress,
     ToolProposed,
     ToolStarted,
     TurnDone,
@@ -151,6 +152,7 @@ class CallRecord:
     reused: bool = False  # the result recorded in an earlier version of the turn, not run again
     imported: bool = False  # it came with an imported file: its choice and result were not made on this machine
     questions: list[QuestionRecord] = field(default_factory=list)
+    progress: ToolProgress | None = None  # the latest news of it while it runs (not kept once it ends)
     version: int = 0  # bumped on every change, so a watcher sends a card only when it changed
 
     @property
@@ -164,6 +166,7 @@ class CallRecord:
         return [question for question in self.questions if question.action is None]
 
     def finish(self, result: ToolResult) -> None:
+        self.progress = None
         self.status = "done" if result.ok else "error"
         self.result, self.seconds, self.attachments = result.text(), result.seconds, result.attachments
         self.kind = result.kind if not result.ok else None
@@ -235,6 +238,11 @@ class TurnRecord:
             self.call(event.call).status = "running"
         elif isinstance(event, ToolFinished):
             self.call(event.result.call).finish(event.result)
+        elif isinstance(event, ToolProgress):
+            card = self.calls.get(event.call_id)
+            if card is not None and card.status == "running":
+                card.progress = event
+                card.version += 1
         elif isinstance(event, QuestionAsked):
             if event.call_id in self.calls:
                 card = self.calls[event.call_id]
