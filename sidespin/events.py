@@ -91,6 +91,15 @@ class ToolProgress(Event):
     status: str | None = None
     task: str | None = None
 
+    def line(self) -> str:
+        """The news in a few words: `3 of 10 · copying`, or a task's `working · copying (3/10)`."""
+        parts = [{"input_required": "waiting for input"}.get(self.status, self.status)] if self.status else []
+        if self.progress is not None:
+            parts.append(f"{self.progress:g} of {self.total:g}" if self.total else f"{self.progress:g}")
+        if self.message:
+            parts.append(self.message)
+        return " · ".join(parts)
+
 
 @dataclass
 class ToolFinished(Event):

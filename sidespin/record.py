@@ -153,7 +153,8 @@ class CallRecord:
     imported: bool = False  # it came with an imported file: its choice and result were not made on this machine
     questions: list[QuestionRecord] = field(default_factory=list)
     progress: ToolProgress | None = None  # the latest news of it while it runs (not kept once it ends)
-    version: int = 0  # bumped on every change, so a watcher sends a card only when it changed
+    version: int = 0  # bumped on every change but news, so a watcher sends a card only when it changed
+    news_version: int = 0  # bumped on news: a watcher sends only the card's news then
 
     @property
     def arguments(self) -> str:
@@ -242,7 +243,7 @@ class TurnRecord:
             card = self.calls.get(event.call_id)
             if card is not None and card.status == "running":
                 card.progress = event
-                card.version += 1
+                card.news_version += 1
         elif isinstance(event, QuestionAsked):
             if event.call_id in self.calls:
                 card = self.calls[event.call_id]

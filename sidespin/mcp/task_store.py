@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -200,6 +200,9 @@ class TaskStore:
 
     def __len__(self) -> int:
         return len(self._tasks)
+
+    def __iter__(self) -> Iterator[ServedTask]:
+        return iter(list(self._tasks.values()))
 
     def get(self, task_id: str) -> ServedTask | None:
         return self._tasks.get(task_id)
