@@ -20,7 +20,8 @@ An unknown `taskId` is INVALID_PARAMS (-32602); over HTTP a request whose `Mcp-N
 its `taskId` is HEADER_MISMATCH (-32020). Task ids are unguessable (128 bits): in a stateless
 endpoint the id is the only thing tying a task to its caller. A task is kept `ttlMs` (an hour)
 from its creation, and at most `keep` tasks at once: a finished task past its time, or the oldest
-finished ones beyond `keep`, are forgotten when a new one starts.
+finished ones beyond `keep`, are forgotten when a new one starts. At most `running` tasks work at
+once; a call that would start one more is refused (INTERNAL_ERROR, saying so) and nothing starts.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ TERMINAL: frozenset[str] = frozenset({"completed", "failed", "cancelled"})
 TTL_MS = 3_600_000
 POLL_MS = 500
 KEEP = 1000
+RUNNING = 64
 _CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 
 
@@ -194,8 +196,9 @@ Runner = Callable[[ServedTask], Awaitable[None]]
 class TaskStore:
     """The tasks of one MCP server, by id: started, followed, answered, cancelled, forgotten in time."""
 
-    def __init__(self, *, ttl_ms: int = TTL_MS, poll_ms: int = POLL_MS, keep: int = KEEP) -> None:
-        self.ttl_ms, self.poll_ms, self.keep = ttl_ms, poll_ms, keep
+    def __init__(self, *, ttl_ms: int = TTL_MS, poll_ms: int = POLL_MS, keep: int = KEEP,
+                 running: int = RUNNING) -> None:
+        self.ttl_ms, self.poll_ms, self.keep, self.running = ttl_ms, poll_ms, keep, running
         self._tasks: OrderedDict[str, ServedTask] = OrderedDict()
 
     def __len__(self) -> int:
@@ -211,6 +214,10 @@ class TaskStore:
         """A new task for a call of `tool`, kept before this returns (a `tasks/get` for it resolves at once);
         `run(task)` is started in the background (or the caller sets `task.runner` itself)."""
         self._forget_old()
+        if sum(not task.over for task in self._tasks.values()) >= self.running:
+            logger.warning("MCP_TASK_REFUSED {}: {} tasks run already", tool, self.running)
+            raise MCPError(code=types.INTERNAL_ERROR,
+                           message=f"{self.running} tasks run here already, the most at once: try again when one ends")
         task = ServedTask("task-" + secrets.token_urlsafe(16), tool, self.ttl_ms, self.poll_ms)
         self._tasks[task.task_id] = task
         if run is not None:
