@@ -25,10 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
+import httpx2
 import mcp_types as types
 from loguru import logger
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.session import ClientRequestContext, ClientSession
+from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
 from sidespin.errors import ToolFailed
@@ -102,6 +104,8 @@ class _UpdateTask(types.Request[_UpdateParams, Literal["tasks/update"]]):
     name_param = "taskId"
 
 
+_UNANSWERED = (MCPError, ValidationError, OSError, httpx2.TransportError, anyio.ClosedResourceError,
+               anyio.BrokenResourceError)
 _ANY: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 _STATE: TypeAdapter[_TaskState] = TypeAdapter(_TaskState)
 _INPUT_REQUEST: TypeAdapter[types.InputRequest] = TypeAdapter(types.InputRequest)
@@ -140,7 +144,7 @@ class _Follow:
             try:
                 await self.session.send_request(_CancelTask(params=types.CancelTaskRequestParams(task_id=self.task_id)),
                                                 _ANY)
-            except Exception as error:  # the server may be gone already: the call ends anyway, say why in the log
+            except _UNANSWERED as error:  # the server may be gone already: the call ends anyway, the log says why
                 logger.warning("MCP_TASK_CANCEL_FAILED {} id={} {}", self.tool, self.task_id, error)
                 return
         if waited.cancelled_caught:
