@@ -64,7 +64,6 @@ class TurnControl:
         self._deadline: float | None = None
         self._scope: asyncio.Timeout | None = None
         self._calls: dict[str, asyncio.Task[object]] = {}  # call id: the task running it
-        self.cancelled: set[str] = set()  # calls a person cancelled
 
     def track(self, call_id: str, task: asyncio.Task[object]) -> None:
         """A call of the turn runs in `task` until it is done."""
@@ -77,7 +76,6 @@ class TurnControl:
         task = self._calls.get(call_id)
         if task is None or task.done():
             return False
-        self.cancelled.add(call_id)
         task.cancel()
         return True
 

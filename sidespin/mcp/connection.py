@@ -394,19 +394,8 @@ class Connection:
     def _watch_call(self, extend: Callable[[], None]) -> CallWatch:
         """How a call in flight is followed: news moves its deadline (`extend`) and reaches the chat's card."""
         scope = current_call.get()
-        last: list[Any] = [None, 0.0]  # the last status told, and when
-
-        def tell(**news: Any) -> None:
-            extend()
-            if scope is None:
-                return
-            now = time.monotonic()
-            if news.get("status") == last[0] and now - last[1] < _NEWS_EVERY:
-                return
-            last[:] = [news.get("status"), now]
-            scope.emit(ToolProgress(scope.call_id, **news))
-
-        return CallWatch(tell, self._tasks)
+        emit = (lambda news: scope.emit(ToolProgress(scope.call_id, **news))) if scope is not None else None
+        return CallWatch(extend, emit, self._tasks, every=_NEWS_EVERY)
 
     def _runs_as_legacy_task(self, client: Client, tool: str) -> bool:
         if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
@@ -442,6 +431,7 @@ class Connection:
                 return await client.call_tool(tool, arguments, progress_callback=progressed)
         finally:
             self._calls_running -= 1
+            watch.close()
             current_watch.reset(token)
         logger.warning("MCP_CALL_TIMEOUT {} {} after {:g}s without an answer or progress", self.name, tool, timeout)
         raise ToolTimeout(tool, timeout)

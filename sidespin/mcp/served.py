@@ -74,8 +74,7 @@ class ServedCall:
         """The call as `params` asks it, with the answers of this round and of earlier ones (`requestState`)."""
         answers = _earlier_answers(params.request_state)
         for key, response in (params.input_responses or {}).items():
-            answers[key] = response.model_dump(by_alias=True, mode="json", exclude_none=True) \
-                if hasattr(response, "model_dump") else response
+            answers[key] = response.model_dump(by_alias=True, mode="json", exclude_none=True)
         return cls(ctx, answers)
 
     @property

@@ -19,9 +19,10 @@ fails or is cancelled on the server is a `ToolFailed` that says so.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
@@ -43,17 +44,50 @@ _POLL_MIN, _POLL_MAX, _POLL_DEFAULT = 0.2, 5.0, 1.0
 _LEGACY_TTL_MS = 3_600_000
 
 
-@dataclass
 class CallWatch:
     """One tool call in flight, as its connection follows it.
 
     `tell(**news)` takes what the call's server says of it (`progress`, `total`, `message`,
-    `status`, `task`); `running` holds how to cancel each task it runs, by id, for as long as it
-    runs (a connection that stops cancels those left).
+    `status`, `task`): `extend()` moves the call's deadline at once, and `emit(news)` gets it, at
+    most once every `every` seconds (a change of status at once; the latest news held back is
+    sent when the time comes). `running` holds how to cancel each task the call runs, by id, for
+    as long as it runs (a connection that stops cancels those left). `close()` when the call ends.
     """
 
-    tell: Callable[..., None]
-    running: dict[str, Callable[[], Awaitable[None]]] = field(default_factory=dict)
+    def __init__(self, extend: Callable[[], None], emit: Callable[[dict[str, Any]], None] | None,
+                 running: dict[str, Callable[[], Awaitable[None]]], every: float = 0.25) -> None:
+        self.extend, self.emit, self.running, self.every = extend, emit, running, every
+        self._latest: dict[str, Any] | None = None
+        self._sent_status: Any = object()
+        self._sent_at = float("-inf")
+        self._later: asyncio.TimerHandle | None = None
+
+    def tell(self, **news: Any) -> None:
+        self.extend()
+        if self.emit is None:
+            return
+        self._latest = news
+        waited = time.monotonic() - self._sent_at
+        if news.get("status") != self._sent_status or waited >= self.every:
+            self._send()
+        elif self._later is None:
+            self._later = asyncio.get_running_loop().call_later(self.every - waited, self._send)
+
+    def _send(self) -> None:
+        if self._later is not None:
+            self._later.cancel()
+            self._later = None
+        if self._latest is None or self.emit is None:
+            return
+        self.emit(self._latest)
+        self._sent_status, self._sent_at, self._latest = self._latest.get("status"), time.monotonic(), None
+
+    def close(self) -> None:
+        """The call is over: news held back is dropped."""
+        if self._later is not None:
+            self._later.cancel()
+            self._later = None
+        self._latest = None
 
 
 current_watch: ContextVar[CallWatch | None] = ContextVar("sidespin_call_watch", default=None)

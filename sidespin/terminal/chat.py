@@ -114,6 +114,8 @@ class TerminalChat:
                 self.news.stop()
                 self.news = None
             return
+        if event.call_id not in self.calls:
+            return  # news of a call already over
         line = f"⏳ {self.calls.get(event.call_id, 'a tool')} · {event.line()}"
         if self.news is None:
             self.break_line()

@@ -191,3 +191,27 @@ async def test_progress_notifications_reach_the_card_and_a_cancel_stops_the_call
             await call
         echo = await manager.call_tool("everything", "echo", {"message": "still here"})
     assert echo.content[0].text == "Echo: still here"
+
+
+async def test_news_comes_to_the_card_a_few_times_a_second_and_the_latest_is_never_lost() -> None:
+    from sidespin.mcp.task_watch import CallWatch
+
+    sent: list[dict] = []
+    arrived = asyncio.Event()
+    extended: list[int] = []
+
+    def emit(news: dict) -> None:
+        sent.append(news)
+        arrived.set()
+
+    watch = CallWatch(lambda: extended.append(1), emit, {}, every=0.2)
+    for step in range(1, 6):
+        watch.tell(progress=step, total=5)
+    assert sent == [{"progress": 1, "total": 5}] and len(extended) == 5  # every piece moves the deadline
+    watch.tell(status="input_required", task="t1")  # a change of status goes at once
+    assert sent[-1] == {"status": "input_required", "task": "t1"}
+    watch.tell(status="input_required", task="t1", message="still waiting")
+    arrived.clear()
+    await asyncio.wait_for(arrived.wait(), 5)  # held back, then sent: the card ends on the latest news
+    assert sent[-1]["message"] == "still waiting" and len(sent) == 3
+    watch.close()
