@@ -7,7 +7,8 @@ its `TurnRecord` alone: so a reloaded conversation is drawn exactly as it was
 seen live.
 
     CallRecord     one tool call and its outcome: status, result, error kind,
-                   duration, attachments, the questions its server asked
+                   duration, attachments, the questions its server asked, and
+                   while it runs its latest news (progress, its task's status)
     QuestionRecord a server's question during a call and the person's answer
     TurnRecord     the answer (as Markdown blocks), thoughts, calls, unreadable
                    calls, notices, the tokens it cost (summed over its rounds),

@@ -128,6 +128,15 @@ async def test_a_task_that_says_nothing_for_its_timeout_is_cancelled_on_the_serv
         assert task.status == "cancelled"
 
 
+async def test_a_task_that_reports_as_it_goes_outlives_the_timeout_it_restarts() -> None:
+    endpoint = tasks_endpoint()
+    with served(endpoint, timeout=3.0) as config:
+        async with MCPManager([config], strict=True) as manager:
+            as_chat_call(Card())
+            result = await manager.call_tool("long", "slow_compute", {"seconds": 6, "label": "steadily"})
+    assert result.content[0].text == "computed steadily in 6 s"  # twice the timeout, news every second
+
+
 async def test_a_task_asks_the_person_and_goes_on_with_the_answer(fixtures) -> None:
     from mcp_types import ElicitResult
 
