@@ -6,7 +6,8 @@ running card shows a bar and "N of 30" that move, a card opened meanwhile stays 
 news comes, and its Cancel ends the call (the server gets `notifications/cancelled`); the card
 and the transcript say it was cancelled, the model is told, and a reload draws the same card.
 Then `simulate-research-query`, a task of the 2025-11-25 protocol: its stages show on the card
-while it runs, and its report is the result.
+while it runs, and its report is the result. Last, a call that runs as a task on sidespin's own
+`/mcp` (2026-07-28): its status on the card, and its Cancel cancels the task on that server.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from sidespin.tools import ToolCall
 from tests.browser.conftest import ARTIFACTS, wait_for
 from tests.browser.test_reload import message_html, wait_done
 from tests.conftest import serve_app
-from tests.mcp.mcp_harness import EVERYTHING, HAVE_NODE, NO_NODE, NODE
+from tests.mcp.mcp_harness import EVERYTHING, HAVE_NODE, NO_NODE, NODE, endpoint_app, serve_in_thread, tasks_endpoint
 from tests.scripted import ScriptedBackend
 
 pytestmark = [pytest.mark.browser]
@@ -103,3 +104,35 @@ def test_progress_shows_on_the_card_and_a_person_cancels_the_call_there(page, se
     wait_done(page, "turn-1")
     assert page.get_attribute(task_card, "data-status") == "done"
     assert "Research Report: tides" in page.text_content(f"{task_card} .result")
+
+
+@pytest.fixture
+def served_tasks(tmp_path: Path) -> Iterator[tuple[str, object]]:
+    """The app with one MCP server: sidespin's own /mcp serving the task fixtures, in this process (so the test
+    sees the server's tasks)."""
+    endpoint = tasks_endpoint()
+    script = [["Computing.", ToolCall("slow_compute", {"seconds": 60, "label": "the totals"})], told]
+    with serve_in_thread(endpoint_app(endpoint)) as port:
+        (tmp_path / "mcp.json").write_text(json.dumps({"servers": {"long": {"url": f"http://127.0.0.1:{port}/mcp"}}}))
+        with serve_app(ScriptedBackend(script, supports_tools=True), tmp_path, tool_mode="native",
+                       approval="auto") as url:
+            yield url, endpoint
+
+
+def test_a_call_that_runs_as_a_task_shows_its_status_and_cancelling_it_cancels_the_task(page, served_tasks):
+    url, endpoint = served_tasks
+    page.goto(url)
+    page.click("button.new-chat")
+    page.wait_for_selector('#status[data-state="connected"]')
+    page.fill("#msg", "Compute the totals")
+    page.press("#msg", "Enter")
+    card = '#turn-0 [data-tool="slow_compute"]'
+    page.wait_for_selector(f"{card} .call-news[data-task]")
+    wait_for(page, f"document.querySelector('{card} .progress-text').textContent.startsWith('working · computing')")
+    task_id = page.get_attribute(f"{card} .call-news", "data-task")
+    assert endpoint.tasks.get(task_id).status == "working"
+    page.click(f"{card} button.cancel-call")
+    page.wait_for_selector(f'{card}[data-status="error"]')
+    wait_done(page, "turn-0")
+    assert page.inner_text(f"{card} .tool-status").startswith("cancelled")
+    assert endpoint.tasks.get(task_id).status == "cancelled"  # tasks/cancel reached the server before the card said so
