@@ -5,7 +5,9 @@ Expected failures come from conformance-baseline.md (one line and a reason each)
 One test per scenario, each judged on its own scenario's checks. To spare a Node start per scenario, the server
 side is two CLI runs of the whole server suite (at 2025-11-25 and 2026-07-28, results in one folder per scenario)
 that every server test reads from; the client side stays one CLI run per scenario (its exit status also reports a
-client that crashed or timed out, which the suite's results folder does not), a few at once on a thread pool.
+client that crashed or timed out, which the suite's results folder does not), a few at once on a thread pool. The
+`tasks-*` scenarios (an extension's, which the suite runs only when named) run one CLI each, a few at once, against
+/mcp serving the suite's task fixtures as a plugins folder.
 """
 
 from __future__ import annotations
