@@ -83,8 +83,11 @@ class ServedCall:
 
     async def within(self, run: Callable[[], Awaitable[ToolResult]]) -> ToolResult:
         """Run the tool with this call as the one `ask`, `as_task` and `report_progress` see."""
-        _CALL.set(self)
-        return await run()
+        token = _CALL.set(self)
+        try:
+            return await run()
+        finally:
+            _CALL.reset(token)
 
     def input_required(self, needed: InputNeeded) -> types.InputRequiredResult:
         """The answer to a request whose tool asked something: the question, and the answers so far."""
