@@ -16,6 +16,7 @@ __all__ = [
     "ApprovalNeeded",
     "CallDecided",
     "ToolStarted",
+    "ToolProgress",
     "ToolFinished",
     "MalformedCall",
     "ErrorNotice",
@@ -75,6 +76,29 @@ class CallDecided(Event):
 @dataclass
 class ToolStarted(Event):
     call: ToolCall
+
+
+@dataclass
+class ToolProgress(Event):
+    """News of a running call from its server: `progress` of `total` (a progress notification), or the
+    `status` of the task it runs as (`task`: its id) with its `message`. Drawn while the call runs, never
+    kept in the transcript (its result is)."""
+
+    call_id: str
+    progress: float | None = None
+    total: float | None = None
+    message: str | None = None
+    status: str | None = None
+    task: str | None = None
+
+    def line(self) -> str:
+        """The news in a few words: `3 of 10 · copying`, or a task's `working · copying (3/10)`."""
+        parts = [{"input_required": "waiting for input"}.get(self.status, self.status)] if self.status else []
+        if self.progress is not None:
+            parts.append(f"{self.progress:g} of {self.total:g}" if self.total else f"{self.progress:g}")
+        if self.message:
+            parts.append(self.message)
+        return " · ".join(parts)
 
 
 @dataclass

@@ -1,7 +1,9 @@
 """The limits of a turn: its wall clock, its token budget, a person's Stop, and an answer that loops.
 
 `TurnControl` holds them for one running turn; whichever comes first ends the turn
-with a `TurnCut`, which says why (for the person, and for a call it cut short).
+with a `TurnCut`, which says why (for the person, and for a call it cut short). It also
+holds the turn's tool calls in flight, so a person can cancel one of them (its card's
+Cancel) while the turn goes on.
 
 A small model's answer sometimes repeats one piece until its length limit: the 0.5B, told a
 file's text and asked its size in German, wrote "The datei budget.csv ist 1000000…" for 1,024
@@ -61,6 +63,21 @@ class TurnControl:
         self.reason: str | None = None
         self._deadline: float | None = None
         self._scope: asyncio.Timeout | None = None
+        self._calls: dict[str, asyncio.Task[object]] = {}  # call id: the task running it
+
+    def track(self, call_id: str, task: asyncio.Task[object]) -> None:
+        """A call of the turn runs in `task` until it is done."""
+        self._calls[call_id] = task
+        task.add_done_callback(lambda _: self._calls.pop(call_id, None))
+
+    def cancel_call(self, call_id: str) -> bool:
+        """A person's Cancel on one running call: its task is cancelled (its server told), the turn goes on.
+        False when no such call is running."""
+        task = self._calls.get(call_id)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
 
     def stop(self) -> None:
         """A person's Stop: the turn ends at its next (or current) await, keeping what was said."""

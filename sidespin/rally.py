@@ -27,6 +27,7 @@ import contextlib
 import dataclasses
 import json
 import secrets
+import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Callable
 
@@ -128,6 +129,7 @@ class _Turn:
         # events a running call puts into the turn (a server's question): taken at the rally's next step
         self.aside: list[Event] = []
         self.aside_ready = asyncio.Event()
+        self.started_at: dict[str, float] = {}  # when each call started (a cancelled one has no result to say)
 
     def put_aside(self, event: Event) -> None:
         self.aside.append(event)
@@ -140,12 +142,16 @@ class _Turn:
         return taken
 
     def start(self, call: ToolCall) -> asyncio.Task[ToolResult]:
-        """Run a call in a task of its own, which knows its call (so a server's question can reach this turn)."""
+        """Run a call in a task of its own, which knows its call (so a server's question can reach this turn);
+        the turn's control holds it, so a person can cancel it."""
         async def run() -> ToolResult:
             current_call.set(CallScope(call.id, self.put_aside))
             return await self.registry.execute(call, timeout=self.options.tool_timeout)
 
-        return asyncio.create_task(run(), name=f"tool-{call.id}")
+        task = asyncio.create_task(run(), name=f"tool-{call.id}")
+        self.control.track(call.id, task)
+        self.started_at[call.id] = time.perf_counter()
+        return task
 
     def rung(self) -> Rung:
         """The rung of the ladder this turn stands on (a Poke forces its xml block); chosen once a turn."""
@@ -249,16 +255,22 @@ class _Turn:
             events.append(ToolStarted(call))
         return events
 
-    @staticmethod
-    def finished(current: Round) -> list[Event]:
+    def finished(self, current: Round) -> list[Event]:
         """Results of the tool tasks that are done, without waiting for the others."""
         events: list[Event] = []
         for task in [t for t in current.tasks if t.done()]:
-            result = task.result()
+            call = current.tasks.pop(task)
+            result = task.result() if not task.cancelled() else self.cancelled(call)
             current.results[result.call.id] = result
-            del current.tasks[task]
             events.append(ToolFinished(result))
         return events
+
+    def cancelled(self, call: ToolCall) -> ToolResult:
+        """The result of a call a person cancelled from its card."""
+        logger.info("TOOL_CALL_CANCELLED_BY_PERSON {} id={}", call.name, call.id)
+        seconds = time.perf_counter() - self.started_at.get(call.id, time.perf_counter())
+        return ToolResult(call, error="cancelled by you before it finished; it did not complete", kind="cancelled",
+                          seconds=seconds)
 
     def close_round(self, current: Round) -> None:
         message: dict[str, Any] = {"role": "assistant", "content": "".join(current.text)}

@@ -7,7 +7,8 @@ its `TurnRecord` alone: so a reloaded conversation is drawn exactly as it was
 seen live.
 
     CallRecord     one tool call and its outcome: status, result, error kind,
-                   duration, attachments, the questions its server asked
+                   duration, attachments, the questions its server asked, and
+                   while it runs its latest news (progress, its task's status)
     QuestionRecord a server's question during a call and the person's answer
     TurnRecord     the answer (as Markdown blocks), thoughts, calls, unreadable
                    calls, notices, the tokens it cost (summed over its rounds),
@@ -38,6 +39,7 @@ from sidespin.events import (
     TextDelta,
     Thought,
     ToolFinished,
+    ToolProgress,
     ToolProposed,
     ToolStarted,
     TurnDone,
@@ -151,7 +153,9 @@ class CallRecord:
     reused: bool = False  # the result recorded in an earlier version of the turn, not run again
     imported: bool = False  # it came with an imported file: its choice and result were not made on this machine
     questions: list[QuestionRecord] = field(default_factory=list)
-    version: int = 0  # bumped on every change, so a watcher sends a card only when it changed
+    progress: ToolProgress | None = None  # the latest news of it while it runs (not kept once it ends)
+    version: int = 0  # bumped on every change but news, so a watcher sends a card only when it changed
+    news_version: int = 0  # bumped on news: a watcher sends only the card's news then
 
     @property
     def arguments(self) -> str:
@@ -164,6 +168,7 @@ class CallRecord:
         return [question for question in self.questions if question.action is None]
 
     def finish(self, result: ToolResult) -> None:
+        self.progress = None
         self.status = "done" if result.ok else "error"
         self.result, self.seconds, self.attachments = result.text(), result.seconds, result.attachments
         self.kind = result.kind if not result.ok else None
@@ -235,6 +240,11 @@ class TurnRecord:
             self.call(event.call).status = "running"
         elif isinstance(event, ToolFinished):
             self.call(event.result.call).finish(event.result)
+        elif isinstance(event, ToolProgress):
+            card = self.calls.get(event.call_id)
+            if card is not None and card.status == "running":
+                card.progress = event
+                card.news_version += 1
         elif isinstance(event, QuestionAsked):
             if event.call_id in self.calls:
                 card = self.calls[event.call_id]

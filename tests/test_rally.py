@@ -9,6 +9,7 @@ from sidespin.errors import BackendError
 from sidespin.events import (
     ApprovalNeeded, ErrorNotice, MalformedCall, TextDelta, Thought, ToolFinished, ToolStarted, TurnDone,
 )
+from sidespin.limits import TurnControl
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm, poke
 from sidespin.tools import ToolCall, ToolRegistry, tool
 from tests.scripted import ScriptedBackend
@@ -135,6 +136,23 @@ async def test_a_tool_that_hangs_times_out_and_the_turn_ends_cleanly():
     finished = [e for e in events if isinstance(e, ToolFinished)][0]
     assert "did not answer within 0.2 s" in finished.result.error
     assert events[-1].reason == "done"
+
+
+async def test_a_person_cancels_one_running_call_and_the_turn_goes_on_without_it():
+    control = TurnControl()
+    backend = ScriptedBackend([[block("hang"), block("say_hello", name="Bo")], ["Hello went out; the wait was cancelled."]])
+    events = []
+    async for event in chat_with_llm(Conversation(), "go", backend=backend, registry=registry(), control=control):
+        events.append(event)
+        if isinstance(event, ToolFinished) and event.result.call.name == "say_hello":
+            hanging = next(e.call for e in events if isinstance(e, ToolStarted) and e.call.name == "hang")
+            assert control.cancel_call(hanging.id)
+            assert not control.cancel_call("call_unknown")
+    cancelled = next(e.result for e in events if isinstance(e, ToolFinished) and e.result.call.name == "hang")
+    assert cancelled.kind == "cancelled" and cancelled.error.startswith("cancelled by you")
+    assert "cancelled by you" in str(backend.calls[1])  # the model reads it
+    assert events[-1].reason == "done" and visible(events).endswith("the wait was cancelled.")
+    assert not control.cancel_call(hanging.id)  # over: nothing to cancel
 
 
 async def test_calls_run_in_parallel():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Iterator
 
@@ -171,3 +172,35 @@ def test_approve_asks_before_a_call_and_a_refusal_reaches_the_model(tmp_path):
     saved = parse(transcript.read_text(encoding="utf-8"))
     (proposal,) = [segment for turn in saved.turns for segment in turn.segments if hasattr(segment, "decision")]
     assert proposal.decision == "n" and proposal.call.arguments == {"query": "sidespin"}
+
+
+def test_ctrl_c_while_a_long_call_runs_as_a_task_cancels_the_task_on_the_server(tmp_path):
+    """sidespin's own /mcp serves the suite's task fixtures over HTTP; the model calls slow_compute for a minute, which
+    runs as a task; Ctrl-C while it works ends the chat with status 0, and the server's task is cancelled."""
+    from tests.mcp.mcp_harness import endpoint_app, serve_in_thread, tasks_endpoint
+
+    def reply(body: dict) -> list[dict]:
+        call = {"function": {"name": "slow_compute", "arguments": {"seconds": 60, "label": "the report"}}}
+        return [{"content": "", "tool_calls": [call]}]
+
+    endpoint = tasks_endpoint()
+    with serve_in_thread(endpoint_app(endpoint)) as port, serving_in_thread(ollama_stub(reply)) as ollama:
+        mcp_json = tmp_path / "mcp.json"
+        mcp_json.write_text(json.dumps({"servers": {"long": {"url": f"http://127.0.0.1:{port}/mcp"}}}))
+        transcript = tmp_path / "long.md"
+        chat = spawn_chat(tmp_path, "--mcp-config", str(mcp_json), "chat", "ollama:llama3.2", "--transcript",
+                          str(transcript), OLLAMA_HOST=ollama, SIDESPIN_PLUGINS="false")
+        chat.expect_exact("prompt -> ")
+        chat.sendline("Compute the report")
+        deadline = time.monotonic() + 60
+        while not [t for t in endpoint.tasks if t.status_message == "computing the report (1/60)"]:
+            assert time.monotonic() < deadline, "the task never reported its first second"
+            chat.expect([pexpect.TIMEOUT, pexpect.EOF], timeout=0.1)  # reads what the chat prints meanwhile
+        chat.sendintr()
+        chat.expect(pexpect.EOF)
+        chat.close()
+        assert chat.exitstatus == 0
+        (task,) = endpoint.tasks
+        assert task.status == "cancelled" and task.runner.done()
+    saved = parse(transcript.read_text(encoding="utf-8"))
+    assert "Compute the report" in saved.render()

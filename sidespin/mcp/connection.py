@@ -12,6 +12,12 @@ when it answers 401, whether or not `mcp.json` gives it an `oauth` object (unles
 carry an `Authorization` of their own). A sign-in never blocks start-up: the server is
 "needs sign-in" with `sign_in_url` while its task waits (at most `SIGN_IN_WAIT`) for the callback,
 then connects and becomes "ready" by itself.
+
+A long call reports as it goes: `notifications/progress`, or the task the server runs it as
+(`sidespin.mcp.task_watch`, both wires of MCP tasks). Each piece of news moves the call's deadline
+to `timeout` seconds ahead and reaches the chat's card as a `ToolProgress`. A call cancelled (a
+person's Cancel, Stop, its timeout) cancels its request (`notifications/cancelled`) or its task
+(`tasks/cancel`) on the server, and so does stopping the connection (Ctrl-C, shutdown).
 """
 
 from __future__ import annotations
@@ -34,14 +40,17 @@ from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from sidespin import __version__
 from sidespin.errors import MCPServerError, ToolFailed, ToolTimeout
+from sidespin.events import ToolProgress
 from sidespin.mcp import auth
 from sidespin.mcp.catalog import Catalog, prompt_row, resource_row, template_row
 from sidespin.mcp.config import OAuthConfig, ServerConfig
-from sidespin.questions import keep_call_alive
+from sidespin.mcp.task_watch import CallWatch, TasksExtension, call_as_legacy_task, current_watch, legacy_task_tool
+from sidespin.questions import current_call, keep_call_alive
 
 __all__ = ["Connection", "STARTUP_TIMEOUT", "ServerStatus"]
 
@@ -58,6 +67,7 @@ _HTTP_TIMEOUT = 30.0  # connect, write, pool (the SDK's defaults)
 _SSE_READ_TIMEOUT = 300.0
 _LIST_PAGE_CAP = 100
 _CLIENT_INFO = types.Implementation(name="sidespin", version=__version__)
+_NEWS_EVERY = 0.25  # seconds between two progress events of one call told to the chat (a change of status goes at once)
 _NEEDS_SIGN_IN = "needs sign-in"  # what the holding task tells start() when the SDK hands out an authorization URL
 _TRANSPORT_ERRORS = (MCPError, OSError, httpx2.TransportError, anyio.ClosedResourceError, anyio.BrokenResourceError)
 
@@ -177,6 +187,7 @@ class Connection:
         """The authorization URL to open while the status is "needs sign-in"."""
         self._ready: asyncio.Future[str | None] | None = None
         self._on_notification = on_notification
+        self._tasks: dict[str, Callable[[], Awaitable[None]]] = {}  # the server's tasks our calls run, to cancel
 
     @property
     def name(self) -> str:
@@ -226,6 +237,7 @@ class Connection:
             elicitation_callback=self._elicitation,
             logging_callback=self._server_log,
             message_handler=self._notified,
+            extensions=[TasksExtension()],
         )
         return await stack.enter_async_context(client)
 
@@ -352,10 +364,14 @@ class Connection:
         self._close_stderr()
 
     async def stop(self) -> None:
-        """Close the session and end the child process, waiting for both."""
+        """Cancel the tasks our calls still run there, close the session and end the child process, waiting."""
         task, self._task = self._task, None
         if task is None:
             return
+        if self.client is not None and self._tasks:
+            cancels = list(self._tasks.values())
+            logger.info("MCP_TASKS_CANCEL_AT_STOP {} tasks={}", self.name, len(cancels))
+            await asyncio.gather(*(cancel() for cancel in cancels), return_exceptions=True)
         if self.client is None:
             self._scope.cancel()  # still connecting: nothing to close politely
         self._stop.set()
@@ -375,25 +391,48 @@ class Connection:
             await self.stop()
             await self.start()
 
+    def _watch_call(self, extend: Callable[[], None]) -> CallWatch:
+        """How a call in flight is followed: news moves its deadline (`extend`) and reaches the chat's card."""
+        scope = current_call.get()
+        emit = (lambda news: scope.emit(ToolProgress(scope.call_id, **news))) if scope is not None else None
+        return CallWatch(extend, emit, self._tasks, every=_NEWS_EVERY)
+
+    def _runs_as_legacy_task(self, client: Client, tool: str) -> bool:
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return False  # a 2026-07-28 server answers with a task itself (the extension), if it wants to
+        listed = next((item for item in self.tools if item.name == tool), None)
+        return legacy_task_tool(client.server_capabilities, listed)
+
     async def _call_once(
         self, client: Client, tool: str, arguments: dict[str, Any], timeout: float
     ) -> types.CallToolResult:
-        """One `tools/call` whose deadline every progress notification moves `timeout` seconds ahead."""
+        """One `tools/call` whose deadline every piece of news of it (progress, a task's change) moves
+        `timeout` seconds ahead."""
         scope = anyio.CancelScope(deadline=anyio.current_time() + timeout)
 
-        async def extend_deadline(progress: float, total: float | None, message: str | None) -> None:
+        def extend_deadline() -> None:
             scope.deadline = anyio.current_time() + timeout
 
-        # a question to the person (elicitation) gives the call `timeout` again from when it is asked and answered
-        keep_call_alive(lambda: setattr(scope, "deadline", anyio.current_time() + timeout))
+        watch = self._watch_call(extend_deadline)
 
-        # Leaving the scope on its deadline cancels the request, so the SDK tells the server (notifications/cancelled).
+        async def progressed(progress: float, total: float | None, message: str | None) -> None:
+            watch.tell(progress=progress, total=total, message=message)
+
+        # a question to the person (elicitation) gives the call `timeout` again from when it is asked and answered
+        keep_call_alive(extend_deadline)
+        token = current_watch.set(watch)
+        # Leaving the scope on its deadline cancels the request, so the SDK tells the server (notifications/cancelled),
+        # or the task it runs as (tasks/cancel).
         self._calls_running += 1
         try:
             with scope:
-                return await client.call_tool(tool, arguments, progress_callback=extend_deadline)
+                if self._runs_as_legacy_task(client, tool):
+                    return await call_as_legacy_task(client.session, tool, arguments)
+                return await client.call_tool(tool, arguments, progress_callback=progressed)
         finally:
             self._calls_running -= 1
+            watch.close()
+            current_watch.reset(token)
         logger.warning("MCP_CALL_TIMEOUT {} {} after {:g}s without an answer or progress", self.name, tool, timeout)
         raise ToolTimeout(tool, timeout)
 

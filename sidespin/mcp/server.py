@@ -14,6 +14,10 @@ Over HTTP a request whose Accept names `text/event-stream` is answered with an S
 the progress a plugin reports (`report_progress`) reaches the client; any other request gets
 one JSON response.
 
+Long plugins (`@tool(task=...)`) are served as tasks to a client that declares the
+`io.modelcontextprotocol/tasks` extension (`sidespin.mcp.task_store`; what a plugin may do
+while it runs: `sidespin.mcp.served`). The endpoint's lifespan cancels the tasks still running.
+
 Mounting in a Starlette / FastHTML app (the endpoint's lifespan must run inside the app's):
 
     endpoint = build_mcp_server(registry, port=settings.port)
@@ -31,7 +35,6 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Any
 
@@ -49,6 +52,8 @@ from starlette.types import Receive, Scope, Send
 from sidespin import __version__
 from sidespin.config import LOOPBACK_HOSTS, Settings, load_settings
 from sidespin.errors import ToolNotFound, TranscriptError
+from sidespin.mcp.served import InputNeeded, ServedCall, report_progress, request_context, serve_as_task
+from sidespin.mcp.task_store import TASKS, TaskStore, missing_tasks_capability, takes_tasks
 from sidespin.protocol import poke_prompt
 from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult, load_plugins, plugins_dir
 from sidespin.transcript import TranscriptStore
@@ -68,19 +73,6 @@ __all__ = [
 ]
 
 CONVERSATION_URI = "sidespin://conversations/"
-_REQUEST: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar("sidespin_mcp_request", default=None)
-
-
-def request_context() -> ServerRequestContext[Any, Any] | None:
-    """The MCP `tools/call` being served in this task, or None when the tool runs for the chat."""
-    return _REQUEST.get()
-
-
-async def report_progress(progress: float, total: float | None = None, message: str | None = None) -> None:
-    """Let an async plugin report progress to the MCP client that called it (a no-op otherwise)."""
-    context = _REQUEST.get()
-    if context is not None:
-        await context.session.report_progress(progress, total, message)
 
 
 def _accepts_sse(scope: Scope) -> bool:
@@ -101,8 +93,10 @@ class MCPEndpoint:
     an app whose lifespan runs more than once (tests, reloads) keeps a working endpoint.
     """
 
-    def __init__(self, server: Server[Any], security: TransportSecuritySettings, json_response: bool | None) -> None:
+    def __init__(self, server: Server[Any], security: TransportSecuritySettings, json_response: bool | None,
+                 tasks: TaskStore | None = None) -> None:
         self.server = server
+        self.tasks = tasks
         self._security = security
         self._json_response = json_response
         self._managers: dict[bool, StreamableHTTPSessionManager] = {}  # keyed by "answers with JSON"
@@ -127,6 +121,8 @@ class MCPEndpoint:
                 yield
             finally:
                 self._managers = {}
+                if self.tasks is not None:
+                    await self.tasks.close()
 
     def _manager_for(self, scope: Scope) -> StreamableHTTPSessionManager | None:
         if len(self._managers) == 1:
@@ -321,12 +317,15 @@ def build_lowlevel_server(
     name: str = "sidespin",
     policy: Refusal | None = None,
     conversations: TranscriptStore | None = None,
+    tasks: TaskStore | None = None,
 ) -> Server[Any]:
     """The SDK server whose `tools/list` and `tools/call` read and run `registry`, with the `poke` prompt.
 
     `policy(tool)` says why a call may not run here (a tool that waits for a person's approval
     on the chat page), or None: a refused call is an `isError` result with that reason.
     `conversations`: the store whose conversations are served as read-only resources (none if None).
+    `tasks`: where long tools' tasks are kept (the server offers the tasks extension); None: every
+    call is a plain one, and a tool that requires a task is refused with -32021.
     """
 
     async def list_tools(
@@ -336,26 +335,37 @@ def build_lowlevel_server(
 
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
         if params.name not in registry:
             raise MCPError(code=types.INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-        refusal = policy(registry.get(params.name)) if policy is not None else None
+        item = registry.get(params.name)
+        refusal = policy(item) if policy is not None else None
         if refusal is not None:
             logger.warning("MCP_SERVE_REFUSED {} {}", params.name, refusal)
             return types.CallToolResult(content=[types.TextContent(text=refusal)], is_error=True)
+        call = ServedCall.of(ctx, params)
+        tool_call = ToolCall(name=params.name, arguments=dict(params.arguments or {}))
+
+        async def run() -> ToolResult:
+            return await registry.execute(tool_call, reraise=(MCPError, InputNeeded))
+
+        if item.task is not None and tasks is not None:
+            if takes_tasks(ctx) and call.modern:
+                logger.info("MCP_SERVE_CALL {} as a task", params.name)
+                return await serve_as_task(tasks, call, params.name, run, call_result, asks_first=item.asks_first)
+            if item.task == "required":
+                raise missing_tasks_capability(f"the tool {params.name!r}")
         logger.info("MCP_SERVE_CALL {}", params.name)
-        token = _REQUEST.set(ctx)
         try:
-            result = await registry.execute(ToolCall(name=params.name, arguments=dict(params.arguments or {})))
-        finally:
-            _REQUEST.reset(token)
-        return call_result(result)
+            return call_result(await call.within(run))
+        except InputNeeded as needed:
+            return call.input_required(needed)
 
     def input_schema(tool_name: str) -> dict[str, Any] | None:
         return registry.get(tool_name).input_schema if tool_name in registry else None
 
     resources = conversation_handlers(conversations) if conversations is not None else {}
-    return Server(
+    server = Server(
         name,
         version=__version__,
         instructions="Tools of a sidespin server (its built-in plugins)"
@@ -367,6 +377,11 @@ def build_lowlevel_server(
         **prompt_handlers(registry),
         **resources,
     )
+    if tasks is not None:
+        for method, params_type, handler in tasks.handlers():
+            server.add_request_handler(method, params_type, handler)
+        server.extensions[TASKS] = {}
+    return server
 
 
 def _security(
@@ -401,17 +416,22 @@ def build_mcp_server(
     `build_lowlevel_server`.
     """
     security = _security(port, allowed_hosts, allowed_origins)
-    server = build_lowlevel_server(registry, policy=policy, conversations=conversations)
-    return MCPEndpoint(server, security, json_response)
+    tasks = TaskStore()
+    server = build_lowlevel_server(registry, policy=policy, conversations=conversations, tasks=tasks)
+    return MCPEndpoint(server, security, json_response, tasks)
 
 
 async def serve_stdio(registry: ToolRegistry, conversations: TranscriptStore | None = None) -> None:
     """Serve the registry's tools (and `conversations`) over stdin/stdout until the client closes stdin."""
-    server = build_lowlevel_server(registry, conversations=conversations)
+    tasks = TaskStore()
+    server = build_lowlevel_server(registry, conversations=conversations, tasks=tasks)
     logger.info("MCP_SERVE_STDIO tools={} conversations={}", len(registry),
                 conversations.directory if conversations is not None else "none")
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    try:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        await tasks.close()
 
 
 def main(settings: Settings | None = None) -> None:

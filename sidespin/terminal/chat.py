@@ -28,6 +28,7 @@ from sidespin.events import (
     TextDelta,
     Thought,
     ToolFinished,
+    ToolProgress,
     ToolStarted,
     TurnDone,
     Usage,
@@ -50,6 +51,8 @@ class TerminalChat:
         self.started: dict[str, datetime] = {}
         self.mid_line = False
         self.loading: Status | None = None  # the progress line of the model this turn waits for
+        self.calls: dict[str, str] = {}  # the names of the calls running, by id
+        self.news: Status | None = None  # the line of a running call's latest news (progress, its task's status)
         self.usage: Usage | None = None  # the turn's tokens, every round added up
 
     def draw(self, event: Event) -> None:
@@ -61,8 +64,13 @@ class TerminalChat:
             self.console.print(Text("💭 " + event.text.strip(), style="dim italic"))
         elif isinstance(event, ToolStarted):
             self.started[event.call.id] = datetime.now()
+            self.calls[event.call.id] = event.call.name
+        elif isinstance(event, ToolProgress):
+            self.show_news(event)
         elif isinstance(event, ToolFinished):
             self.break_line()
+            self.calls.pop(event.result.call.id, None)
+            self.show_news(None)
             self.console.print(self.tool_panel(event.result))
         elif isinstance(event, MalformedCall):
             self.break_line()
@@ -77,6 +85,7 @@ class TerminalChat:
         elif isinstance(event, TurnDone):
             self.break_line()
             self.show_loading(None)
+            self.show_news(None)
             if self.usage is not None:
                 self.console.print(Text(self.usage.line(), style="dim"))
             self.usage = None
@@ -96,6 +105,24 @@ class TerminalChat:
             self.loading.start()
         else:
             self.loading.update(line)
+
+    def show_news(self, event: ToolProgress | None) -> None:
+        """One line, redrawn in place, with a running call's latest news (`⏳ slow_compute · working · 3 of 10`);
+        None takes it away."""
+        if event is None:
+            if self.news is not None:
+                self.news.stop()
+                self.news = None
+            return
+        if event.call_id not in self.calls:
+            return  # news of a call already over
+        line = f"⏳ {self.calls.get(event.call_id, 'a tool')} · {event.line()}"
+        if self.news is None:
+            self.break_line()
+            self.news = self.console.status(Text(line), spinner="dots")
+            self.news.start()
+        else:
+            self.news.update(Text(line))
 
     def break_line(self) -> None:
         if self.mid_line:

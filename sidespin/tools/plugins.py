@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sidespin.tools.schema import function_schema
-from sidespin.tools.types import Tool, ToolFn
+from sidespin.tools.types import TaskSupport, Tool, ToolFn
 
 __all__ = ["tool", "load_plugins", "plugins_dir"]
 
@@ -33,12 +33,19 @@ def tool(
     read_only: bool = False,
     destructive: bool = False,
     timeout: float | None = None,
+    task: TaskSupport | None = None,
+    asks_first: bool = False,
 ) -> Any:
     """Turn a plain (sync or async) function into a `Tool`, with or without arguments.
 
         @tool(read_only=True)
         def say_hello(name: str) -> str:
             \"\"\"Greet someone by name.\"\"\"
+
+    `task`: the tool can run long, so `/mcp` serves it as a task (`optional`: to a client that takes
+    tasks, a plain call to others; `required`: to such clients only). `asks_first`: the call becomes
+    a task only when the tool calls `as_task()`; its questions (`ask`) before that are answered on
+    the request itself. See `sidespin.mcp.served`.
     """
     options = dict(
         name=name,
@@ -47,6 +54,8 @@ def tool(
         read_only=read_only,
         destructive=destructive,
         timeout=timeout,
+        task=task,
+        asks_first=asks_first,
     )
     if fn is not None:
         return _tool_from_function(fn, **options)

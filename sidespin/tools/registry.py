@@ -198,8 +198,12 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return [name for name in list(self._tools) if name not in self._off]
 
-    async def execute(self, call: ToolCall, *, timeout: float = DEFAULT_TIMEOUT) -> ToolResult:
-        """Run one call; every failure becomes a `ToolResult` with an error the model can read and its `kind`."""
+    async def execute(
+        self, call: ToolCall, *, timeout: float = DEFAULT_TIMEOUT, reraise: tuple[type[Exception], ...] = ()
+    ) -> ToolResult:
+        """Run one call; every failure becomes a `ToolResult` with an error the model can read and its `kind`,
+        except an exception of a kind `reraise` names, which the caller takes (the MCP endpoint answers a
+        plugin's `MCPError` as a protocol error)."""
         started = time.perf_counter()
         result = ToolResult(call=call)
         try:
@@ -214,6 +218,8 @@ class ToolRegistry:
                 result.structured = whole.structured
                 if whole.error is not None:
                     result.kind = whole.kind or "failed"
+        except reraise:
+            raise
         except ToolError as error:
             result.error = str(error)
             result.kind = _error_kind(error)

@@ -19,6 +19,7 @@ __all__ = [
     "ToolCall",
     "ToolResult",
     "ToolFn",
+    "TaskSupport",
     "ErrorKind",
     "new_call_id",
     "DEFAULT_TIMEOUT",
@@ -43,6 +44,7 @@ ErrorKind = Literal[
     "repeat",  # the same call again in one turn, not run a second time
     "cut",  # the turn hit a limit before the call finished
     "interrupted",  # the turn was stopped before the call finished
+    "cancelled",  # a person cancelled this call (its card's Cancel) before it finished
 ]
 
 
@@ -105,6 +107,9 @@ class ToolResult:
 
 
 ToolFn = Callable[..., Any]
+TaskSupport = Literal["optional", "required"]
+"""How a long tool is served over MCP: as a task to a client that takes tasks (`optional`, else as a plain call),
+or only to such a client (`required`)."""
 
 
 @dataclass
@@ -120,6 +125,8 @@ class Tool:
     read_only: bool = False
     destructive: bool = False
     timeout: float | None = None
+    task: TaskSupport | None = None  # it can run long: an MCP client that takes tasks gets one (`sidespin.mcp.served`)
+    asks_first: bool = False  # served as a task only once it calls `as_task()`; its questions come before
     places: tuple[str, ...] = ()  # the folders its MCP server works in, as mcp.json names them (`sidespin.mcp.places`)
 
     @property

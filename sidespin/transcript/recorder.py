@@ -20,6 +20,7 @@ from sidespin.events import (
     TextDelta,
     Thought as ThoughtEvent,
     ToolFinished,
+    ToolProgress,
     ToolProposed,
     ToolStarted,
     TurnDone,
@@ -125,8 +126,8 @@ class TranscriptRecorder:
 
     def apply(self, event: Event) -> None:
         """Record one rally event."""
-        if isinstance(event, ModelLoading):
-            return  # only while it lasts: a reloaded turn shows its answer, not the wait for the model
+        if isinstance(event, (ModelLoading, ToolProgress)):
+            return  # only while it lasts: a reloaded turn shows its answer and results, not the waits for them
         if isinstance(event, TextDelta):
             # held in memory until the next write: one join per write keeps a long answer linear
             self._sync()

@@ -201,6 +201,14 @@ class TurnBoard:
             logger.info("TURN_STOP_ASKED turn={} conv={}", turn.key, conversation_id)
         return stopped
 
+    def cancel_call(self, conversation_id: str, call_id: str) -> bool:
+        """A person's Cancel on one running tool call of the conversation (the turn goes on); False if none runs."""
+        for turn in self.running(conversation_id):
+            if turn.control.cancel_call(call_id):
+                logger.info("TOOL_CANCEL_ASKED turn={} conv={} id={}", turn.key, conversation_id, call_id)
+                return True
+        return False
+
     def _forget_old(self) -> None:
         finished = [key for key, turn in self.turns.items() if turn.done]
         for key in finished[: max(0, len(finished) - self.keep)]:

@@ -7,6 +7,7 @@ changed since its last update. The routes its buttons and streams use:
 
     POST /approve   cid, call_id, choice: a choice on a waiting tool card
     POST /rerun     cid, call_id: run again a call a crash interrupted
+    POST /cancel    cid, call_id: cancel a running tool call (its server is told); the turn goes on
     POST /stop      cid: stop the conversation's running answer
     GET  /stream    tid: server-sent updates of one live turn
 """
@@ -18,7 +19,7 @@ import json
 from typing import Any, NamedTuple
 
 from fasthtml.common import (
-    APIRouter, Button, Details, Div, JSONResponse, NotStr, Option, Pre, Select, Span, Summary,
+    APIRouter, Button, Details, Div, JSONResponse, NotStr, Option, Pre, Progress, Select, Span, Summary,
     sse_message,
 )
 from markdown_it import MarkdownIt
@@ -91,11 +92,35 @@ _CHOICE_LABELS = {"yo": "Yes, this one", "yO": "Yes, and always for this tool", 
                   "yA": "Yes to all, always", "n": "No"}
 
 
+def CallNews(card: CallRecord, **kwargs: Any):
+    """How far a running call is, in its card's summary: a bar where the server says a total, and the words (its
+    latest `ToolProgress`; empty before any). Its own id, so news replaces it alone and an open card stays open."""
+    news, parts = card.progress, []
+    if news is not None:
+        if news.progress is not None and news.total:
+            parts.append(Progress(value=f"{min(news.progress, news.total):g}", max=f"{news.total:g}",
+                                  cls="call-progress"))
+        parts.append(Span(news.line(), cls="progress-text"))
+    task = {"data_task": news.task} if news is not None and news.task else {}
+    return Span(*parts, cls="call-news", id=f"news-{card.call.id}", **task, **kwargs)
+
+
+def CancelButton(card: CallRecord):
+    return Button("✕ Cancel", cls="cancel-call", hx_post=cancel.to(), hx_include="#composer [name=cid]",
+                  hx_vals=json.dumps({"call_id": card.call.id}), hx_swap="none",
+                  title="Cancel this call: its server is told (a task is cancelled there); the answer goes on without it")
+
+
 def ToolCard(card: CallRecord, **kwargs: Any):
-    """One tool call: name and arguments, then result or error and duration; collapsed by default."""
+    """One tool call: name and arguments, then result or error and duration; collapsed by default. While it runs,
+    its latest news (progress, its task's status) and a Cancel button show in the summary."""
     call = card.call
     seconds = f" · {card.seconds:.2f} s" if card.seconds is not None else ""
     label = _STATUS_LABELS.get(card.status) or f"{card.status}{seconds}"
+    if card.kind == "cancelled":
+        label = f"cancelled{seconds}"
+    running = card.status == "running" and not card.imported
+    news = (CallNews(card),) if running else ()
     if card.reused:  # an edited turn's call that already ran: its recorded result, not run again
         label = f"{card.status} · reused, not run again"
     if card.imported:  # what the file says, not what happened here
@@ -112,7 +137,8 @@ def ToolCard(card: CallRecord, **kwargs: Any):
                            hx_vals=json.dumps({"call_id": call.id}), hx_target="#chat", hx_swap="beforeend",
                            title="sidespin stopped while this call ran; run it again (nothing runs unless you ask)"))
     return Details(
-        Summary(Span("🛠️", cls="icon"), Span(call.name, cls="tool-name"), Span(label, cls="tool-status")),
+        Summary(Span("🛠️", cls="icon"), Span(call.name, cls="tool-name"), *news, Span(label, cls="tool-status"),
+                *((CancelButton(card),) if running else ())),
         *body,
         cls=f"tool-call {card.status}" + (" imported" if card.imported else ""), id=f"card-{call.id}",
         data_tool=call.name, data_status=card.status, data_call_id=call.id,
@@ -222,7 +248,8 @@ class TurnWatch:
     """What one watcher of a live turn has been sent, so each update carries only what changed.
 
     The first update is the whole turn (a reconnect redraws everything); after that: the
-    answer's new blocks and the text added to its last one, cards whose version moved, the
+    answer's new blocks and the text added to its last one, cards whose version moved (of a
+    running card whose news alone moved, just its news: an open card stays open), the
     text added to the last thought, and the notices and state when they change.
     `messages` puts them on the wire with as little framing as the page allows: new blocks of the
     answer as a `block` message, the text added to it as a plain message (both taken by the
@@ -235,6 +262,7 @@ class TurnWatch:
         self.blocks = 0
         self.tail_pieces = 0
         self.cards: dict[str, int] = {}
+        self.news: dict[str, int] = {}  # each card's news version sent
         self.thoughts = (0, 0)
         self.notices = 0
         self.meter: Any = None
@@ -261,6 +289,7 @@ class TurnWatch:
         self.first = False
         self.blocks, self.tail_pieces = len(record.answer.blocks), len(record.answer.tail)
         self.cards = {card.call.id: card.version for card in record.calls.values()}
+        self.news = {card.call.id: card.news_version for card in record.calls.values()}
         self.thoughts = (len(record.thoughts), len(record.thoughts[-1]) if record.thoughts else 0)
         self.notices = len(record.malformed) + len(record.notices)
         self.meter = meter_state(record)
@@ -272,6 +301,9 @@ class TurnWatch:
         record, tid = self.turn.record, self.turn.id
         parts: list[Any] = [ToolCard(card, hx_swap_oob="true") for card in record.calls.values()
                             if self.cards.get(card.call.id) != card.version and card.call.id in self.cards]
+        parts += [CallNews(card, hx_swap_oob="true") for card in record.calls.values()
+                  if self.cards.get(card.call.id) == card.version and card.status == "running"
+                  and self.news.get(card.call.id) != card.news_version]
         new_cards = [card for card in record.calls.values() if card.call.id not in self.cards]
         if new_cards:
             parts.append(Div(*[ToolCard(card) for card in new_cards], hx_swap_oob=f"beforeend:#{tid}-tools"))
@@ -380,6 +412,15 @@ async def rerun(cid: str, call_id: str, request: Request):
     except ValueError as error:
         return refusal(str(error))
     return LiveAnswer(board_of(request).start(conversation, None, decisions=decisions), replace=True)
+
+
+@ar(methods=["post"])
+async def cancel(cid: str, call_id: str, request: Request):
+    """Cancel one running tool call: its task is cancelled, its server told; the turn goes on, the card says so."""
+    cid, call_id = text_fields(cid=cid, call_id=call_id)
+    if not board_of(request).cancel_call(cid, call_id):
+        return refusal(f"no call {call_id!r} is running in this conversation", 409)
+    return JSONResponse({"status": "success", "cancelled": call_id})
 
 
 @ar(methods=["post"])

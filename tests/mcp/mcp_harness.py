@@ -52,6 +52,8 @@ CONFORMANCE = NODE_PREFIX / "node_modules" / "@modelcontextprotocol" / "conforma
 EVERYTHING = NODE_PREFIX / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 MCP_SERVER_TIME = ROOT / ".cache" / "mcp-server-time" / "bin" / "mcp-server-time"
 SERVERS = Path(__file__).resolve().parent / "servers"
+TASK_FIXTURES = Path(__file__).resolve().parent / "task_fixtures"
+"""The suite's fixtures for its `tasks-*` scenarios, as a plugins folder (greet, slow_compute, failing_job, ...)."""
 NO_NODE = "Node tools missing: run scripts/setup-node (./run test does) to install .cache/node"
 
 # A 1x1 red PNG and a 1-sample WAV: the smallest valid media the suite accepts.
@@ -525,7 +527,15 @@ def conformance_endpoint(json_response: bool | None = None, conversations: Path 
     return endpoint
 
 
+def tasks_endpoint(json_response: bool | None = None) -> MCPEndpoint:
+    """/mcp as the product serves a plugins folder: the suite's task fixtures (`TASK_FIXTURES`), nothing else."""
+    return build_mcp_server(ToolRegistry(load_plugins(TASK_FIXTURES)), json_response=json_response)
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["tasks"]:
+        uvicorn.run(endpoint_app(tasks_endpoint()), host="127.0.0.1", port=int(sys.argv[2]))
+        sys.exit(0)
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 8765
     with tempfile.TemporaryDirectory() as folder:
         uvicorn.run(endpoint_app(conformance_endpoint(conversations=Path(folder))), host="127.0.0.1", port=port)

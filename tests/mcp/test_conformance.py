@@ -5,7 +5,9 @@ Expected failures come from conformance-baseline.md (one line and a reason each)
 One test per scenario, each judged on its own scenario's checks. To spare a Node start per scenario, the server
 side is two CLI runs of the whole server suite (at 2025-11-25 and 2026-07-28, results in one folder per scenario)
 that every server test reads from; the client side stays one CLI run per scenario (its exit status also reports a
-client that crashed or timed out, which the suite's results folder does not), a few at once on a thread pool.
+client that crashed or timed out, which the suite's results folder does not), a few at once on a thread pool. The
+`tasks-*` scenarios (an extension's, which the suite runs only when named) run one CLI each, a few at once, against
+/mcp serving the suite's task fixtures as a plugins folder.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from mcp_harness import (
     ROOT,
     conformance_endpoint,
     endpoint_app,
+    tasks_endpoint,
     node_env,
     requires_node,
     serve_in_thread,
@@ -131,6 +134,20 @@ SERVER_SCENARIOS = [
             "dns-rebinding-protection",
         ]
     ),
+]
+# The io.modelcontextprotocol/tasks extension's scenarios, against /mcp serving the suite's task fixtures as a plugins
+# folder. An extension scenario runs at 2026-07-28 and only when named (a `--spec-version` run skips it).
+TASKS_SCENARIOS = [
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-status-notifications",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
 ]
 BASELINE = ROOT / "conformance-baseline.md"
 _ROW = re.compile(r"^\|\s*(client|server)\s*\|\s*([\w@./-]+)\s*\|\s*(.+?)\s*\|\s*$")
@@ -279,6 +296,38 @@ def server_runs(
 
     with ThreadPoolExecutor(max_workers=len(revisions)) as pool:
         return {run.revision: run for run in pool.map(run, sorted(revisions))}
+
+
+@pytest.fixture(scope="module")
+def tasks_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future]]:
+    """Every selected tasks scenario, one CLI run each (a few at once) against /mcp serving the task fixtures:
+    scenario -> future of (its checks, the CLI's run)."""
+
+    def run(scenario: str, url: str) -> tuple[list[dict], subprocess.CompletedProcess[str]]:
+        folder = tmp_path_factory.mktemp("tasks")
+        completed = run_cli(["server", "--url", url, "--scenario", scenario], folder, timeout=180)
+        return load_checks(folder), completed
+
+    with serve_in_thread(endpoint_app(tasks_endpoint())) as port, ThreadPoolExecutor(CLIENT_WORKERS) as pool:
+        url = f"http://127.0.0.1:{port}/mcp"
+        futures = {scenario: pool.submit(run, scenario, url) for scenario in selected(request, test_tasks_scenario)}
+        try:
+            yield futures
+            for future in futures.values():  # the server stays up until every run is over
+                future.exception()
+        finally:
+            for future in futures.values():
+                future.cancel()
+
+
+@pytest.mark.parametrize("scenario", cases("server", TASKS_SCENARIOS))
+def test_tasks_scenario(scenario: str, tasks_runs: dict[str, Future]) -> None:
+    """A tasks scenario's checks: no FAILURE, at least one SUCCESS."""
+    checks, completed = tasks_runs[scenario].result()
+    assert checks, "\n".join([f"the CLI wrote no checks for {scenario}", *cli_tail(completed)])
+    failed = failures(checks)
+    assert not failed, "\n".join(failed)
+    assert any(check["status"] == "SUCCESS" for check in checks)
 
 
 @pytest.mark.parametrize("scenario", cases("client", CLIENT_SCENARIOS))

@@ -35,7 +35,7 @@ READ_ONLY = {
 
 CHANGES_STATE = [
     "/new", "/send?cid={cid}&msg=hello", "/poke?cid={cid}", "/approve?cid={cid}&call_id=c1&choice=ya",
-    "/rerun?cid={cid}&call_id=c1", "/stop?cid={cid}", "/oauth/vault/sign-in", "/edit_message?cid={cid}&turn=0&text=x",
+    "/rerun?cid={cid}&call_id=c1", "/cancel?cid={cid}&call_id=c1", "/stop?cid={cid}", "/oauth/vault/sign-in", "/edit_message?cid={cid}&turn=0&text=x",
     "/regenerate?cid={cid}&turn=0", "/fork?cid={cid}&turn=0", "/import", "/rename?cid={cid}&title=pwned",
     "/delete?cid={cid}", "/restore?cid={cid}", "/servers/restart?server=vault&cid={cid}",
     "/servers/tool?cid={cid}&tool=say_hello", "/composer/chip?server=s&uri=u", "/composer/prompt?server=s&name=n",
