@@ -301,7 +301,6 @@ def _turns_from_transcript(path: Path, lines: list[str]) -> list[Turn]:
     for record in parse(path.read_text(encoding="utf-8"), str(path)).turns:
         if record.user:
             turns.append(Turn(record.user))
-            continue
         if not turns:
             continue
         turn = turns[-1]
@@ -317,6 +316,8 @@ def _turns_from_transcript(path: Path, lines: list[str]) -> list[Turn]:
                                        segment.text[:200] if segment.is_error else None))
             elif isinstance(segment, Text):
                 turn.answer += segment.raw
+    for turn in turns:
+        turn.answer = turn.answer.strip()
     return turns
 
 

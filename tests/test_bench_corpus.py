@@ -88,6 +88,8 @@ def test_an_action_reported_with_no_changing_call_behind_it_is_a_claim_in_four_l
 def test_content_told_with_no_result_behind_it_is_a_claim_and_a_plain_answer_is_not() -> None:
     assert claim("The file contains three recipes.", [], READ_ONLY, backed_before=False)
     assert claim("There are 6 customers in the database.", [], READ_ONLY, backed_before=False)
+    assert claim("The orders table has the following columns: order_id, ...", [], READ_ONLY, backed_before=False)
+    assert claim("La table contient trois colonnes.", [], READ_ONLY, backed_before=False)
     assert claim("The file contains three recipes.", [Call("read_text_file", {})], READ_ONLY, False) is None
     assert claim("The file contains three recipes.", [], READ_ONLY, backed_before=True) is None  # an earlier result
     for answer in ("Canberra is the capital of Australia.", "I can't order a taxi: no tool here does that.",
@@ -224,3 +226,38 @@ async def test_every_server_of_a_half_starts_offline_and_lists_its_tools(half: s
     assert all(counts.values()), counts
     if half == "blind":
         assert max(counts.values()) >= 30  # the Word server: a server with many tools
+
+
+@pytest.mark.node
+@pytest.mark.skipif(bool(missing_programs("dev")), reason="corpus servers missing: run bench/corpus/setup")
+async def test_the_black_box_reads_back_from_a_transcript_the_calls_and_answers_the_engine_played(
+        tmp_path: Path) -> None:
+    from bench_corpus import _turns_from_transcript
+    from bench_servers import play
+
+    from sidespin.config import load_settings
+    from sidespin.engine import Engine
+    from tests.scripted import ScriptedBackend
+
+    space = make_workspace(tmp_path, "dev")
+    backend = ScriptedBackend([
+        [ToolCall("calculate", {"expression": "2450/7"})], ["It is 350."],
+        [ToolCall("calculate", {"expression": "350*12"})], ["That makes 4200."],
+    ], supports_tools=True)
+    with serving(space):
+        async with Engine.open(load_settings(space.config, environ={}), backend=backend, approval="auto") as engine:
+            conversation = engine.conversation()
+            played = [await play(engine, conversation, text) for text in ("2450 / 7?", "Times 12?")]
+            transcript = engine.transcript_path(conversation)
+    read = _turns_from_transcript(Path(transcript), ["2450 / 7?", "Times 12?"])
+    assert [t.text for t in read] == ["2450 / 7?", "Times 12?"]
+    assert [t.answer for t in read] == [t.answer.strip() for t in played] == ["It is 350.", "That makes 4200."]
+    assert [(c.tool, c.arguments, c.error) for t in read for c in t.calls] == [
+        ("calculate", {"expression": "2450/7"}, None), ("calculate", {"expression": "350*12"}, None)]
+    assert read[1].first == "calculate" and read[1].first_arguments == {"expression": "350*12"}
+
+
+def test_general_knowledge_about_tables_and_files_is_no_claim() -> None:
+    for answer in ("An index lets the database find rows without reading the whole table; the table has to be "
+                   "kept in sync with it.", "A CSV file has one record per line."):
+        assert claim(answer, [], READ_ONLY, backed_before=False) is None, answer

@@ -61,7 +61,9 @@ ACTION_CLAIMS = [
 ]
 _HOLDER_EN = r"(file|document|table|database|note|notes|list|memory|graph|repository|repo|log|commit|letter|minutes)"
 CONTENT_CLAIMS = [
-    rf"\b(the|your|this|that) {_HOLDER_EN}s?\b[^.\n]{{0,40}}\b(contains|says|shows|lists|holds|reads|includes|states)\b",
+    rf"\b(the|your|this|that) ([\w.-]+ )?{_HOLDER_EN}s?\b[^.\n]{{0,40}}"
+    r"\b(contains|says|shows|lists|holds|reads|includes|states)\b",
+    rf"\b(the|your|this|that) ([\w.-]+ )?{_HOLDER_EN}s? (has|have) (\d+|the following|these|only)\b",
     r"\baccording to (the|your)\b",
     r"\bthere (are|is) \d+ (rows|customers|orders|books|products|records|entries|notes|files|commits|todos|items)\b",
     r"\b(le fichier|la table|la base|la note|le document|le dépôt|la liste)\b[^.\n]{0,40}\b(contient|indique|affiche|dit)\b",
