@@ -273,12 +273,13 @@ def run_cli(args: argparse.Namespace, space: Workspace, prompts: list[dict[str, 
 
 
 def _turn_from_ask(text: str, answer: dict[str, Any]) -> Turn:
-    calls = [Call(c["tool"], dict(c.get("arguments") or {}), c.get("error") or (None if not c.get("held") else "held"))
-             for c in answer["calls"]]
-    first = answer["calls"][0] if answer["calls"] else None
-    ended = "error" if any("error" in n.lower() for n in answer.get("notices", [])) and not answer["calls"] else "done"
+    """`sidespin ask --json`'s output as a Turn (a call held for a person counts as failed: it did not run)."""
+    listed = answer["tool_calls"]
+    calls = [Call(c["tool"], dict(c.get("arguments") or {}), c.get("error") or ("held" if c.get("held") else None))
+             for c in listed]
+    first = listed[0] if listed else None
     return Turn(text, first["tool"] if first else None, dict(first.get("arguments") or {}) if first else {},
-                calls, answer["visible_text"], float(answer["seconds"]), ended, list(answer.get("notices", [])))
+                calls, answer["visible_text"], float(answer["seconds"]), "done", list(answer.get("notices", [])))
 
 
 def _conversations(script: dict[str, Any]) -> list[list[str]]:

@@ -261,3 +261,48 @@ def test_general_knowledge_about_tables_and_files_is_no_claim() -> None:
     for answer in ("An index lets the database find rows without reading the whole table; the table has to be "
                    "kept in sync with it.", "A CSV file has one record per line."):
         assert claim(answer, [], READ_ONLY, backed_before=False) is None, answer
+
+
+@pytest.mark.node
+@pytest.mark.skipif(bool(missing_programs("dev")), reason="corpus servers missing: run bench/corpus/setup")
+def test_the_black_box_reads_sidespin_ask_json_and_a_piped_sidespin_chat(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import asyncio
+    import io
+
+    import sidespin.cli
+    from bench_corpus import _tool_table, _turn_from_ask, _turns_from_transcript
+    from workspace import approve_every_tool
+
+    from sidespin.cli import build_parser
+    from sidespin.terminal import run_chat
+    from tests.scripted import ScriptedBackend
+
+    space = make_workspace(tmp_path, "dev")
+    insert = "INSERT INTO products (name, price, stock) VALUES ('travel grinder', 32, 10)"
+    with serving(space):
+        parameters, read_only = asyncio.run(_tool_table(space))
+        assert "read_query" in read_only or "read_query" in parameters
+        approve_every_tool(space, sorted(parameters))
+        asked = ScriptedBackend([[ToolCall("write_query", {"query": insert})], ["Added."]], supports_tools=True)
+        monkeypatch.setattr(sidespin.cli, "_backend_for", lambda args, settings: asked)
+        sidespin.cli.cmd_ask(build_parser().parse_args(["--config", str(space.config), "ask", "--json", "--yes",
+                                                        "Add a travel grinder at 32, ten in stock."]))
+        turn = _turn_from_ask("Add a travel grinder", json.loads(capsys.readouterr().out))
+        assert turn.first == "write_query" and turn.first_arguments == {"query": insert}
+        assert [(c.tool, c.error) for c in turn.calls] == [("write_query", None)] and turn.answer == "Added."
+
+        chatted = ScriptedBackend([[ToolCall("list_notes", {})], ["You have three notes."], ["Bye for now."]],
+                                  supports_tools=True)
+        transcript = tmp_path / "chat.md"
+        monkeypatch.setattr(sys, "stdin", io.StringIO("Which notes do I have?\nThanks!\nbye\n"))
+        args = build_parser().parse_args(["--config", str(space.config), "chat", "--transcript", str(transcript)])
+        assert run_chat(args, backend=chatted) == 0
+    read = _turns_from_transcript(transcript, ["Which notes do I have?", "Thanks!"])
+    assert [t.text for t in read] == ["Which notes do I have?", "Thanks!"]
+    assert [c.tool for c in read[0].calls] == ["list_notes"] and read[0].calls[0].error is None
+    assert read[0].answer == "You have three notes." and read[1].answer == "Bye for now." and not read[1].calls
+    from judge import judge as judge_check
+
+    assert judge_check({"check": "db_value", "sql": "SELECT stock FROM products WHERE name = 'travel grinder'",
+                        "equals": 10}, [], space.places())[0]
