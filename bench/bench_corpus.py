@@ -278,8 +278,11 @@ def _turn_from_ask(text: str, answer: dict[str, Any]) -> Turn:
     calls = [Call(c["tool"], dict(c.get("arguments") or {}), c.get("error") or ("held" if c.get("held") else None))
              for c in listed]
     first = listed[0] if listed else None
+    notices = list(answer.get("notices", []))
+    # ask --json does not say how the turn ended: a notice other than a malformed or held call is the error it met
+    errors = [n for n in notices if not n.startswith("malformed tool call") and "was not run" not in n]
     return Turn(text, first["tool"] if first else None, dict(first.get("arguments") or {}) if first else {},
-                calls, answer["visible_text"], float(answer["seconds"]), "done", list(answer.get("notices", [])))
+                calls, answer["visible_text"], float(answer["seconds"]), "error" if errors else "done", notices)
 
 
 def _conversations(script: dict[str, Any]) -> list[list[str]]:
