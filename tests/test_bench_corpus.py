@@ -128,6 +128,8 @@ def test_the_checks_read_the_database_the_commit_the_memory_and_the_answer(tmp_p
     with space.memory.open("a") as graph:
         graph.write('\n{"type": "entity", "name": "gym", "entityType": "place", "observations": ["locker 218"]}')
     assert judge(memory, [], places)[0]
+    either = {"check": "file_contains", "path": places["memory"], "any": ["locker no. 218", "locker 218"]}
+    assert judge(either, [], places)[0] and not judge({**either, "any": ["locker 219"]}, [], places)[0]
 
     turns = [Played([], "It is 4,200."), Played([Call("calculate", {"expression": "350*12"})], "4200")]
     assert judge({"check": "answer_contains", "turn": 1, "any": ["4200", "4,200"]}, turns, places)[0]

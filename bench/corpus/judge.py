@@ -16,6 +16,7 @@ Scripts (`<half>/scripts.jsonl`): {"name", "covers", "lang", "messages": [text o
 branch_exists, last_commit, call_made, calls_in_turn, answer_contains), and:
 
     answer_contains {"turn": 2, "any": ["4200", "4,200"]}      the turn's answer holds one of them
+    file_contains   {"path": "{memory}", "any": ["12 March", "March 12"]}   the file holds one of them
     db_value        {"sql": "SELECT count(*) ...", "equals": 1}  the query's first value, on the workspace's database
     head_file_contains {"path": "TODO.md", "text": "..."}        the file as HEAD's commit holds it
     docx_contains / docx_lacks {"path": "{documents}/x.docx", "text": "..."}   a Word document's text
@@ -118,6 +119,8 @@ def judge(check: dict[str, Any], turns: list[Played], places: dict[str, str], re
     repo = Path(places["repo"])
     if kind == "answer_contains" and "any" in check:
         return _answer_contains_any(check, turns)
+    if kind == "file_contains" and "any" in check:
+        return _file_contains_any(check)
     if kind == "call_made":
         check = {**check, "tool": [bare(t) for t in _listed(check["tool"])]}
         turns = [Played([Call(bare(c.tool) or "", c.arguments, c.error) for c in t.calls], t.answer) for t in turns]
@@ -140,6 +143,16 @@ def _answer_contains_any(check: dict[str, Any], turns: list[Played]) -> tuple[bo
     found = next((text for text in check["any"] if text.lower() in answer.lower()), None)
     return found is not None, (f"answer holds {found!r}" if found else
                                f"answer lacks all of {check['any']!r}: {answer[:100]!r}")
+
+
+def _file_contains_any(check: dict[str, Any]) -> tuple[bool, str]:
+    path = Path(check["path"])
+    try:
+        text = path.read_text(encoding="utf-8").lower()
+    except FileNotFoundError:
+        return False, f"{path.name} does not exist"
+    found = next((words for words in check["any"] if words.lower() in text), None)
+    return found is not None, (f"{path.name} holds {found!r}" if found else f"{path.name} lacks all of {check['any']!r}")
 
 
 def _db_value(check: dict[str, Any], turns: list[Played], places: dict[str, str], read_only: set[str]
