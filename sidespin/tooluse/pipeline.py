@@ -5,8 +5,11 @@ One `Decision` goes through the stages in this order; each logs one marker and n
 1. **shortlist** (`TOOLUSE_SHORTLIST`): the offered tools ranked by relevance to the message, by words and by
    meaning (`sidespin.tooluse.relevance`). Few tools are one table; many are read a table at a time
    (`sidespin.tooluse.offer.tables`), each table's prompt kept evaluated by llama.cpp. The table of the tool the
-   conversation called last, the two most relevant and those a shape favours for the message are candidates; the
-   model reads the one it is likeliest to call from (the first, of equal chances).
+   conversation called last, the two most relevant and those a shape favours for the message are candidates (after
+   results, the last call's table, and the most relevant only for a message that asks several things); the model
+   reads the one it is likeliest to call from (the first, of equal chances). After results, a message is decided
+   on again only while it has parts (sentences, requests joined by "and", "then" …) that had no round of calls
+   yet, or a failed call to mend.
 2. **whether** (`TOOLUSE_WHETHER`): the chance that the answer opens a call, against the model's threshold
    (after results, halfway from it to certainty). A follow-up after answers in words is also asked alone (a
    small model goes on answering in words); a message that names a tool, or that a shape serves, is written and
@@ -90,6 +93,13 @@ def _deprecated_for(tool: Tool) -> str | None:
     return found.group(1) if found else None
 
 
+def _closed(d: Decision) -> set[str]:
+    """The tools not to call again this turn: those called since the message (but one whose failed call may be
+    mended), and those deprecated for one of them."""
+    closed = d.talk.turn_tools - mendable(d.talk)
+    return closed | {t.name for t in d.tools if _deprecated_for(t) in closed}
+
+
 def _names_said(tools: Sequence[Tool], message: str) -> list[Tool]:
     """The tools whose name the message says: every telling word of it but those all names share (a word begun
     counts: "summing" says `sum`)."""
@@ -148,31 +158,57 @@ class Decider:
     async def shortlist(self, d: Decision) -> Stage | None:
         if not d.tools:
             return None
+        if d.talk.again and not self._steps_left(d):
+            logger.info("TOOLUSE_SHORTLIST none: the message's {} part(s) had their calls, and none failed",
+                        max(1, len(_requests(d.talk.last))))
+            return None
         cut = tables(d.tools)
         d.ranked = await asyncio.to_thread(rank, d.tools, d.talk.last, self.embedder)
-        order = list(range(len(cut)))
-        if len(cut) > 1:  # the table of the tool called last first (a follow-up goes on with it), then by relevance,
-            # and those a shape favours for this message
-            scores = table_scores(cut, d.ranked)
-            last = [i for i, table in enumerate(cut) if any(t.name == d.talk.last_called for t in table)]
-            order = last + [i for i in sorted(order, key=lambda i: -scores[i]) if i not in last][:CANDIDATES]
-            order += [i for i, table in enumerate(cut) if i not in order and any(
-                shape.favours(d, table) for shape in d.shapes)]
+        order = self._candidates(d, cut)
         best: tuple[float, int, str] | None = None
-        for place, index in enumerate(order):
+        chances = []
+        for index in order:
             if self.keep is not None:
                 await self.keep(cut[index])
             prompt = await self.model.prompt(d.talk.messages, cut[index])
             chance = await self.model.call_chance(prompt)
+            chances.append(f"{cut[index][0].source} {chance:.2f}")
             if best is None or chance > best[0]:
                 best = (chance, index, prompt)
         assert best is not None
         d.chance, index, d.prompt = best
         d.table = cut[index]
-        logger.info("TOOLUSE_SHORTLIST {} tools, {} tables; read {} ({} tools) p_call={:.2f}; most relevant: {}",
-                    len(d.tools), len(cut), d.table[0].source, len(d.table), d.chance,
+        logger.info("TOOLUSE_SHORTLIST {} tools, {} tables; read {} ({} tools) of {}; most relevant: {}",
+                    len(d.tools), len(cut), d.table[0].source, len(d.table), ", ".join(chances),
                     ", ".join(r.tool.name for r in d.ranked[:3]))
         return self.whether
+
+    @staticmethod
+    def _steps_left(d: Decision) -> bool:
+        """After results: whether the message may ask for another step. A failed call of this turn may be mended;
+        else a message asks as many rounds of calls as it has parts (sentences, or requests joined by "and",
+        "then" …): a small model keeps calling, and one request is answered by one round."""
+        if mendable(d.talk):
+            return True
+        rounds = len({a.place for a in d.talk.this_turn})
+        return rounds < len(_requests(d.talk.last))
+
+    def _candidates(self, d: Decision, cut: list[list[Tool]]) -> list[int]:
+        """The tables the model's chance of a call is asked of, in order: the table of the tool called last (a
+        follow-up goes on with it), then the most relevant, then those a shape favours. After results, the table of
+        this turn's last call alone, and the most relevant only where the message asks several things: a small
+        model keeps calling, and any table offers it something to call."""
+        if len(cut) == 1:
+            return [0]
+        scores = table_scores(cut, d.ranked)
+        last = [i for i, table in enumerate(cut) if any(t.name == d.talk.last_called for t in table)]
+        relevant = [i for i in sorted(range(len(cut)), key=lambda i: -scores[i]) if i not in last]
+        if d.talk.again:  # and a table left with nothing to call is passed over
+            closed = _closed(d)
+            order = last + relevant[:1 if _asks_several(d.talk.last) else 0]
+            return [i for i in order if any(t.name not in closed for t in cut[i])] or order[:1]
+        favoured = [i for i, table in enumerate(cut) if any(shape.favours(d, table) for shape in d.shapes)]
+        return list(dict.fromkeys(last + relevant[:CANDIDATES] + favoured))
 
     # --- 2. whether ------------------------------------------------------------------------------------------
 
@@ -196,7 +232,7 @@ class Decider:
             return None
         d.names = {t.name: t for t in d.table}
         if again:
-            closed = d.talk.turn_tools - mendable(d.talk)
+            closed = _closed(d)
             d.names = {n: t for n, t in d.names.items() if n not in closed}
         for shape in d.shapes:
             d.names = shape.narrow(d)
@@ -225,7 +261,7 @@ class Decider:
             name = other
         d.name, d.name_chance = name, chance
         shown = "?" if chance is None else f"{chance:.2f}"
-        if not d.calls and not d.retried and len(d.names) > 1 and chance is not None and chance < NAME_FLOOR and \
+        if not d.calls and len(d.names) > 1 and chance is not None and chance < NAME_FLOOR and \
                 "folders.file_named" not in d.notes:
             logger.info("TOOLUSE_WHICH {} p={}: the model does not know which tool", name, shown)
             return self._retry(d, name)

@@ -1,7 +1,8 @@
 """How relevant each offered tool is to a message: BM25 over the tools' words, and sentence embeddings for meaning.
 
-- **A tool's text** (`document`): its name split into words, its description, its parameters' names and notes;
-  its **gist** (`gist`), what is embedded: its name's words and its description's first sentence.
+- **A tool's text** (`document`): its server's name in `mcp.json` (the person's own word for it: "memory",
+  "shop-db"), its name split into words, its description, its parameters' names and notes; its **gist** (`gist`),
+  what is embedded: the server's name, the tool's name's words and its description's first sentence.
 - **BM25** (SQLite's FTS5 with the Porter stemmer) ranks the tools that share a word with the message (its words
   that tell something: no function words, no numbers); the name weighs twice the rest.
 - **Embeddings** (`sidespin.tooluse.embeddings`, multilingual) rank every tool by the cosine of its text and the
@@ -45,17 +46,22 @@ class Ranked:
     meaning: int | None
 
 
+def _server(tool: Tool) -> str:
+    """The name its server has in `mcp.json` ("memory", "shop-db"), as words; "" for a plugin."""
+    return " ".join(words_of(tool.source.split(":", 1)[1])) if tool.source.startswith("mcp:") else ""
+
+
 def document(tool: Tool) -> str:
-    """A tool's text as ranked: its name's words, description and parameters."""
+    """A tool's text as ranked: its server's name, its name's words, description and parameters."""
     parameters = " ".join(f"{name} {(schema or {}).get('description') or ''}"
                           for name, schema in tool.parameters.items() if isinstance(schema, dict))
-    return f"{' '.join(words_of(tool.name))}: {tool.description[:_DOCUMENT]} {parameters[:_PARAMETERS]}"
+    return f"{_server(tool)} {' '.join(words_of(tool.name))}: {tool.description[:_DOCUMENT]} {parameters[:_PARAMETERS]}"
 
 
 def gist(tool: Tool) -> str:
-    """What a tool is embedded as: its name's words and its description's first sentence."""
+    """What a tool is embedded as: its server's name, its name's words and its description's first sentence."""
     first = re.split(r"(?<=[.!?])\s", " ".join(tool.description.split()), maxsplit=1)[0]
-    return f"{' '.join(words_of(tool.name))}: {first[:_GIST]}"
+    return f"{_server(tool)}: {' '.join(words_of(tool.name))}: {first[:_GIST]}".lstrip(": ")
 
 
 def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list[Ranked]:

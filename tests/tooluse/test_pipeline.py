@@ -114,14 +114,19 @@ async def test_the_name_is_the_likeliest_as_a_whole_not_the_one_behind_the_likel
 
 async def test_a_first_name_the_model_is_unsure_of_gives_way_to_the_next_likeliest_once() -> None:
     text = "Look up my notes about taxes"
-    names = {"": [("add_note", 0.03), ("find_notes", 0.02)], "add_note": [('",', 1.0)], "find_notes": [('",', 1.0)]}
-    model = FakeLlama({text: [("find_notes", {"query": "taxes"})]}, name_tokens=names)
-    assert await decided(model, user(text), [ADD_NOTE, FIND_NOTES]) == [("find_notes", {"query": "taxes"})]
-    alone = FakeLlama({text: [("find_notes", {"query": "taxes"})]}, name_tokens=names, misfits=frozenset({"find_notes"}))
-    assert await decided(alone, user(text), [ADD_NOTE, FIND_NOTES]) == []  # the next must fit too
+    names = {"": [("add_note", 0.03), ("find_notes", 0.02), ("forecast", 0.01)], "add_note": [('",', 1.0)],
+             "find_notes": [('",', 1.0)], "forecast": [('",', 1.0)]}
+    wants = {text: [("find_notes", {"query": "taxes"})]}
+    # among three, neither the first nor the next is likely enough: the model does not know which
+    assert await decided(FakeLlama(wants, name_tokens=names), user(text), [ADD_NOTE, FIND_NOTES, FORECAST]) == []
+    # of two, the one left after the first is refused is called, if it fits
+    assert await decided(FakeLlama(wants, name_tokens=names), user(text), [ADD_NOTE, FIND_NOTES]) == [
+        ("find_notes", {"query": "taxes"})]
+    misfit = FakeLlama(wants, name_tokens=names, misfits=frozenset({"find_notes"}))
+    assert await decided(misfit, user(text), [ADD_NOTE, FIND_NOTES]) == []
     sure = {**names, "": [("find_notes", 0.9), ("add_note", 0.1)]}
-    assert await decided(FakeLlama({text: [("find_notes", {"query": "taxes"})]}, name_tokens=sure), user(text),
-                         [ADD_NOTE, FIND_NOTES]) == [("find_notes", {"query": "taxes"})]
+    assert await decided(FakeLlama(wants, name_tokens=sure), user(text), [ADD_NOTE, FIND_NOTES, FORECAST]) == [
+        ("find_notes", {"query": "taxes"})]
 
 
 async def test_a_first_call_of_a_tool_the_model_says_does_not_do_what_was_asked_is_not_made() -> None:
@@ -288,3 +293,15 @@ async def test_a_first_decision_the_model_is_unsure_of_is_the_second_models() ->
     names, second = await with_second(0.9)  # sure: the second writes the arguments, and decides nothing
     assert names == ["forecast"] and "next_tokens" not in second.kinds() and "complete" in second.kinds()
     assert (await with_second(0.4, started=False))[0] == []  # it could not start: the first decides alone
+
+
+async def test_after_results_the_decision_reads_the_last_calls_table_unless_the_message_asks_several_things() -> None:
+    tools = [*many("mcp:a", "alpha", 6), *many("mcp:b", "beta", 6), FORECAST, EVALUATE]
+    text = "Forecast for Oslo"
+    talk = [*user(text), *called("c1", "forecast", '{"city": "Oslo"}', "Rain, 12 degrees.")]
+    elsewhere = {text: [("alpha_1", {"x": "Oslo"})]}  # a small model keeps calling, whatever the table
+    assert await decided(FakeLlama({}, after=elsewhere, p_call=0.99), talk, tools) == []
+    both = "Forecast for Oslo and then run alpha 1 on Oslo"
+    talk = [*user(both), *called("c1", "forecast", '{"city": "Oslo"}', "Rain, 12 degrees.")]
+    assert await decided(FakeLlama({}, after={both: [("alpha_1", {"x": "Oslo"})]}, p_call=0.99), talk, tools) == [
+        ("alpha_1", {"x": "Oslo"})]
