@@ -407,12 +407,14 @@ async def open_mcp(
     if not path.exists():
         return None
     from sidespin.mcp import MCPManager, load_mcp_config
+    from sidespin.mcp.apps import AppShelf
     from sidespin.mcp.auth import SignIns, redirect_uri
 
     configs = load_mcp_config(path)
     sign_ins = sign_ins or SignIns(redirect_uri(settings.port))
     manager = await stack.enter_async_context(
-        MCPManager(configs, strict=strict, token_dir=Path(settings.data_dir) / "oauth", sign_ins=sign_ins)
+        MCPManager(configs, strict=strict, token_dir=Path(settings.data_dir) / "oauth", sign_ins=sign_ins,
+                   apps=AppShelf(Path(settings.data_dir) / "apps"))
     )
     manager.register_into(registry)
     return manager

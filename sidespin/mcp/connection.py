@@ -29,6 +29,7 @@ import httpx2
 import mcp_types as types
 from loguru import logger
 from mcp import Client, InputRequiredRoundsExceededError, StdioServerParameters
+from mcp.client import advertise
 from mcp.client.session import ElicitationFnT
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
@@ -39,6 +40,7 @@ from pydantic import ValidationError
 from sidespin import __version__
 from sidespin.errors import MCPServerError, ToolFailed, ToolTimeout
 from sidespin.mcp import auth
+from sidespin.mcp.apps import APP_MIME_TYPE, EXTENSION as APPS_EXTENSION
 from sidespin.mcp.catalog import Catalog, prompt_row, resource_row, template_row
 from sidespin.mcp.config import OAuthConfig, ServerConfig
 from sidespin.questions import keep_call_alive
@@ -226,6 +228,7 @@ class Connection:
             elicitation_callback=self._elicitation,
             logging_callback=self._server_log,
             message_handler=self._notified,
+            extensions=[advertise(APPS_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]})],  # we draw MCP Apps
         )
         return await stack.enter_async_context(client)
 
