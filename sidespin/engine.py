@@ -31,6 +31,7 @@ from sidespin.formats import image_attachments
 from sidespin.ladder import Choice, choose_rung
 from sidespin.limits import TurnControl
 from sidespin.llm import Backend
+from sidespin.mcp.apps import APP_CONTEXT, context_prompt
 from sidespin.protocol import poke_note, poke_prompt, poked
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.search import INDEX_FILE, SearchIndex
@@ -306,7 +307,9 @@ class Engine:
                 backend=self.pool.backend(model),
                 registry=registry,
                 history=history,
-                options=replace(self.options(keep_turns, reuse), mode=self.pool.rung(model).name),
+                options=replace(self.options(keep_turns, reuse), mode=self.pool.rung(model).name,
+                                system_prompt=context_prompt(self.settings.system_prompt,
+                                                             transcript.meta.get(APP_CONTEXT))),
                 policy=approvals.policy_for,
                 decisions=decisions,
                 waiting=waiting,

@@ -7,6 +7,7 @@
     shelf.get(sha)              # -> the AppView a transcript's attachment names, or None
     view.attachment()           # {"type": "app", "server", "tool", "uri", "sha"}: what a result carries
     sandbox_csp(view.csp, page_origin)   # the Content-Security-Policy the sandbox page and its app run under
+    context_prompt(system_prompt, transcript.meta.get(APP_CONTEXT))   # what apps told the model, after the prompt
 
 The HTML a server gives is kept on the shelf as it was drawn, so a conversation reloaded draws the
 same app again from its transcript without asking the server (nor ever calling the tool again).
@@ -33,7 +34,7 @@ from loguru import logger
 from sidespin.errors import MCPServerError
 
 __all__ = [
-    "APP_MIME_TYPE", "EXTENSION", "MAX_APP_BYTES", "AppShelf", "AppView", "clean_csp", "for_app", "for_model",
+    "APP_CONTEXT", "APP_MIME_TYPE", "EXTENSION", "MAX_APP_BYTES", "AppShelf", "AppView", "clean_csp", "context_prompt", "context_text", "for_app", "for_model",
     "resource_uri", "sandbox_csp",
 ]
 
@@ -208,3 +209,43 @@ class AppShelf:
             return None
         view.sha = sha
         return view
+
+
+APP_CONTEXT = "app_context"
+"""The transcript note (before the first message) holding what each app last asked the model to know
+(`ui/update-model-context`): {call id: {"server", "tool", "text"}}; each update replaces its app's."""
+MAX_CONTEXT_CHARS = 4000  # one app's context, as the model reads it
+
+
+def context_text(content: Any, structured: Any) -> str:
+    """What an app's `ui/update-model-context` says, as text: its text blocks, then its structured content
+    as JSON, cut to `MAX_CONTEXT_CHARS` with a note. Blocks that are not text are named, not sent."""
+    parts: list[str] = []
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif isinstance(block, dict):
+            parts.append(f"[{str(block.get('type') or 'content')[:20]} left out]")
+    if structured is not None:
+        try:
+            parts.append(json.dumps(structured, ensure_ascii=False, default=str))
+        except (TypeError, ValueError, RecursionError):
+            parts.append("[structured content that is not JSON left out]")
+    text = "\n".join(parts).strip()
+    if len(text) > MAX_CONTEXT_CHARS:
+        text = text[:MAX_CONTEXT_CHARS] + f"\n… [cut: {len(text) - MAX_CONTEXT_CHARS:,} more characters]"
+    return text
+
+
+def context_prompt(system_prompt: str, contexts: Any) -> str:
+    """`system_prompt` with what the conversation's apps asked the model to know (an `APP_CONTEXT` note)
+    after it; the same prompt when they asked nothing."""
+    if not isinstance(contexts, dict):
+        return system_prompt
+    lines = [f"[app of the tool {entry.get('tool')!s} ({entry.get('server')!s}), call {call_id}]\n{entry['text']}"
+             for call_id, entry in contexts.items()
+             if isinstance(entry, dict) and isinstance(entry.get("text"), str) and entry["text"].strip()]
+    if not lines:
+        return system_prompt
+    said = "What the apps drawn in this conversation tell you (each replaces what it said before):\n\n"
+    return "\n\n".join(part for part in (system_prompt.strip(), said + "\n\n".join(lines)) if part)

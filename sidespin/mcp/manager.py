@@ -311,7 +311,7 @@ class MCPManager:
             raise ToolFailed(str(error)) from None
         rendered = render_result(result, ToolCall(name=tool, arguments=arguments))
         if self.apps is not None and not result.is_error:
-            view = await self._app_of(server, tool)
+            view = await self.read_app(server, tool)
             if view is not None:
                 rendered.attachments.append(view.attachment())
         return rendered
@@ -320,7 +320,7 @@ class MCPManager:
         """The tool `server` listed under the name `tool` (as it names it, not as the registry may), or None."""
         return next((listed for listed in self.connection(server).tools if listed.name == tool), None)
 
-    async def _app_of(self, server: str, tool: str) -> AppView | None:
+    async def read_app(self, server: str, tool: str) -> AppView | None:
         """The app a tool's results are drawn with, read from its server and kept on the shelf; None when it
         declares none or it cannot be read (the result is shown as text, and the log says why)."""
         listed = self.listed_tool(server, tool)

@@ -10,6 +10,7 @@ every refusal is JSON with a reason. Routes come from the web modules, each an `
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import secrets
 import sys
@@ -31,14 +32,15 @@ from sidespin.logs import LogHub, setup_logging
 from sidespin.mcp import build_mcp_server
 from sidespin.tools import ToolRegistry
 from sidespin.web import (
-    api, chat, composer, models, oauth, page, questions, server_log, servers, sidebar, versions,
+    api, apps, chat, composer, models, oauth, page, questions, server_log, servers, sidebar, versions,
 )
 from sidespin.web.live import TurnBoard
+from sidespin.web.sandbox import serving_sandbox
 
 __all__ = ["create_app"]
 
 STATIC_DIR = PROJECT_DIR / "static"
-ROUTERS = (chat, page, versions, sidebar, servers, oauth, composer, questions, models, api, server_log)
+ROUTERS = (chat, page, versions, sidebar, servers, oauth, composer, questions, models, api, server_log, apps)
 
 HEADERS = (
     Meta(name="viewport", content="width=device-width, initial-scale=1"),
@@ -54,6 +56,8 @@ HEADERS = (
     Link(rel="stylesheet", href="/static/composer.css"),
     Link(rel="stylesheet", href="/static/composer-updates.css"),
     Script(src="/static/composer.js", defer=True),
+    Link(rel="stylesheet", href="/static/apps.css"),
+    Script(src="/static/apps.js", defer=True),
 )
 
 
@@ -91,7 +95,10 @@ async def lifespan(app: FastHTML, backend: Backend | None = None) -> AsyncIterat
                                            cross_site_gets=frozenset({oauth.oauth_callback.to()}))
     logger.info("GUARD hosts={} token={}", ",".join(sorted(state.guard.allowed_hosts)),
                 "required" if state.guard.token else "not needed (loopback)")
-    async with Engine.open(state.settings, backend=backend, approval="ask") as engine:
+    async with serving_sandbox(state.settings, state.guard) as sandbox_port, \
+            Engine.open(state.settings, backend=backend, approval="ask") as engine:
+        state.sandbox_port = sandbox_port  # MCP Apps are framed from there (sidespin.web.apps, sidespin.web.sandbox)
+        state.guard = dataclasses.replace(state.guard, sandbox_port=sandbox_port)
         state.engine = engine
         state.board = TurnBoard(engine)
         plugins = ToolRegistry([t for t in engine.registry if t.source.startswith("plugin:")],

@@ -28,6 +28,7 @@ from sidespin.approvals import CHOICES
 from sidespin.mcp.attach import attached_blocks
 from sidespin.protocol import poked
 from sidespin.record import CallRecord, MarkdownStream, TurnRecord
+from sidespin.web.apps import AppFrame, app_of
 from sidespin.web.attachments import AttachedResources, Attachment
 from sidespin.web.forms import board_of, engine_of, find_conversation, refusal, text_fields
 from sidespin.web.live import LiveTurn
@@ -102,6 +103,9 @@ def ToolCard(card: CallRecord, **kwargs: Any):
     body = [Div(Span("arguments", cls="k"), Pre(card.arguments), cls="args")]
     if card.status in ("done", "error", "interrupted"):
         body.append(Div(Span("error" if card.status == "error" else "result", cls="k"), Pre(card.result), cls="result"))
+    app = app_of(card.attachments)
+    if app is not None:  # the app in sight, its text folded under it
+        body = [AppFrame(card, app), Details(Summary("arguments and result"), *body, cls="app-text")]
     body += [Attachment(item) for item in card.attachments]
     body += [QuestionBox(question, card) for question in card.questions]
     if card.status == "waiting":
@@ -113,9 +117,9 @@ def ToolCard(card: CallRecord, **kwargs: Any):
     return Details(
         Summary(Span("🛠️", cls="icon"), Span(call.name, cls="tool-name"), Span(label, cls="tool-status")),
         *body,
-        cls=f"tool-call {card.status}" + (" imported" if card.imported else ""), id=f"card-{call.id}",
-        data_tool=call.name, data_status=card.status, data_call_id=call.id,
-        **({"open": True} if card.status == "waiting" or card.open_questions() else {}),  # its buttons in sight
+        cls=f"tool-call {card.status}" + (" imported" if card.imported else "") + (" has-app" if app else ""),
+        id=f"card-{call.id}", data_tool=call.name, data_status=card.status, data_call_id=call.id,
+        **({"open": True} if card.status == "waiting" or card.open_questions() or app else {}),  # in sight
         **kwargs,
     )
 
