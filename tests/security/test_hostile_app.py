@@ -8,6 +8,8 @@ it stays in its sandbox and the page keeps working.
   they allow it; a tool only for apps it may call;
 - a flood of messages stops the app, not the page;
 - the bridge's routes refuse a request from the app's origin or the sandbox's, whatever it carries.
+
+The same server's app also tells the model something (ui/update-model-context): the next turns carry it.
 """
 
 from __future__ import annotations
@@ -45,8 +47,8 @@ def wait_for(page, expression: str, timeout: float = 60.0) -> None:
 class Hostile:
     """The app served with the hostile server and a victim server; what their tools ran is in `record`."""
 
-    def __init__(self, url: str, record: Path) -> None:
-        self.url, self.record = url, record
+    def __init__(self, url: str, record: Path, model: ScriptedBackend) -> None:
+        self.url, self.record, self.model = url, record, model
 
     def ran(self) -> list[str]:
         return self.record.read_text().split() if self.record.exists() else []
@@ -68,10 +70,10 @@ def hostile(tmp_path_factory) -> Iterator[Hostile]:
             return [ToolCall("open_app", {"attack": last["content"].split()[1], "main": address[0]})]
         return ["Opened." if last["role"] == "tool" else "Still here."]
 
-    with serve_app(ScriptedBackend([model] * 60, supports_tools=True), folder, tool_mode="native",
-                   approval="auto") as url:
+    backend = ScriptedBackend([model] * 60, supports_tools=True)
+    with serve_app(backend, folder, tool_mode="native", approval="auto") as url:
         address.append(url)
-        yield Hostile(url, record)
+        yield Hostile(url, record, backend)
 
 
 @pytest.fixture(scope="module")
@@ -208,3 +210,16 @@ def test_the_bridge_routes_refuse_the_apps_origin_and_the_sandboxs(hostile):
         assert status == 403, answer
     status, headers, _ = raw_request(hostile.url, "GET", "/")
     assert status in (200, 303, 307)
+
+
+def test_what_an_app_tells_the_model_reaches_it_in_the_next_turn(page, hostile):
+    attack(page, hostile, "context")
+    assert outcome(page, "context") == "{}"
+    still_works(page, hostile)
+    system = hostile.model.calls[-1][0]
+    assert system["role"] == "system" and "The app's counter stands at 31337." in system["content"]
+    page.reload()  # kept in the transcript: a reload, a later turn still carry it
+    page.fill("#msg", "and now?")
+    page.press("#msg", "Enter")
+    wait_for(page, "!!document.querySelector('#turn-2 .turn-state[data-state=\"done\"]')")
+    assert "31337" in hostile.model.calls[-1][0]["content"]

@@ -15,6 +15,7 @@ tries one attack and prints what happened on the console as `HOSTILE <what>: <ou
 - `other-server`: call a tool of another server (`victim_tool`);
 - `no-approval`: call `wipe`, which needs a person's approval;
 - `app-only`: call `app_only`, which is for apps;
+- `context` (no attack): tell the model something with ui/update-model-context;
 - `flood`: post 20,000 messages as fast as it can.
 """
 
@@ -83,6 +84,10 @@ async function attack(args) {
   } else if (args.attack === "app-only") {
     const answer = await request("tools/call", {name: "app_only", arguments: {}});
     log("app-only", JSON.stringify(answer.error || answer.result));
+  } else if (args.attack === "context") {
+    const answer = await request("ui/update-model-context",
+                                 {content: [{type: "text", text: "The app's counter stands at 31337."}]});
+    log("context", JSON.stringify(answer.error || answer.result));
   } else if (args.attack === "flood") {
     for (let i = 0; i < 20000; i++) {
       window.parent.postMessage({jsonrpc: "2.0", method: "notifications/message", params: {level: "info", data: i}}, "*");
