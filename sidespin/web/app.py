@@ -4,8 +4,9 @@ The app's lifespan opens the engine (with `backend`, or the one the settings nam
 the guard (Host, Origin, token), the body limit and the security headers run before any route;
 every refusal is JSON with a reason. Routes come from the web modules, each an `APIRouter`:
 `chat` (the page, send, poke), `page` (a playing turn: approve, rerun, stop, stream), `sidebar`,
-`versions`, `servers`, `composer`, `questions`, `models`, `oauth`, `api` (the JSON endpoints) and
-`server_log`. Besides them: `/mcp`, the built-in plugins as a real MCP server, and `/static`.
+`versions`, `servers`, `composer`, `questions`, `models`, `oauth`, `api` (the JSON endpoints),
+`server_log` and `apps` (MCP Apps). Besides them: `/mcp`, the built-in plugins as a real MCP server,
+and `/static`. The lifespan also serves the MCP Apps sandbox on a second port (`sidespin.web.sandbox`).
 """
 
 from __future__ import annotations
