@@ -6,15 +6,17 @@ every refusal is JSON with a reason. Routes come from the web modules, each an `
 `chat` (the page, send, poke), `page` (a playing turn: approve, rerun, stop, stream), `sidebar`,
 `versions`, `servers`, `composer`, `questions`, `models`, `oauth`, `api` (the JSON endpoints),
 `server_log` and `apps` (MCP Apps). Besides them: `/mcp`, the built-in plugins as a real MCP server,
-and `/static`. The lifespan also serves the MCP Apps sandbox on a second port (`sidespin.web.sandbox`).
+and `/static`. With an `mcp.json`, the lifespan also serves the MCP Apps sandbox on a second port (`sidespin.web.sandbox`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import secrets
 import sys
+from pathlib import Path
 from typing import Any, AsyncIterator
 
 from fasthtml.common import FastHTML, JSONResponse, Link, Meta, Script, fast_app
@@ -96,8 +98,10 @@ async def lifespan(app: FastHTML, backend: Backend | None = None) -> AsyncIterat
                                            cross_site_gets=frozenset({oauth.oauth_callback.to()}))
     logger.info("GUARD hosts={} token={}", ",".join(sorted(state.guard.allowed_hosts)),
                 "required" if state.guard.token else "not needed (loopback)")
-    async with serving_sandbox(state.settings, state.guard) as sandbox_port, \
-            Engine.open(state.settings, backend=backend, approval="ask") as engine:
+    # MCP Apps come from MCP servers: without an mcp.json there is no second origin, and the page frames nothing
+    sandbox = (serving_sandbox(state.settings, state.guard) if Path(state.settings.mcp_config).exists()
+               else contextlib.nullcontext(None))
+    async with sandbox as sandbox_port, Engine.open(state.settings, backend=backend, approval="ask") as engine:
         state.sandbox_port = sandbox_port  # MCP Apps are framed from there (sidespin.web.apps, sidespin.web.sandbox)
         state.guard = dataclasses.replace(state.guard, sandbox_port=sandbox_port)
         state.engine = engine

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Iterator
 
 import pytest
@@ -75,6 +76,7 @@ def test_the_basic_app_appears_calls_its_tool_through_the_page_and_talks_to_the_
     page.wait_for_selector('#status[data-state="connected"]')
     send(page, "What time is it on the server?")
     page.click('#turn-0 [data-tool="get-time"] button.approve.yo')  # the model's call waits for the person
+    page.wait_for_selector('#turn-0 [data-tool="get-time"][data-status="done"]')
     wait_done(page, "turn-0")
 
     card = page.locator('#turn-0 [data-tool="get-time"]')
@@ -120,16 +122,24 @@ def test_a_control_of_the_cohort_app_calls_its_tool_with_new_arguments(page, exa
     page.wait_for_selector('#status[data-state="connected"]')
     send(page, "Show me the cohort retention")
     page.click('#turn-0 [data-tool="get-cohort-data"] button.approve.yO')  # yes, and always for this tool
+    page.wait_for_selector('#turn-0 [data-tool="get-cohort-data"][data-status="done"]')
     wait_done(page, "turn-0")
     wait_for(page, "document.querySelector('#turn-0 .app-view').dataset.state === 'ready'")
     app = app_frame(page, "turn-0")
     # on load the app asks for its data itself: remembered, so no question waits
     wait_for(page, "document.querySelectorAll('#turn-0 .app-line.ran').length >= 1")
     ran = page.locator("#turn-0 .app-line.ran").count()
+    heatmap = app.locator("body")
+    before = heatmap.inner_text()
     metric = app.locator("select").first
     options = metric.locator("option").all_inner_texts()
     assert len(options) > 1, options
     metric.select_option(index=1)
     wait_for(page, f"document.querySelectorAll('#turn-0 .app-line.ran').length > {ran}")
     assert page.locator("#turn-0 .app-ask").count() == 0
+    deadline = time.monotonic() + 30
+    while heatmap.inner_text() == before:  # the tool's new answer, drawn by the app
+        assert time.monotonic() < deadline, "the heatmap did not change"
+        page.wait_for_timeout(50)
+    assert options[1] in heatmap.inner_text() or metric.input_value() != ""
     page.screenshot(path=str(ARTIFACTS / "app-cohort.png"), full_page=True)

@@ -120,7 +120,15 @@ def test_the_terminal_says_a_result_has_an_app_and_where_to_open_it() -> None:
     assert "app" not in out.getvalue().replace("get_time", "")
 
 
+def test_without_mcp_servers_there_is_no_second_origin_and_the_page_frames_nothing(tmp_path) -> None:
+    with serve_app(ScriptedBackend([]), tmp_path, tool_mode="xml") as url:
+        status, headers, _ = raw_request(url, "GET", "/")
+        page_csp = raw_request(url, "GET", headers.get("location", "/"))[1]["content-security-policy"]
+        assert "frame-src" not in page_csp and "frame-ancestors 'none'" in page_csp
+
+
 def test_the_sandbox_origin_serves_its_page_under_the_apps_csp_and_nothing_else(tmp_path) -> None:
+    (tmp_path / "mcp.json").write_text(json.dumps({"servers": {}}))
     with serve_app(ScriptedBackend([]), tmp_path, tool_mode="xml") as url:
         status, headers, _ = raw_request(url, "GET", "/")
         page_csp = raw_request(url, "GET", headers.get("location", "/"))[1]["content-security-policy"]

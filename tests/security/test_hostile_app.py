@@ -126,7 +126,6 @@ def attack(page, hostile: Hostile, name: str) -> None:
 def outcome(page, what: str) -> str:
     """What the app printed for `what` (waits for it)."""
     prefix = f"HOSTILE {what}: "
-    wait_for(page, "true", 0)
     deadline = time.monotonic() + 30
     while not any(line.startswith(prefix) for line in page.said):
         if time.monotonic() > deadline:
@@ -145,6 +144,7 @@ def still_works(page, hostile: Hostile) -> None:
 
 
 def test_an_app_cannot_reach_the_page_the_server_or_the_top_window(page, hostile):
+    before = hostile.ran()
     with log_lines("REQUEST_REFUSED") as refused:
         attack(page, hostile, "escape")
         assert outcome(page, "escape") == "done"
@@ -155,10 +155,9 @@ def test_an_app_cannot_reach_the_page_the_server_or_the_top_window(page, hostile
     assert outcome(page, "fetch-answer") == "blocked TypeError"
     assert outcome(page, "popup") in ("got null", "blocked SecurityError")
     assert "PWNED" not in page.inner_text("body")
-    page.wait_for_timeout(300)  # a forged call would have been asked by now: the page answers at once
+    still_works(page, hostile)  # a whole turn later, a forged call would have been asked long since
     assert page.locator(".app-ask").count() == 0  # the message posted past the sandbox was ignored
-    assert hostile.ran() == ["open_app"]
-    still_works(page, hostile)
+    assert hostile.ran() == before + ["open_app"]
 
 
 def test_an_app_cannot_call_another_servers_tool(page, hostile):
@@ -175,8 +174,7 @@ def test_an_app_call_that_needs_approval_waits_for_the_person(page, hostile):
     attack(page, hostile, "no-approval")
     ask = page.wait_for_selector("#turn-0 .app-ask")
     assert "wipe" in ask.inner_text()
-    page.wait_for_timeout(300)
-    assert hostile.ran() == before + ["open_app"]  # not run while the person has not answered
+    assert hostile.ran() == before + ["open_app"]  # the server chose to ask, not to run: nothing ran
     page.click("#turn-0 .app-ask button.app-refuse")
     said = json.loads(outcome(page, "no-approval"))
     assert "you refused" in said["message"]
