@@ -316,9 +316,19 @@
       forget();
     }).observe(document.body, {childList: true, subtree: true});
   });
+  // A frame about to go with its card (an update draws the card again) or with the page is told first; neither
+  // waits for the app's answer.
+  function leaving(bridge, reason) {
+    bridge.send({jsonrpc: "2.0", id: "teardown-" + (bridge.nextId++), method: "ui/resource-teardown",
+                 params: {reason: reason}});
+  }
+  document.addEventListener("htmx:oobBeforeSwap", function (event) {
+    var target = event.detail.target, fragment = event.detail.fragment;
+    var first = fragment && fragment.firstElementChild;
+    if (!target || !first || !first.id || first.id !== target.id) return;  // appended to, not replaced
+    bridges.forEach(function (bridge, view) { if (target.contains(view)) leaving(bridge, "its card is drawn again"); });
+  });
   window.addEventListener("pagehide", function () {
-    bridges.forEach(function (bridge) {
-      bridge.send({jsonrpc: "2.0", id: "teardown-page", method: "ui/resource-teardown", params: {reason: "the page closes"}});
-    });
+    bridges.forEach(function (bridge) { leaving(bridge, "the page closes"); });
   });
 })();

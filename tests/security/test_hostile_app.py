@@ -114,13 +114,14 @@ def page(browser):
 
 
 def attack(page, hostile: Hostile, name: str) -> None:
-    """A new conversation whose model opens the hostile app with `attack`, drawn and initialized."""
+    """A new conversation whose model opens the hostile app with `attack`, drawn and initialized (and maybe
+    already stopped or closed, by then)."""
     page.goto(hostile.url)
     page.click("button.new-chat")
     page.wait_for_selector('#status[data-state="connected"]')
     page.fill("#msg", f"attack {name}")
     page.press("#msg", "Enter")
-    wait_for(page, "document.querySelector('#turn-0 .app-view')?.dataset.state === 'ready'")
+    wait_for(page, "['ready', 'stopped', 'closed'].includes(document.querySelector('#turn-0 .app-view')?.dataset.state)")
 
 
 def outcome(page, what: str) -> str:
@@ -221,3 +222,10 @@ def test_what_an_app_tells_the_model_reaches_it_in_the_next_turn(page, hostile):
     page.press("#msg", "Enter")
     wait_for(page, "!!document.querySelector('#turn-2 .turn-state[data-state=\"done\"]')")
     assert "31337" in hostile.model.calls[-1][0]["content"]
+
+
+def test_an_app_that_asks_to_close_is_told_before_its_frame_goes(page, hostile):
+    attack(page, hostile, "close")
+    assert outcome(page, "teardown") == "the app asked to close"
+    wait_for(page, "document.querySelector('#turn-0 .app-view').dataset.state === 'closed'")
+    assert page.locator("#turn-0 .app-frame").count() == 0

@@ -16,6 +16,7 @@ tries one attack and prints what happened on the console as `HOSTILE <what>: <ou
 - `no-approval`: call `wipe`, which needs a person's approval;
 - `app-only`: call `app_only`, which is for apps;
 - `context` (no attack): tell the model something with ui/update-model-context;
+- `close` (no attack): ask the page to close the app, which it does after telling it (ui/resource-teardown);
 - `flood`: post 20,000 messages as fast as it can.
 """
 
@@ -47,7 +48,10 @@ window.addEventListener("message", (event) => {
   const data = event.data || {};
   if (data.id !== undefined && pending.has(data.id)) { pending.get(data.id)(data); pending.delete(data.id); return; }
   if (data.method === "ui/notifications/tool-input") attack(data.params.arguments || {});
-  if (data.method === "ui/resource-teardown") window.parent.postMessage({jsonrpc: "2.0", id: data.id, result: {}}, "*");
+  if (data.method === "ui/resource-teardown") {
+    log("teardown", data.params.reason);
+    window.parent.postMessage({jsonrpc: "2.0", id: data.id, result: {}}, "*");
+  }
 });
 request("ui/initialize", {protocolVersion: "2026-01-26", appInfo: {name: "hostile", version: "1"}, appCapabilities: {}})
   .then(() => window.parent.postMessage({jsonrpc: "2.0", method: "ui/notifications/initialized", params: {}}, "*"));
@@ -88,6 +92,8 @@ async function attack(args) {
     const answer = await request("ui/update-model-context",
                                  {content: [{type: "text", text: "The app's counter stands at 31337."}]});
     log("context", JSON.stringify(answer.error || answer.result));
+  } else if (args.attack === "close") {
+    window.parent.postMessage({jsonrpc: "2.0", method: "ui/notifications/request-teardown", params: {}}, "*");
   } else if (args.attack === "flood") {
     for (let i = 0; i < 20000; i++) {
       window.parent.postMessage({jsonrpc: "2.0", method: "notifications/message", params: {level: "info", data: i}}, "*");
