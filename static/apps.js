@@ -61,6 +61,8 @@
 
   Bridge.prototype.start = function () {
     var self = this;
+    var card = self.view.closest("details.tool-call");
+    if (card) card.open = true;  // an app is there to be seen
     view_status(self, "loading the app…");
     fetch(self.view.dataset.view + "?cid=" + encodeURIComponent(cid()) + "&call_id=" +
           encodeURIComponent(self.callId), {credentials: "same-origin"})

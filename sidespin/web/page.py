@@ -104,7 +104,7 @@ def ToolCard(card: CallRecord, **kwargs: Any):
     if card.status in ("done", "error", "interrupted"):
         body.append(Div(Span("error" if card.status == "error" else "result", cls="k"), Pre(card.result), cls="result"))
     app = app_of(card.attachments)
-    if app is not None:  # the app in sight, its text folded under it
+    if app is not None:  # the app first, its text folded under it (static/apps.js opens the card)
         body = [AppFrame(card, app), Details(Summary("arguments and result"), *body, cls="app-text")]
     body += [Attachment(item) for item in card.attachments]
     body += [QuestionBox(question, card) for question in card.questions]
@@ -117,9 +117,9 @@ def ToolCard(card: CallRecord, **kwargs: Any):
     return Details(
         Summary(Span("🛠️", cls="icon"), Span(call.name, cls="tool-name"), Span(label, cls="tool-status")),
         *body,
-        cls=f"tool-call {card.status}" + (" imported" if card.imported else "") + (" has-app" if app else ""),
-        id=f"card-{call.id}", data_tool=call.name, data_status=card.status, data_call_id=call.id,
-        **({"open": True} if card.status == "waiting" or card.open_questions() or app else {}),  # in sight
+        cls=f"tool-call {card.status}" + (" imported" if card.imported else ""), id=f"card-{call.id}",
+        data_tool=call.name, data_status=card.status, data_call_id=call.id,
+        **({"open": True} if card.status == "waiting" or card.open_questions() else {}),  # its buttons in sight
         **kwargs,
     )
 

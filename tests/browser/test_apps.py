@@ -79,8 +79,7 @@ def test_the_basic_app_appears_calls_its_tool_through_the_page_and_talks_to_the_
     page.wait_for_selector('#turn-0 [data-tool="get-time"][data-status="done"]')
     wait_done(page, "turn-0")
 
-    card = page.locator('#turn-0 [data-tool="get-time"]')
-    assert card.get_attribute("open") is not None and "has-app" in card.get_attribute("class")
+    wait_for(page, "document.querySelector('#turn-0 [data-tool=\"get-time\"]').open")  # the app in sight
     frame_src = page.get_attribute("#turn-0 .app-frame", "src")
     assert frame_src.startswith("http://127.0.0.1:") and not frame_src.startswith(url)  # another origin
     app = app_frame(page, "turn-0")
