@@ -250,6 +250,7 @@
     if (!text) { this.fail(id, "ui/message needs text content", -32602); return; }
     if (now - this.lastMessage < MESSAGE_GAP) { this.fail(id, "the app sent a message a moment ago; wait"); return; }
     if (!box || !box.form) { this.fail(id, "this page has no composer"); return; }
+    if (box.value.trim()) { this.fail(id, "the person is writing a message; theirs is not replaced"); return; }
     this.lastMessage = now;
     box.value = text;
     htmx.trigger(box.form, "submit");
@@ -277,8 +278,11 @@
     var id = "teardown-" + (self.nextId++);
     var answered = new Promise(function (resolve) { self.waiting.set(id, resolve); });
     self.send({jsonrpc: "2.0", id: id, method: "ui/resource-teardown", params: {reason: reason}});
-    var late = new Promise(function (resolve) { setTimeout(resolve, 500); });
-    return Promise.race([answered, late]).then(function () { self.stop(null, reason); });
+    var late = new Promise(function (resolve) { setTimeout(function () { resolve(null); }, 500); });
+    return Promise.race([answered, late]).then(function (answer) {
+      self.view.dataset.teardown = answer ? "answered" : "not answered";
+      self.stop(null, reason);
+    });
   };
 
   Bridge.prototype.stop = function (why, closed) {

@@ -263,6 +263,8 @@ async def call(request: Request):
         policy = engine.approvals(found.transcript).policy_for(tool)
     except _Refused as error:
         return _refused(error)
+    except MCPServerError as error:  # the app's server is gone from mcp.json
+        return refusal(str(error), 502)
     if policy == "deny":
         logger.warning("APP_TOOL_DENIED {} {}", server, name)
         return refusal(f"the tool {tool.name!r} is not allowed (approval policy: deny)", 403)

@@ -87,6 +87,8 @@ def test_the_basic_app_appears_calls_its_tool_through_the_page_and_talks_to_the_
     wait_for(page, "document.querySelector('#turn-0 .app-view').dataset.state === 'ready'")
     first = shown.inner_text(timeout=30_000)
     assert ISO_TIME.match(first), first  # the tool's result, handed to the app by the page
+    # the app says how tall it is (ui/notifications/size-changed): the frame takes that height, not its first
+    wait_for(page, "document.querySelector('#turn-0 .app-frame').style.height !== '360px'")
 
     app.locator("#get-time-btn").click()  # the app calls get-time through the page: the person is asked
     ask = page.wait_for_selector("#turn-0 .app-ask")
