@@ -145,3 +145,21 @@ def test_the_sandbox_origin_serves_its_page_under_the_apps_csp_and_nothing_else(
         assert raw_request(sandbox, "GET", "/sandbox.js")[0] == 200
         assert raw_request(sandbox, "GET", "/health")[0] == 404  # only the sandbox: no route of the chat server
         assert raw_request(sandbox, "GET", "/sandbox", headers={"Host": f"evil.example:{port}"})[0] == 403
+
+
+def test_a_card_draws_a_place_for_its_app_and_none_for_an_imported_result_or_a_result_without_one() -> None:
+    from fasthtml.common import to_xml
+
+    from sidespin.record import CallRecord
+    from sidespin.web.page import ToolCard
+
+    app = {"type": "app", "server": "basic", "tool": "get-time", "uri": "ui://get-time/mcp-app.html", "sha": "0" * 64}
+    card = CallRecord(ToolCall("get-time", {}, "call_1"), status="done", result="noon", attachments=[app])
+    drawn = to_xml(ToolCard(card))
+    assert 'class="app-view"' in drawn and 'data-call-id="call_1"' in drawn and 'data-view="/apps/view"' in drawn
+    assert "arguments and result" in drawn and "noon" in drawn  # the text is kept, folded under the app
+    card.imported = True
+    imported = to_xml(ToolCard(card))
+    assert "not drawn: this result came with an imported file" in imported and "data-view" not in imported
+    plain = to_xml(ToolCard(CallRecord(ToolCall("get_time", {}, "call_2"), status="done", result="noon")))
+    assert "app-view" not in plain and "arguments and result" not in plain
