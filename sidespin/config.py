@@ -16,6 +16,7 @@
 | tool_timeout       | SIDESPIN_TOOL_TIMEOUT | 90                           |
 | approval           | SIDESPIN_APPROVAL     | ask (web) / auto (terminal)  |
 | host, port         | SIDESPIN_HOST/PORT    | 127.0.0.1, 5001              |
+| apps_port          | SIDESPIN_APPS_PORT    | 0: any free port; the second origin MCP Apps run on |
 | data_dir           | SIDESPIN_DATA_DIR     | data/ beside the program     |
 | mcp_config         | SIDESPIN_MCP_CONFIG   | mcp.json beside the program  |
 | max_tokens         | SIDESPIN_MAX_TOKENS   | 1024 per answer (0: no limit) |
@@ -70,6 +71,7 @@ _ENV = {
     "approval": "SIDESPIN_APPROVAL",
     "host": "SIDESPIN_HOST",
     "port": "SIDESPIN_PORT",
+    "apps_port": "SIDESPIN_APPS_PORT",
     "data_dir": "SIDESPIN_DATA_DIR",
     "mcp_config": "SIDESPIN_MCP_CONFIG",
     "summarize_after": "SIDESPIN_SUMMARIZE_AFTER",
@@ -104,6 +106,7 @@ class Settings:
     approval: str = ""
     host: str = "127.0.0.1"
     port: int = 5001
+    apps_port: int = 0  # the sandbox origin MCP Apps are drawn on (sidespin.web.sandbox); 0: a free port
     data_dir: Path = field(default_factory=lambda: PROJECT_DIR / "data")
     mcp_config: Path = field(default_factory=lambda: PROJECT_DIR / "mcp.json")
     max_tokens: int = 1024  # per answer of a local model: a small model can loop for minutes otherwise

@@ -33,6 +33,7 @@ from sidespin.ladder import Choice, choose_rung
 from sidespin.limits import TurnControl
 from sidespin.llm import Backend
 from sidespin.offer import Plugins, plugins_for, poke_default
+from sidespin.mcp.apps import APP_CONTEXT, context_prompt
 from sidespin.protocol import poke_note, poke_prompt, poked
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.search import INDEX_FILE, SearchIndex
@@ -337,7 +338,9 @@ class Engine:
                 backend=self.pool.backend(model),
                 registry=registry,
                 history=history,
-                options=replace(self.options(keep_turns, reuse), mode=self.pool.rung(model).name),
+                options=replace(self.options(keep_turns, reuse), mode=self.pool.rung(model).name,
+                                system_prompt=context_prompt(self.settings.system_prompt,
+                                                             transcript.meta.get(APP_CONTEXT))),
                 policy=approvals.policy_for,
                 decisions=decisions,
                 waiting=waiting,
@@ -439,12 +442,14 @@ async def open_mcp(
     if not path.exists():
         return None
     from sidespin.mcp import MCPManager, load_mcp_config
+    from sidespin.mcp.apps import AppShelf
     from sidespin.mcp.auth import SignIns, redirect_uri
 
     configs = load_mcp_config(path)
     sign_ins = sign_ins or SignIns(redirect_uri(settings.port))
     manager = await stack.enter_async_context(
-        MCPManager(configs, strict=strict, token_dir=Path(settings.data_dir) / "oauth", sign_ins=sign_ins)
+        MCPManager(configs, strict=strict, token_dir=Path(settings.data_dir) / "oauth", sign_ins=sign_ins,
+                   apps=AppShelf(Path(settings.data_dir) / "apps"))
     )
     manager.register_into(registry)
     return manager

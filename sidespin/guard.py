@@ -149,6 +149,7 @@ class GuardPolicy:
     token: str | None = None
     cookie: str = "sidespin_token"
     cross_site_gets: frozenset[str] = frozenset()  # paths another site may send a browser to with a GET
+    sandbox_port: int | None = None  # the port MCP Apps are framed from (sidespin.web.sandbox): the page may frame it
 
     @classmethod
     def for_settings(cls, settings: Settings, token: str | None = None,
@@ -319,6 +320,20 @@ class BodyLimit:
         await self.app(scope, counted_receive, guarded_send)
 
 
+def _frame_src(scope: Scope) -> bytes:
+    """The CSP directive that lets a page frame the MCP Apps sandbox on the same host name, another port
+    (`GuardPolicy.sandbox_port`); nothing when there is none or the Host is not one of ours."""
+    policy = OriginGuard.policy(scope)
+    if policy.sandbox_port is None:
+        return b""
+    host = {k.lower(): v for k, v in scope.get("headers", [])}.get(b"host", b"").decode("latin-1")
+    name = _hostname(host)
+    if name not in policy.allowed_hosts:
+        return b""
+    shown = f"[{name}]" if ":" in name else name
+    return f"; frame-src http://{shown}:{policy.sandbox_port}".encode()
+
+
 class SecurityHeaders:
     """The same strict headers on every response, pages, JSON, streams and files alike."""
 
@@ -330,10 +345,15 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
 
+        frames = _frame_src(scope)
+
         async def with_headers(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 present = {key.lower() for key, _ in message.get("headers", [])}
                 extra = [(key, value) for key, value in _SECURITY_HEADERS if key not in present]
+                if frames:
+                    extra = [(key, value + frames if key == b"content-security-policy" else value)
+                             for key, value in extra]
                 message = {**message, "headers": list(message.get("headers", [])) + extra}
             await send(message)
 

@@ -35,6 +35,7 @@ from loguru import logger
 
 from sidespin.errors import TranscriptError
 from sidespin.events import ToolFinished
+from sidespin.mcp.apps import APP_CONTEXT
 from sidespin.mcp.attach import edited_note
 from sidespin.tools import ToolResult
 from sidespin.transcript import Transcript, TranscriptStore, parse
@@ -214,6 +215,7 @@ def import_bytes(store: TranscriptStore, data: bytes, name: str = "", limit: int
         raise ValueError(f"the file has {held:,} messages; an import takes at most {MAX_IMPORT_TURNS:,} "
                          f"(and {limit:,} bytes)")
     transcript.set_meta(VERSIONS, None)  # its links name files of another place
+    transcript.set_meta(APP_CONTEXT, None)  # what apps told a model elsewhere: a file's text, not an app's here
     transcript.set_meta(IMPORTED, {**({"name": name[:200]} if name else {}), "turns": held})
     imported = store.new()
     store.save(imported, transcript)

@@ -35,6 +35,7 @@ import httpx2
 import mcp_types as types
 from loguru import logger
 from mcp import Client, InputRequiredRoundsExceededError, StdioServerParameters
+from mcp.client import advertise
 from mcp.client.session import ElicitationFnT
 from mcp.client.sse import sse_client
 from mcp.client.stdio import stdio_client
@@ -47,6 +48,7 @@ from sidespin import __version__
 from sidespin.errors import MCPServerError, ToolFailed, ToolTimeout
 from sidespin.events import ToolProgress
 from sidespin.mcp import auth
+from sidespin.mcp.apps import APP_MIME_TYPE, EXTENSION as APPS_EXTENSION
 from sidespin.mcp.catalog import Catalog, prompt_row, resource_row, template_row
 from sidespin.mcp.config import OAuthConfig, ServerConfig
 from sidespin.mcp.task_watch import CallWatch, TasksExtension, call_as_legacy_task, current_watch, legacy_task_tool
@@ -237,7 +239,8 @@ class Connection:
             elicitation_callback=self._elicitation,
             logging_callback=self._server_log,
             message_handler=self._notified,
-            extensions=[TasksExtension()],
+            extensions=[TasksExtension(),  # long calls followed as tasks
+                        advertise(APPS_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]})],  # we draw MCP Apps
         )
         return await stack.enter_async_context(client)
 

@@ -26,6 +26,7 @@ from mcp.client.session import ClientRequestContext, ElicitationFnT
 
 from sidespin.errors import MCPServerError, ToolFailed
 from sidespin.mcp import auth
+from sidespin.mcp.apps import AppShelf, AppView, for_app, for_model, read_view, resource_uri
 from sidespin.mcp.catalog import Catalog, PromptMessage, Reading, prompt_messages, reading
 from sidespin.mcp.config import ServerConfig
 from sidespin.mcp.connection import STARTUP_TIMEOUT, Connection, ServerStatus
@@ -65,9 +66,11 @@ class MCPManager:
         startup_timeout: float = STARTUP_TIMEOUT,
         token_dir: Path | None = None,
         sign_ins: auth.SignIns | None = None,
+        apps: AppShelf | None = None,
     ) -> None:
         """`token_dir` keeps each remote server's OAuth tokens (`<data_dir>/oauth`; None: in memory only);
-        `sign_ins` holds the sign-ins waiting for `/oauth/callback` (default: redirect to port 5001)."""
+        `sign_ins` holds the sign-ins waiting for `/oauth/callback` (default: redirect to port 5001);
+        `apps` keeps the MCP Apps results are drawn with (None: results carry no app)."""
         configs = list(configs)
         self.sign_ins = sign_ins or auth.SignIns(auth.redirect_uri(5001))
         self.questions = QuestionDesk()
@@ -84,6 +87,7 @@ class MCPManager:
             for config in configs
             if not config.disabled
         }
+        self.apps = apps
         self.disabled = [config for config in configs if config.disabled]
         """Servers mcp.json lists with `"disabled": true`: never started, shown greyed on the page."""
         self._restarts: dict[str, asyncio.Task[None]] = {}
@@ -299,12 +303,47 @@ class MCPManager:
     async def call(
         self, server: str, tool: str, arguments: dict[str, Any], *, timeout: float | None = None
     ) -> ToolResult:
-        """Call a tool and render its result for the model; a server that is gone becomes a `ToolFailed`."""
+        """Call a tool and render its result for the model; a server that is gone becomes a `ToolFailed`.
+        A tool that declares an MCP App (`sidespin.mcp.apps`) gets it among its result's attachments."""
         try:
             result = await self.call_tool(server, tool, arguments, timeout=timeout)
         except MCPServerError as error:
             raise ToolFailed(str(error)) from None
-        return render_result(result, ToolCall(name=tool, arguments=arguments))
+        rendered = render_result(result, ToolCall(name=tool, arguments=arguments))
+        if self.apps is not None and not result.is_error:
+            view = await self.read_app(server, tool)
+            if view is not None:
+                rendered.attachments.append(view.attachment())
+        return rendered
+
+    def listed_tool(self, server: str, tool: str) -> types.Tool | None:
+        """The tool `server` listed under the name `tool` (as it names it, not as the registry may), or None."""
+        return next((listed for listed in self.connection(server).tools if listed.name == tool), None)
+
+    async def read_app(self, server: str, tool: str) -> AppView | None:
+        """The app a tool's results are drawn with, read from its server and kept on the shelf; None when it
+        declares none or it cannot be read (the result is shown as text, and the log says why)."""
+        listed = self.listed_tool(server, tool)
+        uri = resource_uri(listed) if listed is not None else None
+        if uri is None or self.apps is None:
+            return None
+        connection = self.connection(server)
+        try:
+            read = await connection.request(f"resources/read {uri}", lambda client: client.read_resource(uri))
+            return self.apps.keep(read_view(server, tool, uri, read))
+        except MCPServerError as error:
+            logger.warning("APP_NOT_DRAWN {} {} {}: {}", server, tool, uri, error)
+            return None
+
+    async def call_for_app(self, server: str, tool: str, arguments: dict[str, Any]) -> types.CallToolResult:
+        """A tool call an app of `server` makes: only a tool that server listed and lets apps call
+        (`for_app`); `MCPServerError` for any other, and when the server fails."""
+        listed = self.listed_tool(server, tool)
+        if listed is None:
+            raise MCPServerError(f"MCP server {server!r} has no tool {tool!r}; an app calls only its own server's tools")
+        if not for_app(listed):
+            raise MCPServerError(f"the tool {tool!r} of {server!r} is not for apps (its visibility is model only)")
+        return await self.call_tool(server, tool, arguments)
 
     def _tool_fn(self, server: str, tool: str) -> Any:
         async def call_mcp_tool(**arguments: Any) -> ToolResult:
@@ -339,6 +378,7 @@ class MCPManager:
                 server=name,
             )
             for listed in connection.tools
+            if for_model(listed)  # a tool only for the server's apps is not offered to the model
         ]
 
 

@@ -54,6 +54,7 @@ class TerminalChat:
         self.calls: dict[str, str] = {}  # the names of the calls running, by id
         self.news: Status | None = None  # the line of a running call's latest news (progress, its task's status)
         self.usage: Usage | None = None  # the turn's tokens, every round added up
+        self.page: str | None = None  # the conversation's page on the web server, where its MCP Apps are drawn
 
     def draw(self, event: Event) -> None:
         if isinstance(event, TextDelta):
@@ -143,6 +144,10 @@ class TerminalChat:
         else:
             table.add_row("error", Text(result.error or "", style="red"))
         table.add_row("duration", f"{result.seconds:.3f} s")
+        app = next((item for item in result.attachments if item.get("type") == "app"), None)
+        if app is not None:  # an app is drawn on the page only: say so, and where
+            where = f"open {self.page} (with ./run serving)" if self.page else "open this conversation on the page"
+            table.add_row("app", Text(f"this result has an app ({app.get('uri')}): {where} to use it", style="magenta"))
         style = "green" if result.ok else "red"
         return Panel(table, title=f"🛠  {call.name}", border_style=style, expand=False)
 

@@ -105,6 +105,7 @@ async def _open_engine(stack: contextlib.AsyncExitStack, args: argparse.Namespac
 def _loop(runner: asyncio.Runner, engine: Any, args: argparse.Namespace, console: Console) -> None:
     chat = TerminalChat(console)
     conversation = engine.conversation_at(Path(args.transcript)) if args.transcript else engine.conversation()
+    chat.page = _page_link(engine.settings, conversation.id)
     tools = ", ".join(engine.registry.names()) or "none"
     console.print(Text(f"sidespin · {engine.model_name} · tools: {tools}", style="dim"))
     if engine.plugins.why:
@@ -132,6 +133,12 @@ def _loop(runner: asyncio.Runner, engine: Any, args: argparse.Namespace, console
             text, note = line.message.text, line.message.note or None
         outcome = runner.run(_play(engine, conversation, text, decisions, chat, args.turns, note))
         decisions = _decide(engine, conversation, outcome.pending, chat) if outcome.reason == "approval" else None
+
+
+def _page_link(settings: Settings, cid: str) -> str:
+    """The conversation's page on the web server these settings describe (where its MCP Apps are drawn)."""
+    host = "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
+    return f"http://{host}:{settings.port}/c/{cid}"  # the page's route, sidespin.web.links.CHAT_PATH
 
 
 async def _play(

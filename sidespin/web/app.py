@@ -4,15 +4,19 @@ The app's lifespan opens the engine (with `backend`, or the one the settings nam
 the guard (Host, Origin, token), the body limit and the security headers run before any route;
 every refusal is JSON with a reason. Routes come from the web modules, each an `APIRouter`:
 `chat` (the page, send, poke), `page` (a playing turn: approve, rerun, stop, stream), `sidebar`,
-`versions`, `servers`, `composer`, `questions`, `models`, `oauth`, `api` (the JSON endpoints) and
-`server_log`. Besides them: `/mcp`, the built-in plugins as a real MCP server, and `/static`.
+`versions`, `servers`, `composer`, `questions`, `models`, `oauth`, `api` (the JSON endpoints),
+`server_log` and `apps` (MCP Apps). Besides them: `/mcp`, the built-in plugins as a real MCP server,
+and `/static`. With an `mcp.json`, the lifespan also serves the MCP Apps sandbox on a second port (`sidespin.web.sandbox`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import functools
 import secrets
 import sys
+from pathlib import Path
 from typing import Any, AsyncIterator
 
 from fasthtml.common import FastHTML, JSONResponse, Link, Meta, Script, fast_app
@@ -31,14 +35,15 @@ from sidespin.logs import LogHub, setup_logging
 from sidespin.mcp import build_mcp_server
 from sidespin.tools import ToolRegistry
 from sidespin.web import (
-    api, chat, composer, models, oauth, page, questions, server_log, servers, sidebar, versions,
+    api, apps, chat, composer, models, oauth, page, questions, server_log, servers, sidebar, versions,
 )
 from sidespin.web.live import TurnBoard
+from sidespin.web.sandbox import serving_sandbox
 
 __all__ = ["create_app"]
 
 STATIC_DIR = PROJECT_DIR / "static"
-ROUTERS = (chat, page, versions, sidebar, servers, oauth, composer, questions, models, api, server_log)
+ROUTERS = (chat, page, versions, sidebar, servers, oauth, composer, questions, models, api, server_log, apps)
 
 HEADERS = (
     Meta(name="viewport", content="width=device-width, initial-scale=1"),
@@ -54,6 +59,8 @@ HEADERS = (
     Link(rel="stylesheet", href="/static/composer.css"),
     Link(rel="stylesheet", href="/static/composer-updates.css"),
     Script(src="/static/composer.js", defer=True),
+    Link(rel="stylesheet", href="/static/apps.css"),
+    Script(src="/static/apps.js", defer=True),
 )
 
 
@@ -91,7 +98,12 @@ async def lifespan(app: FastHTML, backend: Backend | None = None) -> AsyncIterat
                                            cross_site_gets=frozenset({oauth.oauth_callback.to()}))
     logger.info("GUARD hosts={} token={}", ",".join(sorted(state.guard.allowed_hosts)),
                 "required" if state.guard.token else "not needed (loopback)")
-    async with Engine.open(state.settings, backend=backend, approval="ask") as engine:
+    # MCP Apps come from MCP servers: without an mcp.json there is no second origin, and the page frames nothing
+    sandbox = (serving_sandbox(state.settings, state.guard) if Path(state.settings.mcp_config).exists()
+               else contextlib.nullcontext(None))
+    async with sandbox as sandbox_port, Engine.open(state.settings, backend=backend, approval="ask") as engine:
+        state.sandbox_port = sandbox_port  # MCP Apps are framed from there (sidespin.web.apps, sidespin.web.sandbox)
+        state.guard = dataclasses.replace(state.guard, sandbox_port=sandbox_port)
         state.engine = engine
         state.board = TurnBoard(engine)
         # the plugins loaded, offered to this model or held back (`sidespin.offer`): /mcp serves them either way

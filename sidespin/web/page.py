@@ -30,6 +30,7 @@ from sidespin.mcp.attach import attached_blocks
 from sidespin.offer import poke_default
 from sidespin.protocol import poked
 from sidespin.record import CallRecord, MarkdownStream, TurnRecord
+from sidespin.web.apps import AppFrame, app_of
 from sidespin.web.attachments import AttachedResources, Attachment
 from sidespin.web.forms import board_of, engine_of, find_conversation, refusal, text_fields
 from sidespin.web.live import LiveTurn
@@ -128,6 +129,9 @@ def ToolCard(card: CallRecord, **kwargs: Any):
     body = [Div(Span("arguments", cls="k"), Pre(card.arguments), cls="args")]
     if card.status in ("done", "error", "interrupted"):
         body.append(Div(Span("error" if card.status == "error" else "result", cls="k"), Pre(card.result), cls="result"))
+    app = app_of(card.attachments)
+    if app is not None:  # the app first, its text folded under it (static/apps.js opens the card)
+        body = [AppFrame(card, app), Details(Summary("arguments and result"), *body, cls="app-text")]
     body += [Attachment(item) for item in card.attachments]
     body += [QuestionBox(question, card) for question in card.questions]
     if card.status == "waiting":

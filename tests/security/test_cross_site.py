@@ -31,6 +31,7 @@ READ_ONLY = {
     "/composer/resources", "/composer/prompts", "/composer/template_form", "/composer/prompt_form",
     "/oauth/callback",  # a redirect from the authorization server: its single-use state protects it
     "/mcp",  # the MCP protocol's own GET (a stream of server messages; none in stateless mode)
+    "/apps/view",  # an MCP App of a result, to draw: read from the shelf (or its server) as the page is read
 }
 
 CHANGES_STATE = [
@@ -40,6 +41,7 @@ CHANGES_STATE = [
     "/delete?cid={cid}", "/restore?cid={cid}", "/servers/restart?server=vault&cid={cid}",
     "/servers/tool?cid={cid}&tool=say_hello", "/composer/chip?server=s&uri=u", "/composer/prompt?server=s&name=n",
     "/question?qid=q&action=accept", "/model?cid={cid}&model=x", "/mcp-tool-executor",
+    "/apps/call", "/apps/answer", "/apps/context",
 ]
 
 
