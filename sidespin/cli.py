@@ -81,9 +81,10 @@ async def _one_turn(args: argparse.Namespace, poke_tool: str | None, text: str |
             elif isinstance(event, ApprovalNeeded):
                 # One turn and no person to ask: the call is reported, not run, and not dropped silently.
                 calls.append({"tool": event.call.name, "arguments": event.call.arguments, "result": None,
-                              "error": None, "held": True, "seconds": 0.0})
-                notices.append(f"{event.call.name} was not run: it waits for a person's approval "
-                               "(answer it in `sidespin chat` or on the page, or pass --yes)")
+                              "error": None, "held": True, "why": event.why, "seconds": 0.0})
+                why = f" ({event.why})" if event.why else ""
+                notices.append(f"{event.call.name} was not run: it waits for a person's approval{why}; answer it "
+                               "in `sidespin chat` or on the page, or pass --yes")
             elif isinstance(event, MalformedCall):
                 notices.append(f"malformed tool call: {event.reason}")
             elif isinstance(event, ErrorNotice):
@@ -118,7 +119,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     outcome = asyncio.run(_one_turn(args, poke_tool=None, text=args.text, approve_all=args.yes))
     if args.json:
         print(json.dumps({
-            "tool_calls": [{k: c[k] for k in ("tool", "arguments", "result", "error", "held") if k in c}
+            "tool_calls": [{k: c[k] for k in ("tool", "arguments", "result", "error", "held", "why") if k in c}
                            for c in outcome["calls"]],
             "visible_text": outcome["visible_text"],
             "seconds": outcome["seconds"],
@@ -389,7 +390,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true", help="print {tool_calls, visible_text, seconds, usage}")
     ask.add_argument("--model", help="model spec as for `chat` (default: the configured backend)")
     ask.add_argument("--yes", action="store_true",
-                     help="run calls that would wait for a person's approval (destructive tools) without asking")
+                     help="run calls that would wait for a person's approval (destructive tools, calls that follow a "
+                          "tool result, paths outside a server's folders) without asking")
     ask.set_defaults(func=cmd_ask)
 
     search = sub.add_parser("search", help="search the text of every conversation (full text, SQLite FTS5)")

@@ -22,7 +22,7 @@ from typing import Any, AsyncIterator
 
 from loguru import logger
 
-from sidespin.approvals import Approvals
+from sidespin.approvals import Approvals, outside_places
 from sidespin.backends import BackendPool, default_backend, display_name
 from sidespin.config import Settings
 from sidespin.errors import BackendError, TranscriptError
@@ -121,10 +121,8 @@ class Engine:
         return self.pool.default
 
     def per_tool_approval(self) -> dict[str, str]:
-        configured = {name: opts["approval"] for name, opts in self.settings.tools.items() if opts.get("approval")}
-        if not self.approve_all:
-            return configured
-        return {**{name: "auto" for name in self.registry.names()}, **configured}
+        """The approval config.json sets per tool (`"tools": {NAME: {"approval": …}}`)."""
+        return {name: opts["approval"] for name, opts in self.settings.tools.items() if opts.get("approval")}
 
     def approve_everything(self) -> None:
         """Run every call without asking, destructive tools too (a non-interactive `sidespin ask --yes`).
@@ -133,20 +131,25 @@ class Engine:
         self.approve_all = True
 
     def approvals(self, transcript: Transcript) -> Approvals:
-        return Approvals.from_transcript(transcript, self.approval, self.per_tool_approval())
+        return Approvals.from_transcript(transcript, self.approval, self.per_tool_approval(),
+                                         approve_all=self.approve_all)
 
-    def outside_policy(self, tool: Tool) -> str | None:
-        """Why `tool` may not run for a caller outside a conversation (/mcp-tool-executor, /mcp), or None.
+    def outside_policy(self, tool: Tool, arguments: dict[str, Any] | None = None) -> str | None:
+        """Why a call of `tool` (with `arguments`, when known) may not run for a caller outside a conversation
+        (/mcp-tool-executor, /mcp), or None.
 
-        One approval policy for every way in: a tool that would wait for a person on the
-        chat page, or is denied there, is refused here too, unless config.json says
-        `"tools": {NAME: {"approval": "auto"}}`.
+        One approval policy for every way in: a call that would wait for a person on the
+        chat page, or is denied there, is refused here too; for a tool that asks, unless
+        config.json says `"tools": {NAME: {"approval": "auto"}}`.
         """
-        policy = Approvals(self.approval, self.per_tool_approval()).policy_for(tool)
-        if policy == "auto":
+        call = ToolCall(tool.name, arguments) if arguments is not None else None
+        ruling = Approvals(self.approval, self.per_tool_approval(), approve_all=self.approve_all).ruling(tool, call)
+        if ruling.policy == "auto":
             return None
-        if policy == "deny":
-            return f"the tool {tool.name!r} is not allowed (approval policy: deny)"
+        if ruling.policy == "deny":
+            return f"the tool {tool.name!r} is not allowed ({ruling.why})"
+        if call is not None and outside_places(tool, call.arguments):
+            return f"the call to {tool.name!r} needs a person's approval on the chat page: {ruling.why}"
         return (f"the tool {tool.name!r} needs a person's approval on the chat page, so it is not run for outside "
                 f'callers; to allow it, set "tools": {{"{tool.name}": {{"approval": "auto"}}}} in config.json')
 
@@ -307,7 +310,7 @@ class Engine:
                 registry=registry,
                 history=history,
                 options=replace(self.options(keep_turns, reuse), mode=self.pool.rung(model).name),
-                policy=approvals.policy_for,
+                policy=approvals.ruling,
                 decisions=decisions,
                 waiting=waiting,
                 force_tool=poke_tool,

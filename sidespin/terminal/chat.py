@@ -20,6 +20,7 @@ from rich.text import Text
 from sidespin.approvals import CHOICES, MEANINGS
 from sidespin.errors import BadAnswer, QuestionError
 from sidespin.events import (
+    ApprovalNeeded,
     ErrorNotice,
     Event,
     MalformedCall,
@@ -51,6 +52,7 @@ class TerminalChat:
         self.mid_line = False
         self.loading: Status | None = None  # the progress line of the model this turn waits for
         self.usage: Usage | None = None  # the turn's tokens, every round added up
+        self.why: dict[str, str] = {}  # why a waiting call asks, by call id (`ApprovalNeeded.why`)
 
     def draw(self, event: Event) -> None:
         if isinstance(event, TextDelta):
@@ -70,6 +72,8 @@ class TerminalChat:
         elif isinstance(event, ErrorNotice):
             self.break_line()
             self.console.print(Text(f"⚠ {event.message}", style="bold red"))
+        elif isinstance(event, ApprovalNeeded):
+            self.why[event.call.id] = event.why
         elif isinstance(event, ModelLoading):
             self.show_loading(event)
         elif isinstance(event, Usage):
@@ -161,7 +165,11 @@ class TerminalChat:
             return
 
     def ask_choice(self, call: ToolCall) -> str:
-        self.console.print(Panel(Text(json.dumps(call.arguments, ensure_ascii=False)), title=f"❓ {call.name}", border_style="yellow", expand=False))
+        shown = Text(json.dumps(call.arguments, ensure_ascii=False))
+        why = self.why.pop(call.id, "")
+        if why:
+            shown.append(f"\nasked because {why}", style="yellow")
+        self.console.print(Panel(shown, title=f"❓ {call.name}", border_style="yellow", expand=False))
         while True:
             answer = KEYBOARD.line_now(f">> Please choose ({'/'.join(CHOICES)}): ").strip()
             if answer in CHOICES:
