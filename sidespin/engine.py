@@ -18,14 +18,14 @@ import contextlib
 import weakref
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 from loguru import logger
 
 from sidespin.approvals import Approvals, outside_places
 from sidespin.backends import BackendPool, default_backend, display_name
 from sidespin.config import Settings
-from sidespin.errors import BackendError, TranscriptError
+from sidespin.errors import BackendError, NotSaved, TranscriptError
 from sidespin.events import ErrorNotice, Event, ToolProposed, TurnDone
 from sidespin.formats import image_attachments
 from sidespin.ladder import Choice, choose_rung
@@ -204,7 +204,8 @@ class Engine:
             closed = transcript.close_interrupted()  # no turn of ours plays it (a turn holds it in memory)
             if closed:
                 self._log_interrupted(conversation_id, closed)
-                self.store.save(conversation_id, transcript)
+                with contextlib.suppress(NotSaved):  # shown closed all the same; written by the next write that can
+                    self.store.save(conversation_id, transcript)
             conversation = self.conversations[conversation_id] = Conversation(id=conversation_id)
         return conversation, transcript
 
@@ -265,12 +266,16 @@ class Engine:
         reuse: list[ToolResult] | None = None,
         note: dict[str, Any] | None = None,
         loaded: Loaded | None = None,
+        on_asked: Callable[[NotSaved | None], None] | None = None,
     ) -> AsyncIterator[Event]:
         """Play one turn and record each of its events in the transcript as it arrives.
 
         `reuse`: results recorded in the version of the turn an edit replaced (`sidespin.versions`).
         `note`: what the user message carries besides its text (`sidespin.mcp.attach.Composed.note`).
         `loaded`: the conversation's file as the caller read it (the page's board), not to read it again.
+        `on_asked`: told once the person's message is in the file (None), or the `NotSaved` that kept it out; then
+        the turn ends at once with a notice, nothing sent to the model. A write that fails later in the turn is
+        said once, and the turn goes on unsaved.
         """
         try:
             recorder = TranscriptRecorder(self.store, conversation.id, self.model_name, loaded=loaded)
@@ -279,8 +284,10 @@ class Engine:
             yield ErrorNotice(f"{error} — fix or move the file; it was not changed")
             yield TurnDone(reason="error")
             return
-        # the turns of a conversation never interleave: a call started and never finished was interrupted
-        self._log_interrupted(conversation.id, recorder.close_interrupted())
+        try:  # the turns of a conversation never interleave: a call started and never finished was interrupted
+            self._log_interrupted(conversation.id, recorder.close_interrupted())
+        except NotSaved as error:
+            logger.warning("TRANSCRIPT_INTERRUPTED_NOT_SAVED conv={} {}", conversation.id, error.reason)
         transcript = recorder.transcript
         recorder.model_name = model = self.pool.choose(transcript.meta.get("model"))
         history = transcript.to_messages(summarize_after=self.settings.summarize_after or None)
@@ -295,7 +302,17 @@ class Engine:
             poke_tool = again  # a Poke played again (a regenerate) calls its tool again
             note = {**poke_note(again), **(note or {})}  # a Poke written before its tool was noted gets it now
         if user_text is not None:
-            recorder.user(user_text, note)
+            try:
+                recorder.user(user_text, note)
+            except NotSaved as error:
+                logger.error("MESSAGE_NOT_SAVED conv={} {}", conversation.id, error.reason)
+                if on_asked is not None:
+                    on_asked(error)
+                yield ErrorNotice(f"your message was not saved, so nothing was sent to the model: {error}")
+                yield TurnDone(reason="error")
+                return
+            if on_asked is not None:
+                on_asked(None)
             if self.mcp is not None:  # what it carried is sent fresh, and followed from now on
                 self.mcp.subscriptions.attached(conversation.id, (note or {}).get("attached") or [])
         try:
@@ -319,13 +336,13 @@ class Engine:
             ):
                 try:
                     recorder.apply(event)
-                except TranscriptError as error:  # the file broke under us: keep playing, say so once
+                except (TranscriptError, NotSaved) as error:  # the file broke under us: keep playing, say so once
                     logger.error("TRANSCRIPT_WRITE_REFUSED conv={} {}", conversation.id, error)
                     yield ErrorNotice(f"{error} — this turn is not being saved")
                     recorder = _NullRecorder()
                 yield event
         finally:
-            with contextlib.suppress(TranscriptError):
+            with contextlib.suppress(TranscriptError, NotSaved):
                 recorder.flush()
 
     async def _load(self, model: str, recorder: TranscriptRecorder, control: TurnControl | None) -> AsyncIterator[Event]:
@@ -342,7 +359,8 @@ class Engine:
             ending = [ErrorNotice(f"stopped by you while {model!r} was loading; it goes on loading for the next "
                                   "message"), TurnDone(reason="stopped")]
         for event in ending:
-            recorder.apply(event)
+            with contextlib.suppress(NotSaved):  # the turn ends here: it says why, saved or not
+                recorder.apply(event)
             yield event
 
     def decide(self, conversation: Conversation, choice: str, call_id: str | None) -> Decision:
