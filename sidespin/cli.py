@@ -195,7 +195,8 @@ async def _servers(args: argparse.Namespace) -> list[dict[str, Any]]:
         rows = [{"server": name, **state, "tool_names": [t.name for t in manager.tools(name)] if state["status"] ==
                  "ready" else []} for name, state in manager.state().items()]
         rows += [{"server": c.name, "status": "disabled", "tools": 0, "error": None, "transport": c.transport,
-                  "protocol": None, "tool_names": []} for c in manager.disabled]
+                  "protocol": None, "tool_names": [], "notices": [], "trust_read_only": c.trust_read_only}
+                 for c in manager.disabled]
         return rows
 
     return await _with_mcp(args, use)
@@ -214,6 +215,8 @@ def cmd_servers(args: argparse.Namespace) -> int:
     for row in rows:
         if row["error"]:
             print(f"\n{row['server']} {row['status']}:\n  " + row["error"].replace("\n", "\n  "))
+        for notice in row.get("notices") or []:
+            print(f"\n{row['server']}: {notice}")
     return failed
 
 

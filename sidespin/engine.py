@@ -25,7 +25,7 @@ from loguru import logger
 from sidespin.approvals import Approvals, outside_places
 from sidespin.backends import BackendPool, default_backend, display_name
 from sidespin.config import Settings
-from sidespin.errors import BackendError, NotSaved, TranscriptError
+from sidespin.errors import BackendError, MCPServerError, NotSaved, TranscriptError
 from sidespin.events import ErrorNotice, Event, ToolProposed, TurnDone
 from sidespin.formats import image_attachments
 from sidespin.ladder import Choice, choose_rung
@@ -152,6 +152,18 @@ class Engine:
             return f"the call to {tool.name!r} needs a person's approval on the chat page: {ruling.why}"
         return (f"the tool {tool.name!r} needs a person's approval on the chat page, so it is not run for outside "
                 f'callers; to allow it, set "tools": {{"{tool.name}": {{"approval": "auto"}}}} in config.json')
+
+    def trust_read_only(self, server: str, trusted: bool) -> None:
+        """Whether an MCP server's `readOnlyHint` lets its tools run without asking: written in mcp.json
+        (`trust_read_only`), in force at once. `MCPServerError` for an unknown server (or no mcp.json),
+        `ConfigError` when mcp.json cannot be read, `NotSaved` when it cannot be written."""
+        from sidespin.mcp.config import write_trust_read_only
+
+        if self.mcp is None:
+            raise MCPServerError("there are no MCP servers (no mcp.json)")
+        self.mcp.connection(server)  # its MCPServerError, naming the servers
+        write_trust_read_only(self.settings.mcp_config, server, trusted)
+        self.mcp.trust_read_only(server, trusted)
 
     # ---- tools switched off, per conversation ----
 
@@ -433,7 +445,8 @@ async def open_mcp(
     configs = load_mcp_config(path)
     sign_ins = sign_ins or SignIns(redirect_uri(settings.port))
     manager = await stack.enter_async_context(
-        MCPManager(configs, strict=strict, token_dir=Path(settings.data_dir) / "oauth", sign_ins=sign_ins)
+        MCPManager(configs, strict=strict, token_dir=Path(settings.data_dir) / "oauth", sign_ins=sign_ins,
+                   max_result_chars=settings.max_result_chars)
     )
     manager.register_into(registry)
     return manager
