@@ -20,7 +20,7 @@
 | mcp_config         | SIDESPIN_MCP_CONFIG   | mcp.json beside the program  |
 | max_tokens         | SIDESPIN_MAX_TOKENS   | 1024 per answer (0: no limit) |
 | summarize_after    | SIDESPIN_SUMMARIZE_AFTER | 0 (off); N: older turns go as their 📝: summary |
-| auth_token         | SIDESPIN_TOKEN        | (none; generated and printed on a non-loopback bind); at least 16 characters |
+| auth_token         | SIDESPIN_TOKEN        | (none; generated on a non-loopback bind); 16 characters or more |
 | allowed_hosts      | SIDESPIN_ALLOWED_HOSTS| (loopback names, the bound host; comma-separated) |
 | max_body_bytes     | SIDESPIN_MAX_BODY_BYTES | 1048576 per request body |
 | max_message_chars  | SIDESPIN_MAX_MESSAGE_CHARS | 100000 per user message |

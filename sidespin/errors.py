@@ -20,7 +20,7 @@ response, SSE event, CLI) turns it into a message with `str(error)`.
     │   ├── NoSuchQuestion          no question has that id
     │   └── QuestionClosed          the question was answered already, or its call ended
     ├── TranscriptError             a conversation file that cannot be read
-    ├── NotSaved                    a conversation file that cannot be written (a full disk); the file is as it was
+    ├── NotSaved                    a conversation file that cannot be written (a full disk); it is as it was
     └── SearchStopped               a search ran out of its time, or the person who asked left
 """
 

@@ -161,7 +161,8 @@ def _named_as_allowed(server: str, tools: list[types.Tool]) -> tuple[list[types.
         logger.warning("MCP_TOOL_NAME_REFUSED {} {}", server, _shown(name))
     if not refused:
         return kept, None
-    shown = ", ".join(_shown(name) for name in refused[:_SHOWN_NAMES]) + (", …" if len(refused) > _SHOWN_NAMES else "")
+    shown = ", ".join(_shown(name) for name in refused[:_SHOWN_NAMES])
+    shown += ", …" if len(refused) > _SHOWN_NAMES else ""
     return kept, (f"{len(refused)} tool{'s' if len(refused) > 1 else ''} left out: MCP allows a tool name of 1 to 128 "
                   f"letters, digits, _ . - only, and {'these are' if len(refused) > 1 else 'this one is'} not: {shown}")
 
@@ -170,7 +171,8 @@ def _beyond_limit(server: str, extra: int, unread: bool) -> str | None:
     """The notice for tools listed past `MAX_SERVER_TOOLS` (None when none were)."""
     if not extra and not unread:
         return None
-    logger.warning("MCP_TOOLS_LEFT_OUT {} {}{} past the first {}", server, extra, "+" if unread else "", MAX_SERVER_TOOLS)
+    logger.warning("MCP_TOOLS_LEFT_OUT {} {}{} past the first {}", server, extra, "+" if unread else "",
+                   MAX_SERVER_TOOLS)
     listed = f"more than {MAX_SERVER_TOOLS + extra:,}" if unread else f"{MAX_SERVER_TOOLS + extra:,}"
     left = f"{extra:,} or more" if unread else f"{extra:,}"
     return (f"it lists {listed} tools: only the first {MAX_SERVER_TOOLS:,} are offered (the limit of one server), "

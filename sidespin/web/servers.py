@@ -13,8 +13,9 @@ anyway is refused.
 A server's card also says what was left out of its tools (past `MAX_SERVER_TOOLS`, names MCP does not
 allow, names that could be taken for another source's tool and are offered as `server__name`), marks each
 tool that runs without asking because its server says it only reads (`readOnlyHint`), and has a switch
-to stop trusting those hints (`Engine.trust_read_only`, kept in mcp.json as `"trust_read_only": false`). The panel's first line says how many tokens the tool list costs the model in
-the mode it plays (the XML teaching prompt, the route's prompt, or the native JSON schemas),
+to stop trusting those hints (`Engine.trust_read_only`, kept in mcp.json as `"trust_read_only": false`).
+
+The panel's first line says how many tokens the tool list costs the model in the mode it plays (the XML teaching prompt, the route's prompt, or the native JSON schemas),
 counted by the model's own tokenizer where the backend has one, else estimated (chars / 4, "≈").
 
 Routes (`ar`, under /servers):
@@ -211,7 +212,8 @@ async def ServersBody(engine: "Engine", cid: str, transcript: "Transcript"):
         approvals = engine.approvals(transcript)
         for name, state in manager.state().items():
             tools = _tools_of(engine, f"mcp:{name}")
-            claimed = sum(1 for listed in manager.tools(name) if listed.annotations and listed.annotations.read_only_hint)
+            claimed = sum(1 for listed in manager.tools(name)
+                          if listed.annotations and listed.annotations.read_only_hint)
             unasked = {t.name for t in tools if t.read_only and approvals.default != "deny"
                        and t.name not in approvals.per_tool}
             cards.append(ServerCard(name, state, tools, off, cid, unasked, claimed))
