@@ -15,8 +15,8 @@ allow, names that could be taken for another source's tool and are offered as `s
 tool that runs without asking because its server says it only reads (`readOnlyHint`), and has a switch
 to stop trusting those hints (`Engine.trust_read_only`, kept in mcp.json as `"trust_read_only": false`).
 
-The panel's first line says how many tokens the tool list costs the model in the mode it plays (the XML teaching prompt, the route's prompt, or the native JSON schemas),
-counted by the model's own tokenizer where the backend has one, else estimated (chars / 4, "≈").
+The panel's first line says how many tokens the tool list costs the model in the mode it plays
+(the XML teaching prompt, the route's prompt, or the native JSON schemas), counted by the model's own tokenizer where the backend has one, else estimated (chars / 4, "≈").
 
 Routes (`ar`, under /servers):
 
