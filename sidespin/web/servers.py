@@ -16,7 +16,8 @@ tool that runs without asking because its server says it only reads (`readOnlyHi
 to stop trusting those hints (`Engine.trust_read_only`, kept in mcp.json as `"trust_read_only": false`).
 
 The panel's first line says how many tokens the tool list costs the model in the mode it plays
-(the XML teaching prompt, the route's prompt, or the native JSON schemas), counted by the model's own tokenizer where the backend has one, else estimated (chars / 4, "≈").
+(the XML teaching prompt, the route's prompt, or the native JSON schemas), counted by the model's own
+tokenizer where the backend has one, else estimated (chars / 4, "≈").
 
 Routes (`ar`, under /servers):
 
