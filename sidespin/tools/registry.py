@@ -118,6 +118,7 @@ class ToolRegistry:
         max_workers: int = DEFAULT_TOOL_WORKERS,
     ) -> None:
         self._tools: dict[str, Tool] = {}
+        self._looks: dict[str, set[str]] = {}  # the names of the tools by what they look like (`_skeleton`)
         self.max_result_chars = max_result_chars
         self.max_workers = max_workers
         self._pool: ThreadPoolExecutor | None = None
@@ -136,7 +137,7 @@ class ToolRegistry:
         if not off:
             return base
         view = ToolRegistry(max_result_chars=base.max_result_chars, max_workers=base.max_workers)
-        view._tools, view._off, view.base = base._tools, off, base
+        view._tools, view._looks, view._off, view.base = base._tools, base._looks, off, base
         return view
 
     @property
@@ -177,18 +178,19 @@ class ToolRegistry:
             logger.warning("TOOL_NAME_CLASH {} from {} registered as {}", item.name, item.source, qualified)
             item = Tool(**{**item.__dict__, "name": qualified})
         self._tools[item.name] = item
+        self._looks.setdefault(_skeleton(item.name), set()).add(item.name)
         return item
 
     def look_alike(self, item: Tool) -> Tool | None:
         """A tool of another source whose name `item`'s could be mistaken for: the same, or the same but for case,
         `_ . -` and look-alike letters and digits (`Web_Search`, `web-search`, `web_5earch`, `vveb_search`)."""
-        seen = _skeleton(item.name)
-        return next((tool for tool in self._tools.values()
-                     if tool.source != item.source and _skeleton(tool.name) == seen), None)
+        alike = (self._tools[name] for name in sorted(self._looks.get(_skeleton(item.name), ())))
+        return next((tool for tool in alike if tool.source != item.source), None)
 
     def remove_source(self, source: str) -> None:
         for name in [n for n, t in self._tools.items() if t.source == source]:
             del self._tools[name]
+            self._looks[_skeleton(name)].discard(name)
 
     def get(self, name: str) -> Tool:
         if name in self._off and name in self._tools:
