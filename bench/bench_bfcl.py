@@ -86,6 +86,7 @@ sys.path.insert(0, str(ROOT))
 
 import mcp_types  # noqa: E402
 
+from sidespin.approvals import Ruling  # noqa: E402
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolProposed, TurnDone  # noqa: E402
 from sidespin.ladder import rungs_of  # noqa: E402
 from sidespin.llm.base import Backend  # noqa: E402
@@ -327,7 +328,7 @@ async def play_turn(
     problems: list[str] = []
     notices: list[str] = []
     reason = "done"
-    policy = (lambda tool: "ask") if hold else None
+    policy = (lambda *_: Ruling("ask")) if hold else None
     events = chat_with_llm(conversation, text, backend=backend, registry=registry, history=history, options=options,
                            policy=policy)
     async with contextlib.aclosing(events):

@@ -8,7 +8,8 @@ a fixed local timezone (Europe/Berlin). The product's engine is opened once, in 
 the rung; a fresh data directory, so the probe runs), with no plugins (the workspace's config.json
 says `"plugins": false`): only the servers' tools.
 Every call is run: a call the policy holds for a person (a destructive tool such as write_file or
-edit_file) is approved with `ya`, as a person would, and the turn played on. The workspace is
+edit_file, a call that changes something after a tool result of the turn, a path outside a server's
+folders) is approved with `ya`, as a person would, and the turn played on. The workspace is
 reset before each prompt and each script, so every one meets the same world.
 
 1. Single prompts (bench/server_eval/prompts.jsonl), each a fresh conversation:
@@ -442,7 +443,7 @@ def print_prompts(outcomes: list[Outcome]) -> None:
     print(f"  no-tool prompts with a call{ratio(*s['false_calls']):>15}")
     print(f"  argument accuracy          {ratio(*s['arguments']):>15}   (right first call, stated arguments)")
     print(f"  calls that failed          {ratio(*s['failed_calls']):>15}   (the server answered with an error)")
-    print(f"  approvals given            {s['approvals']:>15}   (destructive calls held for a person, approved)")
+    print(f"  approvals given            {s['approvals']:>15}   (calls held for a person, approved)")
     print(f"  claims without a call      {s['claims']:>15}")
     print(f"  call syntax in the answer  {s['leaks']:>15}")
     print(f"  turns ended by an error    {s['errors']:>15}   (counted as wrong decisions)")

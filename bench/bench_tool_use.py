@@ -54,6 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from server_checks import arguments_match  # noqa: E402  (the argument matchers bench_servers uses too)
+from sidespin.approvals import Ruling  # noqa: E402
 from sidespin.config import load_settings  # noqa: E402
 from sidespin.engine import Engine  # noqa: E402
 from sidespin.errors import MalformedToolCall  # noqa: E402
@@ -183,7 +184,7 @@ async def run_rally(
         started = time.perf_counter()
         events = chat_with_llm(
             Conversation(), row["prompt"], backend=backend, registry=registry,
-            options=RallyOptions(mode=mode, max_rounds=1), policy=lambda tool: "ask",
+            options=RallyOptions(mode=mode, max_rounds=1), policy=lambda *_: Ruling("ask"),
         )
         async with contextlib.aclosing(events):
             async for event in events:

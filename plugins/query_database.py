@@ -9,6 +9,12 @@ SQLite itself enforces every rule; the SQL text is never read by hand:
   DELETE, PRAGMA, ATTACH, CREATE TEMP … is refused while it is prepared, with a reason naming it.
   Table-valued functions (`json_each`, `pragma_table_info`) are refused too (SQLite asks to write
   the schema for them); reading `sqlite_master` is allowed.
+- Only the functions of `FUNCTIONS` may be called (SQL's own: text, numbers, dates, JSON, aggregates,
+  windows). Any other is refused by name: `fts3_tokenizer` hands out a native pointer (an address that
+  defeats ASLR) and its two-argument form sets one; `fts5`, `rtreenode`, `load_extension`,
+  `sqlite_compileoption_get` … are no business of a SELECT over the demo tables. Nor is `printf` (`format`):
+  `printf('%.*c', 2000000000, 'x')` is one instruction that held its thread 12 s, out of the progress
+  handler's reach.
 - One statement per call: sqlite3 refuses a second one.
 - No string or blob over `MAX_VALUE_BYTES` (SQLITE_LIMIT_LENGTH); at most `MAX_ROWS` rows, and no
   more once the rows hold `MAX_RESULT_CHARS` characters; a last item says when rows were left out.
@@ -74,6 +80,21 @@ _REFUSED_NAMES = {
         "ATTACH", "DETACH", "ALTER_TABLE", "REINDEX", "ANALYZE", "SAVEPOINT",
     )
 }
+# the functions a query may call (SQLite's core, date, math, JSON, aggregate and window functions, and the JSON
+# operators -> and ->>): nothing that reads or hands out memory, loads code, describes the build or runs unbounded
+FUNCTIONS = frozenset("""
+    abs char coalesce concat concat_ws glob hex ifnull iif instr length like likelihood likely lower ltrim
+    max min nullif octet_length quote random randomblob replace round rtrim sign soundex substr substring
+    trim typeof unhex unicode unlikely upper zeroblob
+    date time datetime julianday unixepoch strftime timediff
+    avg count group_concat string_agg sum total
+    row_number rank dense_rank percent_rank cume_dist ntile lag lead first_value last_value nth_value
+    acos acosh asin asinh atan atan2 atanh ceil ceiling cos cosh degrees exp floor ln log log10 log2 mod pi pow
+    power radians sin sinh sqrt tan tanh trunc
+    json json_array json_array_length json_error_position json_extract json_insert json_object json_patch
+    json_pretty json_quote json_remove json_replace json_set json_type json_valid json_group_array
+    json_group_object -> ->>
+""".split())
 # CREATE, DROP … ask first to write these, and stop at the first refusal
 _SCHEMA_TABLES = frozenset({"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"})
 
@@ -111,6 +132,11 @@ class _ReadOnly:
 
     def __call__(self, action: int, arg1: str | None, arg2: str | None, database: str | None,
                  trigger: str | None) -> int:
+        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() not in FUNCTIONS:
+            if self.refused is None:
+                self.refused = f"the function {arg2}()"
+            logger.warning("QUERY_FUNCTION_REFUSED {}", arg2)
+            return sqlite3.SQLITE_DENY
         if action in _ALLOWED:
             return sqlite3.SQLITE_OK
         if self.refused is None and arg1 in _SCHEMA_TABLES:
@@ -133,6 +159,8 @@ def _connect(path: Path, guard: _ReadOnly, cancellation: Cancellation) -> sqlite
 
 def _reason(error: sqlite3.Error, guard: _ReadOnly, cancellation: Cancellation) -> str:
     """What the model reads when SQLite refused or stopped the query."""
+    if guard.refused is not None and guard.refused.startswith("the function "):
+        return f"{guard.refused} is refused: a query may call SQL's own functions of text, numbers, dates and JSON"
     if guard.refused is not None:
         return f"{guard.refused} is refused: only SELECT statements are allowed"
     # sqlite3 gives this case no error code of its own, only its message

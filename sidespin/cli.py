@@ -84,9 +84,10 @@ async def _one_turn(args: argparse.Namespace, poke_tool: str | None, text: str |
             elif isinstance(event, ApprovalNeeded):
                 # One turn and no person to ask: the call is reported, not run, and not dropped silently.
                 calls.append({"tool": event.call.name, "arguments": event.call.arguments, "result": None,
-                              "error": None, "held": True, "seconds": 0.0})
-                notices.append(f"{event.call.name} was not run: it waits for a person's approval "
-                               "(answer it in `sidespin chat` or on the page, or pass --yes)")
+                              "error": None, "held": True, "why": event.why, "seconds": 0.0})
+                why = f" ({event.why})" if event.why else ""
+                notices.append(f"{event.call.name} was not run: it waits for a person's approval{why}; answer it "
+                               "in `sidespin chat` or on the page, or pass --yes")
             elif isinstance(event, MalformedCall):
                 notices.append(f"malformed tool call: {event.reason}")
             elif isinstance(event, ErrorNotice):
@@ -121,7 +122,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     outcome = asyncio.run(_one_turn(args, poke_tool=None, text=args.text, approve_all=args.yes))
     if args.json:
         print(json.dumps({
-            "tool_calls": [{k: c[k] for k in ("tool", "arguments", "result", "error", "held") if k in c}
+            "tool_calls": [{k: c[k] for k in ("tool", "arguments", "result", "error", "held", "why") if k in c}
                            for c in outcome["calls"]],
             "visible_text": outcome["visible_text"],
             "seconds": outcome["seconds"],
@@ -213,7 +214,8 @@ async def _servers(args: argparse.Namespace) -> list[dict[str, Any]]:
         rows = [{"server": name, **state, "tool_names": [t.name for t in manager.tools(name)] if state["status"] ==
                  "ready" else []} for name, state in manager.state().items()]
         rows += [{"server": c.name, "status": "disabled", "tools": 0, "error": None, "transport": c.transport,
-                  "protocol": None, "tool_names": []} for c in manager.disabled]
+                  "protocol": None, "tool_names": [], "notices": [], "trust_read_only": c.trust_read_only}
+                 for c in manager.disabled]
         return rows
 
     return await _with_mcp(args, use)
@@ -232,6 +234,8 @@ def cmd_servers(args: argparse.Namespace) -> int:
     for row in rows:
         if row["error"]:
             print(f"\n{row['server']} {row['status']}:\n  " + row["error"].replace("\n", "\n  "))
+        for notice in row.get("notices") or []:
+            print(f"\n{row['server']}: {notice}")
     return failed
 
 
@@ -409,7 +413,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask.add_argument("--json", action="store_true", help="print {tool_calls, visible_text, seconds, usage}")
     ask.add_argument("--model", help="model spec as for `chat` (default: the configured backend)")
     ask.add_argument("--yes", action="store_true",
-                     help="run calls that would wait for a person's approval (destructive tools) without asking")
+                     help="run calls that would wait for a person's approval (destructive tools, calls that follow a "
+                          "tool result, paths outside a server's folders) without asking")
     ask.set_defaults(func=cmd_ask)
 
     search = sub.add_parser("search", help="search the text of every conversation (full text, SQLite FTS5)")

@@ -21,7 +21,7 @@
 | mcp_config         | SIDESPIN_MCP_CONFIG   | mcp.json beside the program  |
 | max_tokens         | SIDESPIN_MAX_TOKENS   | 1024 per answer (0: no limit) |
 | summarize_after    | SIDESPIN_SUMMARIZE_AFTER | 0 (off); N: older turns go as their 📝: summary |
-| auth_token         | SIDESPIN_TOKEN        | (none; generated and printed on a non-loopback bind) |
+| auth_token         | SIDESPIN_TOKEN        | (none; generated on a non-loopback bind); 16 characters or more |
 | allowed_hosts      | SIDESPIN_ALLOWED_HOSTS| (loopback names, the bound host; comma-separated) |
 | max_body_bytes     | SIDESPIN_MAX_BODY_BYTES | 1048576 per request body |
 | max_message_chars  | SIDESPIN_MAX_MESSAGE_CHARS | 100000 per user message |
@@ -44,7 +44,8 @@ from typing import Any, Literal, get_args
 
 from sidespin.errors import ConfigError
 
-__all__ = ["Settings", "ToolMode", "PROJECT_DIR", "LOOPBACK_HOSTS", "BACKENDS", "check_spec", "load_settings"]
+__all__ = ["Settings", "ToolMode", "PROJECT_DIR", "LOOPBACK_HOSTS", "BACKENDS", "MIN_TOKEN_CHARS", "check_spec",
+           "load_settings"]
 
 # how a model is asked for tool calls: native calls, the constrained route, the <mcp-request> block, or found by a probe
 ToolMode = Literal["auto", "native", "route", "xml"]
@@ -53,6 +54,9 @@ PROJECT_DIR = Path(__file__).resolve().parent.parent
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
 BACKENDS = ("embedded", "openai", "ollama", "anthropic")  # what `backend` may name (sidespin.llm builds it)
 _SPEC_KINDS = ("embedded", "ollama", "openai", "anthropic")
+MIN_TOKEN_CHARS = 16  # an access token shorter than this is refused (a generated one has 32)
+_MIN_TOKEN_KINDS = 8  # nor one of fewer different characters ("aaaaaaaaaaaaaaaa")
+_TOOL_OPTIONS = ("approval",)  # what `tools` may say of a tool
 
 _ENV = {
     "backend": "SIDESPIN_BACKEND",
@@ -146,6 +150,8 @@ class Settings:
         _check_models(self.models)
         if not all(isinstance(on, bool) for on in self.shapes.values()):
             raise ConfigError(f"shapes: each shape is true or false, not {self.shapes!r}")
+        _check_tools(self.tools)
+        _check_token(self.auth_token)
 
     @property
     def public_bind(self) -> bool:
@@ -214,6 +220,42 @@ def _check_models(models: Any) -> None:
             check_spec(spec)
         except ConfigError as error:
             raise ConfigError(f"models: {name!r}: {error}") from None
+
+
+def _check_tools(tools: Any) -> None:
+    """`tools`: {NAME: {"approval": "auto" | "ask" | "deny"}}, spelt exactly so (a misspelt policy is refused
+    here, not found at every turn)."""
+    example = '{"web_search": {"approval": "auto"}}'
+    if not isinstance(tools, dict):
+        raise ConfigError(f"tools must be an object like {example}, not {type(tools).__name__}")
+    for name, options in tools.items():
+        if not isinstance(options, dict):
+            raise ConfigError(f"tools: {name!r} must be an object like {example}, not {options!r}")
+        unknown = set(options) - set(_TOOL_OPTIONS)
+        if unknown:
+            raise ConfigError(f"tools: {name!r} has unknown keys {', '.join(sorted(map(repr, unknown)))} "
+                              f"(known: {', '.join(_TOOL_OPTIONS)})")
+        if "approval" in options and options["approval"] not in ("auto", "ask", "deny"):
+            raise ConfigError(f"tools: {name!r}: approval must be \"auto\", \"ask\" or \"deny\" (lower case), "
+                              f"not {options['approval']!r}")
+
+
+def _check_token(token: str) -> None:
+    """`auth_token`: empty (one is generated when needed), or a secret hard to guess: at least `MIN_TOKEN_CHARS`
+    characters, no spaces or control characters, not one character repeated."""
+    if token == "":
+        return
+    if not token.strip():
+        raise ConfigError("auth_token (SIDESPIN_TOKEN) is blank: leave it empty to have one generated, or set a "
+                          f"secret of at least {MIN_TOKEN_CHARS} characters")
+    if any(c.isspace() or not c.isprintable() for c in token):
+        raise ConfigError("auth_token (SIDESPIN_TOKEN) holds spaces or control characters; use letters, digits and "
+                          "punctuation")
+    if len(token) < MIN_TOKEN_CHARS or len(set(token)) < _MIN_TOKEN_KINDS:
+        raise ConfigError(f"auth_token (SIDESPIN_TOKEN) is too easy to guess ({len(token)} characters, "
+                          f"{len(set(token))} different): use at least {MIN_TOKEN_CHARS} characters, e.g. the "
+                          "output of `python -c 'import secrets; print(secrets.token_urlsafe(24))'`, or leave it "
+                          "empty to have one generated")
 
 
 def _plugins(raw: Any, source: str) -> bool | Path | str:

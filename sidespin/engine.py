@@ -19,14 +19,14 @@ import contextlib
 import weakref
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 from loguru import logger
 
-from sidespin.approvals import Approvals
+from sidespin.approvals import Approvals, outside_places
 from sidespin.backends import BackendPool, default_backend, display_name
 from sidespin.config import Settings
-from sidespin.errors import BackendError, ToolNotOffered, TranscriptError
+from sidespin.errors import BackendError, MCPServerError, NotSaved, ToolNotOffered, TranscriptError
 from sidespin.events import ErrorNotice, Event, ToolProposed, TurnDone
 from sidespin.formats import image_attachments
 from sidespin.ladder import Choice, choose_rung
@@ -128,10 +128,8 @@ class Engine:
         return self.pool.default
 
     def per_tool_approval(self) -> dict[str, str]:
-        configured = {name: opts["approval"] for name, opts in self.settings.tools.items() if opts.get("approval")}
-        if not self.approve_all:
-            return configured
-        return {**{name: "auto" for name in self.registry.names()}, **configured}
+        """The approval config.json sets per tool (`"tools": {NAME: {"approval": …}}`)."""
+        return {name: opts["approval"] for name, opts in self.settings.tools.items() if opts.get("approval")}
 
     def approve_everything(self) -> None:
         """Run every call without asking, destructive tools too (a non-interactive `sidespin ask --yes`).
@@ -140,22 +138,39 @@ class Engine:
         self.approve_all = True
 
     def approvals(self, transcript: Transcript) -> Approvals:
-        return Approvals.from_transcript(transcript, self.approval, self.per_tool_approval())
+        return Approvals.from_transcript(transcript, self.approval, self.per_tool_approval(),
+                                         approve_all=self.approve_all)
 
-    def outside_policy(self, tool: Tool) -> str | None:
-        """Why `tool` may not run for a caller outside a conversation (/mcp-tool-executor, /mcp), or None.
+    def outside_policy(self, tool: Tool, arguments: dict[str, Any] | None = None) -> str | None:
+        """Why a call of `tool` (with `arguments`, when known) may not run for a caller outside a conversation
+        (/mcp-tool-executor, /mcp), or None.
 
-        One approval policy for every way in: a tool that would wait for a person on the
-        chat page, or is denied there, is refused here too, unless config.json says
-        `"tools": {NAME: {"approval": "auto"}}`.
+        One approval policy for every way in: a call that would wait for a person on the
+        chat page, or is denied there, is refused here too; for a tool that asks, unless
+        config.json says `"tools": {NAME: {"approval": "auto"}}`.
         """
-        policy = Approvals(self.approval, self.per_tool_approval()).policy_for(tool)
-        if policy == "auto":
+        call = ToolCall(tool.name, arguments) if arguments is not None else None
+        ruling = Approvals(self.approval, self.per_tool_approval(), approve_all=self.approve_all).ruling(tool, call)
+        if ruling.policy == "auto":
             return None
-        if policy == "deny":
-            return f"the tool {tool.name!r} is not allowed (approval policy: deny)"
+        if ruling.policy == "deny":
+            return f"the tool {tool.name!r} is not allowed ({ruling.why})"
+        if call is not None and outside_places(tool, call.arguments):
+            return f"the call to {tool.name!r} needs a person's approval on the chat page: {ruling.why}"
         return (f"the tool {tool.name!r} needs a person's approval on the chat page, so it is not run for outside "
                 f'callers; to allow it, set "tools": {{"{tool.name}": {{"approval": "auto"}}}} in config.json')
+
+    def trust_read_only(self, server: str, trusted: bool) -> None:
+        """Whether an MCP server's `readOnlyHint` lets its tools run without asking: written in mcp.json
+        (`trust_read_only`), in force at once. `MCPServerError` for an unknown server (or no mcp.json),
+        `ConfigError` when mcp.json cannot be read, `NotSaved` when it cannot be written."""
+        from sidespin.mcp.config import write_trust_read_only
+
+        if self.mcp is None:
+            raise MCPServerError("there are no MCP servers (no mcp.json)")
+        self.mcp.connection(server)  # its MCPServerError, naming the servers
+        write_trust_read_only(self.settings.mcp_config, server, trusted)
+        self.mcp.trust_read_only(server, trusted)
 
     # ---- tools switched off, per conversation ----
 
@@ -233,7 +248,8 @@ class Engine:
             closed = transcript.close_interrupted()  # no turn of ours plays it (a turn holds it in memory)
             if closed:
                 self._log_interrupted(conversation_id, closed)
-                self.store.save(conversation_id, transcript)
+                with contextlib.suppress(NotSaved):  # shown closed all the same; written by the next write that can
+                    self.store.save(conversation_id, transcript)
             conversation = self.conversations[conversation_id] = Conversation(id=conversation_id)
         return conversation, transcript
 
@@ -294,12 +310,16 @@ class Engine:
         reuse: list[ToolResult] | None = None,
         note: dict[str, Any] | None = None,
         loaded: Loaded | None = None,
+        on_asked: Callable[[NotSaved | None], None] | None = None,
     ) -> AsyncIterator[Event]:
         """Play one turn and record each of its events in the transcript as it arrives.
 
         `reuse`: results recorded in the version of the turn an edit replaced (`sidespin.versions`).
         `note`: what the user message carries besides its text (`sidespin.mcp.attach.Composed.note`).
         `loaded`: the conversation's file as the caller read it (the page's board), not to read it again.
+        `on_asked`: told once the person's message is in the file (None), or the `NotSaved` that kept it out; then
+        the turn ends at once with a notice, nothing sent to the model. A write that fails later in the turn is
+        said once, and the turn goes on unsaved.
         """
         try:
             recorder = TranscriptRecorder(self.store, conversation.id, self.model_name, loaded=loaded)
@@ -308,8 +328,10 @@ class Engine:
             yield ErrorNotice(f"{error} — fix or move the file; it was not changed")
             yield TurnDone(reason="error")
             return
-        # the turns of a conversation never interleave: a call started and never finished was interrupted
-        self._log_interrupted(conversation.id, recorder.close_interrupted())
+        try:  # the turns of a conversation never interleave: a call started and never finished was interrupted
+            self._log_interrupted(conversation.id, recorder.close_interrupted())
+        except NotSaved as error:
+            logger.warning("TRANSCRIPT_INTERRUPTED_NOT_SAVED conv={} {}", conversation.id, error.reason)
         transcript = recorder.transcript
         recorder.model_name = model = self.pool.choose(transcript.meta.get("model"))
         history = transcript.to_messages(summarize_after=self.settings.summarize_after or None)
@@ -324,7 +346,17 @@ class Engine:
             poke_tool = again  # a Poke played again (a regenerate) calls its tool again
             note = {**poke_note(again), **(note or {})}  # a Poke written before its tool was noted gets it now
         if user_text is not None:
-            recorder.user(user_text, note)
+            try:
+                recorder.user(user_text, note)
+            except NotSaved as error:
+                logger.error("MESSAGE_NOT_SAVED conv={} {}", conversation.id, error.reason)
+                if on_asked is not None:
+                    on_asked(error)
+                yield ErrorNotice(f"your message was not saved, so nothing was sent to the model: {error}")
+                yield TurnDone(reason="error")
+                return
+            if on_asked is not None:
+                on_asked(None)
             if self.mcp is not None:  # what it carried is sent fresh, and followed from now on
                 self.mcp.subscriptions.attached(conversation.id, (note or {}).get("attached") or [])
         try:
@@ -341,7 +373,7 @@ class Engine:
                 options=replace(self.options(keep_turns, reuse), mode=self.pool.rung(model).name,
                                 system_prompt=context_prompt(self.settings.system_prompt,
                                                              transcript.meta.get(APP_CONTEXT))),
-                policy=approvals.policy_for,
+                policy=approvals.ruling,
                 decisions=decisions,
                 waiting=waiting,
                 force_tool=poke_tool,
@@ -350,13 +382,13 @@ class Engine:
             ):
                 try:
                     recorder.apply(event)
-                except TranscriptError as error:  # the file broke under us: keep playing, say so once
+                except (TranscriptError, NotSaved) as error:  # the file broke under us: keep playing, say so once
                     logger.error("TRANSCRIPT_WRITE_REFUSED conv={} {}", conversation.id, error)
                     yield ErrorNotice(f"{error} — this turn is not being saved")
                     recorder = _NullRecorder()
                 yield event
         finally:
-            with contextlib.suppress(TranscriptError):
+            with contextlib.suppress(TranscriptError, NotSaved):
                 recorder.flush()
 
     async def _load(self, model: str, recorder: TranscriptRecorder, control: TurnControl | None) -> AsyncIterator[Event]:
@@ -373,7 +405,8 @@ class Engine:
             ending = [ErrorNotice(f"stopped by you while {model!r} was loading; it goes on loading for the next "
                                   "message"), TurnDone(reason="stopped")]
         for event in ending:
-            recorder.apply(event)
+            with contextlib.suppress(NotSaved):  # the turn ends here: it says why, saved or not
+                recorder.apply(event)
             yield event
 
     def decide(self, conversation: Conversation, choice: str, call_id: str | None) -> Decision:
@@ -449,7 +482,8 @@ async def open_mcp(
     sign_ins = sign_ins or SignIns(redirect_uri(settings.port))
     manager = await stack.enter_async_context(
         MCPManager(configs, strict=strict, token_dir=Path(settings.data_dir) / "oauth", sign_ins=sign_ins,
-                   apps=AppShelf(Path(settings.data_dir) / "apps"))
+                   apps=AppShelf(Path(settings.data_dir) / "apps"),
+                   max_result_chars=settings.max_result_chars)
     )
     manager.register_into(registry)
     return manager

@@ -21,6 +21,7 @@ response, SSE event, CLI) turns it into a message with `str(error)`.
     │   ├── NoSuchQuestion          no question has that id
     │   └── QuestionClosed          the question was answered already, or its call ended
     ├── TranscriptError             a conversation file that cannot be read
+    ├── NotSaved                    a conversation file that cannot be written (a full disk); it is as it was
     └── SearchStopped               a search ran out of its time, or the person who asked left
 """
 
@@ -45,6 +46,7 @@ __all__ = [
     "NoSuchQuestion",
     "QuestionClosed",
     "TranscriptError",
+    "NotSaved",
     "SearchStopped",
 ]
 
@@ -151,6 +153,17 @@ class TranscriptError(SidespinError):
         super().__init__(f"{where}: {message}")
         self.path = path
         self.line = line
+
+
+class NotSaved(SidespinError):
+    """A conversation file could not be written (the disk is full, no permission): nothing of the write reached
+    the file, which is as it was before it."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: not saved ({reason}); the file is as it was — free some space, or fix the "
+                         "folder's permissions, and try again")
+        self.path = path
+        self.reason = reason
 
 
 class SearchStopped(SidespinError):

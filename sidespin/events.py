@@ -60,9 +60,11 @@ class ToolProposed(Event):
 
 @dataclass
 class ApprovalNeeded(Event):
-    """A proposed call waits for a person's choice (ya, yA, yo, yO, n)."""
+    """A proposed call waits for a person's choice (ya, yA, yo, yO, n); `why`, in words for a person, when the
+    reason is worth saying (it follows a tool result, a path lies outside its server's folders)."""
 
     call: ToolCall
+    why: str = ""
 
 
 @dataclass

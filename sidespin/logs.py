@@ -78,11 +78,22 @@ def _put_nowait(queue: asyncio.Queue[str], line: str) -> None:
         queue.put_nowait(line)
 
 
+def _remove_sinks() -> None:
+    """Remove every sink. A file sink on a full disk cannot flush its last lines and raises; loguru has removed it
+    by then, so the others are removed in turn."""
+    while True:
+        try:
+            logger.remove()
+            return
+        except OSError:
+            continue
+
+
 def setup_logging(logs_dir: Path, *, console: bool = True) -> LogHub:
     """Console (INFO, or SIDESPIN_LOG_LEVEL), file (DEBUG, 5 MB rotation, 5 kept) and the /logs hub."""
     logs_dir = Path(logs_dir)
     logs_dir.mkdir(parents=True, exist_ok=True)
-    logger.remove()
+    _remove_sinks()
     level = os.environ.get("SIDESPIN_LOG_LEVEL", "INFO").upper()
     if console:
         logger.add(sys.stderr, level=level, format=LINE_FORMAT, colorize=False)

@@ -34,7 +34,7 @@ from typing import Any, AsyncIterator, Callable
 from loguru import logger
 
 from sidespin.answer import TAGS, AnswerReader, Round
-from sidespin.approvals import Policy
+from sidespin.approvals import Ruling
 from sidespin.config import ToolMode
 from sidespin.errors import BackendError, MalformedToolCall
 from sidespin.events import (
@@ -64,7 +64,9 @@ from sidespin.tools import DEFAULT_TIMEOUT, Tool, ToolCall, ToolRegistry, ToolRe
 
 __all__ = ["Conversation", "RallyOptions", "chat_with_llm", "poke"]
 
-PolicyFor = Callable[[Tool], Policy]  # the approval policy of a tool: auto, ask or deny
+# the approval of a call (`Approvals.ruling`): auto, ask or deny, and why; its last argument says whether a tool
+# result of the same turn reached the model before the call (its author may have asked for it)
+PolicyFor = Callable[[Tool, ToolCall, bool], Ruling]
 
 
 @dataclass
@@ -233,9 +235,9 @@ class _Turn:
             events.append(ToolFinished(current.results[call.id]))
             return events
         self.seen.add(key)
-        decision = "auto"
+        decision, why = "auto", ""
         if self.policy is not None and call.name in self.registry:
-            decision = self.policy(self.registry.get(call.name))
+            decision, why = self.policy(self.registry.get(call.name), call, self.after_result())
         if decision == "deny":
             result = ToolResult(call, error=f"the tool {call.name!r} is not allowed here (approval policy: deny)",
                                 kind="denied")
@@ -248,12 +250,21 @@ class _Turn:
             events.append(ToolFinished(result))
         elif decision == "ask":
             current.pending.append(call)
-            logger.info("TOOL_CALL_ASK {} id={}", call.name, call.id)
-            events.append(ApprovalNeeded(call))
+            logger.info("TOOL_CALL_ASK {} id={} {}", call.name, call.id, why)
+            events.append(ApprovalNeeded(call, why))
         else:
             current.tasks[self.start(call)] = call
             events.append(ToolStarted(call))
         return events
+
+    def after_result(self) -> bool:
+        """Whether a tool result of this turn (since the person's message) reached the model before its next call."""
+        for message in reversed(self.messages):
+            if message.get("role") == "user":
+                return False
+            if message.get("role") == "tool":
+                return True
+        return False
 
     def finished(self, current: Round) -> list[Event]:
         """Results of the tool tasks that are done, without waiting for the others."""
@@ -410,7 +421,7 @@ async def chat_with_llm(
     `user_text` None continues the conversation: of the calls of the last answer that `waiting`
     names (proposed, no result yet), those in `decisions` ({call id: approved}) are run or
     refused and the model goes on; if others still wait, the turn ends waiting for them.
-    `policy(tool)` answers auto, ask or deny for each call (default: auto).
+    `policy(tool, call, after_result)` rules auto, ask or deny for each call, with why (default: auto).
     `force_tool` (a tool name) constrains the first answer to one block calling it (the Poke).
     `control` lets a person stop the turn; it also holds the turn's wall-clock and token limits
     (by default those of `options`). Whatever ends the turn, the last event is one `TurnDone`.

@@ -117,11 +117,12 @@
     }
   });
 
-  // A refused edit, regenerate or fork says why beside its buttons; a refused Sign in or Restart beside its server's.
+  // A refused edit, regenerate or fork says why beside its buttons; a refused Sign in or Restart beside its server's;
+  // a choice that could not be recorded beside the approval buttons.
   document.addEventListener("htmx:responseError", function (event) {
     var elt = event.detail.elt, place = null;
     var tools = elt.closest && elt.closest(".msg-tools");
-    var actions = elt.closest && elt.closest(".server-actions");
+    var actions = elt.closest && (elt.closest(".server-actions") || elt.closest(".approvals"));
     if (tools) place = tools.querySelector(".version-error");
     else if (actions) place = actions.querySelector(".action-error");
     if (!place) return;

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sidespin.approvals import Approvals
+from sidespin.approvals import Approvals, outside_places
 from sidespin.tools import Tool, ToolCall
 from sidespin.transcript import TranscriptRecorder, TranscriptStore, parse
 
@@ -125,3 +125,34 @@ def test_a_yO_written_to_the_file_is_remembered_after_a_reload(tmp_path: Path) -
     assert Approvals.from_transcript(reloaded, "ask").policy_for(SEARCH) == "auto"
     with pytest.raises(ValueError, match="ya, yA, yo, yO, n"):
         recorder.record_decision("call_2", "maybe")
+
+
+def test_a_call_that_changes_something_after_a_result_asks_in_the_terminal() -> None:
+    call = ToolCall("web_search", {"query": "x"})
+    terminal = Approvals("auto")
+    assert terminal.ruling(SEARCH, call, after_result=False).policy == "auto"  # what the person asked for
+    asked = terminal.ruling(SEARCH, call, after_result=True)
+    assert asked.policy == "ask" and "follows a tool result" in asked.why
+    assert terminal.policy_for(CLOCK, ToolCall("get_time", {}), after_result=True) == "auto"  # it only reads
+    assert Approvals("auto", remembered={"web_search"}).policy_for(SEARCH, call, after_result=True) == "auto"
+    assert Approvals("auto", per_tool={"web_search": "auto"}).policy_for(SEARCH, call, after_result=True) == "auto"
+    assert Approvals("auto", approve_all=True).policy_for(SEARCH, call, after_result=True) == "auto"
+
+
+def test_a_path_outside_the_folders_asks_whatever_else_says_run(tmp_path: Path) -> None:
+    folder = tmp_path / "files"
+    folder.mkdir()
+    (folder / "out").symlink_to(tmp_path)
+    reader = Tool("read_file", "", {"type": "object", "properties": {}}, lambda: None, read_only=True,
+                  places=(str(folder),))
+    for path in ("/etc/passwd", "../secret", f"{folder}/../secret", f"{folder}/out/secret", "file:///etc/passwd"):
+        call = ToolCall("read_file", {"path": path})
+        assert outside_places(reader, call.arguments) == [path]
+        for approvals in (Approvals("ask"), Approvals("auto", per_tool={"read_file": "auto"}),
+                          Approvals("ask", remembered={"read_file"})):
+            assert approvals.policy_for(reader, call) == "ask", (path, approvals.default)
+        assert Approvals("ask", approve_all=True).policy_for(reader, call) == "auto"
+    for path in ("notes.txt", f"{folder}/notes.txt", f"{folder}/a/../b.txt", str(folder)):
+        assert outside_places(reader, {"path": path}) == [] and Approvals("ask").policy_for(
+            reader, ToolCall("read_file", {"path": path})) == "auto"
+    assert outside_places(reader, {"paths": ["notes.txt", "/etc/shadow"], "pattern": "*.md"}) == ["/etc/shadow"]

@@ -50,7 +50,8 @@ def test_a_call_that_waits_for_approval_is_reported_and_not_run(asked) -> None:
     ask, note = asked
     code, answer, err = ask()
     assert answer["tool_calls"] == [
-        {"tool": "write_note", "arguments": {"text": "buy bread"}, "result": None, "error": None, "held": True}]
+        {"tool": "write_note", "arguments": {"text": "buy bread"}, "result": None, "error": None, "held": True,
+         "why": "it is marked destructive"}]
     assert any("waits for a person's approval" in notice for notice in answer["notices"])
     assert "--yes" in err
     assert not note.exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 
+from sidespin.approvals import Ruling
 from sidespin.errors import BackendError
 from sidespin.events import (
     ApprovalNeeded, ErrorNotice, MalformedCall, TextDelta, Thought, ToolFinished, ToolStarted, TurnDone,
@@ -258,7 +259,7 @@ async def test_the_round_limit_ends_a_turn():
 async def test_approval_pauses_and_a_decision_resumes_the_turn():
     backend = ScriptedBackend([[block("add", a=2, b=2)], ["Four."]])
     conversation, history = Conversation(), []
-    events = await play(conversation, backend, "2+2", history=history, policy=lambda t: "ask")
+    events = await play(conversation, backend, "2+2", history=history, policy=lambda *_: Ruling("ask"))
     assert any(isinstance(e, ApprovalNeeded) for e in events)
     assert not any(isinstance(e, ToolStarted) for e in events)
     assert events[-1].reason == "approval"
@@ -275,7 +276,7 @@ async def test_approval_pauses_and_a_decision_resumes_the_turn():
 async def test_a_refused_call_is_told_to_the_model():
     backend = ScriptedBackend([[block("add", a=2, b=2)], ["OK, I will not."]])
     conversation, history = Conversation(), []
-    waiting = (await play(conversation, backend, "2+2", history=history, policy=lambda t: "ask"))[-1].pending
+    waiting = (await play(conversation, backend, "2+2", history=history, policy=lambda *_: Ruling("ask")))[-1].pending
     call = waiting[0]
     events = await play(conversation, backend, None, history=history, waiting=waiting, decisions={call.id: False})
     assert "refused" in [e for e in events if isinstance(e, ToolFinished)][0].result.error

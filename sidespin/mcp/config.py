@@ -7,7 +7,9 @@ Two shapes are accepted, VS Code's and Claude Desktop's:
 
 A server without `type` is stdio when it has a `command` and Streamable HTTP when it has a `url`.
 Fields: `command`, `args`, `env`, `cwd` (stdio); `url`, `headers` (http, sse); `timeout` (seconds
-per tool call, default 90, extended by progress notifications) and `disabled` (any transport);
+per tool call, default 90, extended by progress notifications), `disabled` and `trust_read_only` (any
+transport; `false`: its tools' `readOnlyHint` does not let them run without asking, as MCP calls hints
+untrusted; the Servers panel's switch writes it, `write_trust_read_only`);
 `oauth` (http, sse) asks for sign-in and may pre-register a client:
 `"oauth": {"client_id": ..., "client_secret": ..., "scopes": [...], "client_metadata_url": ...}`,
 every field optional (`"oauth": {}` or `true`: register dynamically). A remote server without
@@ -21,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,9 +31,10 @@ from typing import Any, Literal
 
 from loguru import logger
 
-from sidespin.errors import ConfigError
+from sidespin.errors import ConfigError, NotSaved
 
-__all__ = ["OAuthConfig", "ServerConfig", "load_mcp_config", "parse_mcp_config", "DEFAULT_CALL_TIMEOUT"]
+__all__ = ["OAuthConfig", "ServerConfig", "load_mcp_config", "parse_mcp_config", "write_trust_read_only",
+           "DEFAULT_CALL_TIMEOUT"]
 
 DEFAULT_CALL_TIMEOUT = 90.0
 
@@ -43,7 +47,8 @@ _TRANSPORT_ALIASES: dict[str, Transport] = {
     "streamableHttp": "http",
     "sse": "sse",
 }
-_KNOWN_KEYS = {"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "disabled", "oauth"}
+_KNOWN_KEYS = {"type", "command", "args", "env", "cwd", "url", "headers", "timeout", "disabled", "oauth",
+               "trust_read_only"}
 _OAUTH_KEYS = {"client_id", "client_secret", "scopes", "client_metadata_url"}
 _VARIABLE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -73,6 +78,7 @@ class ServerConfig:
     timeout: float = DEFAULT_CALL_TIMEOUT
     disabled: bool = False
     oauth: OAuthConfig | None = None  # None: sign in only if the server answers 401
+    trust_read_only: bool = True  # its tools' readOnlyHint lets them run without asking
 
 
 class _Where:
@@ -169,6 +175,9 @@ def _server(name: str, raw: Any, source: str, environ: Mapping[str, str]) -> Ser
     disabled = raw.get("disabled", False)
     if not isinstance(disabled, bool):
         raise where.error("disabled", "must be true or false")
+    trust_read_only = raw.get("trust_read_only", True)
+    if not isinstance(trust_read_only, bool):
+        raise where.error("trust_read_only", "must be true or false")
     if transport == "stdio":
         if raw.get("oauth") not in (None, False):
             raise where.error("oauth", "is for http and sse servers (a stdio server is trusted by running it)")
@@ -184,6 +193,7 @@ def _server(name: str, raw: Any, source: str, environ: Mapping[str, str]) -> Ser
             cwd=_string(raw, "cwd", where, environ),
             timeout=float(timeout),
             disabled=disabled,
+            trust_read_only=trust_read_only,
         )
     url = _string(raw, "url", where, environ)
     if url is None:
@@ -198,6 +208,7 @@ def _server(name: str, raw: Any, source: str, environ: Mapping[str, str]) -> Ser
         timeout=float(timeout),
         disabled=disabled,
         oauth=_oauth(raw, where, environ),
+        trust_read_only=trust_read_only,
     )
 
 
@@ -239,3 +250,35 @@ def load_mcp_config(path: Path | str, environ: Mapping[str, str] | None = None) 
     except json.JSONDecodeError as error:
         raise ConfigError(f"{path}: not valid JSON (line {error.lineno}: {error.msg})") from None
     return parse_mcp_config(data, str(path), environ)
+
+
+def write_trust_read_only(path: Path | str, server: str, trusted: bool) -> None:
+    """Write a server's `trust_read_only` into `mcp.json` (the key goes when it is true, the default), leaving
+    everything else of the file as it was but its layout (two-space indentation). The file is replaced whole or
+    not at all; `ConfigError` when it cannot be read or has no such server, `NotSaved` when it cannot be written."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise ConfigError(f"{path}: cannot be read to change {server!r} ({error})") from None
+    sections = [data.get(key) for key in ("servers", "mcpServers")] if isinstance(data, dict) else []
+    entry = next((section[server] for section in sections
+                  if isinstance(section, dict) and isinstance(section.get(server), dict)), None)
+    if entry is None:
+        raise ConfigError(f"{path}: no server {server!r} to change")
+    if trusted:
+        entry.pop("trust_read_only", None)
+    else:
+        entry["trust_read_only"] = False
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except OSError as error:
+        Path(temporary).unlink(missing_ok=True)
+        raise NotSaved(str(path), error.strerror or str(error)) from None
+    logger.info("MCP_CONFIG_WRITTEN {} {} trust_read_only={}", path, server, trusted)

@@ -7,6 +7,10 @@ when the server offers it and falls back to the initialize handshake otherwise.
 Each server's session lives in a task of its own (SDK transports must be entered and left by
 the same task); calls run in the caller's task against that session.
 
+A stdio server speaks through `sidespin.mcp.stdio`, the SDK's transport with a reader that cuts every line
+to size as it arrives (a 60 MB answer, 20,000 tools). Whatever the transport, a server offers at most
+`MAX_SERVER_TOOLS` tools, each named as MCP allows (`TOOL_NAME`); what was left out is in `notices`.
+
 A remote (http, sse) server signs in with OAuth through the SDK's provider (`sidespin.mcp.auth`)
 when it answers 401, whether or not `mcp.json` gives it an `oauth` object (unless its headers
 carry an `Authorization` of their own). A sign-in never blocks start-up: the server is
@@ -23,6 +27,7 @@ person's Cancel, Stop, its timeout) cancels its request (`notifications/cancelle
 from __future__ import annotations
 
 import asyncio
+import re
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -38,7 +43,6 @@ from mcp import Client, InputRequiredRoundsExceededError, StdioServerParameters
 from mcp.client import advertise
 from mcp.client.session import ElicitationFnT
 from mcp.client.sse import sse_client
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -51,10 +55,13 @@ from sidespin.mcp import auth
 from sidespin.mcp.apps import APP_MIME_TYPE, EXTENSION as APPS_EXTENSION
 from sidespin.mcp.catalog import Catalog, prompt_row, resource_row, template_row
 from sidespin.mcp.config import OAuthConfig, ServerConfig
+from sidespin.mcp.lines import Cut
+from sidespin.mcp.stdio import Limits, bounded_stdio_client
 from sidespin.mcp.task_watch import CallWatch, TasksExtension, call_as_legacy_task, current_watch, legacy_task_tool
 from sidespin.questions import current_call, keep_call_alive
+from sidespin.tools import DEFAULT_MAX_RESULT_CHARS, MAX_ATTACHMENT_CHARS
 
-__all__ = ["Connection", "STARTUP_TIMEOUT", "ServerStatus"]
+__all__ = ["Connection", "STARTUP_TIMEOUT", "ServerStatus", "MAX_SERVER_TOOLS", "TOOL_NAME"]
 
 ServerStatus = Literal["starting", "ready", "failed", "restarting", "needs sign-in"]
 
@@ -68,6 +75,11 @@ _PING_TIMEOUT = 10.0
 _HTTP_TIMEOUT = 30.0  # connect, write, pool (the SDK's defaults)
 _SSE_READ_TIMEOUT = 300.0
 _LIST_PAGE_CAP = 100
+MAX_SERVER_TOOLS = 500
+"""Tools one server may offer; those it lists past them are left out, with a notice."""
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+"""A tool name as MCP allows it; a server's tool named otherwise is left out, with a notice."""
+_SHOWN_NAMES = 5  # refused names a notice quotes
 _CLIENT_INFO = types.Implementation(name="sidespin", version=__version__)
 _NEWS_EVERY = 0.25  # seconds between two progress events of one call told to the chat (a change of status goes at once)
 _NEEDS_SIGN_IN = "needs sign-in"  # what the holding task tells start() when the SDK hands out an authorization URL
@@ -132,8 +144,51 @@ async def _every_page(
     return gathered
 
 
-async def _list_all_tools(client: Client) -> list[types.Tool]:
-    return await _every_page(lambda cursor: client.list_tools(cursor=cursor), lambda page: page.tools)
+async def _list_tools(client: Client, limit: int) -> tuple[list[types.Tool], int, bool]:
+    """The first `limit` tools the server lists (following its cursors), how many more it listed in the pages
+    read, and whether it has pages that were not read."""
+    gathered: list[types.Tool] = []
+    cursor: str | None = None
+    for _ in range(_LIST_PAGE_CAP):
+        page = await client.list_tools(cursor=cursor)
+        gathered.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor or len(gathered) > limit:
+            break
+    return gathered[:limit], max(0, len(gathered) - limit), bool(cursor)
+
+
+def _shown(name: str) -> str:
+    """A refused name as a notice shows it: quoted, every character outside printable ASCII escaped (a zero-width
+    or bidi character, a line break), at most 60 of them."""
+    shown = "".join(c if " " <= c <= "~" else f"\\u{ord(c):04x}" for c in name[:60])
+    return f"'{shown}{'…' if len(name) > 60 else ''}'"
+
+
+def _named_as_allowed(server: str, tools: list[types.Tool]) -> tuple[list[types.Tool], str | None]:
+    """The tools whose names MCP allows, and a notice naming the others (None when there are none)."""
+    kept = [tool for tool in tools if TOOL_NAME.fullmatch(tool.name)]
+    refused = [tool.name for tool in tools if not TOOL_NAME.fullmatch(tool.name)]
+    for name in refused:
+        logger.warning("MCP_TOOL_NAME_REFUSED {} {}", server, _shown(name))
+    if not refused:
+        return kept, None
+    shown = ", ".join(_shown(name) for name in refused[:_SHOWN_NAMES])
+    shown += ", …" if len(refused) > _SHOWN_NAMES else ""
+    return kept, (f"{len(refused)} tool{'s' if len(refused) > 1 else ''} left out: MCP allows a tool name of 1 to 128 "
+                  f"letters, digits, _ . - only, and {'these are' if len(refused) > 1 else 'this one is'} not: {shown}")
+
+
+def _beyond_limit(server: str, extra: int, unread: bool) -> str | None:
+    """The notice for tools listed past `MAX_SERVER_TOOLS` (None when none were)."""
+    if not extra and not unread:
+        return None
+    logger.warning("MCP_TOOLS_LEFT_OUT {} {}{} past the first {}", server, extra, "+" if unread else "",
+                   MAX_SERVER_TOOLS)
+    listed = f"more than {MAX_SERVER_TOOLS + extra:,}" if unread else f"{MAX_SERVER_TOOLS + extra:,}"
+    left = f"{extra:,} or more" if unread else f"{extra:,}"
+    return (f"it lists {listed} tools: only the first {MAX_SERVER_TOOLS:,} are offered (the limit of one server), "
+            f"{left} left out")
 
 
 async def _list_catalog(client: Client, server: str) -> Catalog:
@@ -166,11 +221,17 @@ class Connection:
         sign_ins: auth.SignIns | None = None,
         token_dir: Path | None = None,
         on_notification: Callable[[Connection, types.ServerNotification], None] | None = None,
+        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     ) -> None:
-        """`on_notification`: told every notification the server sends (resource updates, list changes)."""
+        """`on_notification`: told every notification the server sends (resource updates, list changes);
+        `max_result_chars`: what a string of a stdio server's answer may hold before it is cut with a note."""
         self.config = config
         self.client: Client | None = None
         self.tools: list[types.Tool] = []
+        self.notices: list[str] = []
+        """What was left out of the tools it listed last (too many, names MCP does not allow)."""
+        self._max_result_chars = max_result_chars
+        self._cut_tools = 0  # tools the transport left out of the listing under way
         self._status: ServerStatus = "starting"
         self.error: str | None = None
         self._on_change = on_change
@@ -222,7 +283,10 @@ class Connection:
                 command=config.command, args=config.args, env=config.env or None, cwd=config.cwd
             )
             assert self._stderr is not None
-            transport = stdio_client(params, errlog=self._stderr)
+            limits = Limits(max_string=self._max_result_chars, max_data=MAX_ATTACHMENT_CHARS + 1,
+                            max_tools=MAX_SERVER_TOOLS, max_line=2 * MAX_ATTACHMENT_CHARS + 4 * self._max_result_chars,
+                            on_cut=self._line_cut)
+            transport = bounded_stdio_client(params, limits, self._stderr)
         elif config.transport == "sse":
             transport = sse_client(config.url, headers=config.headers, timeout=_HTTP_TIMEOUT, auth=self._oauth())
         else:
@@ -243,6 +307,22 @@ class Connection:
                         advertise(APPS_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]})],  # we draw MCP Apps
         )
         return await stack.enter_async_context(client)
+
+    def _line_cut(self, cut: Cut) -> None:
+        """A line of the server's was cut to size (`sidespin.mcp.lines`): count the tools it left out, log the rest."""
+        self._cut_tools += cut.tools_left_out
+        if cut.strings or cut.left_out:
+            logger.warning("MCP_ANSWER_CUT {} {:,} bytes: {} strings cut ({:,} bytes left out), {} elements left out",
+                           self.name, cut.size, cut.strings, cut.dropped, cut.left_out)
+
+    async def _listed_tools(self, client: Client) -> list[types.Tool]:
+        """The tools it offers: at most `MAX_SERVER_TOOLS`, named as MCP allows; `notices` say what was left out."""
+        self._cut_tools = 0
+        tools, extra, unread = await _list_tools(client, MAX_SERVER_TOOLS)
+        tools, refused = _named_as_allowed(self.name, tools)
+        self.notices = [notice for notice in (_beyond_limit(self.name, extra + self._cut_tools, unread), refused)
+                        if notice]
+        return tools
 
     def _oauth(self) -> httpx2.Auth | None:
         """The SDK's OAuth provider for this remote server, or None when it has its own Authorization header."""
@@ -279,7 +359,7 @@ class Connection:
             try:
                 async with AsyncExitStack() as stack:
                     client = await self._open(stack)
-                    tools = await _list_all_tools(client)
+                    tools = await self._listed_tools(client)
                     self.client, self.tools, self.sign_in_url = client, tools, None
                     if not ready.done():
                         ready.set_result(None)

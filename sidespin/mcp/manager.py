@@ -24,7 +24,7 @@ from loguru import logger
 from mcp import Client
 from mcp.client.session import ClientRequestContext, ElicitationFnT
 
-from sidespin.errors import MCPServerError, ToolFailed
+from sidespin.errors import MCPServerError, ToolError, ToolFailed
 from sidespin.mcp import auth
 from sidespin.mcp.apps import AppShelf, AppView, for_app, for_model, read_view, resource_uri
 from sidespin.mcp.catalog import Catalog, PromptMessage, Reading, prompt_messages, reading
@@ -34,7 +34,7 @@ from sidespin.mcp.content import render_result, tool_from_mcp
 from sidespin.mcp.places import folders
 from sidespin.mcp.subscriptions import Subscriptions
 from sidespin.questions import QuestionDesk
-from sidespin.tools import Tool, ToolCall, ToolRegistry, ToolResult
+from sidespin.tools import DEFAULT_MAX_RESULT_CHARS, Tool, ToolCall, ToolRegistry, ToolResult
 
 __all__ = ["MCPManager"]
 
@@ -67,10 +67,12 @@ class MCPManager:
         token_dir: Path | None = None,
         sign_ins: auth.SignIns | None = None,
         apps: AppShelf | None = None,
+        max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     ) -> None:
         """`token_dir` keeps each remote server's OAuth tokens (`<data_dir>/oauth`; None: in memory only);
         `sign_ins` holds the sign-ins waiting for `/oauth/callback` (default: redirect to port 5001);
-        `apps` keeps the MCP Apps results are drawn with (None: results carry no app)."""
+        `apps` keeps the MCP Apps results are drawn with (None: results carry no app);
+        `max_result_chars`: what one string of a stdio server's answer may hold (`Connection`)."""
         configs = list(configs)
         self.sign_ins = sign_ins or auth.SignIns(auth.redirect_uri(5001))
         self.questions = QuestionDesk()
@@ -83,6 +85,7 @@ class MCPManager:
                 sign_ins=self.sign_ins,
                 token_dir=token_dir,
                 on_notification=self._notified,
+                max_result_chars=max_result_chars,
             )
             for config in configs
             if not config.disabled
@@ -102,6 +105,7 @@ class MCPManager:
         self._catalog: tuple[float, Catalog] | None = None  # (when fetched, what)
         self._catalog_fetch: asyncio.Task[Catalog] | None = None
         self._catalog_epoch = 0  # moves whenever the cached catalog goes stale; a fetch from before is not kept
+        self._renamed: dict[str, list[str]] = {}  # by server: its tools offered under another name, or left out
 
     def _asker(self, config: ServerConfig) -> ElicitationFnT:
         """The elicitation callback of one server: its questions go to the desk, bounded by its timeout."""
@@ -179,7 +183,8 @@ class MCPManager:
 
     def state(self) -> dict[str, dict[str, Any]]:
         """For /health: each server's status (starting, ready, restarting, failed, needs sign-in), tool count,
-        error, protocol, and `sign_in` (the route that opens the sign-in) while it needs one."""
+        error, protocol, `sign_in` (the route that opens the sign-in) while it needs one, `notices` (tools left
+        out or renamed) and `trust_read_only` (whether its readOnlyHint lets a tool run without asking)."""
         return {
             name: {
                 "status": c.status,
@@ -188,9 +193,22 @@ class MCPManager:
                 "error": c.error,
                 "transport": c.config.transport,
                 "protocol": c.client.protocol_version if c.client is not None else None,
+                "notices": [*c.notices, *self._renamed.get(name, [])],
+                "trust_read_only": c.config.trust_read_only,
             }
             for name, c in self._connections.items()
         }
+
+    def trust_read_only(self, server: str, trusted: bool) -> None:
+        """Whether the server's `readOnlyHint` lets its tools run without asking (MCP calls hints untrusted); its
+        tools are registered again at once. `MCPServerError` for a server mcp.json does not list."""
+        connection = self.connection(server)
+        connection.config = dataclasses.replace(connection.config, trust_read_only=trusted)
+        logger.info("MCP_READ_ONLY_TRUST {} {}", server, "on" if trusted else "off")
+        if self._registry is not None and connection.status == "ready":
+            self._registry.remove_source(f"mcp:{server}")
+            self._register(self._registry, connection)
+        self._wake()
 
     async def restart_server(self, server: str) -> ServerStatus:
         """Restart a server by a person's choice (a failed one too) and return its status after.
@@ -366,20 +384,39 @@ class MCPManager:
         return added
 
     def _register(self, registry: ToolRegistry, connection: Connection) -> list[Tool]:
+        """Add a ready server's tools. A name that is, or looks like, another source's tool's
+        (`ToolRegistry.look_alike`), or that begins with another server's `name__`, is offered as `server__name`,
+        and the panel says so; a tool whose offered name is taken already is left out, with a notice."""
         name = connection.name
-        places = tuple(folders(connection.config))  # where the server works, as mcp.json says
-        return [
-            registry.add(
-                dataclasses.replace(
-                    tool_from_mcp(listed, self._tool_fn(name, listed.name), source=f"mcp:{name}",
-                                  timeout=max(_HARD_CAP, connection.config.timeout)),
-                    places=places,
-                ),
-                server=name,
+        config = connection.config
+        places = tuple(folders(config))  # where the server works, as mcp.json says
+        others = [f"{other}__" for other in self._connections if other != name]
+        notes: list[str] = []
+        added: list[Tool] = []
+        for listed in connection.tools:
+            if not for_model(listed):  # a tool only for the server's apps is not offered to the model
+                continue
+            tool = dataclasses.replace(
+                tool_from_mcp(listed, self._tool_fn(name, listed.name), source=f"mcp:{name}",
+                              timeout=max(_HARD_CAP, config.timeout)),
+                places=places,
             )
-            for listed in connection.tools
-            if for_model(listed)  # a tool only for the server's apps is not offered to the model
-        ]
+            if not config.trust_read_only:
+                tool.read_only = False
+            twin = registry.look_alike(tool)
+            like = (f"{twin.name} of {twin.source}" if twin is not None else
+                    next((f"a tool of {p[:-2]}" for p in others if tool.name.startswith(p)), None))
+            if like is not None:
+                tool.name = f"{name}__{tool.name}"
+                notes.append(f"{listed.name} is offered as {tool.name}: its name could be taken for {like}")
+                logger.warning("MCP_TOOL_RENAMED {} {} offered as {} (like {})", name, listed.name, tool.name, like)
+            try:
+                added.append(registry.add(tool))
+            except ToolError as error:
+                notes.append(f"{listed.name} left out: {error}")
+                logger.warning("MCP_TOOL_LEFT_OUT {} {}: {}", name, listed.name, error)
+        self._renamed[name] = notes
+        return added
 
 
 def _copy(catalog: Catalog) -> Catalog:

@@ -20,6 +20,7 @@ from rich.text import Text
 from sidespin.approvals import CHOICES, MEANINGS
 from sidespin.errors import BadAnswer, QuestionError
 from sidespin.events import (
+    ApprovalNeeded,
     ErrorNotice,
     Event,
     MalformedCall,
@@ -55,6 +56,7 @@ class TerminalChat:
         self.news: Status | None = None  # the line of a running call's latest news (progress, its task's status)
         self.usage: Usage | None = None  # the turn's tokens, every round added up
         self.page: str | None = None  # the conversation's page on the web server, where its MCP Apps are drawn
+        self.why: dict[str, str] = {}  # why a waiting call asks, by call id (`ApprovalNeeded.why`)
 
     def draw(self, event: Event) -> None:
         if isinstance(event, TextDelta):
@@ -79,6 +81,8 @@ class TerminalChat:
         elif isinstance(event, ErrorNotice):
             self.break_line()
             self.console.print(Text(f"⚠ {event.message}", style="bold red"))
+        elif isinstance(event, ApprovalNeeded):
+            self.why[event.call.id] = event.why
         elif isinstance(event, ModelLoading):
             self.show_loading(event)
         elif isinstance(event, Usage):
@@ -193,7 +197,11 @@ class TerminalChat:
             return
 
     def ask_choice(self, call: ToolCall) -> str:
-        self.console.print(Panel(Text(json.dumps(call.arguments, ensure_ascii=False)), title=f"❓ {call.name}", border_style="yellow", expand=False))
+        shown = Text(json.dumps(call.arguments, ensure_ascii=False))
+        why = self.why.pop(call.id, "")
+        if why:
+            shown.append(f"\nasked because {why}", style="yellow")
+        self.console.print(Panel(shown, title=f"❓ {call.name}", border_style="yellow", expand=False))
         while True:
             answer = KEYBOARD.line_now(f">> Please choose ({'/'.join(CHOICES)}): ").strip()
             if answer in CHOICES:

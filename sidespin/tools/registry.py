@@ -118,6 +118,7 @@ class ToolRegistry:
         max_workers: int = DEFAULT_TOOL_WORKERS,
     ) -> None:
         self._tools: dict[str, Tool] = {}
+        self._looks: dict[str, set[str]] = {}  # the names of the tools by what they look like (`_skeleton`)
         self.max_result_chars = max_result_chars
         self.max_workers = max_workers
         self._pool: ThreadPoolExecutor | None = None
@@ -136,7 +137,7 @@ class ToolRegistry:
         if not off:
             return base
         view = ToolRegistry(max_result_chars=base.max_result_chars, max_workers=base.max_workers)
-        view._tools, view._off, view.base = base._tools, off, base
+        view._tools, view._looks, view._off, view.base = base._tools, base._looks, off, base
         return view
 
     @property
@@ -164,19 +165,32 @@ class ToolRegistry:
         return self._pool
 
     def add(self, item: Tool, *, server: str | None = None) -> Tool:
-        """Register a tool; a name already taken is qualified with its server, never shadowed."""
+        """Register a tool; a name already taken is qualified with its server, never shadowed. `ToolError` when
+        there is no server to qualify it with, or its qualified name is taken too."""
         if item.name in self._tools:
+            taken = self._tools[item.name].source
             if server is None:
-                raise ToolError(f"two tools are named {item.name!r}: {self._tools[item.name].source} and {item.source}")
+                raise ToolError(f"two tools are named {item.name!r}: {taken} and {item.source}")
             qualified = f"{server}__{item.name}"
+            if qualified in self._tools:
+                raise ToolError(f"{item.name!r} is taken by {taken}, and {qualified!r} by "
+                                f"{self._tools[qualified].source}")
             logger.warning("TOOL_NAME_CLASH {} from {} registered as {}", item.name, item.source, qualified)
             item = Tool(**{**item.__dict__, "name": qualified})
         self._tools[item.name] = item
+        self._looks.setdefault(_skeleton(item.name), set()).add(item.name)
         return item
+
+    def look_alike(self, item: Tool) -> Tool | None:
+        """A tool of another source whose name `item`'s could be mistaken for: the same, or the same but for case,
+        `_ . -` and look-alike letters and digits (`Web_Search`, `web-search`, `web_5earch`, `vveb_search`)."""
+        alike = (self._tools[name] for name in sorted(self._looks.get(_skeleton(item.name), ())))
+        return next((tool for tool in alike if tool.source != item.source), None)
 
     def remove_source(self, source: str) -> None:
         for name in [n for n, t in self._tools.items() if t.source == source]:
             del self._tools[name]
+            self._looks[_skeleton(name)].discard(name)
 
     def get(self, name: str) -> Tool:
         if name in self._off and name in self._tools:
@@ -270,6 +284,14 @@ class ToolRegistry:
             result.error = cut
         else:
             result.output = cut
+
+
+_CONFUSABLE = str.maketrans({"0": "o", "1": "l", "i": "l", "|": "l", "5": "s", "_": None, "-": None, ".": None})
+
+
+def _skeleton(name: str) -> str:
+    """What a name looks like, read quickly: lower case, `_ . -` gone, look-alike letters and digits as one."""
+    return name.lower().translate(_CONFUSABLE).replace("rn", "m").replace("vv", "w")
 
 
 def _drop_large_attachments(result: ToolResult) -> None:

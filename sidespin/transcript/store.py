@@ -1,5 +1,8 @@
 """Conversation files: one markdown file per conversation, written whole or not at all.
 
+A write that fails (a full disk, no permission) raises `NotSaved` and leaves the file as it was: the
+new text goes to a temporary file beside it, which replaces it only once wholly written and synced.
+
 No symbolic link is followed: a conversation file that is a link is not read (it is listed as
 unreadable), and a trash folder that is a link is neither moved into nor read; so a link can never
 take a read or a move out of the folder (and its data directory).
@@ -19,7 +22,7 @@ from typing import Callable, NamedTuple
 
 from loguru import logger
 
-from sidespin.errors import TranscriptError
+from sidespin.errors import NotSaved, TranscriptError
 from sidespin.transcript.markers import ASSISTANT, NOTE_PREFIX, USER, _marker, _note_data, _split_lines
 from sidespin.transcript.model import UNTITLED, Transcript, _shorten, title_of
 from sidespin.transcript.parse import parse
@@ -107,7 +110,7 @@ class TranscriptStore:
         return self.directory / f"{conversation_id}.md"
 
     def new(self) -> str:
-        """Create an empty conversation file and return its id."""
+        """Create an empty conversation file and return its id; `NotSaved` when none can be created."""
         while True:
             conversation_id = time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
             try:
@@ -115,6 +118,9 @@ class TranscriptStore:
                     pass
             except FileExistsError:
                 continue
+            except OSError as error:
+                logger.error("TRANSCRIPT_NOT_SAVED new {}", error.strerror or error)
+                raise NotSaved(str(self.directory), error.strerror or str(error)) from None
             logger.info("TRANSCRIPT_NEW {}", conversation_id)
             return conversation_id
 
@@ -211,7 +217,13 @@ class TranscriptStore:
         return Loaded(self.load(conversation_id), stamp)
 
     def save(self, conversation_id: str, transcript: Transcript) -> None:
-        _write_atomic(self.path(conversation_id), transcript.render())
+        """Write the whole file or nothing; `NotSaved` when it cannot be written (the file is then as it was)."""
+        path = self.path(conversation_id)
+        try:
+            _write_atomic(path, transcript.render())
+        except OSError as error:
+            logger.error("TRANSCRIPT_NOT_SAVED conv={} {}", conversation_id, error.strerror or error)
+            raise NotSaved(str(path), error.strerror or str(error)) from None
         self._tell(conversation_id, transcript)
 
     def stamp(self, conversation_id: str) -> Stamp | None:

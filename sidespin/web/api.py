@@ -39,7 +39,7 @@ async def mcp_tool_executor(request: Request):
         return refusal(str(error), 404)
     except BadArguments as error:
         return refusal(f"bad arguments for {body['tool']!r}: {error}")
-    why = engine.outside_policy(target)
+    why = engine.outside_policy(target, params if isinstance(params, dict) else None)
     if why is not None:
         logger.warning("TOOL_CALL_REFUSED {} {}", target.name, why)
         return refusal(why, 403)

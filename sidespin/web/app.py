@@ -29,6 +29,7 @@ from starlette.staticfiles import StaticFiles
 
 from sidespin.config import PROJECT_DIR, Settings
 from sidespin.engine import Engine
+from sidespin.errors import NotSaved
 from sidespin.guard import BodyLimit, GuardPolicy, OriginGuard, SecurityHeaders
 from sidespin.llm.base import Backend
 from sidespin.logs import LogHub, setup_logging
@@ -73,7 +74,8 @@ def create_app(settings: Settings, backend: Backend | None = None) -> FastHTML:
         title="sidespin",
         canonical=False,  # FastHTML's canonical link says https, which a local server is not
         lifespan=functools.partial(lifespan, backend=backend),
-        exception_handlers={HTTPException: http_error, RecursionError: too_deep, Exception: internal_error},
+        exception_handlers={HTTPException: http_error, RecursionError: too_deep, NotSaved: not_saved,
+                            Exception: internal_error},
         middleware=[Middleware(SecurityHeaders), Middleware(OriginGuard), Middleware(BodyLimit)],
         hdrs=HEADERS,
     )
@@ -152,6 +154,12 @@ async def http_error(request: Request, error: HTTPException):
 async def too_deep(request: Request, error: RecursionError):
     """FastHTML reads a JSON body before any route: a body nested thousands deep is the sender's mistake."""
     return await http_error(request, HTTPException(400, "the body is nested too deeply to read"))
+
+
+async def not_saved(request: Request, error: NotSaved):
+    """A file that could not be written (a full disk): 507 with the reason; nothing was half-written."""
+    logger.error("HTTP_NOT_SAVED {} {} {}", request.method, request.url.path, error.reason)
+    return JSONResponse({"status": "error", "error": str(error)}, status_code=507)
 
 
 async def internal_error(request: Request, error: Exception):

@@ -2,7 +2,8 @@
 
     GET  /              the most recent conversation (a first, empty one on the first visit)
     GET  /c/{cid}       a conversation's page; `?start=N` draws the window of turns from N
-    POST /send          cid, msg (and `attach` chips): the message, and its answer as it plays
+    POST /send          cid, msg (and `attach` chips): the message, and its answer as it plays; 507 with the
+                        reason when the message cannot be written (a full disk): the composer keeps it
     POST /poke          cid, tool, arguments: the salted one-shot prompt asking for one call of `tool` (one offered)
     GET  /pulse         SSE: a heartbeat the status dot listens to
 
@@ -160,7 +161,11 @@ async def send(cid: str, msg: str, request: Request):
         message = await composer.message_of(request, text, conversation.id)  # `@` resources, read now
     except AttachmentRefused as error:
         return refusal(f"{error}; nothing was sent", 422)
-    turn = board_of(request).start(conversation, message.text, note=message.note or None)
+    board = board_of(request)
+    queued = bool(board.running(conversation.id))  # then it is written once the turns before it end
+    turn = board.start(conversation, message.text, note=message.note or None)
+    if not queued and (error := await turn.asked) is not None:  # the composer keeps the text, and says why
+        return refusal(f"your message was not sent: {error}", 507)
     return (UserMessage(message.text, versions_web.UserTools(turn.index, message.text), note=message.note,
                         id=user_dom_id(turn.index)), LiveAnswer(turn))
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator
 
 from loguru import logger
 
-from sidespin.errors import TranscriptError
+from sidespin.errors import NotSaved, TranscriptError
 from sidespin.events import ErrorNotice, Event, TextDelta, Thought, TurnDone
 from sidespin.limits import TurnControl
 from sidespin.record import TurnRecord
@@ -76,6 +76,9 @@ class LiveTurn:
         # characters each, and an update's framing would outweigh one or two of them (bench/bench_stream.py)
         self.frame = 0.125
         self.task: asyncio.Task[None] | None = None
+        # the person's message in the file (None), or the NotSaved that kept it out (`Engine.events`); None too
+        # when the turn ends without writing one (a continuation, an unreadable file)
+        self.asked: asyncio.Future[NotSaved | None] = asyncio.get_running_loop().create_future()
         self._changed = asyncio.Event()
         self._wake: asyncio.TimerHandle | None = None
 
@@ -96,8 +99,14 @@ class LiveTurn:
             logger.exception("TURN_CRASHED turn={} conv={}", self.key, self.conversation_id)
             self.apply(ErrorNotice(f"internal error: {type(error).__name__}: {error}"))
         finally:
+            self.told_asked(None)
             if not self.done:
                 self.apply(TurnDone(reason="error"))
+
+    def told_asked(self, error: NotSaved | None) -> None:
+        """The person's message is in the file (None), or could not be written (`error`)."""
+        if not self.asked.done():
+            self.asked.set_result(error)
 
     def apply(self, event: Event) -> None:
         """Fold one event into the record and wake every watcher."""
@@ -174,7 +183,8 @@ class TurnBoard:
             live = LiveTurn(conversation.id, index, control, seed)
 
         async def serialized() -> AsyncIterator[Event]:
-            turn = engine.events(conversation, user_text, control=control, loaded=loaded, **play)
+            turn = engine.events(conversation, user_text, control=control, loaded=loaded, on_asked=live.told_asked,
+                                 **play)
             async with conversation.lock, contextlib.aclosing(turn):
                 async for event in turn:
                     yield event

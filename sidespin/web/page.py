@@ -156,6 +156,7 @@ def ApprovalButtons(card: CallRecord):
         *[Button(_CHOICE_LABELS[key], name="choice", value=key, title=key, cls=f"approve {key}",
                  hx_post=approve.to(), hx_include="#composer [name=cid]", hx_vals=json.dumps({"call_id": card.call.id}),
                  hx_target="#chat", hx_swap="beforeend") for key in CHOICES],
+        Span(cls="action-error", role="alert"),  # a choice that could not be recorded (a full disk) says why
         cls="approvals",
     )
 

@@ -11,10 +11,17 @@ says why and how to turn them on.
 
 A switch applies to the open conversation and is kept in its transcript (`tools_off` note,
 `Engine.switch_tool`): a tool switched off is not offered to the model at all, and a call to it
-anyway is refused. The panel's first line says how many tools the model is offered and how many
-tokens their list costs it in the mode it plays (the XML teaching prompt, the route's prompt, or
-the native JSON schemas), counted by the model's own tokenizer where the backend has one, else
-estimated (chars / 4, "≈").
+anyway is refused.
+
+A server's card also says what was left out of its tools (past `MAX_SERVER_TOOLS`, names MCP does not
+allow, names that could be taken for another source's tool and are offered as `server__name`), marks each
+tool that runs without asking because its server says it only reads (`readOnlyHint`), and has a switch
+to stop trusting those hints (`Engine.trust_read_only`, kept in mcp.json as `"trust_read_only": false`).
+
+The panel's first line says how many tools the model is offered and how many tokens their list costs
+it in the mode it plays
+(the XML teaching prompt, the route's prompt, or the native JSON schemas), counted by the model's own
+tokenizer where the backend has one, else estimated (chars / 4, "≈").
 
 Routes (`ar`, under /servers):
 
@@ -22,6 +29,7 @@ Routes (`ar`, under /servers):
     GET  /servers/live?cid=…    SSE: the body again whenever a server's status changes; a heartbeat
     POST /servers/restart       server, cid: restart a server (a failed one too); the new body
     POST /servers/tool          cid, tool, on ("1" or nothing): switch a tool for the conversation; the new body
+    POST /servers/trust         server, cid, on ("1" or nothing): trust the server's read-only hints; the new body
 
 Sign in posts to `/oauth/{server}/sign-in` (`sidespin.web.oauth`).
 """
@@ -40,7 +48,7 @@ from fasthtml.common import (
 from loguru import logger
 from starlette.requests import Request
 
-from sidespin.errors import MCPServerError, ToolNotFound, TranscriptError
+from sidespin.errors import ConfigError, MCPServerError, ToolNotFound, TranscriptError
 from sidespin.offer import PLUGINS, Plugins, by_source, source_name
 from sidespin.tooluse import SHORTLIST
 from sidespin.rungs import rung_named
@@ -97,7 +105,7 @@ async def tool_list_cost(engine: "Engine", transcript: "Transcript") -> Cost:
     ready = engine.pool.ready(model)
     mode = engine.pool.rung(model).name if ready else engine.rung.name
     tools = list(engine.registry_for(transcript))
-    text = tool_section(tools, mode)
+    text = await asyncio.to_thread(tool_section, tools, mode)  # a long tool list is written off the event loop
     if not text:
         return Cost(0, True, mode, len(tools))
     counted: int | None = None
@@ -113,13 +121,32 @@ async def tool_list_cost(engine: "Engine", transcript: "Transcript") -> Cost:
 
 # ---------------------------------------------------------------- components
 
-def ToolSwitch(tool: Tool, cid: str, on: bool):
-    """A tool's switch for the open conversation."""
+def ToolSwitch(tool: Tool, cid: str, on: bool, unasked: bool = False):
+    """A tool's switch for the open conversation; `unasked`: it runs without asking because its server says it
+    only reads."""
     box = Input(type="checkbox", name="on", value="1", checked=on, hx_post=switch_tool.to(),
                 hx_vals=json.dumps({"cid": cid, "tool": tool.name}), hx_trigger="change",
                 hx_target="#servers-body", hx_swap="innerHTML", aria_label=f"use {tool.name} in this conversation")
-    return Li(Label(box, Span(tool.name, cls="tool-name"), title=tool.description[:300]),
-              cls="tool" + ("" if on else " off"), data_tool=tool.name, data_on="true" if on else "false")
+    badge = (Span("reads only", cls="read-only", title="runs without asking: its server says it only reads"),) \
+        if unasked else ()
+    return Li(Label(box, Span(tool.name, cls="tool-name"), *badge, title=tool.description[:300]),
+              cls="tool" + ("" if on else " off"), data_tool=tool.name, data_on="true" if on else "false",
+              data_unasked="true" if unasked else "false")
+
+
+def TrustSwitch(name: str, state: dict[str, Any], unasked: int, claimed: int, cid: str):
+    """Whether the server's read-only hints let its tools run without asking, and how many do."""
+    trusted = bool(state.get("trust_read_only", True))
+    box = Input(type="checkbox", name="on", value="1", checked=trusted, hx_post=trust.to(),
+                hx_vals=json.dumps({"cid": cid, "server": name}), hx_trigger="change", hx_target="#servers-body",
+                hx_swap="innerHTML", aria_label=f"trust {name}'s read-only hints")
+    if trusted:
+        said = (f"{unasked} tool{'' if unasked == 1 else 's'} run without asking: the server says "
+                f"{'it reads' if unasked == 1 else 'they read'} only")
+    else:
+        said = f"not trusted: its {claimed} tools said to read only ask like the others"
+    return Label(box, Span(f"Trust its read-only hints · {said}"), cls="trust-read-only",
+                 title="MCP calls a server's hints untrusted: switch this off to be asked before every tool of it")
 
 
 def _tools(count: int) -> str:
@@ -130,8 +157,12 @@ def _tools_of(engine: "Engine", source: str) -> list[Tool]:
     return [t for t in engine.registry if t.source == source]
 
 
-def ServerCard(name: str, state: dict[str, Any], tools: list[Tool], off: set[str], cid: str):
-    """One configured server: its status with a dot, what it speaks, why it failed, Restart, Sign in, its tools."""
+def ServerCard(name: str, state: dict[str, Any], tools: list[Tool], off: set[str], cid: str,
+               unasked: set[str] | None = None, claimed: int = 0):
+    """One configured server: its status with a dot, what it speaks, what was left out of its tools, why it failed,
+    Restart, Sign in, whether its read-only hints are trusted, its tools (`unasked`: those that run without asking
+    because it says they only read; `claimed`: how many it says only read)."""
+    unasked = unasked or set()
     status = state["status"]
     facts = [state["transport"], _tools(len(tools))]
     if state.get("protocol"):
@@ -139,6 +170,7 @@ def ServerCard(name: str, state: dict[str, Any], tools: list[Tool], off: set[str
     parts: list[Any] = [
         Div(Span(cls="dot"), Span(name, cls="server-name"), Span(status, cls="server-status"), cls="server-head"),
         P(" · ".join(facts), cls="server-facts"),
+        *[P(f"⚠ {notice}", cls="server-notice") for notice in state.get("notices") or []],
     ]
     if status == "failed" and state.get("error"):
         reason, _, tail = str(state["error"])[:MAX_ERROR_CHARS].partition("\nstderr:\n")
@@ -154,9 +186,13 @@ def ServerCard(name: str, state: dict[str, Any], tools: list[Tool], off: set[str
                           hx_target="#servers-body", hx_swap="innerHTML", disabled=status in ("starting", "restarting"),
                           title=f"stop {name} and start it again"))
     parts.append(Div(*actions, Span(cls="action-error", role="alert"), cls="server-actions"))
+    if claimed or not state.get("trust_read_only", True):
+        parts.append(TrustSwitch(name, state, len(unasked), claimed, cid))
     if tools:
-        parts.append(Ul(*[ToolSwitch(t, cid, t.name not in off) for t in tools], cls="tool-switches"))
-    return Div(*parts, cls="server", data_server=name, data_status=status)
+        parts.append(Ul(*[ToolSwitch(t, cid, t.name not in off, t.name in unasked) for t in tools],
+                        cls="tool-switches"))
+    return Div(*parts, cls="server", data_server=name, data_status=status,
+               data_trust="true" if state.get("trust_read_only", True) else "false")
 
 
 def _sentence(text: str) -> str:
@@ -198,8 +234,14 @@ async def ServersBody(engine: "Engine", cid: str, transcript: "Transcript"):
     if manager is None:
         cards.append(P("No MCP servers: there is no mcp.json (see mcp.example.json).", cls="no-servers"))
     else:
+        approvals = engine.approvals(transcript)
         for name, state in manager.state().items():
-            cards.append(ServerCard(name, state, _tools_of(engine, f"mcp:{name}"), off, cid))
+            tools = _tools_of(engine, f"mcp:{name}")
+            claimed = sum(1 for listed in manager.tools(name)
+                          if listed.annotations and listed.annotations.read_only_hint)
+            unasked = {t.name for t in tools if t.read_only and approvals.default != "deny"
+                       and t.name not in approvals.per_tool}
+            cards.append(ServerCard(name, state, tools, off, cid, unasked, claimed))
         cards.extend(DisabledCard(config.name, config.transport) for config in manager.disabled)
     cards.append(PluginsCard(engine.plugins, off, cid))
     return cards
@@ -357,6 +399,24 @@ async def restart(request: Request, server: str = "", cid: str = ""):
         return refusal(str(error), 404)
     logger.info("MCP_SERVER_RESTARTED_BY_PERSON {} status={}", server, status)
     return (*await ServersBody(engine, cid, transcript), *Following(engine, transcript))
+
+
+@ar("/trust", methods=["post"])
+async def trust(request: Request, server: str = "", cid: str = "", on: str = ""):
+    """Trust a server's read-only hints (`on` = "1") or not, kept in mcp.json; the panel's new body."""
+    engine = request.app.state.engine
+    text_fields(server=server, cid=cid, on=on)
+    try:
+        engine.trust_read_only(server, bool(on))
+        transcript = _load(engine, cid)
+    except MCPServerError as error:
+        return refusal(str(error), 404)
+    except ConfigError as error:
+        return refusal(str(error), 409)
+    except TranscriptError as error:
+        return refusal(str(error), 404)
+    logger.info("MCP_READ_ONLY_TRUST_BY_PERSON {} {}", server, "on" if on else "off")
+    return tuple(await ServersBody(engine, cid, transcript))
 
 
 @ar("/tool", methods=["post"])

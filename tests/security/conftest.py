@@ -1,10 +1,14 @@
 """Helpers for the security tests: requests to the app in process, raw HTTP over a socket (no client tidies a
-hostile path), and a plain scripted model."""
+hostile path), a plain scripted model, and a data folder on a small disk a test fills up."""
 
 from __future__ import annotations
 
+import errno
 import http.client
 import json
+import os
+import subprocess
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -53,3 +57,64 @@ def json_of(body: bytes) -> Any:
 @pytest.fixture
 def echo_model() -> ScriptedBackend:
     return ScriptedBackend([lambda messages: [f"You said: {messages[-1]['content'][-40:]}"]] * 500)
+
+
+class SmallDisk:
+    """A data folder on a disk of its own that a test fills up: a tmpfs of `size` mounted on it (`kind` "tmpfs"),
+    or, where this process may not mount one, the same folder on the usual disk with every `fsync` of a file
+    in it failing with ENOSPC while it is full, as a full disk's write does at that call (`kind` "fsync")."""
+
+    def __init__(self, folder: Path, size: str = "2m") -> None:
+        self.folder = folder
+        self.size = size
+        self.kind = ""
+        self._filler = folder / "filler.bin"
+        self._fsync = os.fsync
+        self._full = False
+
+    def __enter__(self) -> "SmallDisk":
+        self.folder.mkdir(parents=True, exist_ok=True)
+        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={self.size},mode=0700", "tmpfs",
+                                  str(self.folder)], capture_output=True, text=True)
+        self.kind = "tmpfs" if mounted.returncode == 0 else "fsync"
+        if self.kind == "fsync":
+            os.fsync = self._failing_fsync
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.kind == "tmpfs":
+            subprocess.run(["umount", "-l", str(self.folder)], check=True)
+        else:
+            os.fsync = self._fsync
+
+    def _failing_fsync(self, fd: int) -> None:
+        inside = os.readlink(f"/proc/self/fd/{fd}").startswith(str(self.folder))
+        if self._full and inside:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self._fsync(fd)
+
+    def fill(self) -> None:
+        """Take every free byte: a new file can no longer be written."""
+        self._full = True
+        if self.kind != "tmpfs":
+            return
+        handle = os.open(self._filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        try:
+            for chunk in (65536, 4096, 512, 1):
+                try:
+                    while os.write(handle, b"\0" * chunk):
+                        pass
+                except OSError as error:
+                    assert error.errno == errno.ENOSPC
+        finally:
+            os.close(handle)
+
+    def free(self) -> None:
+        self._full = False
+        self._filler.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def small_disk(data_dir: Path):
+    with SmallDisk(data_dir) as disk:
+        yield disk

@@ -50,7 +50,8 @@ def read(client: TestClient, path: str, form: dict[str, str] | None = None) -> s
 
 
 def test_every_address_the_page_links_to_is_a_route_of_the_app(data_dir: Path) -> None:
-    with in_process(ScriptedBackend([["Hello."]]), data_dir, tool_mode="xml") as client:
+    # a model that streams (each piece after a pause): the answer still plays when /send draws it, with its Stop
+    with in_process(ScriptedBackend([["Hel", "lo."]], delay=0.01), data_dir, tool_mode="xml") as client:
         app = client.app
         response = client.get("/")  # the chat page, after the redirect
         response.raise_for_status()
