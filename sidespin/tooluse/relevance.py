@@ -5,9 +5,9 @@
   what is embedded: the server's name, the tool's name's words and its description's first sentence.
 - **BM25** (SQLite's FTS5 with the Porter stemmer) ranks the tools that share a word with the message (its words
   that tell something: no function words, no numbers); the name weighs twice the rest.
-- **Embeddings** (`sidespin.tooluse.embeddings`, multilingual) rank every tool by the cosine of its text and the
-  message, so a message with no word in common ("what is 48 x 37" for a tool that evaluates expressions), or in
-  another language, still reaches the tool that does it.
+- **Embeddings** (`sidespin.tooluse.embeddings`, multilingual) rank every tool by the cosine of its gist and the
+  message, so a message with no word in common ("will I need an umbrella" for a forecast), or in another language,
+  still reaches the tool that does it.
 - **Fused** by reciprocal rank (`_FUSION`): a tool's score is the sum over the two rankings of 1 / (60 + its
   place); a tool BM25 does not rank gets nothing from it.
 - **A table's score** (`table_scores`) is its best tool's (its second's only breaks a tie): a server's many tools

@@ -35,7 +35,7 @@ from sidespin.events import ToolFinished
 from sidespin.mcp.apps import APP_CONTEXT, AppView, context_text, for_app
 from sidespin.mcp.content import tool_from_mcp
 from sidespin.record import CallRecord
-from sidespin.tools import Tool, ToolResult
+from sidespin.tools import ToolCall, Tool, ToolResult
 from sidespin.web.forms import engine_of, json_body, refusal
 
 if TYPE_CHECKING:
@@ -260,7 +260,9 @@ async def call(request: Request):
             raise _Refused(f"the tool {name!r} of {server!r} is only for the model, not for its apps")
         if tool.name in engine.tools_off(found.transcript):
             raise _Refused(f"the tool {tool.name!r} is switched off in this conversation")
-        policy = engine.approvals(found.transcript).policy_for(tool)
+        # an app is its server's code: its call is checked as one a tool result may have asked for (a change asks)
+        # and its paths against its server's folders
+        policy = engine.approvals(found.transcript).policy_for(tool, ToolCall(tool.name, arguments), after_result=True)
     except _Refused as error:
         return _refused(error)
     except MCPServerError as error:  # the app's server is gone from mcp.json

@@ -78,7 +78,7 @@ def many(source: str, stem: str, count: int) -> list[Tool]:
                  source=source) for i in range(count)]
 
 
-async def test_many_tools_are_read_a_table_at_a_time_and_the_table_most_likely_to_call_is_read() -> None:
+async def test_many_tools_are_read_a_table_at_a_time_and_the_most_relevant_table_is_read() -> None:
     text = "Tell me the forecast for Oslo."
     tools = [*many("mcp:a", "alpha", 6), *many("mcp:b", "beta", 6), FORECAST]
     assert len(tools) > SHORTLIST
@@ -86,7 +86,7 @@ async def test_many_tools_are_read_a_table_at_a_time_and_the_table_most_likely_t
     assert await decided(model, user(text), tools) == [("forecast", {"city": "Oslo"})]
     offered = [sorted(t["function"]["name"] for t in asked["tools"]) for asked in model.asked
                if asked["kind"] == "render" and asked["tools"] and "zqx" not in str(asked["tools"])]
-    assert len(offered) == 2 and offered[0] == ["forecast"]  # two candidates, the weather server's first
+    assert offered == [["forecast"]]  # the weather server's table alone
     written = next(a["prompt"] for a in model.asked if a["kind"] == "complete" and a["schema"])
     assert '"forecast"' in written and "alpha_0" not in written  # its arguments were written after its table
 

