@@ -27,8 +27,8 @@ One `Decision` goes through the stages in this order; each logs one marker and n
    first is kept only when the message asks for it.
 
 A refused name or call gives way to the model's next likeliest name, once an answer. Where a second, larger model
-runs beside (`Decider.second`), a first decision this one is unsure of is that model's whole, and it writes the
-arguments of the calls this one names.
+runs beside (`Decider.second`), this one decides whether (the larger one judging where this one is unsure), and the
+larger one names the calls and writes them, from `which` on.
 """
 
 from __future__ import annotations
@@ -66,17 +66,12 @@ NAMED_FLOOR = 0.15  # ... chance above which a message that names a tool (or a s
 NAME_FLOOR = 0.05  # a first name less likely than this, among several, is the model not knowing which
 _FOLLOW_UP = 5  # words of a message at most that read as a follow-up of the one before ("And in Tokyo?")
 _CONTINUITY = 0.5  # what the table of the conversation's last call adds to its relevance, as a share of the best's
-UNSURE_CALL, SURE_NAME = 0.25, 0.8  # where a second model decides: a chance of a call from this to the bar,
-# or a first name less likely than this
+UNSURE_CALL = 0.25  # a chance of a call from this to the bar is the second model's to judge, where one runs
 _DEPRECATED = re.compile(r"(?is)\bdeprecated\b.*?\buse\s+[`'\"]?([\w.\-]+?)[`'\"]?\s+instead\b")
 _REQUEST_BREAK = re.compile(r"(?<=[.?!;])\s+|(?<![\s,])(?:\s*,)?\s+(?:and|also|as well as|then|plus)\s+",
                             re.IGNORECASE)
 _LIST_MARK = re.compile(r"[,，、;；]|(?<=[?？!！。])\s*\S")
 Stage = Callable[[Decision], Awaitable["Stage | None"]]
-
-
-class _Unsure(Exception):
-    """This model is unsure of a first decision; a second one decides (the text says why, for the log)."""
 
 
 def _requests(text: str) -> list[str]:
@@ -149,17 +144,7 @@ class Decider:
         """The calls the last message asks for ([] for none). Raises `MalformedToolCall` (arguments that do not fit
         the tool's schema) or `BackendError`."""
         async with self.busy:
-            try:
-                return await self._decide(messages, tools)
-            except _Unsure as unsure:
-                why = str(unsure)
-        second = await self.second() if self.second is not None else None
-        if second is None:  # it could not start: this model decides, now and from now on
-            self.second = None
-            async with self.busy:
-                return await self._decide(messages, tools)
-        logger.info("TOOLUSE_SECOND_OPINION {}: the larger model decides", why)
-        return await second.decide(messages, tools)
+            return await self._decide(messages, tools)
 
     async def _decide(self, messages: Sequence[dict[str, Any]], tools: Sequence[Tool]) -> list[ToolCall]:
         started = time.perf_counter()
@@ -231,8 +216,10 @@ class Decider:
     async def whether(self, d: Decision) -> Stage | None:
         again = d.talk.again
         d.bar = (self.threshold + 1) / 2 if again else self.threshold
-        if self.second is not None and not again and UNSURE_CALL <= d.chance < d.bar:
-            raise _Unsure(f"p_call={d.chance:.2f}")
+        second = await self._second()
+        if second is not None and UNSURE_CALL <= d.chance < d.bar:  # the larger model's judgement, on its prompt
+            d.chance = await second.chance_of_a_call(d)
+            d.note("core.second_whether")
         if d.chance < d.bar and not again and d.talk.answered_in_words_before:
             alone = [m for m in d.talk.messages[:1] if m.get("role") == "system"] + d.talk.messages[-1:]
             d.chance = max(d.chance, await self.model.call_chance(await self.model.prompt(alone, d.table)))
@@ -252,9 +239,38 @@ class Decider:
             d.names = {n: t for n, t in d.names.items() if n not in closed}
         for shape in d.shapes:
             d.names = shape.narrow(d)
+        if second is not None:  # the larger model names the calls and writes them, on its own prompt
+            await second.hand_over(d)
+            return None
         form = await self.model.call_format()
         d.written = d.prompt + form.opening
         return self.which
+
+    async def _second(self) -> Decider | None:
+        """The larger model's decider, once loaded; None where there is none (or it could not start, from then on)."""
+        second = await self.second() if self.second is not None else None
+        if second is None:
+            self.second = None
+        return second
+
+    async def chance_of_a_call(self, d: Decision) -> float:
+        """This model's chance of a call for a decision another model began, on its own prompt for the table."""
+        async with self.busy:
+            if self.keep is not None:
+                await self.keep(d.table)
+            return await self.model.call_chance(await self.model.prompt(d.talk.messages, d.table))
+
+    async def hand_over(self, d: Decision) -> None:
+        """The rest of a decision another model began (`which` onwards), on this model's prompt for its table."""
+        async with self.busy:
+            if self.keep is not None:
+                await self.keep(d.table)
+            d.prompt = await self.model.prompt(d.talk.messages, d.table)
+            d.written = d.prompt + (await self.model.call_format()).opening
+            logger.info("TOOLUSE_HANDED_OVER the larger model names and writes the calls")
+            stage: Stage | None = self.which
+            while stage is not None:
+                stage = await stage(d)
 
     # --- 3. which --------------------------------------------------------------------------------------------
 
@@ -269,8 +285,6 @@ class Decider:
             logger.info("TOOLUSE_WHICH none: no offered name is among the model's likeliest")
             return None
         name, chance = found
-        if self.second is not None and d.first and not d.retried and chance is not None and chance < SURE_NAME:
-            raise _Unsure(f"{name} p={chance:.2f}")
         other = _deprecated_for(d.names[name])
         if other in d.names and other != name:
             d.note("core.deprecated")
@@ -314,7 +328,7 @@ class Decider:
         form = await self.model.call_format()
         written = d.written + d.name + form.between
         bounds = bounds_for(d.said)
-        raw = await self._write(d, written, tool, bounds) if tool.parameters else "{}"
+        raw = await self.model.arguments(written, tool, bounds) if tool.parameters else "{}"
         try:
             arguments = json.loads(raw)
             if isinstance(arguments, dict):
@@ -349,23 +363,6 @@ class Decider:
                 raw = opening + json.dumps(value, ensure_ascii=False) + "}"
                 logger.info("TOOLUSE_ASKED_VALUE {}.{}: the message asks for it", tool.name, name)
         return arguments
-
-    async def _write(self, d: Decision, written: str, tool: Tool, bounds: Bounds) -> str:
-        """The arguments' JSON after `written`: the second model's, where one runs that writes calls as this one does
-        (after its own prompt for the table, and what this one wrote after its prompt), else this model's."""
-        second = await self.second() if self.second is not None else None
-        if second is None or await second.model.call_format() != await self.model.call_format():
-            return await self.model.arguments(written, tool, bounds)
-        own = await second.model.prompt(d.talk.messages, d.table)
-        return await second.arguments_for(own + written.removeprefix(d.prompt), tool, bounds, d.table)
-
-    async def arguments_for(self, written: str, tool: Tool, bounds: Bounds, table: list[Tool]) -> str:
-        """The arguments this model writes for a call another model named, after `written` (this model's prompt for
-        `table`, kept evaluated first, and the other's answer up to the name)."""
-        async with self.busy:
-            if self.keep is not None:
-                await self.keep(table)
-            return await self.model.arguments(written, tool, bounds)
 
     # --- 5. mend ---------------------------------------------------------------------------------------------
 

@@ -272,28 +272,30 @@ async def test_a_failed_call_written_again_gets_the_models_next_likeliest_value_
 # --- a second model -------------------------------------------------------------------------------------------
 
 
-async def test_a_first_decision_the_model_is_unsure_of_is_the_second_models() -> None:
+async def test_with_a_second_model_it_names_and_writes_the_calls_and_judges_whether_where_the_first_is_unsure(
+) -> None:
     text = "Will it rain in Oslo?"
     wanted = [("forecast", {"city": "Oslo"})]
-    sure = {"": [("forecast", 0.95), ("evaluate", 0.05)], "forecast": [('",', 1.0)], "evaluate": [('",', 1.0)]}
 
-    async def with_second(p_call: float, started: bool = True) -> tuple[list, FakeLlama]:
-        first, second = FakeLlama({text: wanted}, p_call=p_call, name_tokens=sure), \
-            FakeLlama({text: wanted}, p_call=0.9, name_tokens=sure)
+    async def with_second(p_call: float, second_p_call: float = 0.9, started: bool = True) -> tuple[list, FakeLlama,
+                                                                                                    FakeLlama]:
+        first, second = FakeLlama({text: wanted}, p_call=p_call), FakeLlama({text: wanted}, p_call=second_p_call)
         decider = Decider(first)
 
         async def bigger() -> Decider | None:
             return Decider(second) if started else None
         decider.second = bigger
         calls = await decider.decide(user(text), [FORECAST, EVALUATE])
-        return [c.name for c in calls], second
+        return [c.name for c in calls], first, second
 
-    names, second = await with_second(0.4)  # unsure whether: the second decides, and calls
-    assert names == ["forecast"] and "next_tokens" in second.kinds()
-    names, second = await with_second(0.9)  # sure: the second writes the arguments, and decides nothing
-    assert names == ["forecast"] and "next_tokens" not in second.kinds() and "complete" in second.kinds()
-    assert (await with_second(0.4, started=False))[0] == []  # it could not start: the first decides alone
-
+    names, first, second = await with_second(0.9)  # sure: the first decides whether, the second names and writes
+    assert names == ["forecast"] and "complete" in second.kinds() and "complete" not in first.kinds()
+    names, _, second = await with_second(0.4)  # unsure whether: the second's chance decides
+    assert names == ["forecast"]
+    assert (await with_second(0.4, second_p_call=0.1))[0] == []
+    assert (await with_second(0.1))[0] == []  # sure there is no call: the second is not asked
+    names, first, _ = await with_second(0.9, started=False)  # it could not start: the first decides alone
+    assert names == ["forecast"] and "complete" in first.kinds()
 
 async def test_after_results_the_decision_reads_the_last_calls_table_unless_the_message_asks_several_things() -> None:
     tools = [*many("mcp:a", "alpha", 6), *many("mcp:b", "beta", 6), FORECAST, EVALUATE]
