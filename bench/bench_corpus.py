@@ -159,6 +159,9 @@ async def run_engine(args: argparse.Namespace, space: Workspace, prompts: list[d
 
     settings = load_settings(space.config)
     if backend is None:
+        import bench_servers
+        if args.second_model:
+            bench_servers.SECOND[:] = [str(model_path(args.second_model))]
         backend = backend_for(model_path(args.model), args.threads, settings.max_tokens)
     async with Engine.open(settings, backend=backend, approval="auto") as engine:
         failed = engine.mcp.failures if engine.mcp is not None else {"all": "no mcp.json"}
@@ -486,6 +489,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--via", default="engine", choices=("engine", "cli"),
                         help="the engine in process (default), or `sidespin ask --json` and `sidespin chat`")
     parser.add_argument("--model", default=None, help="qwen0.5b (default), qwen1.5b or a .gguf path")
+    parser.add_argument("--second-model", default=None,
+                        help="a second model beside the first (the embedded backend's second_model), e.g. qwen2.5-coder-1.5b")
     parser.add_argument("--limit", type=int, help="evenly spaced subset of N prompts (and of N scripts)")
     parser.add_argument("--only-prompts", action="store_true")
     parser.add_argument("--only-scripts", action="store_true")

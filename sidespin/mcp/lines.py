@@ -4,7 +4,8 @@ A stdio server sends one JSON-RPC message per line, of any length. `LineCutter` 
 in time linear in their number, and hands back each line as JSON of the same shape, bounded:
 
 - a string over `max_string` bytes (a 60 MB text) keeps its first bytes and ends with a note saying how many
-  more the server sent; base64 media (the value of a `data` or `blob` key) may be `max_data` bytes;
+  more the server sent; base64 media (the value of a `data` or `blob` key) and the text of a resource a
+  `resources/read` answer holds (`result.contents[i].text`: an MCP App's page) may be `max_data` bytes;
 - the tools a `tools/list` answer lists (`result.tools`) stop at `max_tools`; how many were left out is told;
 - once a line has `max_line` bytes, the elements that start in it are left out (the containers still close).
 
@@ -149,7 +150,7 @@ class LineCutter:
                 self._string = _String("skipped", 0)
                 return pos
             role = "key" if frame is not None and frame.opener == _OPENERS[0] and frame.state == "key" else "value"
-            media = frame is not None and role == "value" and frame.key in _MEDIA_KEYS
+            media = frame is not None and role == "value" and (frame.key in _MEDIA_KEYS or self._resource_text())
             self._string = _String(role, self.max_data if media else self.max_string)
             self._write(b'"')
         elif byte in _OPENERS:
@@ -170,6 +171,12 @@ class LineCutter:
         else:  # a comma or colon outside any container: not JSON, handed on for the parser to refuse
             self._write(bytes((byte,)))
         return pos
+
+    def _resource_text(self) -> bool:
+        """Whether the string starting now is the `text` of one of `result.contents` (a resources/read answer)."""
+        stack = self._stack
+        return (len(stack) == 4 and stack[0].key == b"result" and stack[1].key == b"contents"
+                and stack[2].opener == _OPENERS[1] and stack[3].key == b"text")
 
     def _element_starts(self) -> bool:
         """Whether the element starting now in the innermost container is written (True) or left out, with the

@@ -69,6 +69,16 @@ def test_a_long_string_keeps_its_start_and_says_how_much_was_left_out() -> None:
     assert line.strings == 1
 
 
+def test_a_page_a_resources_read_answer_holds_may_be_as_long_as_media_but_a_tool_s_text_may_not() -> None:
+    page = "<html>" + "x" * 3000 + "</html>"
+    read = {"jsonrpc": "2.0", "id": 3, "result": {"contents": [{"uri": "ui://a/b.html", "text": page}]}}
+    called = {"jsonrpc": "2.0", "id": 4, "result": {"content": [{"type": "text", "text": page}]}}
+    data = (json.dumps(read) + "\n" + json.dumps(called) + "\n").encode()
+    kept, cut_short = cut(data, [11], max_string=300, max_data=4000)
+    assert json.loads(kept.line)["result"]["contents"][0]["text"] == page and not kept.cut
+    assert len(json.loads(cut_short.line)["result"]["content"][0]["text"]) <= 300 and cut_short.strings == 1
+
+
 def test_lines_are_split_on_newlines_and_a_line_that_is_no_json_comes_out_as_it_came() -> None:
     lines = cut(b'{"a": 1}\n\nnot json {\n[1, 2', [3])
     assert [line.line for line in lines] == [b'{"a": 1}', b"", b"not json {"]

@@ -69,7 +69,8 @@ def files(tmp_path: Path) -> Path:
     (tmp_path / "mcp.json").write_text(json.dumps(
         {"servers": {"files": {"command": str(NODE), "args": [str(FILESYSTEM), str(folder)]}}}))
     (tmp_path / "config.json").write_text(json.dumps(
-        {"data_dir": str(tmp_path / "data"), "mcp_config": str(tmp_path / "mcp.json"), "tool_mode": "native"}))
+        {"data_dir": str(tmp_path / "data"), "mcp_config": str(tmp_path / "mcp.json"), "tool_mode": "native",
+         "plugins": True}))  # web_search is a plugin, offered beside the server
     return folder
 
 
@@ -106,7 +107,7 @@ def test_ask_runs_at_once_what_the_person_asked_for_directly(files, tmp_path, mo
 
 
 def test_chat_asks_the_person_before_a_call_a_file_asked_for(files, tmp_path):
-    environment = {**os.environ, "SIDESPIN_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "160", "TERM": "dumb",
+    environment = {**os.environ, "SIDESPIN_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "160", "TERM": "dumb", "SIDESPIN_PLUGINS": "true",
                    "SIDESPIN_TEST_SCRIPT": "tests.security.test_injected_calls:IN_CHAT"}
     chat = pexpect.spawn(sys.executable, ["-m", "tests.scripted_chat", "--mcp-config", str(tmp_path / "mcp.json"),
                                           "chat", "--transcript", str(tmp_path / "chat.md")],

@@ -31,7 +31,7 @@ def servers(data_dir: Path) -> None:
 
 def test_names_outside_mcp_s_alphabet_are_left_out_with_a_notice(echo_model, data_dir):
     servers(data_dir)
-    with in_process(echo_model, data_dir) as client:
+    with in_process(echo_model, data_dir, plugins=True) as client:
         registry = client.app.state.engine.registry
         assert all(TOOL_NAME.fullmatch(name) for name in registry.names() if registry.get(name).source == "mcp:hostile")
         assert not any(("\u0435" in name or "\u200b" in name or "\u202e" in name or "\n" in name or "<" in name)
@@ -48,7 +48,7 @@ def test_names_outside_mcp_s_alphabet_are_left_out_with_a_notice(echo_model, dat
 
 def test_a_name_like_a_plugin_s_or_another_server_s_is_offered_under_its_server_s_name(echo_model, data_dir):
     servers(data_dir)
-    with in_process(echo_model, data_dir) as client:
+    with in_process(echo_model, data_dir, plugins=True) as client:
         registry = client.app.state.engine.registry
         assert registry.get("web_search").source == "plugin:web_search"
         assert registry.get("say_hello").source == "plugin:say_hello"
