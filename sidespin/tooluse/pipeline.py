@@ -61,6 +61,7 @@ __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOO
 
 MAX_CALLS = 4  # calls in one answer
 THRESHOLD = 0.5  # chance of a call's opening above which the model calls, unless measured for it
+MEANING_FLOOR = 0.15  # an unrelated tool's gist and a message: a cosine under this (relevance's embeddings)
 FIT = 0.35  # the model's "yes, it does what is asked" below this, and the first call is not made
 NAMED_FLOOR = 0.15  # ... chance above which a message that names a tool (or a shape serves) is written as a call
 NAME_FLOOR = 0.05  # a first name less likely than this, among several, is the model not knowing which
@@ -345,10 +346,25 @@ class Decider:
         made_up = invented(tool, call.arguments, d.said) if call is not None else []
         logger.info("TOOLUSE_ARGUMENTS {} {}{}", tool.name, "refused" if call is None else f"{len(raw)} chars",
                     f"; made up: {', '.join(made_up)}" if made_up else "")
-        if call is None or made_up:
+        if call is None or made_up or self._far(d, call):
             return self._retry(d, tool.name)
         d.call = call
         return self.mend if d.talk.again else self.more
+
+    @staticmethod
+    def _far(d: Decision, call: ToolCall) -> bool:
+        """Whether an answer's first call carries nothing the conversation said and its tool is far in meaning from
+        the message (its gist's cosine under `MEANING_FLOOR`): such a call rests on the model's wish to call alone."""
+        if d.calls or d.talk.again or any(mentioned(v, d.said, k) for k, v in call.arguments.items()
+                                          if not isinstance(v, bool)):
+            return False
+        cosine = next((r.cosine for r in d.ranked if r.tool.name == call.name), None)
+        if cosine is None or cosine >= MEANING_FLOOR:
+            return False
+        d.note("core.meaning_floor")
+        logger.info("TOOLUSE_FAR {} cosine={:.2f}: nothing said in it, and far in meaning from the message",
+                    call.name, cosine)
+        return True
 
     async def _asked(self, written: str, tool: Tool, raw: str, arguments: dict[str, Any], message: str,
                      bounds: Bounds) -> dict[str, Any]:

@@ -38,12 +38,14 @@ _GIST = 200  # characters of a description's first sentence embedded
 @dataclass(frozen=True)
 class Ranked:
     """A tool's relevance to a message: fused score (higher is better), its places in both rankings (None: BM25
-    found no shared word; embeddings were not available)."""
+    found no shared word; embeddings were not available) and the cosine of its gist and the message (None: no
+    embeddings)."""
 
     tool: Tool
     score: float
     bm25: int | None
     meaning: int | None
+    cosine: float | None = None
 
 
 def _server(tool: Tool) -> str:
@@ -67,7 +69,8 @@ def gist(tool: Tool) -> str:
 def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list[Ranked]:
     """`tools` by their fused relevance to `message`, best first (their listed order breaks ties)."""
     by_words = _bm25(tools, [w for w in dict.fromkeys(telling_words(message)) if not w.isdigit()])
-    by_meaning = _by_meaning(tools, message, embedder)
+    cosines = _cosines(tools, message, embedder)
+    by_meaning = sorted(range(len(tools)), key=lambda i: -cosines[i]) if cosines else []
     scores = [0.0] * len(tools)
     words_place: dict[int, int] = {index: place for place, index in enumerate(by_words)}
     meaning_place: dict[int, int] = {index: place for place, index in enumerate(by_meaning)}
@@ -76,7 +79,8 @@ def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list
             if index in places:
                 scores[index] += 1 / (_FUSION + places[index])
     order = sorted(range(len(tools)), key=lambda i: (-scores[i], i))
-    return [Ranked(tools[i], scores[i], words_place.get(i), meaning_place.get(i)) for i in order]
+    return [Ranked(tools[i], scores[i], words_place.get(i), meaning_place.get(i), cosines[i] if cosines else None)
+            for i in order]
 
 
 def table_scores(tables: Sequence[Sequence[Tool]], ranked: Sequence[Ranked]) -> list[float]:
@@ -89,16 +93,15 @@ def table_scores(tables: Sequence[Sequence[Tool]], ranked: Sequence[Ranked]) -> 
     return result
 
 
-def _by_meaning(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list[int]:
-    """The indices of `tools`, closest in meaning to `message` first ([] without embeddings)."""
+def _cosines(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list[float]:
+    """The cosine of each tool's gist and `message` ([] without embeddings)."""
     if embedder is None:
         return []
     query = embedder.query(message)
     vectors = embedder.texts([gist(tool) for tool in tools]) if query is not None else None
     if vectors is None:
         return []
-    cosines = [float(vector @ query) for vector in vectors]
-    return sorted(range(len(tools)), key=lambda i: -cosines[i])
+    return [float(vector @ query) for vector in vectors]
 
 
 def _bm25(tools: Sequence[Tool], words: list[str]) -> list[int]:

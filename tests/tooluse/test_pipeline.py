@@ -7,6 +7,7 @@ import pytest
 from sidespin.errors import MalformedToolCall
 from sidespin.tools import Tool
 from sidespin.tooluse import Decider
+from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.offer import SHORTLIST
 from sidespin.tooluse.pipeline import MAX_CALLS
 from tests.route_fake import FakeLlama
@@ -137,6 +138,31 @@ async def test_a_first_call_of_a_tool_the_model_says_does_not_do_what_was_asked_
     assert await decided(model, user(text), [FORECAST]) == [("forecast", {"city": "Everest"})]
     assert await decided(FakeLlama({text: [("forecast", {"city": "Everest"})]}), user(text), [FORECAST],
                          fit=1.01) == []  # the bar is the model's
+
+
+JOKE = tool("random_joke", "Tell a random programmer joke.", {}, source="mcp:fun", read_only=True)
+
+
+@pytest.mark.parametrize("text, tools, wanted", [
+    ("How tall is the Eiffel Tower?", [JOKE], "random_joke"),
+    ("Who discovered penicillin?", [STATUS], "server_status"),
+    ("Summarise the French revolution in one sentence.", [JOKE, STATUS], "random_joke"),
+])
+async def test_a_first_call_that_carries_nothing_said_to_a_tool_far_in_meaning_is_not_made(text, tools,
+                                                                                            wanted) -> None:
+    """Real embeddings: a question no tool is about, to a tool without parameters the model leans to call."""
+    wants = {text: [(wanted, {})]}
+    assert await decided(FakeLlama(wants), user(text), tools, embedder=Embedder()) == []
+    assert await decided(FakeLlama(wants), user(text), tools) == [(wanted, {})]  # without embeddings: no floor
+
+
+@pytest.mark.parametrize("text, tools, wanted", [
+    ("Tell me a joke about coders", [JOKE, STATUS], ("random_joke", {})),
+    ("Is the build machine running?", [JOKE, STATUS], ("server_status", {})),
+    ("Will it rain in Bergen?", [FORECAST], ("forecast", {"city": "Bergen"})),  # a value said: no floor
+])
+async def test_a_call_close_in_meaning_or_carrying_a_value_said_is_made(text, tools, wanted) -> None:
+    assert await decided(FakeLlama({text: [wanted]}), user(text), tools, embedder=Embedder()) == [wanted]
 
 
 async def test_a_tool_marked_deprecated_is_the_tool_its_description_says_to_use_instead() -> None:
