@@ -11,9 +11,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
-from sidespin.formats import ATTACHMENTS, call_from_openai, to_openai_tool
+from sidespin.formats import call_from_openai, to_openai_tool
 from sidespin.llm.base import Backend, Grammar
-from sidespin.protocol import MCP_TAG, format_block, grammar_for, teaching_prompt
+from sidespin.protocol import MCP_TAG, alternating, grammar_for, teaching_prompt, xml_history
 from sidespin.tooluse import offered_table, tables
 from sidespin.tools import FAILED, Tool, ToolCall, failed
 from sidespin.transcript.markers import fence_for
@@ -114,39 +114,6 @@ def rung_named(name: str) -> Rung:
 
 
 # --- histories as each rung sends them ------------------------------------------------
-
-
-def xml_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The history as a model without native tool support reads it: calls as blocks, results as text."""
-    converted: list[dict[str, Any]] = []
-    for message in messages:
-        if message["role"] == "assistant" and message.get("tool_calls"):
-            blocks = "\n".join(format_block(call_from_openai(item)) for item in message["tool_calls"])
-            content = ((message.get("content") or "") + "\n" + blocks).strip()
-            converted.append({"role": "assistant", "content": content})
-        elif message["role"] == "tool":
-            content = (
-                f'<mcp-response tool="{message.get("name", "")}" id="{message.get("tool_call_id", "")}">\n'
-                f'{message["content"]}\n</mcp-response>'
-            )
-            converted.append({"role": "user", "content": content})
-        else:
-            kept = {ATTACHMENTS: message[ATTACHMENTS]} if message.get(ATTACHMENTS) else {}  # a user's images
-            converted.append({"role": message["role"], "content": message.get("content") or "", **kept})
-    return alternating(converted)
-
-
-def alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Neighbours of the same role merged into one message: chat templates want roles to alternate."""
-    merged: list[dict[str, Any]] = []
-    for message in messages:
-        if merged and merged[-1]["role"] == message["role"] and message["role"] != "system":
-            images = (merged[-1].get(ATTACHMENTS) or []) + (message.get(ATTACHMENTS) or [])
-            merged[-1] = {**merged[-1], "content": merged[-1]["content"] + "\n\n" + message["content"],
-                          **({ATTACHMENTS: images} if images else {})}
-        else:
-            merged.append(message)
-    return merged
 
 
 def narrated_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

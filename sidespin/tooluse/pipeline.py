@@ -167,12 +167,12 @@ class Decider:
             alone = [m for m in d.talk.messages[:1] if m.get("role") == "system"] + d.talk.messages[-1:]
             d.chance = max(d.chance, await self.model.call_chance(await self.model.prompt(alone, d.table)))
             d.note("core.follow_up_alone")
-        if NAMED_FLOOR <= d.chance < d.bar and not again:
-            rules = ["core.tool_named"] if names_said(d.table, d.talk.last) else []
-            rules += [rule for shape in d.shapes if (rule := shape.favours(d, d.table))]
-            if rules:
-                d.notes.extend(rules)
-                d.bar = NAMED_FLOOR
+        if d.chance < d.bar and not again:  # a message naming a tool, or one a shape serves: down to a floor
+            floors = {"core.tool_named": NAMED_FLOOR} if names_said(d.table, d.talk.last) else {}
+            floors |= {rule: shape.floor for shape in d.shapes if (rule := shape.favours(d, d.table))}
+            if floors and d.chance >= min(floors.values()):
+                d.notes.extend(floors)
+                d.bar = min(floors.values())
         logger.info("TOOLUSE_WHETHER p_call={:.2f} bar={:.2f}{}", d.chance, d.bar, " (after results)" * again)
         if d.chance < d.bar:
             return None

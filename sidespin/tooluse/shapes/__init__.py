@@ -2,7 +2,7 @@
 
 A shape (`sidespin.tooluse.decision.Shape`) is a rule set for tools of one form, found only from what the tools
 declare: editors with an old and a new text (`editor`), servers that work in folders (`folders`), tools that
-take an IANA time zone (`timezones`), tools that calculate (`calculator`). `applies(tools)` says where it holds;
+take an IANA time zone (`timezones`), tools that calculate (`calculator`), memory stores (`memory`). `applies(tools)` says where it holds;
 its hooks (`favours`, `narrow`, `amend`) act at the shortlist, which and arguments stages. Every rule logs its
 id (`<shape>.<rule>`); a shape can be switched off in `config.json` (`"shapes": {"editor": false}`).
 """
@@ -17,11 +17,12 @@ from sidespin.tooluse.decision import Shape
 from sidespin.tooluse.shapes.calculator import Calculator
 from sidespin.tooluse.shapes.editor import Editor
 from sidespin.tooluse.shapes.folders import Folders
+from sidespin.tooluse.shapes.memory import Memory
 from sidespin.tooluse.shapes.timezones import TimeZones
 
 __all__ = ["Shape", "SHAPES", "shapes_for", "check_switches"]
 
-SHAPES: dict[str, Shape] = {shape.id: shape for shape in (Folders(), Editor(), TimeZones(), Calculator())}
+SHAPES: dict[str, Shape] = {shape.id: shape for shape in (Folders(), Editor(), TimeZones(), Calculator(), Memory())}
 
 
 def shapes_for(tools: Sequence[Tool], switches: Mapping[str, bool] | None = None) -> list[Shape]:
