@@ -1,23 +1,10 @@
 """Catching an answer that says what did not happen: a check of the answer against the turn's calls and results.
 
 `unfounded(facts)` returns what the answer claims and the notice to show (the answer is kept as written; the turn
-says so visibly), or None. It reads only the answer, the conversation and the turn's calls and results:
-
-- **a tool's result without its call** (`claimed_tool`): a sentence that has a tool (by name, or the words
-  "tool"/"function") answering, returning or being run, or that copies the way results are told to the model,
-  where that tool was not called in the turn;
-- **an action no tool did** (`claimed_action`): a sentence that reports something added, saved, deleted,
-  committed, moved… ("I've added", "has been saved", "j'ai enregistré", "wurde gelöscht"), while tools that
-  change things are offered and no call of one succeeded in the turn;
-- **content no result holds** (`claimed_content`): a sentence that tells what a file, a table, a database, a
-  list or a memory holds, in a turn where no tool ran;
-- **arithmetic without the calculator** (`unchecked_arithmetic`): the answer gives the value of a calculation the
-  message asks for, while a tool that evaluates expressions is offered and none ran;
-- **the time now** (`claimed_now`), which a model cannot know, with no call that gave it; **content shown after
-  calls that all failed** (`shown_after_failure`); **a name after results that all found nothing**
-  (`named_from_nothing`); **a quote of a result with a line of its own** (`altered_quote`); **a clock time or a
-  date no result gave** (`misread_time`, `unsaid_dates`); **files named that nothing read** (`files_unread`);
-  **an earlier result repeated** as if just read (`repeated_result`).
+says so visibly), or None. It reads only the answer, the conversation and the turn's calls and results. Each
+check is one function below (`claimed_tool`, `claimed_action`, `claimed_content`, `unchecked_arithmetic`,
+`shown_after_failure`, `named_from_nothing`, `altered_quote`, `files_unread`, `repeated_result`; times and dates
+in `sidespin.told_times`); the classes each serves: docs/tool-use-rules.md.
 """
 
 from __future__ import annotations

@@ -1,17 +1,9 @@
 """The ladder: which way a model asks for tools (native calls, the constrained route, or the XML block).
 
-The rules, before the code:
-
-- A backend offers the rungs it really has: `native` where it takes tool definitions
-  (Ollama, OpenAI-compatible, Anthropic), `route` where llama.cpp's own completion
-  endpoint is reachable (the embedded model), `xml` everywhere.
-- `tool_mode` in config.json (or SIDESPIN_TOOL_MODE) names a rung, and that is the rung.
-- With `auto` (the default) the first rung the backend offers in `PREFERENCE` is taken:
-  the route where llama.cpp is there (measured on BFCL and the MCP reference servers:
-  `bench/bench_bfcl.py`, `bench/bench_servers.py`), else the backend's native calls,
-  else the block. Nothing is played at start-up to choose: a start costs no model time.
-- The chosen rung, and where it came from (config, default), is shown by `/health` and
-  `sidespin tools`.
+A backend offers the rungs it really has: `native` where it takes tool definitions, `route` where llama.cpp's
+own completion endpoint is reachable (the embedded model), `xml` everywhere. `tool_mode` in config.json (or
+SIDESPIN_TOOL_MODE) names a rung; with `auto` (the default) the first the backend offers in `PREFERENCE` is taken.
+Nothing is played at start-up to choose. `/health` and `sidespin tools` show the rung and where it came from.
 """
 
 from __future__ import annotations

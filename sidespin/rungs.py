@@ -1,14 +1,8 @@
-"""The rungs of the ladder: one object per way a model asks for tools, held by the rally.
-
-- `Native`: the backend takes tool definitions and returns calls (Ollama, OpenAI, Anthropic).
-- `Route`: the tool-use pipeline decides the calls (`sidespin.tooluse`, llama.cpp models); the model
-  then only answers, in words, from the results.
-- `Xml`: the salted one-shot prompt teaches the `<mcp-request>` block, for any model at all.
-
-Each says the request it builds for an answer (`request`), the tool section that request
-sends (`tool_section`, whose cost the page shows), and whether an answer that opens like a
-call is held back from the page until it is read (`holds_openings`). Only `Route` decides
-calls before the answer (`decide`).
+"""The rungs of the ladder: one object per way a model asks for tools (`Native`: the backend's tool definitions;
+`Route`: the tool-use pipeline decides, `sidespin.tooluse`, and the model only answers; `Xml`: the salted one-shot
+prompt teaches the `<mcp-request>` block). Each builds the request for an answer (`request`), says what its tool
+section costs (`tool_section`) and whether an answer that opens like a call is held back until read
+(`holds_openings`); only `Route` decides calls before the answer (`decide`).
 """
 
 from __future__ import annotations
@@ -17,9 +11,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
 
-from sidespin.formats import ATTACHMENTS, call_from_openai, to_openai_tool
+from sidespin.formats import call_from_openai, to_openai_tool
 from sidespin.llm.base import Backend, Grammar
-from sidespin.protocol import MCP_TAG, format_block, grammar_for, teaching_prompt
+from sidespin.protocol import MCP_TAG, alternating, grammar_for, teaching_prompt, xml_history
 from sidespin.tooluse import offered_table, tables
 from sidespin.tools import FAILED, Tool, ToolCall, failed
 from sidespin.transcript.markers import fence_for
@@ -122,57 +116,11 @@ def rung_named(name: str) -> Rung:
 # --- histories as each rung sends them ------------------------------------------------
 
 
-def xml_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The history as a model without native tool support reads it: calls as blocks, results as text."""
-    converted: list[dict[str, Any]] = []
-    for message in messages:
-        if message["role"] == "assistant" and message.get("tool_calls"):
-            blocks = "\n".join(format_block(call_from_openai(item)) for item in message["tool_calls"])
-            content = ((message.get("content") or "") + "\n" + blocks).strip()
-            converted.append({"role": "assistant", "content": content})
-        elif message["role"] == "tool":
-            content = (
-                f'<mcp-response tool="{message.get("name", "")}" id="{message.get("tool_call_id", "")}">\n'
-                f'{message["content"]}\n</mcp-response>'
-            )
-            converted.append({"role": "user", "content": content})
-        else:
-            kept = {ATTACHMENTS: message[ATTACHMENTS]} if message.get(ATTACHMENTS) else {}  # a user's images
-            converted.append({"role": message["role"], "content": message.get("content") or "", **kept})
-    return alternating(converted)
-
-
-def alternating(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Neighbours of the same role merged into one message: chat templates want roles to alternate."""
-    merged: list[dict[str, Any]] = []
-    for message in messages:
-        if merged and merged[-1]["role"] == message["role"] and message["role"] != "system":
-            images = (merged[-1].get(ATTACHMENTS) or []) + (message.get(ATTACHMENTS) or [])
-            merged[-1] = {**merged[-1], "content": merged[-1]["content"] + "\n\n" + message["content"],
-                          **({ATTACHMENTS: images} if images else {})}
-        else:
-            merged.append(message)
-    return merged
-
-
 def narrated_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The history for a model that only answers (the route called the tools): results told with the question.
-
-    Every result goes with the user message it answered, as what the person was told, never as
-    something the assistant said: a small model copies its own earlier lines, and "the tool
-    answered …" in its mouth became an invented result in a turn where nothing ran.
-
-    Each is told as a fenced block after "The tool … was run with {…} and gave:". Told as
-    "[result of the tool write_file: Successfully wrote …]" and "Answer my message above using
-    these tool results.", the 0.5B answered 9 of 22 real results of the five reference servers
-    badly: 5 refusals ("I'm sorry, but I can't assist with that." after a file was written, a
-    branch created, a memory stored), "Please provide the tool results." and 3 brackets copied
-    ("[42]"); told this way, none of those (one answer said a file "was read successfully" and no
-    more). Two results of one tool with the call's arguments are told apart ("the time in Tokyo
-    and in Paris": without them the 0.5B copied the two blocks out). A failure is told as one line,
-    and not at all once a later call of the tool answered: told a failed "Los Angeles" then the
-    mended "America/Los_Angeles", the 0.5B copied both out.
-    """
+    """The history for a model that only answers (the route called the tools): each result told as the person's
+    message (`told_result`), never in the assistant's mouth (a small model copies its own lines into turns where
+    nothing ran); a failure mended by a later call of the same tool left out; then "Answer my message from this
+    result." Why it reads so: docs/tool-use-rules.md (the answer's history)."""
     told: list[dict[str, Any]] = []
     last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
     asked = {item.get("id"): call_from_openai(item) for m in messages if m["role"] == "assistant"

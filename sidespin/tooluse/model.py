@@ -1,18 +1,6 @@
-"""What the decision asks the model, through llama.cpp's own endpoints: never a free answer, always a probability or a
-continuation under a grammar or a schema.
-
-- `prompt`: the conversation in the model's own chat template, the tools offered as it was trained to read them
-  (or, for a template that ignores tools, listed in a system message in the template's call format).
-- `call_chance`: the probability that the answer's first token opens a call.
-- `likeliest_name`: the offered name the model is likeliest to write after a call's opening, as a whole (the
-  product of its tokens' probabilities, found best first), not the greedy path, which follows the likeliest
-  first token into a prefix many names share. `name_by_grammar` writes one under a grammar of the names when
-  the likeliest tokens name none.
-- `fit_chance`: asked plainly, in a chat of its own after worked answers about made-up functions, whether a
-  function does what the person asks: the chance of "yes" against "no".
-- `arguments`: the arguments' JSON under the tool's bounded schema (`sidespin.tooluse.schema`); a string written
-  on and on is asked once more with short strings. `value_after`: one more value after the others.
-- `goes_on`: whether the likeliest tokens after a call write the separator to another call.
+"""What the decision asks the model, through llama.cpp's own endpoints: never a free answer, always a probability
+(`call_chance`, `likeliest_name`, `fit_chance`, `goes_on`) or a continuation under a grammar or a schema
+(`arguments`, `value_after`, `name_by_grammar`), after the conversation in the model's own chat template (`prompt`).
 """
 
 from __future__ import annotations

@@ -1,29 +1,26 @@
 """What the model is offered: each tool as compact JSON, and the tables a decision reads the tools in.
 
-- **A tool as offered** (`offered`): OpenAI-shaped, its description cut short, its parameters' notes cut shorter
-  (an optional one's shortest: its value is kept only when the conversation says it), and what tells a reader
-  nothing left out (`$schema`, titles, a `null` default, the `null` branch of "this type or null"). Where its
-  server works in folders (`Tool.places`), they end its description, so a path has a root the person said once,
-  in `mcp.json`.
-- **Tables** (`tables`): few tools are one table. Many are one table per source (an MCP server's tools, or the
-  plugins'), in their listed order, a source cut into as few even parts as keep each within `TABLE_CHARS`
-  once its descriptions are as short as `SHORTEST`. A table does not change from one message to the next,
-  so llama.cpp keeps its evaluated prompt and a decision costs only the conversation.
-- **A table as offered** (`offered_table`): whole when it is few tools that fit, else its descriptions cut only as
-  short as it takes to fit.
+A tool as offered (`offered`) is OpenAI-shaped, its descriptions cut short (an optional parameter's shortest),
+with what tells a reader nothing left out, and the folders its server works in at the end of its description.
+Few tools are one table (`tables`); many are one table per source, cut into as few even parts as keep each
+within `TABLE_CHARS`. A table does not change from one message to the next, so llama.cpp keeps its evaluated
+prompt and a decision costs only the conversation.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any, Callable, Sequence
 
 from sidespin.formats import to_openai_tool
 from sidespin.tools import Tool
 from sidespin.tooluse.call_format import CallFormat
+from sidespin.tooluse.values import telling_words
 
-__all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "system_prompt", "cut"]
+__all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "system_prompt", "cut", "deprecated_for",
+           "names_said"]
 
 SHORTLIST = 10  # tools read all at once; more are read a table at a time
 TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: about 1,950 tokens at most
@@ -32,6 +29,23 @@ SHORTEST = 120  # ... at least, when a server's tools would not fit one table ot
 _REQUIRED_NOTE = 120  # characters of a required parameter's description
 _OPTIONAL_NOTE = 60  # ... of an optional one's
 _NOISE = frozenset({"$schema", "$id", "title"})
+_DEPRECATED = re.compile(r"(?is)\bdeprecated\b.*?\buse\s+[`'\"]?([\w.\-]+?)[`'\"]?\s+instead\b")
+
+
+def deprecated_for(tool: Tool) -> str | None:
+    """The tool a tool's description says to use instead of it ("deprecated … use X instead"), or None."""
+    found = _DEPRECATED.search(tool.description)
+    return found.group(1) if found else None
+
+
+def names_said(tools: Sequence[Tool], message: str) -> list[Tool]:
+    """The tools whose name the message says: every telling word of it but those all names share (a word begun
+    counts: "summing" says `sum`)."""
+    said = set(telling_words(message))
+    named = {t.name: [w for w in dict.fromkeys(telling_words(t.name)) if not w.isdigit()] for t in tools}
+    shared = set.intersection(*(set(w) for w in named.values())) if len(tools) > 1 else set()
+    return [t for t in tools if (words := [w for w in named[t.name] if w not in shared])
+            and all(any(s.startswith(w) for s in said) for w in words)]
 
 
 def cut(text: str, limit: int) -> str:

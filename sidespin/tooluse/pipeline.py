@@ -1,41 +1,18 @@
 """Tool use, decided by a small llama.cpp model: which calls a conversation's last message asks for.
 
-One `Decision` goes through the stages in this order; each logs one marker and names the next stage:
-
-1. **shortlist** (`TOOLUSE_SHORTLIST`): the offered tools ranked by relevance to the message, by words and by
-   meaning (`sidespin.tooluse.relevance`). Few tools are one table; many are read a table at a time
-   (`sidespin.tooluse.offer.tables`), each table's prompt kept evaluated by llama.cpp. The model reads one table:
-   one a shape favours for the message, else the last call's for a short follow-up, else the most relevant (the
-   last call's weighing half as much again: a conversation goes on with the server it used).
-   After results, a message is decided on again only while it has parts (sentences, requests joined by "and",
-   "then" …) that had no round of calls yet (on the table most relevant to them), or a failed call to mend.
-2. **whether** (`TOOLUSE_WHETHER`): the chance that the answer opens a call, against the model's threshold
-   (after results, halfway from it to certainty). A follow-up after answers in words is also asked alone (a
-   small model goes on answering in words); a message that names a tool, or that a shape serves, is written and
-   checked as a call down to `NAMED_FLOOR`.
-3. **which** (`TOOLUSE_WHICH`): the offered name the model finds likeliest as a whole (none among its likeliest
-   tokens: no call). A first name less likely than `NAME_FLOOR` among several is the model not knowing which; a tool marked deprecated for another offered
-   one is that one; a tool called already this turn is not called again (unless its failed call may be
-   mended); the first call of an answer must pass the fit question ("does this function do what is asked?").
-4. **arguments** (`TOOLUSE_ARGUMENTS`): written under the tool's bounded schema; values as the conversation said
-   them; optional values the message asks for written after the others; optional values no one said dropped;
-   a call whose required values nothing mentions is not made (`sidespin.tooluse.values`). Shapes amend it.
-5. **mend** (`TOOLUSE_MEND`, after results): a failed call written again gets the model's next likeliest value
-   where the error names one, once (`sidespin.tooluse.mend`).
-6. **more** (`TOOLUSE_MORE`): another call when the likeliest tokens write the separator; where they do not and
-   the message may ask for several things, one more call of a tool this answer called is tried. A call after the
-   first is kept only when the message asks for it.
-
-A refused name or call gives way to the model's next likeliest name, once an answer. Where a second, larger model
-runs beside (`Decider.second`), this one decides whether (the larger one judging where this one is unsure), and the
-larger one names the calls and writes them, from `which` on.
+One `Decision` goes through the stages in this order; each is one method below, logs one marker and names the
+next stage: `shortlist` (TOOLUSE_SHORTLIST), `whether` (TOOLUSE_WHETHER), `which` (TOOLUSE_WHICH), `arguments`
+(TOOLUSE_ARGUMENTS), `mend` (TOOLUSE_MEND, after results), `more` (TOOLUSE_MORE); TOOLUSE_DECISION sums it up
+with the ids of the rules that acted. What each stage does, for a user: docs/tool-use.md; why each rule is
+there: docs/tool-use-rules.md. A refused name or call gives way to the model's next likeliest name, once an
+answer. Where a second, larger model runs beside (`Decider.second`), this one decides whether (the larger one
+judging where this one is unsure), and the larger one names the calls and writes them, from `which` on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
 import time
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
@@ -44,17 +21,17 @@ from loguru import logger
 from sidespin.errors import BadArguments, MalformedToolCall
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 from sidespin.tooluse.call_format import Llama
-from sidespin.tooluse.conversation import Talk
+from sidespin.tooluse.conversation import Talk, parts_of
 from sidespin.tooluse.decision import Decision
 from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
-from sidespin.tooluse.offer import tables
+from sidespin.tooluse.offer import deprecated_for, names_said, tables
 from sidespin.tooluse.relevance import rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (
-    as_said, asked_parameters, grounded, invented, mentioned, said_in, telling_words, words_of,
+    as_said, asked_parameters, grounded, invented, mentioned, said_in, words_of,
 )
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
@@ -68,40 +45,15 @@ NAME_FLOOR = 0.05  # a first name less likely than this, among several, is the m
 _FOLLOW_UP = 5  # words of a message at most that read as a follow-up of the one before ("And in Tokyo?")
 _CONTINUITY = 0.5  # what the table of the conversation's last call adds to its relevance, as a share of the best's
 UNSURE_CALL = 0.25  # a chance of a call from this to the bar is the second model's to judge, where one runs
-_DEPRECATED = re.compile(r"(?is)\bdeprecated\b.*?\buse\s+[`'\"]?([\w.\-]+?)[`'\"]?\s+instead\b")
-_REQUEST_BREAK = re.compile(r"(?<=[.?!;])\s+|(?<![\s,])(?:\s*,)?\s+(?:and|also|as well as|then|plus)\s+",
-                            re.IGNORECASE)
-_LIST_MARK = re.compile(r"[,，、;；]|(?<=[?？!！。])\s*\S")
 Stage = Callable[[Decision], Awaitable["Stage | None"]]
-
-
-def _requests(text: str) -> list[str]:
-    """The parts of a message that asks several things ([] when it asks one)."""
-    parts = [part for part in _REQUEST_BREAK.split(text.strip()) if len(part.split()) >= 3]
-    return parts if len(parts) > 1 else []
-
-
-def _asks_several(text: str) -> bool:
-    """Whether a message may ask for more than one call: an "and", a list, or a second sentence."""
-    return bool(_REQUEST_BREAK.search(text.strip()) or _LIST_MARK.search(text.strip()))
-
-
-def _deprecated_for(tool: Tool) -> str | None:
-    found = _DEPRECATED.search(tool.description)
-    return found.group(1) if found else None
-
-
-def _rounds(d: Decision) -> int:
-    """The rounds of calls made since the person's message."""
-    return len({a.place for a in d.talk.this_turn})
 
 
 def _query(d: Decision) -> str:
     """What relevance is ranked against: the person's message; after results, its parts that had no round of calls
     yet; a short follow-up with the message before it ("And in Tokyo?")."""
-    parts = _requests(d.talk.last)
-    if d.talk.again and len(parts) > _rounds(d):
-        return " ".join(parts[_rounds(d):])
+    parts, rounds = d.talk.parts, d.talk.rounds
+    if d.talk.again and len(parts) > rounds:
+        return " ".join(parts[rounds:])
     if len(words_of(d.talk.last)) <= _FOLLOW_UP and d.talk.previous:
         return f"{d.talk.previous} {d.talk.last}"
     return d.talk.last
@@ -111,17 +63,7 @@ def _closed(d: Decision) -> set[str]:
     """The tools not to call again this turn: those called since the message (but one whose failed call may be
     mended), and those deprecated for one of them."""
     closed = d.talk.turn_tools - mendable(d.talk)
-    return closed | {t.name for t in d.tools if _deprecated_for(t) in closed}
-
-
-def _names_said(tools: Sequence[Tool], message: str) -> list[Tool]:
-    """The tools whose name the message says: every telling word of it but those all names share (a word begun
-    counts: "summing" says `sum`)."""
-    said = set(telling_words(message))
-    named = {t.name: [w for w in dict.fromkeys(telling_words(t.name)) if not w.isdigit()] for t in tools}
-    shared = set.intersection(*(set(w) for w in named.values())) if len(tools) > 1 else set()
-    return [t for t in tools if (words := [w for w in named[t.name] if w not in shared])
-            and all(any(s.startswith(w) for s in said) for w in words)]
+    return closed | {t.name for t in d.tools if deprecated_for(t) in closed}
 
 
 class Decider:
@@ -164,7 +106,7 @@ class Decider:
             return None
         if d.talk.again and not self._steps_left(d):
             logger.info("TOOLUSE_SHORTLIST none: the message's {} part(s) had their calls, and none failed",
-                        max(1, len(_requests(d.talk.last))))
+                        max(1, len(d.talk.parts)))
             return None
         cut = tables(d.tools)
         d.ranked = await asyncio.to_thread(rank, d.tools, _query(d), self.embedder)
@@ -185,7 +127,7 @@ class Decider:
         "then" …): a small model keeps calling, and one request is answered by one round."""
         if mendable(d.talk):
             return True
-        return _rounds(d) < len(_requests(d.talk.last))
+        return d.talk.rounds < len(d.talk.parts)
 
     @staticmethod
     def _table(d: Decision, cut: list[list[Tool]]) -> tuple[int, str]:
@@ -225,12 +167,12 @@ class Decider:
             alone = [m for m in d.talk.messages[:1] if m.get("role") == "system"] + d.talk.messages[-1:]
             d.chance = max(d.chance, await self.model.call_chance(await self.model.prompt(alone, d.table)))
             d.note("core.follow_up_alone")
-        if NAMED_FLOOR <= d.chance < d.bar and not again:
-            rules = ["core.tool_named"] if _names_said(d.table, d.talk.last) else []
-            rules += [rule for shape in d.shapes if (rule := shape.favours(d, d.table))]
-            if rules:
-                d.notes.extend(rules)
-                d.bar = NAMED_FLOOR
+        if d.chance < d.bar and not again:  # a message naming a tool, or one a shape serves: down to a floor
+            floors = {"core.tool_named": NAMED_FLOOR} if names_said(d.table, d.talk.last) else {}
+            floors |= {rule: shape.floor for shape in d.shapes if (rule := shape.favours(d, d.table))}
+            if floors and d.chance >= min(floors.values()):
+                d.notes.extend(floors)
+                d.bar = min(floors.values())
         logger.info("TOOLUSE_WHETHER p_call={:.2f} bar={:.2f}{}", d.chance, d.bar, " (after results)" * again)
         if d.chance < d.bar:
             return None
@@ -286,7 +228,7 @@ class Decider:
             logger.info("TOOLUSE_WHICH none: no offered name is among the model's likeliest")
             return None
         name, chance = found
-        other = _deprecated_for(d.names[name])
+        other = deprecated_for(d.names[name])
         if other in d.names and other != name:
             d.note("core.deprecated")
             name = other
@@ -304,7 +246,7 @@ class Decider:
 
     def _retry(self, d: Decision, refused: str) -> Stage | None:
         """The next likeliest name, once an answer, when the answer's first call was refused."""
-        aliases = [n for n, t in d.names.items() if _deprecated_for(t) == refused]
+        aliases = [n for n, t in d.names.items() if deprecated_for(t) == refused]
         if d.calls or d.retried or len(d.names) - len(aliases) < 2:
             return None
         d.retried = True
@@ -316,7 +258,7 @@ class Decider:
     async def _fits(self, tool: Tool, message: str) -> bool:
         """Whether the model says `tool` does what the message asks, or one of the things it asks."""
         chance = 0.0
-        for asked in [message, *_requests(message)]:
+        for asked in [message, *parts_of(message)]:
             chance = max(chance, await self.model.fit_chance(tool, asked))
             if chance >= self.fit:
                 return True
@@ -416,7 +358,7 @@ class Decider:
         goes_on = await self.model.goes_on(d.written)
         logger.info("TOOLUSE_MORE after {}: {}", call.name, "another call" if goes_on else "the model stops")
         if not goes_on:
-            if d.tried or d.talk.again or not _asks_several(d.talk.last):
+            if d.tried or d.talk.again or not d.talk.asks_several:
                 return None
             # a small model writes one call where the message asks the same thing of several values: one more
             # call of a tool this answer called is tried

@@ -1,17 +1,12 @@
 """How relevant each offered tool is to a message: BM25 over the tools' words, and sentence embeddings for meaning.
 
-- **A tool's text** (`document`): its server's name in `mcp.json` (the person's own word for it: "memory",
-  "shop-db"), its name split into words, its description, its parameters' names and notes; its **gist** (`gist`),
-  what is embedded: the server's name, the tool's name's words and its description's first sentence.
-- **BM25** (SQLite's FTS5 with the Porter stemmer) ranks the tools that share a word with the message (its words
-  that tell something: no function words, no numbers); the name weighs twice the rest.
-- **Embeddings** (`sidespin.tooluse.embeddings`, multilingual) rank every tool by the cosine of its gist and the
-  message, so a message with no word in common ("will I need an umbrella" for a forecast), or in another language,
-  still reaches the tool that does it.
-- **Fused** by reciprocal rank (`_FUSION`): a tool's score is the sum over the two rankings of 1 / (60 + its
-  place); a tool BM25 does not rank gets nothing from it.
-- **A table's score** (`table_scores`) is its best tool's (its second's only breaks a tie): a server's many tools
-  each matching a common word do not outvote the one tool made for the message.
+A tool's text (`document`) is its server's name in `mcp.json` (the person's own word for it), its name's words,
+its description and its parameters' names and notes; its `gist`, what is embedded, is the server's name, the
+name's words and the description's first sentence. BM25 (FTS5, Porter stemmer; the name weighs twice) ranks the
+tools sharing a telling word with the message; embeddings rank every tool by cosine, so a message with no word
+in common, or in another language, still reaches its tool. The two are fused by reciprocal rank (`_FUSION`). A
+table's score is its best tool's (`table_scores`): many tools sharing a common word do not outvote the one made
+for the message.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing import Iterator
 import pytest
 
 from sidespin.tools import ToolCall
-from tests.browser.conftest import ARTIFACTS, wait_for
+from tests.browser.conftest import ARTIFACTS
 from tests.browser.test_reload import message_html, wait_done
 from tests.conftest import serve_app
 from tests.mcp.mcp_harness import EVERYTHING, HAVE_NODE, NO_NODE, NODE

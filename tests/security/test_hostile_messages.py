@@ -57,7 +57,7 @@ def test_a_decision_on_a_long_run_of_spaces_ends_and_still_calls(text) -> None:
 
 READERS = """
 import json, sys
-from sidespin.tooluse.pipeline import _asks_several, _requests
+from sidespin.tooluse.conversation import Talk, parts_of
 from sidespin.tooluse.shapes.editor import _asks_to_add, _quoted
 from sidespin.tooluse.shapes.folders import files_named
 from sidespin.tooluse.shapes.timezones import zones_named
@@ -65,7 +65,7 @@ from sidespin.tooluse.values import mentioned, said_in
 text = sys.stdin.read()
 said = said_in([text])
 print(json.dumps([sorted(zones_named(text)[0])[:2], files_named(text)[:2], _quoted(text)[:2], _asks_to_add(text),
-                  len(_requests(text)) > 1, _asks_several(text), mentioned(text[:600], said)]))
+                  len(parts_of(text)) > 1, Talk([{"role": "user", "content": text}]).asks_several, mentioned(text[:600], said)]))
 """
 
 

@@ -13,6 +13,7 @@ from sidespin.tooluse import Decider
 from sidespin.tooluse.shapes import check_switches, shapes_for
 from sidespin.tooluse.shapes.editor import replacing_pair
 from sidespin.tooluse.shapes.folders import files_named
+from sidespin.tooluse.shapes.memory import asks_memory
 from sidespin.tooluse.shapes.timezones import as_zone, zones_named
 from tests.route_fake import FakeLlama, WritesAnEdit
 from tests.tooluse.tools import EVALUATE, FORECAST, tool
@@ -158,3 +159,44 @@ async def test_a_calculation_asked_is_written_as_a_call_of_a_tool_that_calculate
     assert await decided(words, user("what's the weather"), [EVALUATE, FORECAST]) == []  # no calculation asked
     off = FakeLlama({"what's 48 x 37": [("evaluate", {"expression": "48*37"})]}, p_call=0.2)
     assert await decided(off, user("what's 48 x 37"), [EVALUATE, FORECAST], shapes={"calculator": False}) == []
+
+
+# --- memory ---------------------------------------------------------------------------------------------------
+
+
+KEEP = tool("store_fact", "Save a fact about the user to long-term memory.", {"fact": TEXT}, ["fact"],
+            source="mcp:recall")
+FIND = tool("find_facts", "Look up saved memories matching a query.", {"query": TEXT}, ["query"],
+            source="mcp:recall", read_only=True)
+ERASE = tool("erase_fact", "Erase one saved memory.", {"fact": TEXT}, ["fact"], source="mcp:recall",
+             destructive=True)
+STORE = [KEEP, FIND, ERASE, FORECAST]
+
+
+@pytest.mark.parametrize("text, asked", [
+    ("Could you memorize my shoe size, 44?", "keep"), ("Don't forget that my passport expires in May", "keep"),
+    ("Merk dir bitte, dass ich kein Gluten esse.", "keep"), ("Ricordati che il cane si chiama Bruno.", "keep"),
+    ("Do you remember where I parked?", "recall"), ("¿Te acuerdas de mi color favorito?", "recall"),
+    ("I told you my dentist's name last week, what was it?", "recall"), ("Forget my old address.", "forget"),
+    ("Olvida lo que te dije sobre Pedro.", "forget"),
+    ("How do I forget a wifi network on my Mac?", None), ("I can't remember the name of that movie", None),
+    ("Please note: the gate code is 1234", None), ("Add a note: call mom", None),
+])
+def test_a_message_asks_a_memory_to_keep_recall_or_forget_only_when_it_asks_the_assistant(text, asked) -> None:
+    assert asks_memory(text) == asked
+
+
+@pytest.mark.parametrize("text, wanted", [
+    ("Could you memorize my shoe size, 44?", ("store_fact", {"fact": "shoe size 44"})),
+    ("Do you remember where I parked?", ("find_facts", {"query": "parked"})),
+    ("Forget my old address.", ("erase_fact", {"fact": "old address"})),
+])
+async def test_a_memory_asked_of_a_store_is_written_as_a_call_of_its_tools_whatever_the_chance(text, wanted) -> None:
+    """The small model's chance of a call for "do you remember…" is near 0; the store's tools are the only way to
+    keep or recall anything, and the tool is one that writes, reads or deletes, as the message asks."""
+    others = [name for name in ("store_fact", "find_facts", "erase_fact") if name != wanted[0]]
+    model = FakeLlama({text: [(others[0], wanted[1]), wanted]}, p_call=0.01,
+                      name_tokens={"": [(others[0] + '",', 0.6), (wanted[0] + '",', 0.3), (others[1] + '",', 0.1)]})
+    assert await decided(model, user(text), STORE) == [wanted]
+    assert await decided(model, user(text), STORE, shapes={"memory": False}) == []
+    assert [s.id for s in shapes_for(STORE)] == ["memory"] and shapes_for([FORECAST]) == []

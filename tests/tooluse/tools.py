@@ -8,11 +8,12 @@ from sidespin.tools import Tool
 
 
 def tool(name: str, description: str, properties: dict[str, Any], required: list[str] | None = None, *,
-         source: str = "mcp:test", read_only: bool = False, places: tuple[str, ...] = ()) -> Tool:
+         source: str = "mcp:test", read_only: bool = False, places: tuple[str, ...] = (),
+         destructive: bool = False) -> Tool:
     """A listed tool that is never run."""
     schema = {"type": "object", "properties": properties, "required": list(required or [])}
     return Tool(name=name, description=description, input_schema=schema, fn=lambda **_: None, source=source,
-                read_only=read_only, places=places)
+                read_only=read_only, places=places, destructive=destructive)
 
 
 TEXT = {"type": "string"}

@@ -1,18 +1,17 @@
 """The `editor` shape: tools that replace an old text with a new one in a file.
 
 Applies where a tool has two string parameters named old… and new… (`oldText`/`newText`, `old_str`/`new_str`),
-at its top level or in the objects of a list parameter (`replacing_pair`). A small model's edit loses what it
-should keep: for an addition it replaces a line with the new one, or writes the whole file again. Rules:
+at its top level or in the objects of a list parameter (`replacing_pair`). Rules:
 
 - `editor.to_add` (shortlist, which): a request to add (a verb of adding, none of replacing) once the conversation
-  read a file, or a request to change one quoted text into another, reads the editor's table, and is offered the
-  server's replacing tool alone.
+  read a file, or to change one quoted text into another, reads the editor's table and is offered the server's
+  replacing tool alone.
 - `editor.keeps_file` (arguments): such an addition's edit keeps a line of the file read as its old text and
-  writes that line, then the lines added, as its new text; one that does not is written again under a grammar
-  whose old text is one of the file's lines (or a line that lists things, an item more after its last).
-  Only the added lines that say a word of the message stay; an edit that adds none is not made.
-- `editor.quoted` (arguments): a change between quoted texts goes from one of them to another; written again
-  under a grammar of the quoted texts when it does not.
+  writes that line, then the lines added; else it is written again under a grammar whose old text is one of the
+  file's lines (or a listing line, an item more after its last). Only added lines that say a word of the message
+  stay; an edit that adds none is not made.
+- `editor.quoted` (arguments): a change between quoted texts goes from one of them to another (else written again
+  under a grammar of the quoted texts).
 """
 
 from __future__ import annotations

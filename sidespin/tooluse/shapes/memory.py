@@ -1,0 +1,70 @@
+"""The `memory` shape: stores of what the person told the assistant to keep (a knowledge graph, memories).
+
+Applies to tools whose text or server's name speaks of memory or a knowledge graph (`stores`); without one,
+"I'll remember that" or "you told me…" claims an action or content no tool backs. Rule `memory.asked`
+(shortlist, whether, which): a message asking to remember, recall or forget (`asks_memory`, five languages)
+reads the store's table, is written and checked as a call whatever its chance, and names one of the store's
+tools that reads (recall), adds (remember) or deletes (forget), as the tools declare.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from sidespin.tools import Tool
+from sidespin.tooluse.decision import Decision, Shape
+
+__all__ = ["Memory", "stores", "asks_memory"]
+
+_STORE = re.compile(r"(?i)\b(?:memor(?:y|ies)|remember\w*|knowledge[ _-]?graph)\b")
+_ASKED = r"(?:^|[.!?;:,]\s*|\b(?:please|can you|could you|would you|will you|i want you to|i'd like you to)\s+)"
+_KEEP = re.compile(r"(?i)(?:" + _ASKED + r"(?:remember|memori[sz]e|note that)\b|\b(?:keep in mind|don'?t forget|do not forget|"
+                   r"for later|for future reference|merk\w* (?:dir|es)|vergiss \w*\s*nicht|souviens|retiens|"
+                   r"n'oublie pas|garde en t[êe]te|recuerda|acu[ée]rdate|no olvides|ten en cuenta|ricorda\w*|"
+                   r"non dimenticare|tieni a mente)\b)")
+_RECALL = re.compile(r"(?i)\b(?:do you (?:still )?(?:remember|recall|know)|what do you know|you know about|"
+                     r"i (?:told|tell) you|i (?:have |had )?(?:mentioned|said)|weißt du|erinnerst du|dir \w*\s*gesagt|"
+                     r"je t'ai dit|te l'ai dit|que sais-tu|tu te souviens|te (?:lo )?dije|qué sabes|te acuerdas|"
+                     r"ti (?:l'ho|ho) detto|cosa sai|ti ricordi)\b")
+_FORGET = re.compile(r"(?i)" + _ASKED + r"(?:forget|vergiss|oublie|olvida|dimentica)\b(?!\s*(?:nicht|pas)\b)")
+
+
+def stores(tool: Tool) -> bool:
+    """Whether a tool belongs to a memory store: its name, description or server's name speaks of memory."""
+    server = tool.source.split(":", 1)[1] if tool.source.startswith("mcp:") else ""
+    return bool(_STORE.search(f"{server} {tool.name.replace('_', ' ')} {tool.description[:200]}"))
+
+
+def asks_memory(text: str) -> str | None:
+    """What a message asks of a memory: "forget", "recall", "keep", or None."""
+    text = text.strip()
+    if _FORGET.search(text) and not _KEEP.search(text):
+        return "forget"
+    if _RECALL.search(text):
+        return "recall"
+    return "keep" if _KEEP.search(text) else None
+
+
+class Memory(Shape):
+    id = "memory"
+    floor = 0.0
+
+    def applies(self, tools: Sequence[Tool]) -> bool:
+        return any(stores(tool) for tool in tools)
+
+    def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
+        if asks_memory(decision.talk.last) and any(stores(tool) for tool in tools):
+            return "memory.asked"
+        return None
+
+    def narrow(self, decision: Decision) -> dict[str, Tool]:
+        asked = asks_memory(decision.talk.last)
+        if asked is None or decision.talk.again:
+            return decision.names
+        kept = {n: t for n, t in decision.names.items() if stores(t) and t.read_only == (asked == "recall")
+                and t.destructive == (asked == "forget")}
+        if kept and len(kept) < len(decision.names):
+            decision.note("memory.asked")
+            return kept
+        return decision.names
