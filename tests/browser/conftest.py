@@ -52,9 +52,9 @@ def browser():
         instance.close()
 
 
-@pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+def local_context(browser, height: int) -> tuple:
+    """A browser context whose requests off this machine are refused, and the list of those it refused."""
+    context = browser.new_context(viewport={"width": 1280, "height": height})
     outside: list[str] = []
 
     def only_local(route):
@@ -65,6 +65,12 @@ def page(browser):
             route.continue_()
 
     context.route("**/*", only_local)
+    return context, outside
+
+
+@pytest.fixture
+def page(browser):
+    context, outside = local_context(browser, 800)
     page = context.new_page()
     page.add_init_script(LEAK_WATCH)
     page.set_default_timeout(60_000)

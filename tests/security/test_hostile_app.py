@@ -15,17 +15,15 @@ The same server's app also tells the model something (ui/update-model-context): 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
 import time
 from pathlib import Path
 from typing import Iterator
-from urllib.parse import urlsplit
 
 import pytest
 
 from sidespin.tools import ToolCall
+from tests.browser.conftest import browser, local_context, wait_for  # noqa: F401 (browser: a fixture)
 from tests.conftest import log_lines, serve_app
 from tests.scripted import ScriptedBackend
 from tests.security.conftest import raw_request
@@ -33,15 +31,6 @@ from tests.security.conftest import raw_request
 pytestmark = [pytest.mark.browser]
 
 HOSTILE = Path(__file__).resolve().parent / "servers" / "hostile_app_server.py"
-CHROMIUM = os.environ.get("SIDESPIN_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-
-
-def wait_for(page, expression: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not page.evaluate(expression):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g} s waiting for: {expression}")
-        page.wait_for_timeout(50)
 
 
 class Hostile:
@@ -76,32 +65,9 @@ def hostile(tmp_path_factory) -> Iterator[Hostile]:
         yield Hostile(url, record, backend)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail("Chromium is missing: ./run test installs it with apt (package chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                              args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        yield instance
-        instance.close()
-
-
 @pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    outside: list[str] = []
-
-    def only_local(route):
-        if urlsplit(route.request.url).hostname not in ("127.0.0.1", "localhost"):
-            outside.append(route.request.url)
-            route.abort()
-        else:
-            route.continue_()
-
-    context.route("**/*", only_local)
+def page(browser):  # noqa: F811 (the browser fixture)
+    context, outside = local_context(browser, 900)
     page = context.new_page()
     page.set_default_timeout(60_000)
     page.said = []  # what the app printed
