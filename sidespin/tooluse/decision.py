@@ -52,6 +52,7 @@ class Decision:
     chance: float = 0.0  # whether: the chance that the answer opens a call
     bar: float = 0.0  # ... above which it calls
     names: dict[str, Tool] = field(default_factory=dict)  # which: the tools a name is still chosen among
+    narrowed: bool = False  # ... fewer than the table's, as a shape chose them
     written: str = ""  # the answer so far: the prompt, a call's opening, the calls written
     name: str = ""  # the name chosen for the call being written
     name_chance: float | None = None  # ... its probability as a whole (None: written under a grammar)

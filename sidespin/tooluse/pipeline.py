@@ -181,7 +181,8 @@ class Decider:
             closed = _closed(d)
             d.names = {n: t for n, t in d.names.items() if n not in closed}
         for shape in d.shapes:
-            d.names = shape.narrow(d)
+            before, d.names = len(d.names), shape.narrow(d)
+            d.narrowed = d.narrowed or len(d.names) < before
         if second is not None:  # the larger model names the calls and writes them, on its own prompt
             await second.hand_over(d)
             return None
@@ -234,11 +235,10 @@ class Decider:
             name = other
         d.name, d.name_chance = name, chance
         shown = "?" if chance is None else f"{chance:.2f}"
-        if not d.calls and len(d.names) > 1 and chance is not None and chance < NAME_FLOOR and \
-                "folders.file_named" not in d.notes:
+        if not d.calls and len(d.names) > 1 and chance is not None and chance < NAME_FLOOR and not d.narrowed:
             logger.info("TOOLUSE_WHICH {} p={}: the model does not know which tool", name, shown)
             return self._retry(d, name)
-        if not d.calls and not await self._fits(d.names[name], d.talk.last):
+        if not d.calls and not d.narrowed and not await self._fits(d.names[name], d.talk.last):
             logger.info("TOOLUSE_WHICH {} p={}: it does not do what was asked", name, shown)
             return self._retry(d, name)
         logger.info("TOOLUSE_WHICH {} p={}", name, shown)

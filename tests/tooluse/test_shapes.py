@@ -195,8 +195,10 @@ async def test_a_memory_asked_of_a_store_is_written_as_a_call_of_its_tools_whate
     """The small model's chance of a call for "do you remember…" is near 0; the store's tools are the only way to
     keep or recall anything, and the tool is one that writes, reads or deletes, as the message asks."""
     others = [name for name in ("store_fact", "find_facts", "erase_fact") if name != wanted[0]]
-    model = FakeLlama({text: [(others[0], wanted[1]), wanted]}, p_call=0.01,
-                      name_tokens={"": [(others[0] + '",', 0.6), (wanted[0] + '",', 0.3), (others[1] + '",', 0.1)]})
+    # the model leans to another tool (its chance of the one asked for is under the name floor) and says the one
+    # asked for does not fit: the shape chose the kind of tool, so neither stops the call
+    model = FakeLlama({text: [(others[0], wanted[1]), wanted]}, p_call=0.01, misfits=frozenset({wanted[0]}),
+                      name_tokens={"": [(others[0] + '",', 0.9), (wanted[0] + '",', 0.02), (others[1] + '",', 0.08)]})
     assert await decided(model, user(text), STORE) == [wanted]
     assert await decided(model, user(text), STORE, shapes={"memory": False}) == []
     assert [s.id for s in shapes_for(STORE)] == ["memory"] and shapes_for([FORECAST]) == []
