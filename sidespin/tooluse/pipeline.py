@@ -295,17 +295,19 @@ class Decider:
 
     @staticmethod
     def _far(d: Decision, call: ToolCall) -> bool:
-        """Whether an answer's first call carries nothing the conversation said and its tool is far in meaning from
-        the message (its gist's cosine under `MEANING_FLOOR`): such a call rests on the model's wish to call alone."""
+        """Whether an answer's first call carries nothing the conversation said and its tool is far from the message:
+        no word in common (BM25) and its gist's cosine under `MEANING_FLOOR`. Such a call rests on the model's wish
+        to call alone."""
         if d.calls or d.talk.again or any(mentioned(v, d.said, k) for k, v in call.arguments.items()
                                           if not isinstance(v, bool)):
             return False
-        cosine = next((r.cosine for r in d.ranked if r.tool.name == call.name), None)
-        if cosine is None or cosine >= MEANING_FLOOR:
+        ranked = next((r for r in d.ranked if r.tool.name == call.name), None)
+        cosine = ranked.cosine if ranked is not None else None
+        if cosine is None or cosine >= MEANING_FLOOR or ranked.bm25 is not None:
             return False
         d.note("core.meaning_floor")
-        logger.info("TOOLUSE_FAR {} cosine={:.2f}: nothing said in it, and far in meaning from the message",
-                    call.name, cosine)
+        logger.info("TOOLUSE_FAR {} {} cosine={:.2f}: nothing said in it, and far in meaning from the message",
+                    call.name, json.dumps(call.arguments, ensure_ascii=False)[:200], cosine)
         return True
 
     async def _asked(self, written: str, tool: Tool, raw: str, arguments: dict[str, Any], message: str,

@@ -141,6 +141,7 @@ async def test_a_first_call_of_a_tool_the_model_says_does_not_do_what_was_asked_
 
 
 JOKE = tool("random_joke", "Tell a random programmer joke.", {}, source="mcp:fun", read_only=True)
+HISTORY = tool("history", "Show the commit history of the repository.", {}, source="mcp:vcs", read_only=True)
 
 
 @pytest.mark.parametrize("text, tools, wanted", [
@@ -160,6 +161,7 @@ async def test_a_first_call_that_carries_nothing_said_to_a_tool_far_in_meaning_i
     ("Tell me a joke about coders", [JOKE, STATUS], ("random_joke", {})),
     ("Is the build machine running?", [JOKE, STATUS], ("server_status", {})),
     ("Will it rain in Bergen?", [FORECAST], ("forecast", {"city": "Bergen"})),  # a value said: no floor
+    ("Welche Commits gab es heute?", [HISTORY, JOKE], ("history", {})),  # far in meaning, but a word in common
 ])
 async def test_a_call_close_in_meaning_or_carrying_a_value_said_is_made(text, tools, wanted) -> None:
     assert await decided(FakeLlama({text: [wanted]}), user(text), tools, embedder=Embedder()) == [wanted]

@@ -106,6 +106,7 @@ async def test_a_change_between_two_quoted_texts_goes_from_one_to_the_other() ->
 
 def test_the_files_a_message_names_are_names_with_an_extension_and_their_folders() -> None:
     assert files_named("Show me notes/ideas.md and budget.csv, not example.com") == ["notes/ideas.md", "budget.csv"]
+    assert files_named("Sign Jo up: jo.k@post.de, from Lyon") == []  # an e-mail address names no file
 
 
 async def test_a_relative_path_is_inside_the_servers_folder_and_one_climbing_out_is_left_as_written() -> None:
