@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Folders", "files_named"]
 
-_FILE = re.compile(r"(?<![\w./~@-])((?:[\w-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4})(?![\w/])", re.IGNORECASE)
+_FILE = re.compile(r"(?<![\w./~@-])((?:[\w-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4})(?![\w/@])", re.IGNORECASE)
 _DOMAINS = frozenset("com org net io co gov edu ai app dev info".split())
 _PATH_NAMES = frozenset({"path", "paths", "file", "filename", "filepath", "source", "destination", "directory",
                          "dir", "folder"})
