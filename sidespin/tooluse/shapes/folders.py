@@ -5,7 +5,8 @@ needs. Rules:
 
 - `folders.file_named` (shortlist, whether, which): a message that names a file (a name with an extension, or a
   path in a folder) asks for that file: a folder server's table is read, and a call is written and checked down
-  to `NAMED_FLOOR`, by one of the tools of that server that only read (it marks them read-only).
+  to `NAMED_FLOOR`, by one of the tools of that server that only read (it marks them read-only), unless the
+  message asks to make or change something.
 - `folders.inside` (arguments): a path written relative to nothing ("notes/todo.md") by a tool whose server works
   in one folder is that path inside the folder; one that would climb out of it ("../../etc/passwd") is left as
   written, for the server's own check and the person's approval.
@@ -29,6 +30,11 @@ __all__ = ["Folders", "files_named"]
 
 _FILE = re.compile(r"(?<![\w./~@-])((?:[\w-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4})(?![\w/@])", re.IGNORECASE)
 _DOMAINS = frozenset("com org net io co gov edu ai app dev info".split())
+# a request to make or change something: the file it names is to be written, not read
+_CHANGES = re.compile(r"(?i)\b(?:create|make|write|save|add|append|insert|put|set|change|replace|edit|update|delete|"
+                      r"remove|rename|move|copy|cr[ée]e[rz]?|[ée]cri[st]|ajoute[rz]?|modifie[rz]?|supprime[rz]?|"
+                      r"renomme[rz]?|d[ée]place[rz]?|erstelle|schreib\w*|f[üu]ge|[äa]ndere|l[öo]sche|speicher\w*|"
+                      r"crea[r]?|escribe|a[ñn]ade|cambia|borra|elimina|mueve|guarda|scrivi|aggiungi|sposta|salva)\b")
 _PATH_NAMES = frozenset({"path", "paths", "file", "filename", "filepath", "source", "destination", "directory",
                          "dir", "folder"})
 
@@ -59,7 +65,7 @@ class Folders(Shape):
         return None
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
-        if "folders.file_named" not in decision.notes:
+        if "folders.file_named" not in decision.notes or _CHANGES.search(decision.talk.last):
             return decision.names
         readers = {t.name: t for t in _readers(decision.names.values())}
         return readers or decision.names
