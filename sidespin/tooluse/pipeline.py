@@ -302,12 +302,11 @@ class Decider:
                                           if not isinstance(v, bool)):
             return False
         ranked = next((r for r in d.ranked if r.tool.name == call.name), None)
-        cosine = ranked.cosine if ranked is not None else None
-        if cosine is None or cosine >= MEANING_FLOOR or ranked.bm25 is not None:
+        if ranked is None or ranked.cosine is None or ranked.cosine >= MEANING_FLOOR or ranked.bm25 is not None:
             return False
         d.note("core.meaning_floor")
         logger.info("TOOLUSE_FAR {} {} cosine={:.2f}: nothing said in it, and far in meaning from the message",
-                    call.name, json.dumps(call.arguments, ensure_ascii=False)[:200], cosine)
+                    call.name, json.dumps(call.arguments, ensure_ascii=False)[:200], ranked.cosine)
         return True
 
     async def _asked(self, written: str, tool: Tool, raw: str, arguments: dict[str, Any], message: str,

@@ -19,10 +19,10 @@ __all__ = ["Memory", "stores", "asks_memory"]
 
 _STORE = re.compile(r"(?i)\b(?:memor(?:y|ies)|remember\w*|knowledge[ _-]?graph)\b")
 _ASKED = r"(?:^|[.!?;:,]\s*|\b(?:please|can you|could you|would you|will you|i want you to|i'd like you to)\s+)"
-_KEEP = re.compile(r"(?i)(?:" + _ASKED + r"(?:remember|memori[sz]e|note that)\b|\b(?:keep in mind|don'?t forget|do not forget|"
-                   r"for later|for future reference|merk\w* (?:dir|es)|vergiss \w*\s*nicht|souviens|retiens|"
-                   r"n'oublie pas|garde en t[êe]te|recuerda|acu[ée]rdate|no olvides|ten en cuenta|ricorda\w*|"
-                   r"non dimenticare|tieni a mente)\b)")
+_KEEP = re.compile(r"(?i)(?:" + _ASKED + r"(?:remember|memori[sz]e|note that)\b|"
+                   r"\b(?:keep in mind|don'?t forget|do not forget|for later|for future reference|merk\w* (?:dir|es)|"
+                   r"vergiss \w*\s*nicht|souviens|retiens|n'oublie pas|garde en t[êe]te|recuerda|acu[ée]rdate|"
+                   r"no olvides|ten en cuenta|ricorda\w*|non dimenticare|tieni a mente)\b)")
 _RECALL = re.compile(r"(?i)\b(?:do you (?:still )?(?:remember|recall|know)|what do you know|you know about|"
                      r"i (?:told|tell) you|i (?:have |had )?(?:mentioned|said)|weißt du|erinnerst du|dir \w*\s*gesagt|"
                      r"je t'ai dit|te l'ai dit|que sais-tu|tu te souviens|te (?:lo )?dije|qué sabes|te acuerdas|"
