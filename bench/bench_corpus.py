@@ -50,6 +50,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "bench" / "corpus"))
 
 from judge import Call, Played, applicable, arguments_match, bare, claim, decision_right, fill, judge  # noqa: E402
+from server_checks import p90, ratio  # noqa: E402
 from workspace import HALVES, Workspace, approve_every_tool, make_workspace, missing_programs, serving  # noqa: E402
 
 CORPUS = ROOT / "bench" / "corpus"
@@ -329,16 +330,6 @@ def _turns_from_transcript(path: Path, lines: list[str]) -> list[Turn]:
 
 
 # --- report --------------------------------------------------------------------------------------------
-
-
-def ratio(hits: int, total: int) -> str:
-    return f"{hits}/{total} {100 * hits / total:5.1f}%" if total else "-"
-
-
-def p90(values: list[float]) -> float:
-    if len(values) < 2:
-        return values[0] if values else 0.0
-    return statistics.quantiles(values, n=10, method="inclusive")[-1]
 
 
 def summary(outcomes: list[PromptOutcome], results: list[ScriptOutcome]) -> dict[str, Any]:

@@ -72,7 +72,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from server_checks import Call, Played, applicable, arguments_match, fill, judge  # noqa: E402
+from server_checks import Call, Played, applicable, arguments_match, fill, judge, p90, ratio  # noqa: E402
 from servers_setup import SERVER_NAMES, Workspace, make_workspace, missing_servers  # noqa: E402
 
 from sidespin.config import load_settings  # noqa: E402
@@ -397,16 +397,6 @@ async def measure_startup(args: argparse.Namespace, space: Workspace) -> list[di
 
 
 # --- report ----------------------------------------------------------------------------------------
-
-
-def ratio(hits: int, total: int) -> str:
-    return f"{hits}/{total} {100 * hits / total:5.1f}%" if total else "-"
-
-
-def p90(values: list[float]) -> float:
-    if len(values) < 2:
-        return values[0] if values else 0.0
-    return statistics.quantiles(values, n=10, method="inclusive")[-1]
 
 
 def summary(outcomes: list[Outcome]) -> dict[str, Any]:

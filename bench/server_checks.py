@@ -23,6 +23,7 @@ Checks, judged after the script's last message (`turn` counts the script's messa
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -183,3 +184,15 @@ CHECKS = tuple(_JUDGES)
 def _short(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 100 else text[:97] + "..."
+
+
+def ratio(hits: int, total: int) -> str:
+    """"hits/total percent", or "-" for nothing counted."""
+    return f"{hits}/{total} {100 * hits / total:5.1f}%" if total else "-"
+
+
+def p90(values: list[float]) -> float:
+    """The 90th percentile of `values` (the one value, or 0.0 for none)."""
+    if len(values) < 2:
+        return values[0] if values else 0.0
+    return statistics.quantiles(values, n=10, method="inclusive")[-1]

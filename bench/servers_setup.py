@@ -142,11 +142,11 @@ class Workspace:
 
     def reset(self) -> None:
         """The files, the repository and the memory as `make_workspace` wrote them (the data directory kept)."""
-        _clear(self.files)
+        clear_folder(self.files)
         for name, text in FILES.items():
             (self.files / name).parent.mkdir(parents=True, exist_ok=True)
             (self.files / name).write_text(text, encoding="utf-8")
-        _clear(self.repo)
+        clear_folder(self.repo)
         _make_repo(self.repo)
         for stale in self.memory.parent.glob(self.memory.name + ".*.tmp"):
             stale.unlink()
@@ -190,7 +190,7 @@ def make_workspace(root: Path) -> Workspace:
     return space
 
 
-def _clear(folder: Path) -> None:
+def clear_folder(folder: Path) -> None:
     """Empty `folder` but keep it: a server started with its path still finds it."""
     folder.mkdir(parents=True, exist_ok=True)
     for entry in folder.iterdir():

@@ -40,6 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from server_checks import fill  # noqa: E402
+from servers_setup import clear_folder  # noqa: E402
+
 __all__ = ["HALVES", "Server", "Workspace", "load_servers", "load_world", "make_workspace", "missing_programs",
            "serving", "docx_text"]
 
@@ -84,18 +88,6 @@ def load_world(half: str) -> dict[str, Any]:
     return json.loads((CORPUS / half / "world.json").read_text(encoding="utf-8"))
 
 
-def _fill(value: Any, places: dict[str, str]) -> Any:
-    if isinstance(value, str):
-        for name, path in places.items():
-            value = value.replace("{" + name + "}", path)
-        return value
-    if isinstance(value, list):
-        return [_fill(item, places) for item in value]
-    if isinstance(value, dict):
-        return {key: _fill(item, places) for key, item in value.items()}
-    return value
-
-
 def _programs() -> dict[str, str]:
     return {"node": str(NODE), "corpus": str(CACHE / "corpus"), "cache": str(CACHE), "python": sys.executable,
             "servers": str(CORPUS / "servers")}
@@ -105,7 +97,7 @@ def missing_programs(half: str) -> list[str]:
     """The half's servers whose program is not installed (run bench/corpus/setup), by name."""
     missing = []
     for server in load_servers(half):
-        entry = _fill(server.entry, _programs())
+        entry = fill(server.entry, _programs())
         command = entry["serve"] if server.http else [entry["command"], *entry.get("args", [])]
         paths = [part for part in command if part.startswith(str(ROOT))]
         if not all(Path(part).exists() for part in paths):
@@ -149,13 +141,13 @@ class Workspace:
     def reset(self) -> None:
         """The world as `make_workspace` wrote it, in place (sidespin's data directory kept)."""
         world = self.world
-        _clear(self.files)
+        clear_folder(self.files)
         for name, text in world.get("files", {}).items():
             _write(self.files / name, text)
-        _clear(self.documents)
+        clear_folder(self.documents)
         for name in world.get("documents", {}):
             shutil.copyfile(self.templates / name, self.documents / name)
-        _clear(self.repo)
+        clear_folder(self.repo)
         _make_repo(self.repo, world.get("repo", {}))
         _reset_database(self.database, world.get("database", ""))
         for stale in self.root.glob("*.tmp"):
@@ -164,7 +156,7 @@ class Workspace:
                                encoding="utf-8")
         self.notes.write_text(json.dumps({"notes": world.get("notes", [])}, ensure_ascii=False, indent=1),
                               encoding="utf-8")
-        _clear(self.todo)
+        clear_folder(self.todo)
         _write(self.todos, world.get("todos", ""))
 
 
@@ -182,7 +174,7 @@ def make_workspace(root: Path, half: str) -> Workspace:
     space.reset()
     entries = {}
     for server in servers:
-        entry = _fill(server.entry, {**_programs(), **space.places(), "port": str(space.ports.get(server.name, 0))})
+        entry = fill(server.entry, {**_programs(), **space.places(), "port": str(space.ports.get(server.name, 0))})
         entry.pop("serve", None)
         entries[server.name] = entry
     space.mcp_config.write_text(json.dumps({"servers": entries}, indent=2), encoding="utf-8")
@@ -208,10 +200,10 @@ def serving(space: Workspace, deadline: float = 60.0) -> Iterator[None]:
             if not server.http:
                 continue
             places = {**_programs(), **space.places(), "port": str(space.ports[server.name])}
-            command = _fill(server.entry["serve"], places)
+            command = fill(server.entry["serve"], places)
             log = open(space.root / f"{server.name}.log", "wb")
             children.append(subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=space.root,
-                                             env={**os.environ, **_fill(server.entry.get("serve_env", {}), places)}))
+                                             env={**os.environ, **fill(server.entry.get("serve_env", {}), places)}))
             log.close()
             _wait_for_port(space.ports[server.name], children[-1], server.name, deadline)
         yield
@@ -246,16 +238,6 @@ def _free_port() -> int:
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-
-
-def _clear(folder: Path) -> None:
-    """Empty `folder` but keep it: a server started with its path still finds it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for entry in folder.iterdir():
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
 
 
 def _reset_database(path: Path, script: str) -> None:
