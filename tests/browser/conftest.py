@@ -37,6 +37,15 @@ def wait_for(page, expression: str, timeout: float = 60.0) -> None:
         page.wait_for_timeout(50)
 
 
+def start_chat(page, url: str, text: str) -> None:
+    """Open the app at `url`, start a new conversation and send `text` as its first message."""
+    page.goto(url)
+    page.click("button.new-chat")
+    page.wait_for_selector('#status[data-state="connected"]')
+    page.fill("#msg", text)
+    page.press("#msg", "Enter")
+
+
 @pytest.fixture(scope="module")
 def browser():
     if not Path(CHROMIUM).exists():

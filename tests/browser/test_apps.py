@@ -18,7 +18,7 @@ from typing import Iterator
 import pytest
 
 from sidespin.tools import ToolCall
-from tests.browser.conftest import ARTIFACTS, wait_for
+from tests.browser.conftest import ARTIFACTS, start_chat, wait_for
 from tests.browser.test_reload import wait_done
 from tests.conftest import log_lines, serve_app
 from tests.mcp.mcp_harness import HAVE_NODE, NO_NODE, NODE, NODE_PREFIX
@@ -64,17 +64,9 @@ def app_frame(page, turn: str):
     return page.frame_locator(f"#{turn} .app-frame").frame_locator("iframe")
 
 
-def send(page, text: str) -> None:
-    page.fill("#msg", text)
-    page.press("#msg", "Enter")
-
-
 def test_the_basic_app_appears_calls_its_tool_through_the_page_and_talks_to_the_model(page, examples):
     url, backend = examples
-    page.goto(url)
-    page.click("button.new-chat")
-    page.wait_for_selector('#status[data-state="connected"]')
-    send(page, "What time is it on the server?")
+    start_chat(page, url, "What time is it on the server?")
     page.click('#turn-0 [data-tool="get-time"] button.approve.yo')  # the model's call waits for the person
     page.wait_for_selector('#turn-0 [data-tool="get-time"][data-status="done"]')
     wait_done(page, "turn-0")
@@ -118,10 +110,7 @@ def test_the_basic_app_appears_calls_its_tool_through_the_page_and_talks_to_the_
 def test_a_control_of_the_cohort_app_calls_its_tool_with_new_arguments(page, examples):
     url, backend = examples
     backend.turns = backend.turns[3:]
-    page.goto(url)
-    page.click("button.new-chat")
-    page.wait_for_selector('#status[data-state="connected"]')
-    send(page, "Show me the cohort retention")
+    start_chat(page, url, "Show me the cohort retention")
     page.click('#turn-0 [data-tool="get-cohort-data"] button.approve.yO')  # yes, and always for this tool
     page.wait_for_selector('#turn-0 [data-tool="get-cohort-data"][data-status="done"]')
     wait_done(page, "turn-0")

@@ -15,7 +15,7 @@ from typing import Iterator
 import pytest
 
 from sidespin.tools import ToolCall
-from tests.browser.conftest import ARTIFACTS
+from tests.browser.conftest import ARTIFACTS, start_chat
 from tests.browser.test_reload import message_html, wait_done
 from tests.conftest import serve_app
 from tests.mcp.mcp_harness import EVERYTHING, HAVE_NODE, NO_NODE, NODE
@@ -44,11 +44,7 @@ def app_url(tmp_path) -> Iterator[str]:
 
 
 def test_a_person_answers_a_server_question_in_the_tool_card(page, app_url):
-    page.goto(app_url)
-    page.click("button.new-chat")
-    page.wait_for_selector('#status[data-state="connected"]')
-    page.fill("#msg", "Ask me something")
-    page.press("#msg", "Enter")
+    start_chat(page, app_url, "Ask me something")
     form = page.wait_for_selector(f'#turn-0 [data-tool="{ASK}"][data-status="running"] form.question-form')
     assert "everything asks:" in page.inner_text("#turn-0 .question-message").lower()
     assert page.input_value('input[name="field.firstLine"]') == "It was a dark and stormy night."  # default

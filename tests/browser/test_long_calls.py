@@ -19,7 +19,7 @@ from typing import Iterator
 import pytest
 
 from sidespin.tools import ToolCall
-from tests.browser.conftest import ARTIFACTS, wait_for
+from tests.browser.conftest import ARTIFACTS, start_chat, wait_for
 from tests.browser.test_reload import message_html, wait_done
 from tests.conftest import serve_app
 from tests.mcp.mcp_harness import EVERYTHING, HAVE_NODE, NO_NODE, NODE, endpoint_app, serve_in_thread, tasks_endpoint
@@ -61,11 +61,7 @@ def progress_value(page, card: str) -> float:
 
 def test_progress_shows_on_the_card_and_a_person_cancels_the_call_there(page, served):
     url, data = served
-    page.goto(url)
-    page.click("button.new-chat")
-    page.wait_for_selector('#status[data-state="connected"]')
-    page.fill("#msg", "Run the long operation")
-    page.press("#msg", "Enter")
+    start_chat(page, url, "Run the long operation")
     card = f'#turn-0 [data-tool="{LONG}"]'
     page.wait_for_selector(f'{card}[data-status="running"] progress.call-progress')
     assert page.get_attribute(f"{card} progress.call-progress", "max") == "30"
@@ -121,11 +117,7 @@ def served_tasks(tmp_path: Path) -> Iterator[tuple[str, object]]:
 
 def test_a_call_that_runs_as_a_task_shows_its_status_and_cancelling_it_cancels_the_task(page, served_tasks):
     url, endpoint = served_tasks
-    page.goto(url)
-    page.click("button.new-chat")
-    page.wait_for_selector('#status[data-state="connected"]')
-    page.fill("#msg", "Compute the totals")
-    page.press("#msg", "Enter")
+    start_chat(page, url, "Compute the totals")
     card = '#turn-0 [data-tool="slow_compute"]'
     page.wait_for_selector(f"{card} .call-news[data-task]")
     wait_for(page, f"document.querySelector('{card} .progress-text').textContent.startsWith('working · computing')")

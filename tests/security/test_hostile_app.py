@@ -23,7 +23,7 @@ from typing import Iterator
 import pytest
 
 from sidespin.tools import ToolCall
-from tests.browser.conftest import browser, local_context, wait_for  # noqa: F401 (browser: a fixture)
+from tests.browser.conftest import browser, local_context, start_chat, wait_for  # noqa: F401 (browser: a fixture)
 from tests.conftest import log_lines, serve_app
 from tests.scripted import ScriptedBackend
 from tests.security.conftest import raw_request
@@ -82,11 +82,7 @@ def page(browser):  # noqa: F811 (the browser fixture)
 def attack(page, hostile: Hostile, name: str) -> None:
     """A new conversation whose model opens the hostile app with `attack`, drawn and initialized (and maybe
     already stopped or closed, by then)."""
-    page.goto(hostile.url)
-    page.click("button.new-chat")
-    page.wait_for_selector('#status[data-state="connected"]')
-    page.fill("#msg", f"attack {name}")
-    page.press("#msg", "Enter")
+    start_chat(page, hostile.url, f"attack {name}")
     wait_for(page, "['ready', 'stopped', 'closed'].includes(document.querySelector('#turn-0 .app-view')?.dataset.state)")
 
 
