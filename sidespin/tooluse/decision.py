@@ -13,14 +13,16 @@ from sidespin.tooluse.relevance import Ranked
 if TYPE_CHECKING:
     from sidespin.tooluse.model import Model
 
-__all__ = ["Decision", "Shape"]
+__all__ = ["Decision", "Shape", "NAMED_FLOOR"]
+
+NAMED_FLOOR = 0.15  # the chance of a call down to which a message that names a tool (or a shape serves) is one
 
 
 class Shape:
     """The hooks of one kind of tool at three stages (`sidespin.tooluse.shapes`); each does nothing by default."""
 
     id: ClassVar[str]
-    floor: ClassVar[float] = 0.15  # the chance of a call down to which a message this shape favours is written as one
+    floor: ClassVar[float] = NAMED_FLOOR  # the chance of a call down to which a message it favours is written as one
 
     def applies(self, tools: Sequence[Tool]) -> bool:
         raise NotImplementedError

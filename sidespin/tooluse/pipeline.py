@@ -22,7 +22,7 @@ from sidespin.errors import BadArguments, MalformedToolCall
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 from sidespin.tooluse.call_format import Llama
 from sidespin.tooluse.conversation import Talk, parts_of
-from sidespin.tooluse.decision import Decision
+from sidespin.tooluse.decision import NAMED_FLOOR, Decision
 from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
@@ -40,7 +40,6 @@ MAX_CALLS = 4  # calls in one answer
 THRESHOLD = 0.5  # chance of a call's opening above which the model calls, unless measured for it
 MEANING_FLOOR = 0.15  # an unrelated tool's gist and a message: a cosine under this (relevance's embeddings)
 FIT = 0.35  # the model's "yes, it does what is asked" below this, and the first call is not made
-NAMED_FLOOR = 0.15  # ... chance above which a message that names a tool (or a shape serves) is written as a call
 NAME_FLOOR = 0.05  # a first name less likely than this, among several, is the model not knowing which
 _FOLLOW_UP = 5  # words of a message at most that read as a follow-up of the one before ("And in Tokyo?")
 _CONTINUITY = 0.5  # what the table of the conversation's last call adds to its relevance, as a share of the best's
@@ -112,13 +111,17 @@ class Decider:
         d.ranked = await asyncio.to_thread(rank, d.tools, _query(d), self.embedder)
         index, why = self._table(d, cut)
         d.table = cut[index]
-        if self.keep is not None:
-            await self.keep(d.table)
-        d.prompt = await self.model.prompt(d.talk.messages, d.table)
+        d.prompt = await self._kept_prompt(d)
         d.chance = await self.model.call_chance(d.prompt)
         logger.info("TOOLUSE_SHORTLIST {} tools, {} tables; read {} ({} tools, {}); most relevant: {}", len(d.tools),
                     len(cut), d.table[0].source, len(d.table), why, ", ".join(r.tool.name for r in d.ranked[:3]))
         return self.whether
+
+    async def _kept_prompt(self, d: Decision) -> str:
+        """This model's prompt for the decision's table, the table's shared part kept evaluated first."""
+        if self.keep is not None:
+            await self.keep(d.table)
+        return await self.model.prompt(d.talk.messages, d.table)
 
     @staticmethod
     def _steps_left(d: Decision) -> bool:
@@ -200,16 +203,12 @@ class Decider:
     async def chance_of_a_call(self, d: Decision) -> float:
         """This model's chance of a call for a decision another model began, on its own prompt for the table."""
         async with self.busy:
-            if self.keep is not None:
-                await self.keep(d.table)
-            return await self.model.call_chance(await self.model.prompt(d.talk.messages, d.table))
+            return await self.model.call_chance(await self._kept_prompt(d))
 
     async def hand_over(self, d: Decision) -> None:
         """The rest of a decision another model began (`which` onwards), on this model's prompt for its table."""
         async with self.busy:
-            if self.keep is not None:
-                await self.keep(d.table)
-            d.prompt = await self.model.prompt(d.talk.messages, d.table)
+            d.prompt = await self._kept_prompt(d)
             d.written = d.prompt + (await self.model.call_format()).opening
             logger.info("TOOLUSE_HANDED_OVER the larger model names and writes the calls")
             stage: Stage | None = self.which
