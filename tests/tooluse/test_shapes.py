@@ -136,6 +136,39 @@ async def test_a_message_naming_a_file_it_asks_to_make_or_change_is_not_narrowed
     assert (await decided(FakeLlama(wants, name_tokens=writes, p_call=0.2), user(text), DOCS))[0][0] == "overwrite"
 
 
+REPO = "/srv/project"
+HISTORY = tool("history", "The recent changes of a repository.", {"repository": TEXT}, ["repository"],
+               source="mcp:vcs", read_only=True, places=(REPO,))
+RECORD = tool("record", "Record the given files in the repository's next revision.",
+              {"repository": TEXT, "paths": {"type": "array", "items": TEXT}}, ["repository", "paths"],
+              source="mcp:vcs", places=(REPO,))
+
+
+async def test_a_parameter_that_takes_a_folder_written_as_a_file_is_the_servers_folder() -> None:
+    text = "What happened to setup.cfg lately?"
+    model = FakeLlama({text: [("history", {"repository": "setup.cfg"})]})
+    assert await decided(model, user(text), [HISTORY, RECORD]) == [("history", {"repository": REPO})]
+    relative = "Record lib/core.py"
+    model = FakeLlama({relative: [("record", {"repository": "lib/core.py", "paths": ["lib/core.py"]})]})
+    assert await decided(model, user(relative), [HISTORY, RECORD]) == [
+        ("record", {"repository": REPO, "paths": ["lib/core.py"]})]
+
+
+async def test_a_file_named_is_read_by_the_server_whose_readers_take_a_file_not_one_that_takes_a_folder() -> None:
+    text = "trip.md?"
+    model = FakeLlama({text: [("cat", {"file": "trip.md"}), ("history", {"repository": "trip.md"})]}, p_call=0.2)
+    assert await decided(model, user(text), [HISTORY, RECORD, *DOCS]) == [("cat", {"file": f"{HOME}/trip.md"})]
+
+
+async def test_a_file_name_alone_is_the_file_the_conversation_named_in_its_folder() -> None:
+    text = "Add Eve to the crew in that file."
+    model = FakeLlama({"Show me notes/trip.md": [("cat", {"file": "notes/trip.md"})],
+                       text: [("overwrite", {"file": "trip.md", "text": "Crew: Eve"})]})
+    messages = [*user("Show me notes/trip.md"), {"role": "assistant", "content": "Here it is."}, *user(text)]
+    assert await decided(model, messages, [OVERWRITE]) == [
+        ("overwrite", {"file": f"{HOME}/notes/trip.md", "text": "Crew: Eve"})]
+
+
 # --- timezones ------------------------------------------------------------------------------------------------
 
 

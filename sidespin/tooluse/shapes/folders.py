@@ -3,15 +3,21 @@
 A person names a file as they see it ("notes/ideas.md", "budget.csv"), not by the absolute path such a server
 needs. Rules:
 
+A parameter takes a file when its name says a path or a file ("path", "files", "source") and neither it nor its
+tool's name says a folder ("repo_path", "list_directory"); it takes a folder when its name says one.
+
 - `folders.file_named` (shortlist, whether, which): a message that names a file (a name with an extension, or a
-  path in a folder) asks for that file: a folder server's table is read, and a call is written and checked down
-  to `NAMED_FLOOR`, by one of the tools of that server that only read (it marks them read-only), unless the
-  message asks to make or change something.
+  path in a folder) asks for that file: the table of a folder server with a tool that takes a file is read (one
+  that only reads it, unless the message asks to make or change something), and a call is written and checked
+  down to `NAMED_FLOOR`; unless it asks to make or change, by one of the tools that only read a file (as their
+  server marks them).
 - `folders.inside` (arguments): a path written relative to nothing ("notes/todo.md") by a tool whose server works
   in one folder is that path inside the folder; one that would climb out of it ("../../etc/passwd") is left as
-  written, for the server's own check and the person's approval.
+  written, for the server's own check and the person's approval. A parameter that takes a folder, written as a
+  file ("greet.py", "notes/todo.md"), is the server's folder.
 - `folders.file_said` (arguments): a path written as the folder itself, by a tool that only reads, where the
-  message names one file, is that file inside the folder.
+  message names one file, is that file inside the folder; a file name written alone ("meeting.md") that is the
+  last part of exactly one file the conversation named ("notes/meeting.md") is that file.
 """
 
 from __future__ import annotations
@@ -33,10 +39,10 @@ _DOMAINS = frozenset("com org net io co gov edu ai app dev info".split())
 # a request to make or change something: the file it names is to be written, not read
 _CHANGES = re.compile(r"(?i)\b(?:create|make|write|save|add|append|insert|put|set|change|replace|edit|update|delete|"
                       r"remove|rename|move|copy|cr[ée]e[rz]?|[ée]cri[st]|ajoute[rz]?|modifie[rz]?|supprime[rz]?|"
-                      r"renomme[rz]?|d[ée]place[rz]?|erstelle|schreib\w*|f[üu]ge|[äa]ndere|l[öo]sche|speicher\w*|"
+                      r"stage|commit|push|upload|rewrite|fix|renomme[rz]?|d[ée]place[rz]?|erstelle|schreib\w*|f[üu]ge|[äa]ndere|l[öo]sche|speicher\w*|"
                       r"crea[r]?|escribe|a[ñn]ade|cambia|borra|elimina|mueve|guarda|scrivi|aggiungi|sposta|salva)\b")
-_PATH_NAMES = frozenset({"path", "paths", "file", "filename", "filepath", "source", "destination", "directory",
-                         "dir", "folder"})
+_PATH_NAMES = frozenset({"path", "paths", "file", "files", "filename", "filepath", "source", "destination"})
+_FOLDER_NAMES = frozenset({"dir", "directory", "folder", "repo", "repository", "root", "cwd", "workspace", "workdir"})
 
 
 def files_named(text: str) -> list[str]:
@@ -45,12 +51,22 @@ def files_named(text: str) -> list[str]:
             if name.rsplit(".", 1)[1].lower() not in _DOMAINS and "@" not in name]
 
 
-def _readers(tools: Sequence[Tool]) -> list[Tool]:
-    return [tool for tool in tools if tool.places and tool.read_only]
+def _words(name: str) -> set[str]:
+    return set(re.findall(r"[a-z]+", name.lower()))
 
 
-def _is_path(name: str) -> bool:
-    return bool(set(re.findall(r"[a-z]+", name.lower())) & _PATH_NAMES)
+def _takes_folder(name: str) -> bool:
+    return bool(_words(name) & _FOLDER_NAMES)
+
+
+def _takes_file(tool: Tool, name: str) -> bool:
+    return bool(_words(name) & _PATH_NAMES) and not _takes_folder(name) and not _takes_folder(tool.name)
+
+
+def _file_tools(tools: Sequence[Tool], *, reading: bool) -> list[Tool]:
+    """The tools of folder servers with a parameter that takes a file; `reading`: only those that only read."""
+    return [tool for tool in tools if tool.places and (tool.read_only or not reading)
+            and any(_takes_file(tool, name) for name in tool.parameters)]
 
 
 class Folders(Shape):
@@ -60,14 +76,15 @@ class Folders(Shape):
         return any(tool.places for tool in tools)
 
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
-        if files_named(decision.talk.last) and _readers(tools):
+        message = decision.talk.last
+        if files_named(message) and _file_tools(tools, reading=not _CHANGES.search(message)):
             return "folders.file_named"
         return None
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
         if "folders.file_named" not in decision.notes or _CHANGES.search(decision.talk.last):
             return decision.names
-        readers = {t.name: t for t in _readers(decision.names.values())}
+        readers = {t.name: t for t in _file_tools(list(decision.names.values()), reading=True)}
         return readers or decision.names
 
     async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
@@ -75,16 +92,32 @@ class Folders(Shape):
         if len(tool.places) != 1:
             return call
         place = tool.places[0].rstrip("/")
-        named = files_named(decision.talk.last)
         arguments = dict(call.arguments)
         for name, value in call.arguments.items():
-            if not isinstance(value, str) or not _is_path(name) or not value.strip():
-                continue
-            inside = posixpath.normpath(posixpath.join(place, value))
-            if not value.startswith(("/", "~")) and "://" not in value and (inside == place or inside.startswith(place + "/")):
-                arguments[name] = inside
-                decision.note("folders.inside")
-            elif value.rstrip("/") == place and tool.read_only and len(named) == 1:
-                arguments[name] = posixpath.join(place, named[0])
-                decision.note("folders.file_said")
+            if isinstance(value, str) and value.strip() and (_takes_folder(name) or _takes_file(tool, name)):
+                arguments[name] = self._placed(decision, tool, name, value, place)
         return ToolCall(call.name, arguments, call.id)
+
+    @staticmethod
+    def _placed(decision: Decision, tool: Tool, name: str, value: str, place: str) -> str:
+        """`value` of parameter `name` as a path the server can open in `place` (the module's rules)."""
+        named = files_named(decision.talk.last)
+        asked = " ".join(m["content"] for m in decision.talk.messages
+                         if m.get("role") == "user" and isinstance(m.get("content"), str))
+        alone = value.removeprefix(place + "/")
+        same = [f for f in files_named(asked) if "/" in f and f.rsplit("/", 1)[1] == alone]
+        if len(same) == 1 and "/" not in alone:
+            value = same[0]
+            decision.note("folders.file_said")
+        inside = posixpath.normpath(posixpath.join(place, value))
+        if not (inside == place or inside.startswith(place + "/")) or value.startswith("~") or "://" in value:
+            return value
+        if _takes_folder(name) and files_named(posixpath.basename(inside)):
+            decision.note("folders.inside")
+            return place
+        if inside == place and tool.read_only and len(named) == 1 and _takes_file(tool, name):
+            decision.note("folders.file_said")
+            return posixpath.join(place, named[0])
+        if not value.startswith("/"):
+            decision.note("folders.inside")
+        return inside
