@@ -192,6 +192,13 @@ async def test_a_zone_no_one_said_is_the_place_named_or_no_call_for_a_place_with
                          shapes={"timezones": False}) == []  # the tool's example, said by no one: the core refuses
 
 
+async def test_a_second_zone_no_one_said_is_the_place_named_that_the_answers_calls_have_not_used() -> None:
+    text = "Is it night in Lima or in Oslo right now?"
+    model = FakeLlama({text: [("wall_clock", {"zone": "America/Lima"}), ("wall_clock", {"zone": "Europe/Madrid"})]})
+    assert await decided(model, user(text), [WALL]) == [("wall_clock", {"zone": "America/Lima"}),
+                                                         ("wall_clock", {"zone": "Europe/Oslo"})]
+
+
 # --- calculator -----------------------------------------------------------------------------------------------
 
 

@@ -7,7 +7,7 @@ one said. Rules (`amend`), with Python's own zone database (`zoneinfo`):
 - `timezones.as_zone`: a zone written in another case, a place that is a zone's place, or the first words of one,
   is that zone ('Europe/Tokyo' → 'Asia/Tokyo', "Mexico" → 'America/Mexico_City').
 - `timezones.place_named`: a zone the conversation never mentions, where the person's message names the place of
-  exactly one zone, is that zone.
+  exactly one zone that this answer's calls have not used yet, is that zone.
 - `timezones.elsewhere`: a zone the conversation never mentions, where the message names a place the zone's name
   does not hold, is no call: the time of another place would be told as that place's.
 """
@@ -119,6 +119,7 @@ class TimeZones(Shape):
         tool = decision.tool(call.name)
         arguments = dict(call.arguments)
         zones, others = zones_named(decision.talk.last)
+        zones -= {v for c in decision.calls for v in c.arguments.values() if isinstance(v, str)}
         for name, value in call.arguments.items():
             if not isinstance(value, str) or not takes_a_zone(tool.parameters.get(name)):
                 continue
