@@ -15,6 +15,7 @@ from sidespin.tooluse.shapes.editor import replacing_pair
 from sidespin.tooluse.shapes.folders import files_named
 from sidespin.tooluse.shapes.memory import asks_memory
 from sidespin.tooluse.shapes.timezones import as_zone, zones_named
+from sidespin.tooluse.shapes.calculator import asks_calculation, calculates
 from tests.route_fake import FakeLlama, WritesAnEdit
 from tests.tooluse.tools import EVALUATE, FORECAST, tool
 
@@ -211,6 +212,27 @@ async def test_a_calculation_asked_is_written_as_a_call_of_a_tool_that_calculate
     assert await decided(words, user("what's the weather"), [EVALUATE, FORECAST]) == []  # no calculation asked
     off = FakeLlama({"what's 48 x 37": [("evaluate", {"expression": "48*37"})]}, p_call=0.2)
     assert await decided(off, user("what's 48 x 37"), [EVALUATE, FORECAST], shapes={"calculator": False}) == []
+
+
+NUMBER = {"type": "number"}
+TIMES = tool("times", "Multiply x by y.", {"x": NUMBER, "y": NUMBER}, ["x", "y"], source="mcp:ops")
+ROOT = tool("root", "The square root of a value.", {"value": NUMBER}, ["value"], source="mcp:ops")
+ADD_ITEM = tool("add_item", "Add an item to the cart.", {"sku": TEXT, "count": NUMBER}, ["sku", "count"],
+                source="mcp:ops")
+
+
+def test_a_tool_that_says_an_operation_and_takes_numbers_only_calculates_and_shares_of_numbers_are_calculations():
+    assert [calculates(t) for t in (TIMES, ROOT, ADD_ITEM, FORECAST)] == [True, True, False, False]
+    assert [asks_calculation(t) for t in ("How much is 15% of 80?", "square root of 1764", "page 15 of 80")] == [
+        True, True, False]
+
+
+async def test_a_calculation_on_a_server_of_one_tool_an_operation_is_named_among_the_tools_that_calculate() -> None:
+    text = "what is 48 x 37"
+    likes_the_cart = {"": [('add_item",', 0.6), ('times",', 0.3), ('root",', 0.1)]}
+    model = FakeLlama({text: [("times", {"x": 48, "y": 37}), ("add_item", {"sku": "48", "count": 37})]},
+                      name_tokens=likes_the_cart, p_call=0.2)
+    assert await decided(model, user(text), [ADD_ITEM, TIMES, ROOT]) == [("times", {"x": 48, "y": 37})]
 
 
 # --- memory ---------------------------------------------------------------------------------------------------
