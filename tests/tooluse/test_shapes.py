@@ -129,12 +129,14 @@ async def test_a_message_naming_a_file_calls_a_reader_down_to_the_floor_and_the_
 @pytest.mark.parametrize("text, file", [("Create packing.md with a line: socks", "packing.md"),
                                         ("Schreib in todo.txt: Milch kaufen", "todo.txt"),
                                         ("Renomme budget.csv en budget-2025.csv", "budget.csv")])
-async def test_a_message_naming_a_file_it_asks_to_make_or_change_is_not_narrowed_to_readers(text, file) -> None:
+async def test_a_message_naming_a_file_it_asks_to_make_or_change_is_written_by_a_tool_that_changes_it(text, file):
     reads = {"": [('cat",', 0.7), ('overwrite",', 0.2), ('substitute",', 0.1)]}
-    writes = {"": [('overwrite",', 0.7), ('cat",', 0.2), ('substitute",', 0.1)]}
     wants = {text: [("overwrite", {"file": file, "text": text}), ("cat", {"file": file})]}
-    assert (await decided(FakeLlama(wants, name_tokens=reads, p_call=0.2), user(text), DOCS))[0][0] == "cat"
-    assert (await decided(FakeLlama(wants, name_tokens=writes, p_call=0.2), user(text), DOCS))[0][0] == "overwrite"
+    assert (await decided(FakeLlama(wants, name_tokens=reads, p_call=0.2), user(text), DOCS))[0][0] == "overwrite"
+    asked = "What does " + file + " say?"
+    writes = {"": [('overwrite",', 0.7), ('cat",', 0.2), ('substitute",', 0.1)]}
+    model = FakeLlama({asked: [("cat", {"file": file})]}, name_tokens=writes, p_call=0.2)
+    assert (await decided(model, user(asked), DOCS))[0][0] == "cat"
 
 
 REPO = "/srv/project"

@@ -9,8 +9,8 @@ tool's name says a folder ("repo_path", "list_directory"); it takes a folder whe
 - `folders.file_named` (shortlist, whether, which): a message that names a file (a name with an extension, or a
   path in a folder) asks for that file: the table of a folder server with a tool that takes a file is read (one
   that only reads it, unless the message asks to make or change something), and a call is written and checked
-  down to `NAMED_FLOOR`; unless it asks to make or change, by one of the tools that only read a file (as their
-  server marks them).
+  down to `NAMED_FLOOR`, by one of the tools that only read a file (as their server marks them), or, where it asks
+  to make or change something, by one of those that take a file and change things.
 - `folders.inside` (arguments): a path written relative to nothing ("notes/todo.md") by a tool whose server works
   in one folder is that path inside the folder; one that would climb out of it ("../../etc/passwd") is left as
   written, for the server's own check and the person's approval. A parameter that takes a folder, written as a
@@ -82,10 +82,15 @@ class Folders(Shape):
         return None
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
-        if "folders.file_named" not in decision.notes or _CHANGES.search(decision.talk.last):
+        if "folders.file_named" not in decision.notes:
             return decision.names
-        readers = {t.name: t for t in _file_tools(list(decision.names.values()), reading=True)}
-        return readers or decision.names
+        tools = list(decision.names.values())
+        if _CHANGES.search(decision.talk.last):
+            read = {t.name for t in _file_tools(tools, reading=True)}
+            kept = {t.name: t for t in _file_tools(tools, reading=False) if t.name not in read}
+        else:
+            kept = {t.name: t for t in _file_tools(tools, reading=True)}
+        return kept or decision.names
 
     async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
         tool = decision.tool(call.name)
