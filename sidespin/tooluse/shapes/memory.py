@@ -4,7 +4,8 @@ Applies to tools whose text or server's name speaks of memory or a knowledge gra
 "I'll remember that" or "you told me…" claims an action or content no tool backs. Rule `memory.asked`
 (shortlist, whether, which): a message asking to remember, recall or forget (`asks_memory`, five languages)
 reads the store's table, is written and checked as a call whatever its chance, and names one of the store's
-tools that reads (recall), adds (remember) or deletes (forget), as the tools declare.
+tools that reads (recall), adds (remember) or deletes (forget), as the tools declare. A question about the person
+("what is my sister's name?", `asks_about_me`) asks to recall where the store's tool is the most relevant to it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ _RECALL = re.compile(r"(?i)\b(?:do you (?:still )?(?:remember|recall|know)|what 
                      r"i (?:told|tell) you|i (?:have |had )?(?:mentioned|said)|weißt du|erinnerst du|dir \w*\s*gesagt|"
                      r"je t'ai dit|te l'ai dit|que sais-tu|tu te souviens|te (?:lo )?dije|qué sabes|te acuerdas|"
                      r"ti (?:l'ho|ho) detto|cosa sai|ti ricordi)\b")
+_ABOUT_ME = re.compile(r"(?i)\b(?:what|what's|where|when|who|which|how)\b.*\b(?:my|mine)\b|"
+                       r"\b(?:quel(?:le)?s?|où|quand|qui|comment)\b.*\b(?:mon|ma|mes)\b|"
+                       r"\b(?:was|wo|wann|wer|wie|welche\w*)\b.*\bmein\w*\b|"
+                       r"(?:qu[ée]|cu[áa]l|d[óo]nde|cu[áa]ndo|qui[ée]n|c[óo]mo)\b.*\b(?:mi|mis)\b")
 _FORGET = re.compile(r"(?i)" + _ASKED + r"(?:forget|vergiss|oublie|olvida|dimentica)\b(?!\s*(?:nicht|pas)\b)")
 
 
@@ -54,12 +59,23 @@ class Memory(Shape):
         return any(stores(tool) for tool in tools)
 
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
-        if asks_memory(decision.talk.last) and any(stores(tool) for tool in tools):
+        if self._asked(decision) and any(stores(tool) for tool in tools):
             return "memory.asked"
         return None
 
+    @staticmethod
+    def _asked(decision: Decision) -> str | None:
+        """What the last message asks of a memory (`asks_memory`, or "recall" for a question about the person where
+        a store's tool is the most relevant to it)."""
+        text = decision.talk.last
+        asked = asks_memory(text)
+        if asked is None and _ABOUT_ME.search(text) and decision.ranked and decision.ranked[0].score > 0 \
+                and stores(decision.ranked[0].tool):
+            return "recall"
+        return asked
+
     def narrow(self, decision: Decision) -> dict[str, Tool]:
-        asked = asks_memory(decision.talk.last)
+        asked = self._asked(decision)
         if asked is None or decision.talk.again:
             return decision.names
         kept = {n: t for n, t in decision.names.items() if stores(t) and t.read_only == (asked == "recall")
