@@ -61,7 +61,6 @@ class Decision:
     call: ToolCall | None = None  # the call being written
     calls: list[ToolCall] = field(default_factory=list)  # the calls decided
     retried: bool = False  # the answer's next name was tried already (once an answer)
-    tried: bool = False  # one more call was tried where the model stopped (once an answer)
     notes: list[str] = field(default_factory=list)  # the rule ids that acted, for the log
 
     @property

@@ -358,11 +358,10 @@ class Decider:
         goes_on = await self.model.goes_on(d.written)
         logger.info("TOOLUSE_MORE after {}: {}", call.name, "another call" if goes_on else "the model stops")
         if not goes_on:
-            if d.tried or d.talk.again or not d.talk.asks_several:
+            if d.talk.again or not d.talk.asks_several:
                 return None
             # a small model writes one call where the message asks the same thing of several values: one more
-            # call of a tool this answer called is tried
-            d.tried = True
+            # call of a tool this answer called is tried, and again after each one kept (`_asked_for` ends it)
             d.names = {c.name: d.names[c.name] for c in d.calls if c.name in d.names}
         d.written += form.separator
         return self.which

@@ -233,6 +233,14 @@ async def test_two_values_asked_of_one_tool_are_two_calls_even_where_the_model_w
                          [FORECAST]) == [("forecast", {"city": "Oslo"})]  # nothing asks for another
 
 
+async def test_three_values_asked_of_one_tool_are_three_calls_and_a_value_no_one_asked_for_ends_them() -> None:
+    text = "Forecasts for Oslo, Lima and Perth please"
+    cities = ["Oslo", "Lima", "Perth", "Rome"]  # past the scripted three, it writes one no one asked for
+    wants = {text: [("forecast", {"city": city}) for city in cities]}
+    assert await decided(FakeLlama(wants, writes=1), user(text), [FORECAST]) == [
+        ("forecast", {"city": city}) for city in cities[:3]]
+
+
 async def test_a_call_after_the_first_that_the_message_does_not_ask_for_is_not_kept() -> None:
     text = "Forecast for Oslo"
     wants = {text: [("forecast", {"city": "Oslo"}), ("forecast", {"city": "Paris"})]}
