@@ -170,12 +170,14 @@ class Decider:
             alone = [m for m in d.talk.messages[:1] if m.get("role") == "system"] + d.talk.messages[-1:]
             d.chance = max(d.chance, await self.model.call_chance(await self.model.prompt(alone, d.table)))
             d.note("core.follow_up_alone")
-        if d.chance < d.bar and not again:  # a message naming a tool, or one a shape serves: down to a floor
+        if not again:  # a message naming a tool, or one a shape serves: down to a floor, and the shape narrows
             floors = {"core.tool_named": NAMED_FLOOR} if names_said(d.table, d.talk.last) else {}
             floors |= {rule: shape.floor for shape in d.shapes if (rule := shape.favours(d, d.table))}
-            if floors and d.chance >= min(floors.values()):
+            if floors and d.bar > d.chance >= min(floors.values()):
                 d.notes.extend(floors)
                 d.bar = min(floors.values())
+            elif d.chance >= d.bar:
+                d.notes.extend(rule for rule in floors if rule != "core.tool_named")
         logger.info("TOOLUSE_WHETHER p_call={:.2f} bar={:.2f}{}", d.chance, d.bar, " (after results)" * again)
         if d.chance < d.bar:
             return None

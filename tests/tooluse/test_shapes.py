@@ -132,11 +132,32 @@ async def test_a_message_naming_a_file_calls_a_reader_down_to_the_floor_and_the_
 async def test_a_message_naming_a_file_it_asks_to_make_or_change_is_written_by_a_tool_that_changes_it(text, file):
     reads = {"": [('cat",', 0.7), ('overwrite",', 0.2), ('substitute",', 0.1)]}
     wants = {text: [("overwrite", {"file": file, "text": text}), ("cat", {"file": file})]}
-    assert (await decided(FakeLlama(wants, name_tokens=reads, p_call=0.2), user(text), DOCS))[0][0] == "overwrite"
+    for p_call in (0.2, 0.9):  # under the bar, and over it
+        model = FakeLlama(wants, name_tokens=reads, p_call=p_call)
+        assert (await decided(model, user(text), DOCS))[0][0] == "overwrite"
     asked = "What does " + file + " say?"
     writes = {"": [('overwrite",', 0.7), ('cat",', 0.2), ('substitute",', 0.1)]}
     model = FakeLlama({asked: [("cat", {"file": file})]}, name_tokens=writes, p_call=0.2)
     assert (await decided(model, user(asked), DOCS))[0][0] == "cat"
+
+
+def two_folders(root) -> list[Tool]:
+    """A reader working in two folders under `root`, `notes/trip/` existing in the first only."""
+    (root / "notes" / "trip").mkdir(parents=True)
+    (root / "code").mkdir()
+    return [tool("cat", "Print a document's text.", {"file": TEXT}, ["file"], source="mcp:docs", read_only=True,
+                 places=(f"{root}/notes", f"{root}/code"))]
+
+
+@pytest.mark.parametrize("written, placed", [("trip/plan.md", "notes/trip/plan.md"),
+                                             ("{root}/trip/plan.md", "notes/trip/plan.md"),
+                                             ("plan.md", None), ("/etc/passwd", None)])
+async def test_a_path_for_a_server_of_several_folders_is_in_the_one_where_its_folder_is(tmp_path, written, placed):
+    tools, value = two_folders(tmp_path), written.format(root=tmp_path)
+    text = f"Print {value}"
+    model = FakeLlama({text: [("cat", {"file": value})]})
+    assert await decided(model, user(text), tools) == [
+        ("cat", {"file": f"{tmp_path}/{placed}" if placed else value})]
 
 
 REPO = "/srv/project"

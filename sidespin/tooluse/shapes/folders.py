@@ -1,10 +1,8 @@
 """The `folders` shape: servers that work in folders the configuration names (`Tool.places`).
 
 A person names a file as they see it ("notes/ideas.md", "budget.csv"), not by the absolute path such a server
-needs. Rules:
-
-A parameter takes a file when its name says a path or a file ("path", "files", "source") and neither it nor its
-tool's name says a folder ("repo_path", "list_directory"); it takes a folder when its name says one.
+needs. A parameter takes a file when its name says a path or a file ("path", "files", "source") and neither it
+nor its tool's name says a folder ("repo_path", "list_directory"); it takes a folder when its name says one. Rules:
 
 - `folders.file_named` (shortlist, whether, which): a message that names a file (a name with an extension, or a
   path in a folder) asks for that file: the table of a folder server with a tool that takes a file is read (one
@@ -13,8 +11,10 @@ tool's name says a folder ("repo_path", "list_directory"); it takes a folder whe
   to make or change something, by one of those that take a file and change things.
 - `folders.inside` (arguments): a path written relative to nothing ("notes/todo.md") by a tool whose server works
   in one folder is that path inside the folder; one that would climb out of it ("../../etc/passwd") is left as
-  written, for the server's own check and the person's approval. A parameter that takes a folder, written as a
-  file ("greet.py", "notes/todo.md"), is the server's folder.
+  written, for the server's own check and the person's approval. Where the server works in several folders, a
+  relative path, or an absolute one under a folder's parent, is in the one folder where it (or its folder) is;
+  ambiguous, it is left as written. A parameter that takes a folder, written as a file ("greet.py",
+  "notes/todo.md"), is the server's folder.
 - `folders.file_said` (arguments): a path written as the folder itself, by a tool that only reads, where the
   message names one file, is that file inside the folder; a file name written alone ("meeting.md") that is the
   last part of exactly one file the conversation named ("notes/meeting.md") is that file.
@@ -22,6 +22,7 @@ tool's name says a folder ("repo_path", "list_directory"); it takes a folder whe
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from typing import TYPE_CHECKING, Sequence
@@ -94,35 +95,63 @@ class Folders(Shape):
 
     async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
         tool = decision.tool(call.name)
-        if len(tool.places) != 1:
-            return call
-        place = tool.places[0].rstrip("/")
+        places = [place.rstrip("/") for place in tool.places]
         arguments = dict(call.arguments)
         for name, value in call.arguments.items():
-            if isinstance(value, str) and value.strip() and (_takes_folder(name) or _takes_file(tool, name)):
-                arguments[name] = self._placed(decision, tool, name, value, place)
+            if places and isinstance(value, str) and value.strip() and (
+                    _takes_folder(name) or _takes_file(tool, name)):
+                arguments[name] = _placed(decision, tool, name, _said_file(decision, value, places), places)
         return ToolCall(call.name, arguments, call.id)
 
-    @staticmethod
-    def _placed(decision: Decision, tool: Tool, name: str, value: str, place: str) -> str:
-        """`value` of parameter `name` as a path the server can open in `place` (the module's rules)."""
-        named = files_named(decision.talk.last)
-        asked = " ".join(m["content"] for m in decision.talk.messages
-                         if m.get("role") == "user" and isinstance(m.get("content"), str))
-        alone = value.removeprefix(place + "/")
-        same = [f for f in files_named(asked) if "/" in f and f.rsplit("/", 1)[1] == alone]
-        if len(same) == 1 and "/" not in alone:
-            value = same[0]
-            decision.note("folders.file_said")
-        inside = posixpath.normpath(posixpath.join(place, value))
-        if not (inside == place or inside.startswith(place + "/")) or value.startswith("~") or "://" in value:
+
+def _inside(path: str, place: str) -> bool:
+    return path == place or path.startswith(place + "/")
+
+
+def _said_file(decision: Decision, value: str, places: list[str]) -> str:
+    """`value`, or the one file the person named whose last part it is, written alone (`folders.file_said`)."""
+    alone = next((value[len(p) + 1:] for p in places if value.startswith(p + "/")), value)
+    asked = " ".join(m["content"] for m in decision.talk.messages
+                     if m.get("role") == "user" and isinstance(m.get("content"), str))
+    same = [f for f in files_named(asked) if "/" in f and f.rsplit("/", 1)[1] == alone]
+    if len(same) == 1 and "/" not in alone:
+        decision.note("folders.file_said")
+        return same[0]
+    return value
+
+
+def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[str]) -> str:
+    """`value` of parameter `name` as a path the server can open in one of its `places` (the module's rules): a path
+    under a place's parent, or relative, is in the one place where it is (or, for one place, in it)."""
+    if value.startswith("~") or "://" in value:
+        return value
+    place = next((p for p in places if _inside(value, p)), None)
+    if place is not None:
+        return _in_place(decision, tool, name, value, place)
+    relative = value
+    if value.startswith("/"):
+        parents = [posixpath.dirname(p) for p in places if value.startswith(posixpath.dirname(p) + "/")]
+        if not parents:
             return value
-        if _takes_folder(name) and files_named(posixpath.basename(inside)):
-            decision.note("folders.inside")
-            return place
-        if inside == place and tool.read_only and len(named) == 1 and _takes_file(tool, name):
-            decision.note("folders.file_said")
-            return posixpath.join(place, named[0])
-        if not value.startswith("/"):
-            decision.note("folders.inside")
-        return inside
+        relative = value[len(parents[0]) + 1:]
+    found = [p for p in places if _inside(posixpath.normpath(posixpath.join(p, relative)), p)]
+    if len(found) > 1:
+        found = [p for p in found if os.path.exists(posixpath.join(p, relative))
+                 or os.path.isdir(posixpath.dirname(posixpath.join(p, relative)))]
+    if len(found) != 1:
+        return value
+    decision.note("folders.inside")
+    return _in_place(decision, tool, name, posixpath.normpath(posixpath.join(found[0], relative)), found[0])
+
+
+def _in_place(decision: Decision, tool: Tool, name: str, path: str, place: str) -> str:
+    """A path inside `place` as the parameter takes it: a folder's for a file written where a folder is taken; the
+    file the message names for the folder alone, where a tool that only reads takes a file."""
+    named = files_named(decision.talk.last)
+    if _takes_folder(name) and files_named(posixpath.basename(path)):
+        decision.note("folders.inside")
+        return place
+    if path == place and tool.read_only and len(named) == 1 and _takes_file(tool, name):
+        decision.note("folders.file_said")
+        return posixpath.join(place, named[0])
+    return path
