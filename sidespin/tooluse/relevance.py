@@ -1,12 +1,8 @@
 """How relevant each offered tool is to a message: BM25 over the tools' words, and sentence embeddings for meaning.
 
-A tool's text (`document`) is its server's name in `mcp.json` (the person's own word for it), its name's words,
-its description and its parameters' names and notes; its `gist`, what is embedded, is the server's name, the
-name's words and the description's first sentence. BM25 (FTS5, Porter stemmer; the name weighs twice) ranks the
-tools sharing a telling word with the message; embeddings rank every tool by cosine, so a message with no word
-in common, or in another language, still reaches its tool. The two are fused by reciprocal rank (`_FUSION`). A
-table's score is its best tool's (`table_scores`): many tools sharing a common word do not outvote the one made
-for the message.
+BM25 (FTS5, Porter stemmer; the name weighs twice) over each tool's `document` ranks those sharing a telling word
+with the message; embeddings rank every tool by the cosine of its `gist`, so a message in other words or another
+language still reaches its tool. The two are fused by reciprocal rank; a table scores as its best tool.
 """
 
 from __future__ import annotations
@@ -15,7 +11,7 @@ import contextlib
 import re
 import sqlite3
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Sequence
 
 from sidespin.tools import Tool
 from sidespin.tooluse.embeddings import Embedder
@@ -32,9 +28,8 @@ _GIST = 200  # characters of a description's first sentence embedded
 
 @dataclass(frozen=True)
 class Ranked:
-    """A tool's relevance to a message: fused score (higher is better), its places in both rankings (None: BM25
-    found no shared word; embeddings were not available) and the cosine of its gist and the message (None: no
-    embeddings)."""
+    """A tool's relevance to a message: fused score (higher is better), its places in both rankings and the cosine
+    of its gist and the message (None: BM25 found no shared word; no embeddings)."""
 
     tool: Tool
     score: float
@@ -66,13 +61,10 @@ def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list
     by_words = _bm25(tools, [w for w in dict.fromkeys(telling_words(message)) if not w.isdigit()])
     cosines = _cosines(tools, message, embedder)
     by_meaning = sorted(range(len(tools)), key=lambda i: -cosines[i]) if cosines else []
-    scores = [0.0] * len(tools)
-    words_place: dict[int, int] = {index: place for place, index in enumerate(by_words)}
-    meaning_place: dict[int, int] = {index: place for place, index in enumerate(by_meaning)}
-    for index in range(len(tools)):
-        for places in (words_place, meaning_place):
-            if index in places:
-                scores[index] += 1 / (_FUSION + places[index])
+    words_place = {index: place for place, index in enumerate(by_words)}
+    meaning_place = {index: place for place, index in enumerate(by_meaning)}
+    scores = [sum((1 / (_FUSION + places[i]) for places in (words_place, meaning_place) if i in places), 0.0)
+              for i in range(len(tools))]
     order = sorted(range(len(tools)), key=lambda i: (-scores[i], i))
     return [Ranked(tools[i], scores[i], words_place.get(i), meaning_place.get(i), cosines[i] if cosines else None)
             for i in order]
@@ -94,27 +86,19 @@ def _cosines(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> 
         return []
     query = embedder.query(message)
     vectors = embedder.texts([gist(tool) for tool in tools]) if query is not None else None
-    if vectors is None:
-        return []
-    return [float(vector @ query) for vector in vectors]
+    return [float(vector @ query) for vector in vectors] if vectors is not None else []
 
 
 def _bm25(tools: Sequence[Tool], words: list[str]) -> list[int]:
-    """The indices of the tools sharing a word with `words`, best BM25 first."""
+    """The indices of the tools sharing a word with `words`, best BM25 first (an in-memory FTS5 table, rowid = index
+    in `tools`)."""
     if not words:
         return []
-    with _indexed(tools) as db:
-        match = " OR ".join(f'"{word}"' for word in words)
-        rows = db.execute("SELECT rowid, -bm25(tools, 2.0, 1.0) AS score FROM tools WHERE tools MATCH ? "
-                          "ORDER BY score DESC, rowid", (match,))
-        return [row for row, _ in rows]
-
-
-@contextlib.contextmanager
-def _indexed(tools: Sequence[Tool]) -> Iterator[sqlite3.Connection]:
-    """An in-memory FTS5 table of the tools' names and texts, rowid = index in `tools`."""
     with contextlib.closing(sqlite3.connect(":memory:")) as db:
         db.execute("CREATE VIRTUAL TABLE tools USING fts5(name, body, tokenize='porter unicode61')")
         db.executemany("INSERT INTO tools(rowid, name, body) VALUES (?, ?, ?)",
                        [(i, " ".join(words_of(t.name)), " ".join(words_of(document(t)))) for i, t in enumerate(tools)])
-        yield db
+        match = " OR ".join(f'"{word}"' for word in words)
+        rows = db.execute("SELECT rowid, -bm25(tools, 2.0, 1.0) AS score FROM tools WHERE tools MATCH ? "
+                          "ORDER BY score DESC, rowid", (match,))
+        return [row for row, _ in rows]

@@ -1,10 +1,6 @@
-"""The JSON schema a call's arguments are written under: the tool's own, every field bounded.
-
-Strings of 1 to `MAX_STRING` characters (less if the tool says so), numbers in the tool's range or within
-the bounds of what the conversation said (`bounds_for`), arrays of at most `MAX_ITEMS` items or as many as
-the longest list said; a string whose schema names a date or time form ('YYYY-MM-DD', `"format": "date"`)
-under that form's pattern. Only the subset llama.cpp turns into a grammar, so that a small model can neither
-write on and on nor write what does not parse.
+"""The JSON schema a call's arguments are written under: the tool's own, every field bounded (`bounds_for` what the
+conversation said) in the subset llama.cpp turns into a grammar, a date or time form a string's schema names
+('YYYY-MM-DD', `"format": "date"`) as a pattern: a small model can neither write on and on nor what does not parse.
 """
 
 from __future__ import annotations
@@ -40,8 +36,7 @@ _FORMATS = {"date": _DATE, "time": _TIME, "date-time": f"{_DATE}T{_TIME}(Z|[+-]{
 
 @dataclass(frozen=True)
 class Bounds:
-    """How large a number may be where its tool gives no range, how many digits after its point, and how many
-    items an array may hold."""
+    """Where a tool gives none: how large a number may be, its digits after the point, and the items a list may hold."""
 
     largest: int = INTEGER_BOUND
     decimals: int = DECIMALS
@@ -59,8 +54,8 @@ def bounds_for(said: str) -> Bounds:
 
 
 def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds = Bounds()) -> dict[str, Any]:
-    """The schema arguments are written under: the tool's properties bounded, its required ones required, no
-    other keys allowed; an untyped property is a string."""
+    """The schema arguments are written under: the tool's properties bounded, its required ones required, no other
+    keys allowed; an untyped property is a string."""
     properties = {name: bounded(schema or {}, max_string, bounds) for name, schema in tool.parameters.items()}
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
     required = [name for name in tool.parameters if name in tool.required]
@@ -121,9 +116,7 @@ def _pattern_for(schema: dict[str, Any]) -> str | None:
             form = _date_form(next(group for group in match.groups() if group is not None))
             if form and form not in forms:
                 forms.append(form)
-    if not forms:
-        return None
-    return "^" + (forms[0] if len(forms) == 1 else "(" + "|".join(forms) + ")") + "$"
+    return "^" + (forms[0] if len(forms) == 1 else "(" + "|".join(forms) + ")") + "$" if forms else None
 
 
 def _date_form(text: str) -> str | None:

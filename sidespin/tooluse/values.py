@@ -1,25 +1,16 @@
 """Which of a call's values the conversation said: the rules that keep a small model from making values up.
 
-- **Said** (`said_in`): every message's text and every earlier call's arguments, in lower case, with number
-  words also as digits ("two dice" says 2), twelve-hour times also on the 24-hour clock ("3 PM" says 15:00) and
-  scaled numbers also as the number ("5%" says 0.05, "2 million" 2000000). Tool results are messages too: a
-  value read from a listing counts as said.
-- **Mentioned** (`mentioned`): a number said as a number (1 is not in "10"); a text by one of its words (three
-  letters or more, or digits), except a placeholder ("YOUR_API_KEY", "/path/to/x"), an e-mail address or a web
-  address, which count only when said whole (an address made up reaches a stranger), and a file's name whose
-  extension no one said; a switch by a word of its parameter's name; a list when all its items are; an object
-  when any of its values is.
-- **Optional values no one said are dropped** (`grounded`): a made-up filter silently changes what a tool
-  returns.
-- **Optional values the message asks for are asked for** (`asked_parameters`): a parameter left out whose name
-  the message says, or one of whose allowed values it says whole.
-- **A call of invented required values is not made** (`invented`): neither the conversation nor the tool's own
-  text (description, schema, the folders its server works in) mentions them, or a value only restates its
-  parameter's description, or is an example the tool's text gives that no one said. A code of two to four
-  capitals ("USD", "CDG") counts as known: it stands for a thing said in words ("dollars", "Paris airport").
-- **A value is written as said** (`as_said`): a number said as a percentage, written as said for a parameter
-  whose text asks for a decimal, becomes the decimal; a whole number whose digits run on past a number said
-  (a number's grammar lets a small model go on only with digits) is cut back to it.
+- `said_in`: every message's text (tool results too) and earlier call's arguments, lower case, with number words,
+  twelve-hour times and scaled numbers also as digits ("two" 2, "3 PM" 15:00, "5%" 0.05, "2 million" 2000000).
+- `mentioned`: a number said as a number (1 is not in "10"); a text by one of its words (three letters or more, or
+  digits), but a placeholder or an e-mail only whole, a web address by its host, a file's name with its extension;
+  a switch by a word of its parameter's name; a list when all its items are; an object when any of its values is.
+- `grounded` drops optional values no one said; `asked_parameters` names optional ones the message asks for.
+- `invented`: required values nothing mentions (the conversation, or the tool's own text and folders), or that
+  restate their parameter's description, or are an example of the tool's text no one said; a code of two to four
+  capitals ("USD") counts as known.
+- `as_said`: a percentage written for a parameter that asks for a decimal becomes the decimal; a whole number whose
+  digits run on past a number said is cut back to it.
 """
 
 from __future__ import annotations
@@ -66,8 +57,7 @@ _AS_DECIMAL = re.compile(r"(?i)(?:as an?|in|into) decimal|decimal form|fraction|
 
 
 def words_of(text: str) -> list[str]:
-    """The words of a name or a sentence, lower case: `getCurrentWeather`, `get_current_weather` → get current
-    weather."""
+    """The words of a name or a sentence, lower case: `getCurrentWeather` → get current weather."""
     return [w.lower() for w in _WORD.findall(_CAMEL.sub(" ", text))]
 
 
@@ -82,8 +72,7 @@ def said_in(texts: Sequence[str]) -> str:
     derived = [_NUMBER_WORDS[w] for w in _WORD.findall(said) if w in _NUMBER_WORDS]
     for hour, minutes, half in _TWELVE_HOUR.findall(said):
         derived.append(f"{int(hour) % 12 + (12 if half == 'p' else 0):02d}:{minutes or '00'}")
-    for number, scale in _SCALED.findall(_THOUSANDS.sub("", said)):
-        derived.append(f"{float(number) * _SCALE[scale]:.12g}")
+    derived += [f"{float(number) * _SCALE[scale]:.12g}" for number, scale in _SCALED.findall(_THOUSANDS.sub("", said))]
     return said + ("\n" + " ".join(derived) if derived else "")
 
 
@@ -168,10 +157,7 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
     own = "\n".join([tool.description, *tool.places, json.dumps(tool.input_schema, ensure_ascii=False)]).lower()
     places = "\n".join([said, *tool.places]).lower()
     made_up = []
-    for name in tool.required:
-        if name not in arguments:
-            continue
-        value = arguments[name]
+    for name, value in ((name, arguments[name]) for name in tool.required if name in arguments):
         known = mentioned(value, places, name) or (isinstance(value, (int, float)) and not isinstance(value, bool)
                                                     and value == 0) or _all_in(value, own, name) or (
             isinstance(value, str) and _CODE.fullmatch(value) is not None)
@@ -181,8 +167,7 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
 
 
 def _all_in(value: Any, text: str, name: str) -> bool:
-    """Whether the tool's own text mentions a value: a text by all of its words (the tool's words alone fill no
-    value the person did not ask for), anything else as `mentioned` reads it."""
+    """Whether the tool's own text mentions a value: a text by all of its words, anything else as `mentioned` does."""
     if not isinstance(value, str):
         return mentioned(value, text, name)
     words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
@@ -190,8 +175,7 @@ def _all_in(value: Any, text: str, name: str) -> bool:
 
 
 def _restates(tool: Tool, name: str, value: Any) -> bool:
-    """Whether a text is its parameter's own description, most of it, or the opening of the tool's description:
-    no value at all ("The title of the song.")."""
+    """Whether a text is its parameter's own description, most of it, or the opening of the tool's description."""
     if not isinstance(value, str):
         return False
     written = " ".join(_WORD.findall(value.lower()))
@@ -209,8 +193,8 @@ def _restates(tool: Tool, name: str, value: Any) -> bool:
 
 
 def _an_example(tool: Tool, name: str, value: Any, said: str) -> bool:
-    """Whether a text is one of the examples the tool's text gives ("such as 'San Francisco, CA'") that the
-    conversation does not mention, for a parameter that lists no allowed values."""
+    """Whether a text is an example the tool's text gives ("such as 'San Francisco, CA'") that `said` does not
+    mention, for a parameter that lists no allowed values."""
     schema = tool.parameters.get(name)
     if not isinstance(value, str) or allowed(schema) or mentioned(value, said, name):
         return False
