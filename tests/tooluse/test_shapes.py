@@ -108,6 +108,7 @@ async def test_a_change_between_two_quoted_texts_goes_from_one_to_the_other() ->
 def test_the_files_a_message_names_are_names_with_an_extension_and_their_folders() -> None:
     assert files_named("Show me notes/ideas.md and budget.csv, not example.com") == ["notes/ideas.md", "budget.csv"]
     assert files_named("Sign Jo up: jo.k@post.de, from Lyon") == []  # an e-mail address names no file
+    assert files_named("open /srv/docs/notes/plan.md, not https://example.com/a.html") == ["/srv/docs/notes/plan.md"]
 
 
 async def test_a_relative_path_is_inside_the_servers_folder_and_one_climbing_out_is_left_as_written() -> None:
