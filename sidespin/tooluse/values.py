@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from typing import Any, Sequence
 
 from loguru import logger
@@ -67,9 +68,12 @@ def telling_words(text: str) -> list[str]:
 
 
 def said_in(texts: Sequence[str]) -> str:
-    """Everything said, lower case, with number words, twelve-hour times and scaled numbers also as digits."""
+    """Everything said, lower case, with number words, twelve-hour times and scaled numbers also as digits, and
+    words written with accents also without ("méxico", "mexico")."""
     said = "\n".join(texts).lower()
-    derived = [_NUMBER_WORDS[w] for w in _WORD.findall(said) if w in _NUMBER_WORDS]
+    plain = unicodedata.normalize("NFKD", said).encode("ascii", "ignore").decode()
+    derived = [w for w in _WORD.findall(plain) if w not in said]
+    derived += [_NUMBER_WORDS[w] for w in _WORD.findall(said) if w in _NUMBER_WORDS]
     for hour, minutes, half in _TWELVE_HOUR.findall(said):
         derived.append(f"{int(hour) % 12 + (12 if half == 'p' else 0):02d}:{minutes or '00'}")
     derived += [f"{float(number) * _SCALE[scale]:.12g}" for number, scale in _SCALED.findall(_THOUSANDS.sub("", said))]

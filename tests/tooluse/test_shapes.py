@@ -213,6 +213,9 @@ async def test_a_zone_no_one_said_is_the_place_named_or_no_call_for_a_place_with
         ("wall_clock", {"zone": "America/Montevideo"})]
     porto = "What time is it in Porto?"
     assert await decided(FakeLlama({porto: [("wall_clock", {"zone": "Europe/Madrid"})]}), user(porto), [WALL]) == []
+    federal = "Hora actual en el Distrito Federal de México"  # a name the zone lacks, and one it holds, accented
+    model = FakeLlama({federal: [("wall_clock", {"zone": "America/Mexico_City"})]})
+    assert await decided(model, user(federal), [WALL]) == [("wall_clock", {"zone": "America/Mexico_City"})]
     assert await decided(FakeLlama({text: [("wall_clock", {"zone": "Europe/Madrid"})]}), user(text), [WALL],
                          shapes={"timezones": False}) == []  # the tool's example, said by no one: the core refuses
 

@@ -8,8 +8,8 @@ one said. Rules (`amend`), with Python's own zone database (`zoneinfo`):
   is that zone ('Europe/Tokyo' → 'Asia/Tokyo', "Mexico" → 'America/Mexico_City').
 - `timezones.place_named`: a zone the conversation never mentions, where the person's message names the place of
   exactly one zone that this answer's calls have not used yet, is that zone.
-- `timezones.elsewhere`: a zone the conversation never mentions, where the message names a place the zone's name
-  does not hold, is no call: the time of another place would be told as that place's.
+- `timezones.elsewhere`: a zone the conversation never mentions, where the message names places and the zone's
+  name holds none of them (accents aside), is no call: the time of another place would be told as that place's.
 """
 
 from __future__ import annotations
@@ -129,8 +129,8 @@ class TimeZones(Shape):
             if not mentioned(zone, decision.said, name) and len(zones) == 1:
                 zone = next(iter(zones))
                 decision.note("timezones.place_named")
-            elif not mentioned(zone, decision.said, name) and any(
-                    not {w.lower() for w in words_of(other)} & set(words_of(zone)) for other in others):
+            elif not mentioned(zone, decision.said, name) and others and all(
+                    not set(words_of(_place(other).replace("_", " "))) & set(words_of(zone)) for other in others):
                 logger.info("TOOLUSE_REFUSED timezones.elsewhere {}.{}={!r}: the message names another place",
                             call.name, name, zone)
                 decision.note("timezones.elsewhere")
