@@ -108,7 +108,6 @@ async def test_a_change_between_two_quoted_texts_goes_from_one_to_the_other() ->
 def test_the_files_a_message_names_are_names_with_an_extension_and_their_folders() -> None:
     assert files_named("Show me notes/ideas.md and budget.csv, not example.com") == ["notes/ideas.md", "budget.csv"]
     assert files_named("Sign Jo up: jo.k@post.de, from Lyon") == []  # an e-mail address names no file
-    assert files_named("open /srv/docs/notes/plan.md, not https://example.com/a.html") == ["/srv/docs/notes/plan.md"]
 
 
 async def test_a_relative_path_is_inside_the_servers_folder_and_one_climbing_out_is_left_as_written() -> None:
@@ -180,9 +179,9 @@ async def test_a_parameter_that_takes_a_folder_written_as_a_file_is_the_servers_
 
 
 async def test_a_file_named_is_read_by_the_server_whose_readers_take_a_file_not_one_that_takes_a_folder() -> None:
-    text = "trip.md?"
-    model = FakeLlama({text: [("cat", {"file": "trip.md"}), ("history", {"repository": "trip.md"})]}, p_call=0.2)
-    assert await decided(model, user(text), [HISTORY, RECORD, *DOCS]) == [("cat", {"file": f"{HOME}/trip.md"})]
+    for text, path in (("trip.md?", "trip.md"), (f"open {HOME}/trip.md", f"{HOME}/trip.md")):
+        model = FakeLlama({text: [("cat", {"file": path}), ("history", {"repository": path})]}, p_call=0.2)
+        assert await decided(model, user(text), [HISTORY, RECORD, *DOCS]) == [("cat", {"file": f"{HOME}/trip.md"})]
 
 
 async def test_a_file_name_alone_is_the_file_the_conversation_named_in_its_folder() -> None:

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Folders", "files_named"]
 
-_FILE = re.compile(r"(?<![\w./~@:-])((?:~?/)?(?:[\w.-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4})(?![\w/@])", re.IGNORECASE)
+_FILE = re.compile(r"(?<![\w./~@-])((?:[\w-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4})(?![\w/@])", re.IGNORECASE)
+_ABSOLUTE = re.compile(r"(?<![\w.:/~-])~?/(?:[\w.-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4}(?![\w/@])", re.IGNORECASE)
 _DOMAINS = frozenset("com org net io co gov edu ai app dev info".split())
 # a request to make or change something: the file it names is to be written, not read
 _CHANGES = re.compile(r"(?i)\b(?:create|make|write|save|add|append|insert|put|set|change|replace|edit|update|delete|"
@@ -47,8 +48,8 @@ _FOLDER_NAMES = frozenset({"dir", "directory", "folder", "repo", "repository", "
 
 
 def files_named(text: str) -> list[str]:
-    """The files a message names: names with an extension, with the folders before them ("notes/ideas.md",
-    "/home/me/plan.md")."""
+    """The files a message names: names with an extension, with the folders before them ("notes/ideas.md"); never
+    a way up ("..") nor an absolute path, as they are joined to a server's folder."""
     return [name for name in dict.fromkeys(_FILE.findall(text))
             if name.rsplit(".", 1)[1].lower() not in _DOMAINS and "@" not in name]
 
@@ -79,7 +80,7 @@ class Folders(Shape):
 
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
         message = decision.talk.last
-        if files_named(message) and _file_tools(tools, reading=not _CHANGES.search(message)):
+        if (files_named(message) or _ABSOLUTE.search(message)) and _file_tools(tools, reading=not _CHANGES.search(message)):
             return "folders.file_named"
         return None
 
