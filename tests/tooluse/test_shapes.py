@@ -226,6 +226,20 @@ async def test_a_second_zone_no_one_said_is_the_place_named_that_the_answers_cal
                                                          ("wall_clock", {"zone": "Europe/Oslo"})]
 
 
+HISTORY_BY_DATE = tool("log", "Commits between two dates.", {"since": {"type": "string", "description": "a date"}},
+                       ["since"], source="mcp:vcs", read_only=True)
+
+
+@pytest.mark.parametrize("text", ["¿Qué hora es ahora?", "Wie spät ist es?", "What's the date today?"])
+async def test_a_question_of_the_time_now_reads_the_clocks_table_and_is_a_call_down_to_the_floor(text) -> None:
+    local = {"type": "string", "description": "An IANA zone, e.g. 'Asia/Seoul'. Use 'Europe/Oslo' if none is given."}
+    clock = tool("wall_clock", "The time now in a zone.", {"zone": local}, ["zone"], source="mcp:clock",
+                 read_only=True)
+    model = FakeLlama({text: [("wall_clock", {"zone": "Europe/Oslo"})]}, p_call=0.2)
+    assert await decided(model, user(text), [HISTORY_BY_DATE, clock]) == [("wall_clock", {"zone": "Europe/Oslo"})]
+    assert await decided(model, user(text), [HISTORY_BY_DATE, clock], shapes={"timezones": False}) == []
+
+
 # --- calculator -----------------------------------------------------------------------------------------------
 
 

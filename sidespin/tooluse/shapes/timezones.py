@@ -8,6 +8,9 @@ one said. Rules (`amend`), with Python's own zone database (`zoneinfo`):
   is that zone ('Europe/Tokyo' → 'Asia/Tokyo', "Mexico" → 'America/Mexico_City').
 - `timezones.place_named`: a zone the conversation never mentions, where the person's message names the place of
   exactly one zone that this answer's calls have not used yet, is that zone.
+- `timezones.now_asked` (shortlist, whether): a message asking the time or the date now ("what time is it",
+  "today's date", "qué hora es", "wie spät") reads the table of a tool that takes a zone, and is written and checked
+  as a call down to `NAMED_FLOOR`.
 - `timezones.elsewhere`: a zone the conversation never mentions, where the message names places and the zone's
   name holds none of them (accents aside), is no call: the time of another place would be told as that place's.
 """
@@ -39,6 +42,9 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?¿¡:]\s*|\n)\W*$")
 _CALENDAR = frozenset("""january february march april may june july august september october november december jan feb
 mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri
 sat sun""".split())
+_NOW = re.compile(r"(?i)\b(?:what time|time is it|today'?s date|date today|what day is it|current (?:time|date)|"
+                  r"quelle heure|quel jour sommes|qu[ée] hora|qu[ée] d[íi]a es hoy|qu[ée] fecha es|wie sp[äa]t|"
+                  r"welcher tag ist heute|welches datum|che ore|che giorno [èe] oggi)\b")
 _CAPITALS = re.compile(r"[A-Z]+\.?$")  # "EST", "UTC", "PM": no place
 
 
@@ -114,6 +120,11 @@ class TimeZones(Shape):
 
     def applies(self, tools: Sequence[Tool]) -> bool:
         return any(takes_a_zone(schema) for tool in tools for schema in tool.parameters.values())
+
+    def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
+        if _NOW.search(decision.talk.last) and self.applies(tools):
+            return "timezones.now_asked"
+        return None
 
     async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
         tool = decision.tool(call.name)
