@@ -135,10 +135,17 @@ async def test_a_message_naming_a_file_it_asks_to_make_or_change_is_written_by_a
     for p_call in (0.2, 0.9):  # under the bar, and over it
         model = FakeLlama(wants, name_tokens=reads, p_call=p_call)
         assert (await decided(model, user(text), DOCS))[0][0] == "overwrite"
-    asked = "What does " + file + " say?"
     writes = {"": [('overwrite",', 0.7), ('cat",', 0.2), ('substitute",', 0.1)]}
-    model = FakeLlama({asked: [("cat", {"file": file})]}, name_tokens=writes, p_call=0.2)
-    assert (await decided(model, user(asked), DOCS))[0][0] == "cat"
+    for asked in (f"What does {file} say?", f"Open {file} and tell me what the margin is set to."):
+        model = FakeLlama({asked: [("cat", {"file": file})]}, name_tokens=writes, p_call=0.2)
+        assert (await decided(model, user(asked), DOCS))[0][0] == "cat"
+
+
+async def test_a_path_that_names_no_file_where_the_message_names_one_is_that_file() -> None:
+    text = "Make a new file gifts/list.txt listing: tea, socks"
+    model = FakeLlama({text: [("overwrite", {"file": "tea", "text": "tea\nsocks"})]})
+    assert await decided(model, user(text), DOCS) == [("overwrite", {"file": f"{HOME}/gifts/list.txt",
+                                                                     "text": "tea\nsocks"})]
 
 
 def two_folders(root) -> list[Tool]:

@@ -15,8 +15,8 @@ nor its tool's name says a folder ("repo_path", "list_directory"); it takes a fo
   relative path, or an absolute one under a folder's parent, is in the one folder where it (or its folder) is;
   ambiguous, it is left as written. A parameter that takes a folder, written as a file ("greet.py",
   "notes/todo.md"), is the server's folder.
-- `folders.file_said` (arguments): a path written as the folder itself, by a tool that only reads, where the
-  message names one file, is that file inside the folder; a file name written alone ("meeting.md") that is the
+- `folders.file_said` (arguments): a path that names no file (the folder itself, a word of the message), written
+  where a file is taken and the message names one file, is that file; a file name written alone ("meeting.md") that is the
   last part of exactly one file the conversation named ("notes/meeting.md") is that file.
 """
 
@@ -39,10 +39,14 @@ _FILE = re.compile(r"(?<![\w./~@-])((?:[\w-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4})(?![\
 _ABSOLUTE = re.compile(r"(?<![\w.:/~-])~?/(?:[\w.-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4}(?![\w/@])", re.IGNORECASE)
 _DOMAINS = frozenset("com org net io co gov edu ai app dev info".split())
 # a request to make or change something: the file it names is to be written, not read
-_CHANGES = re.compile(r"(?i)\b(?:create|make|write|save|add|append|insert|put|set|change|replace|edit|update|delete|"
-                      r"remove|rename|move|copy|cr[ée]e[rz]?|[ée]cri[st]|ajoute[rz]?|modifie[rz]?|supprime[rz]?|"
-                      r"stage|commit|push|upload|rewrite|fix|renomme[rz]?|d[ée]place[rz]?|erstelle|schreib\w*|f[üu]ge|[äa]ndere|l[öo]sche|speicher\w*|"
-                      r"crea[r]?|escribe|a[ñn]ade|cambia|borra|elimina|mueve|guarda|scrivi|aggiungi|sposta|salva)\b")
+# a request to make or change something, its verb where a request's verb stands (first in a clause, after "please",
+# "can you", "to", "and", "then"…): the file it names is to be written, not read ("what is it set to?" asks nothing)
+_CHANGES = re.compile(r"(?i)(?:^|[.!?;:,«\"]\s*|\b(?:please|you|to|and|then|also|now|et|puis|tu|vous|bitte|und|dann|"
+                      r"du|y|luego|usted|e|poi)\s+)(?:create|make|write|save|add|append|insert|put|set|change|"
+                      r"replace|edit|update|delete|remove|rename|move|copy|stage|commit|push|upload|rewrite|fix|"
+                      r"cr[ée]e[rz]?|[ée]cri[st]|[ée]crire|ajoute[rz]?|modifie[rz]?|supprime[rz]?|renomme[rz]?|"
+                      r"d[ée]place[rz]?|erstelle|schreib\w*|f[üu]ge|[äa]ndere|l[öo]sche|speicher\w*|crea[r]?|escribe|"
+                      r"a[ñn]ade|cambia|borra|elimina|mueve|guarda|scrivi|aggiungi|sposta|salva)\b")
 _PATH_NAMES = frozenset({"path", "paths", "file", "files", "filename", "filepath", "source", "destination"})
 _FOLDER_NAMES = frozenset({"dir", "directory", "folder", "repo", "repository", "root", "cwd", "workspace", "workdir"})
 
@@ -127,6 +131,10 @@ def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[
     under a place's parent, or relative, is in the one place where it is (or, for one place, in it)."""
     if value.startswith("~") or "://" in value:
         return value
+    named = files_named(decision.talk.last)
+    if _takes_file(tool, name) and len(named) == 1 and not files_named(posixpath.basename(value)):
+        decision.note("folders.file_said")
+        value = named[0]
     place = next((p for p in places if _inside(value, p)), None)
     if place is not None:
         return _in_place(decision, tool, name, value, place)
@@ -147,13 +155,8 @@ def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[
 
 
 def _in_place(decision: Decision, tool: Tool, name: str, path: str, place: str) -> str:
-    """A path inside `place` as the parameter takes it: a folder's for a file written where a folder is taken; the
-    file the message names for the folder alone, where a tool that only reads takes a file."""
-    named = files_named(decision.talk.last)
+    """A path inside `place` as the parameter takes it: the folder, for a file written where a folder is taken."""
     if _takes_folder(name) and files_named(posixpath.basename(path)):
         decision.note("folders.inside")
         return place
-    if path == place and tool.read_only and len(named) == 1 and _takes_file(tool, name):
-        decision.note("folders.file_said")
-        return posixpath.join(place, named[0])
     return path
