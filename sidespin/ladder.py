@@ -13,7 +13,7 @@ from typing import Any
 
 from sidespin.llm.base import Backend
 
-__all__ = ["Choice", "PREFERENCE", "rungs_of", "choose_rung", "model_key"]
+__all__ = ["Choice", "PREFERENCE", "rungs_of", "choose_rung"]
 
 PREFERENCE = ("route", "native", "xml")
 
@@ -37,10 +37,6 @@ def rungs_of(backend: Backend) -> list[str]:
     if backend.supports_routing:
         offered.add("route")
     return [rung for rung in PREFERENCE if rung in offered]
-
-
-def model_key(backend: Backend) -> str:
-    return f"{backend.name}:{backend.model}"
 
 
 def choose_rung(backend: Backend, tool_mode: str) -> Choice:

@@ -57,16 +57,10 @@ class Decision:
     narrowed: bool = False  # ... fewer than the table's, as a shape chose them
     written: str = ""  # the answer so far: the prompt, a call's opening, the calls written
     name: str = ""  # the name chosen for the call being written
-    name_chance: float | None = None  # ... its probability as a whole (None: written under a grammar)
     call: ToolCall | None = None  # the call being written
     calls: list[ToolCall] = field(default_factory=list)  # the calls decided
     retried: bool = False  # the answer's next name was tried already (once an answer)
     notes: list[str] = field(default_factory=list)  # the rule ids that acted, for the log
-
-    @property
-    def first(self) -> bool:
-        """Whether the call under way is the answer's first, before any result came back."""
-        return not self.calls and not self.talk.again
 
     def tool(self, name: str) -> Tool:
         return next(t for t in self.tools if t.name == name)

@@ -30,9 +30,7 @@ from sidespin.tooluse.offer import deprecated_for, names_said, tables
 from sidespin.tooluse.relevance import rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
-from sidespin.tooluse.values import (
-    as_said, asked_parameters, grounded, invented, mentioned, said_in, words_of,
-)
+from sidespin.tooluse.values import as_said, asked_parameters, grounded, invented, mentioned, said_in, words_of
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
 
@@ -234,7 +232,7 @@ class Decider:
         if other in d.names and other != name:
             d.note("core.deprecated")
             name = other
-        d.name, d.name_chance = name, chance
+        d.name = name
         shown = "?" if chance is None else f"{chance:.2f}"
         if not d.calls and len(d.names) > 1 and chance is not None and chance < NAME_FLOOR and not d.narrowed:
             logger.info("TOOLUSE_WHICH {} p={}: the model does not know which tool", name, shown)

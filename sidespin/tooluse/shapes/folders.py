@@ -5,19 +5,18 @@ needs. A parameter takes a file when its name says a path or a file ("path", "fi
 nor its tool's name says a folder ("repo_path", "list_directory"); it takes a folder when its name says one. Rules:
 
 - `folders.file_named` (shortlist, whether, which): a message that names a file (a name with an extension, or a
-  path in a folder) asks for that file: the table of a folder server with a tool that takes a file is read (one
-  that only reads it, unless the message asks to make or change something), and a call is written and checked
-  down to `NAMED_FLOOR`, by one of the tools that only read a file (as their server marks them), or, where it asks
-  to make or change something, by one of those that take a file and change things.
+  path) asks for it: a folder server's table with a tool that takes a file is read, and a call is written and
+  checked down to `NAMED_FLOOR`, by a tool that only reads a file (as its server marks it) or, where the message
+  asks to make or change something, by one that takes a file and changes things.
 - `folders.inside` (arguments): a path written relative to nothing ("notes/todo.md") by a tool whose server works
   in one folder is that path inside the folder; one that would climb out of it ("../../etc/passwd") is left as
   written, for the server's own check and the person's approval. Where the server works in several folders, a
   relative path, or an absolute one under a folder's parent, is in the one folder where it (or its folder) is;
   ambiguous, it is left as written. A parameter that takes a folder, written as a file ("greet.py",
   "notes/todo.md"), is the server's folder.
-- `folders.file_said` (arguments): a path that names no file (the folder itself, a word of the message), written
-  where a file is taken and the message names one file, is that file; a file name written alone ("meeting.md") that is the
-  last part of exactly one file the conversation named ("notes/meeting.md") is that file.
+- `folders.file_said` (arguments): a path that names no file (the folder, a word of the message), written where a
+  file is taken and the message names one file, is that file; a file name written alone ("meeting.md") that ends
+  exactly one file the conversation named ("notes/meeting.md") is that file.
 """
 
 from __future__ import annotations
@@ -84,7 +83,8 @@ class Folders(Shape):
 
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
         message = decision.talk.last
-        if (files_named(message) or _ABSOLUTE.search(message)) and _file_tools(tools, reading=not _CHANGES.search(message)):
+        reading = not _CHANGES.search(message)
+        if (files_named(message) or _ABSOLUTE.search(message)) and _file_tools(tools, reading=reading):
             return "folders.file_named"
         return None
 
@@ -127,36 +127,35 @@ def _said_file(decision: Decision, value: str, places: list[str]) -> str:
 
 
 def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[str]) -> str:
-    """`value` of parameter `name` as a path the server can open in one of its `places` (the module's rules): a path
-    under a place's parent, or relative, is in the one place where it is (or, for one place, in it)."""
+    """`value` of parameter `name` as a path the server can open in one of its `places` (the module's rules)."""
     if value.startswith("~") or "://" in value:
         return value
     named = files_named(decision.talk.last)
     if _takes_file(tool, name) and len(named) == 1 and not files_named(posixpath.basename(value)):
         decision.note("folders.file_said")
         value = named[0]
-    place = next((p for p in places if _inside(value, p)), None)
-    if place is not None:
-        return _in_place(decision, tool, name, value, place)
+    path = _resolved(value, places)
+    if path is None:
+        return value
+    folder = _takes_folder(name) and files_named(posixpath.basename(path))  # a file where a folder is taken
+    if path != value or folder:
+        decision.note("folders.inside")
+    return next(p for p in places if _inside(path, p)) if folder else path
+
+
+def _resolved(value: str, places: list[str]) -> str | None:
+    """`value` inside one of `places`: as it is, or relative (or under a place's parent) joined to the one place
+    where it, or its folder, is; None where it climbs out or no single place holds it."""
+    if any(_inside(value, p) for p in places):
+        return value
     relative = value
     if value.startswith("/"):
         parents = [posixpath.dirname(p) for p in places if value.startswith(posixpath.dirname(p) + "/")]
         if not parents:
-            return value
+            return None
         relative = value[len(parents[0]) + 1:]
     found = [p for p in places if _inside(posixpath.normpath(posixpath.join(p, relative)), p)]
     if len(found) > 1:
         found = [p for p in found if os.path.exists(posixpath.join(p, relative))
                  or os.path.isdir(posixpath.dirname(posixpath.join(p, relative)))]
-    if len(found) != 1:
-        return value
-    decision.note("folders.inside")
-    return _in_place(decision, tool, name, posixpath.normpath(posixpath.join(found[0], relative)), found[0])
-
-
-def _in_place(decision: Decision, tool: Tool, name: str, path: str, place: str) -> str:
-    """A path inside `place` as the parameter takes it: the folder, for a file written where a folder is taken."""
-    if _takes_folder(name) and files_named(posixpath.basename(path)):
-        decision.note("folders.inside")
-        return place
-    return path
+    return posixpath.normpath(posixpath.join(found[0], relative)) if len(found) == 1 else None
