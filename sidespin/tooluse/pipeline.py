@@ -244,14 +244,21 @@ class Decider:
         return self.arguments
 
     def _retry(self, d: Decision, refused: str) -> Stage | None:
-        """The next likeliest name, once an answer, when the answer's first call was refused."""
+        """The next name, once an answer, when the answer's first call was refused: the tool left that words and
+        meaning both rank first (`core.agreed`), else the model's next likeliest."""
         aliases = [n for n, t in d.names.items() if deprecated_for(t) == refused]
         if d.calls or d.retried or len(d.names) - len(aliases) < 2:
             return None
         d.retried = True
         for name in [refused, *aliases]:
             d.names.pop(name, None)
-        d.note("core.next_name")
+        left = [r for r in d.ranked if r.tool.name in d.names]
+        by_words = min((r for r in left if r.bm25 is not None), key=lambda r: r.bm25, default=None)
+        by_meaning = min((r for r in left if r.meaning is not None), key=lambda r: r.meaning, default=None)
+        agreed = by_words is not None and by_words is by_meaning and len(d.names) > 1
+        if agreed:
+            d.names = {by_words.tool.name: by_words.tool}
+        d.note("core.agreed" if agreed else "core.next_name")
         return self.which
 
     async def _fits(self, tool: Tool, message: str) -> bool:

@@ -11,7 +11,7 @@ from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.offer import SHORTLIST
 from sidespin.tooluse.pipeline import MAX_CALLS
 from tests.route_fake import FakeLlama
-from tests.tooluse.tools import ADD_NOTE, CONVERT, EVALUATE, FIND_NOTES, FORECAST, OLD_FIND, RUN_SQL, STATUS, tool
+from tests.tooluse.tools import ADD_NOTE, CONVERT, EVALUATE, FIND_NOTES, FORECAST, OLD_FIND, RUN_SQL, STATUS, TEXT, tool
 
 TOOLS = [EVALUATE, CONVERT, FORECAST, STATUS]
 
@@ -165,6 +165,25 @@ async def test_a_first_call_that_carries_nothing_said_to_a_tool_far_in_meaning_i
 ])
 async def test_a_call_close_in_meaning_or_carrying_a_value_said_is_made(text, tools, wanted) -> None:
     assert await decided(FakeLlama({text: [wanted]}), user(text), tools, embedder=Embedder()) == [wanted]
+
+
+RUN = tool("run_statement", "Run a SQL statement on the ledger database.", {"sql": TEXT}, ["sql"], source="mcp:ledger")
+DROP = tool("drop_index", "Drop an index of the ledger database.", {"name": TEXT}, ["name"], source="mcp:ledger")
+COLUMNS = tool("show_columns", "List the columns of a table and their types.", {"table": TEXT}, ["table"],
+               source="mcp:ledger", read_only=True)
+
+
+async def test_where_the_first_name_is_refused_the_tool_words_and_meaning_both_rank_first_is_tried() -> None:
+    """Real embeddings: the model's first name does not fit; its next likeliest would; the one the message's words
+    and meaning agree on is tried instead."""
+    text = "Which columns does the invoices table hold?"
+    wants = {text: [("run_statement", {"sql": "SELECT * FROM invoices"}), ("drop_index", {"name": "invoices"}),
+                    ("show_columns", {"table": "invoices"})]}
+    names = {"": [('run_statement",', 0.6), ('drop_index",', 0.3), ('show_columns",', 0.1)]}
+    model = FakeLlama(wants, name_tokens=names, misfits=frozenset({"run_statement"}))
+    assert await decided(model, user(text), [RUN, DROP, COLUMNS], embedder=Embedder()) == [
+        ("show_columns", {"table": "invoices"})]
+    assert await decided(model, user(text), [RUN, DROP, COLUMNS]) == [("drop_index", {"name": "invoices"})]
 
 
 async def test_a_tool_marked_deprecated_is_the_tool_its_description_says_to_use_instead() -> None:
