@@ -143,9 +143,10 @@ async def test_a_message_naming_a_file_it_asks_to_make_or_change_is_written_by_a
 
 async def test_a_path_that_names_no_file_where_the_message_names_one_is_that_file() -> None:
     text = "Make a new file gifts/list.txt listing: tea, socks"
-    model = FakeLlama({text: [("overwrite", {"file": "tea", "text": "tea\nsocks"})]})
-    assert await decided(model, user(text), DOCS) == [("overwrite", {"file": f"{HOME}/gifts/list.txt",
-                                                                     "text": "tea\nsocks"})]
+    for written in ("tea", "tea.txt"):
+        model = FakeLlama({text: [("overwrite", {"file": written, "text": "tea\nsocks"})]})
+        assert await decided(model, user(text), DOCS) == [("overwrite", {"file": f"{HOME}/gifts/list.txt",
+                                                                         "text": "tea\nsocks"})]
 
 
 def two_folders(root) -> list[Tool]:

@@ -14,8 +14,8 @@ nor its tool's name says a folder ("repo_path", "list_directory"); it takes a fo
   relative path, or an absolute one under a folder's parent, is in the one folder where it (or its folder) is;
   ambiguous, it is left as written. A parameter that takes a folder, written as a file ("greet.py",
   "notes/todo.md"), is the server's folder.
-- `folders.file_said` (arguments): a path that names no file (the folder, a word of the message), written where a
-  file is taken and the message names one file, is that file; a file name written alone ("meeting.md") that ends
+- `folders.file_said` (arguments): a path that names no file the person named (the folder, a word of the
+  message, a name made up), written where a file is taken and the message names one file, is that file; a file name written alone ("meeting.md") that ends
   exactly one file the conversation named ("notes/meeting.md") is that file.
 """
 
@@ -114,12 +114,16 @@ def _inside(path: str, place: str) -> bool:
     return path == place or path.startswith(place + "/")
 
 
+def _asked(decision: Decision) -> str:
+    """What the person wrote in the conversation."""
+    return " ".join(m["content"] for m in decision.talk.messages
+                    if m.get("role") == "user" and isinstance(m.get("content"), str))
+
+
 def _said_file(decision: Decision, value: str, places: list[str]) -> str:
     """`value`, or the one file the person named whose last part it is, written alone (`folders.file_said`)."""
     alone = next((value[len(p) + 1:] for p in places if value.startswith(p + "/")), value)
-    asked = " ".join(m["content"] for m in decision.talk.messages
-                     if m.get("role") == "user" and isinstance(m.get("content"), str))
-    same = [f for f in files_named(asked) if "/" in f and f.rsplit("/", 1)[1] == alone]
+    same = [f for f in files_named(_asked(decision)) if "/" in f and f.rsplit("/", 1)[1] == alone]
     if len(same) == 1 and "/" not in alone:
         decision.note("folders.file_said")
         return same[0]
@@ -131,7 +135,8 @@ def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[
     if value.startswith("~") or "://" in value:
         return value
     named = files_named(decision.talk.last)
-    if _takes_file(tool, name) and len(named) == 1 and not files_named(posixpath.basename(value)):
+    if _takes_file(tool, name) and len(named) == 1 and posixpath.basename(value) not in {
+            posixpath.basename(f) for f in files_named(_asked(decision))}:
         decision.note("folders.file_said")
         value = named[0]
     path = _resolved(value, places)
