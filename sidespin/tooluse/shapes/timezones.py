@@ -6,8 +6,8 @@ one said. Rules (`amend`), with Python's own zone database (`zoneinfo`):
 
 - `timezones.as_zone`: a zone written in another case, a place that is a zone's place, or the first words of one,
   is that zone ('Europe/Tokyo' → 'Asia/Tokyo', "Mexico" → 'America/Mexico_City').
-- `timezones.place_named`: a zone the conversation never mentions, where the person's message names the place of
-  exactly one zone that this answer's calls have not used yet, is that zone.
+- `timezones.place_named`: a zone the conversation never mentions, where the person's message names places of
+  zones this answer's calls have not used yet, is the first of them.
 - `timezones.now_asked` (shortlist, whether): a message asking the time or the date now ("what time is it",
   "today's date", "qué hora es", "wie spät") reads the table of a tool that takes a zone, and is written and checked
   as a call down to `NAMED_FLOOR`.
@@ -102,17 +102,18 @@ def _names_in(text: str) -> list[list[str]]:
     return names
 
 
-def zones_named(text: str) -> tuple[set[str], list[str]]:
-    """The zones whose places `text` names, and the names it gives that are no zone's place."""
-    zones, others = set(), []
+def zones_named(text: str) -> tuple[list[str], list[str]]:
+    """The zones whose places `text` names, in its order, and the names it gives that are no zone's place."""
+    zones: list[str] = []
+    others: list[str] = []
     for words in _names_in(text):
         found = next((z for k in range(len(words), 0, -1) if (z := _by_place().get(_place(" ".join(words[:k]))))),
                      None)
         if found:
-            zones.add(sorted(found)[0])
+            zones.append(sorted(found)[0])
         else:
             others.append(" ".join(words))
-    return zones, others
+    return list(dict.fromkeys(zones)), others
 
 
 class TimeZones(Shape):
@@ -130,15 +131,16 @@ class TimeZones(Shape):
         tool = decision.tool(call.name)
         arguments = dict(call.arguments)
         zones, others = zones_named(decision.talk.last)
-        zones -= {v for c in decision.calls for v in c.arguments.values() if isinstance(v, str)}
+        used = {v for c in decision.calls for v in c.arguments.values() if isinstance(v, str)}
+        zones = [zone for zone in zones if zone not in used]
         for name, value in call.arguments.items():
             if not isinstance(value, str) or not takes_a_zone(tool.parameters.get(name)):
                 continue
             zone = as_zone(value)
             if zone != value:
                 decision.note("timezones.as_zone")
-            if not mentioned(zone, decision.said, name) and len(zones) == 1:
-                zone = next(iter(zones))
+            if not mentioned(zone, decision.said, name) and zones:
+                zone = zones[0]
                 decision.note("timezones.place_named")
             elif not mentioned(zone, decision.said, name) and others and all(
                     not set(words_of(_place(other).replace("_", " "))) & set(words_of(zone)) for other in others):
