@@ -1,16 +1,15 @@
 """Which of a call's values the conversation said: the rules that keep a small model from making values up.
 
-- `said_in`: every message's text (tool results too) and earlier call's arguments, lower case, with number words,
-  twelve-hour times and scaled numbers also as digits ("two" 2, "3 PM" 15:00, "5%" 0.05, "2 million" 2000000).
-- `mentioned`: a number said as a number (1 is not in "10"); a text by one of its words (three letters or more, or
-  digits), but a placeholder or an e-mail only whole, a web address by its host, a file's name with its extension;
-  a switch by a word of its parameter's name; a list when all its items are; an object when any of its values is.
+- `said_in`: every text and earlier call's arguments, lower case, with number words, twelve-hour times, scaled
+  numbers ("two" 2, "3 PM" 15:00, "5%" 0.05, "2 million" 2000000) and words without their accents also written.
+- `mentioned`: a number said as a number (1 is not in "10"); a text by one of its words, but a placeholder or an
+  e-mail only whole, a web address by its host, a file's name with its extension; a switch by its parameter's name;
+  a list when all its items are; an object when any of its values is.
 - `grounded` drops optional values no one said; `asked_parameters` names optional ones the message asks for.
-- `invented`: required values nothing mentions (the conversation, or the tool's own text and folders), or that
-  restate their parameter's description, or are an example of the tool's text no one said; a code of two to four
-  capitals ("USD") counts as known.
-- `as_said`: a percentage written for a parameter that asks for a decimal becomes the decimal; a whole number whose
-  digits run on past a number said is cut back to it.
+- `invented`: required values nothing mentions (neither the conversation nor the tool's own text and folders),
+  that restate their parameter's description, or that are an example of the tool's text no one said.
+- `as_said`: a percentage for a parameter that asks a decimal is the decimal; digits run on past a number said are
+  cut back to it.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """Shapes: what holds for one kind of server, kept out of the decision's core.
 
-A shape (`sidespin.tooluse.decision.Shape`) is a rule set for tools of one form, found only from what the tools
-declare: editors with an old and a new text (`editor`), servers that work in folders (`folders`), tools that
-take an IANA time zone (`timezones`), tools that calculate (`calculator`), memory stores (`memory`). `applies(tools)` says where it holds;
-its hooks (`favours`, `narrow`, `amend`) act at the shortlist, which and arguments stages. Every rule logs its
-id (`<shape>.<rule>`); a shape can be switched off in `config.json` (`"shapes": {"editor": false}`).
+A shape (`sidespin.tooluse.decision.Shape`) is the rules for tools of one form, found from what they declare:
+`editor`, `folders`, `timezones`, `calculator`, `memory`. `applies(tools)` says where it holds; its hooks act at
+the shortlist, which and arguments stages. Each rule logs its id; `config.json` switches a shape off
+(`"shapes": {"editor": false}`).
 """
 
 from __future__ import annotations
