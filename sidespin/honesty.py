@@ -98,11 +98,8 @@ def claimed_tool(text: str, offered: Iterable[str], called: Iterable[str]) -> st
 def repeated_result(text: str, results: Iterable[tuple[str, str]]) -> str | None:
     """The tool of `results` (earlier ones: name and output) whose output the answer repeats, or None."""
     said = _lines(text)
-    for tool, output in results:
-        common = said & _lines(output)
-        if len(common) >= _REPEATED_LINES or any(len(line) >= _LONG_LINE for line in common):
-            return tool
-    return None
+    return next((tool for tool, output in results if len(common := said & _lines(output)) >= _REPEATED_LINES
+                 or any(len(line) >= _LONG_LINE for line in common)), None)
 
 
 def empty_result(output: str) -> bool:
@@ -199,10 +196,7 @@ def claimed_action(text: str) -> str | None:
 
 def claimed_content(text: str) -> tuple[str, str] | None:
     """The first sentence of an answer that tells what a thing holds, and the thing ("file", "table" …)."""
-    for sentence in _sentences(text):
-        if found := _HOLDS.search(sentence):
-            return sentence, found.group(1).lower()
-    return None
+    return next(((s, found.group(1).lower()) for s in _sentences(text) if (found := _HOLDS.search(s))), None)
 
 
 def unchecked_arithmetic(text: str, asked: str) -> str | None:

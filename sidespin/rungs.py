@@ -165,8 +165,7 @@ def decision_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for message in messages:
         if message["role"] == "tool":
             content = str(message.get("content") or "")
-            if len(content) > _DECISION_RESULT_CHARS:
-                content = content[:_DECISION_RESULT_CHARS] + "…"
+            content = content[:_DECISION_RESULT_CHARS] + "…" if len(content) > _DECISION_RESULT_CHARS else content
             kept.append({"role": "tool", "tool_call_id": message.get("tool_call_id"), "content": content})
         elif message["role"] == "assistant" and message.get("tool_calls"):
             kept.append({"role": "assistant", "content": message.get("content") or "",

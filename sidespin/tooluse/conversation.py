@@ -123,9 +123,5 @@ class Talk:
 
     def texts(self) -> list[str]:
         """Every message's text and every call's arguments, in order: what a value may come from."""
-        parts = []
-        for message in self.messages:
-            content = message.get("content")
-            calls = [str((c.get("function") or {}).get("arguments") or "") for c in message.get("tool_calls") or []]
-            parts += ([content] if isinstance(content, str) else []) + calls
-        return parts
+        return [text for m in self.messages for text in ([m["content"]] if isinstance(m.get("content"), str) else [])
+                + [str((c.get("function") or {}).get("arguments") or "") for c in m.get("tool_calls") or []]]

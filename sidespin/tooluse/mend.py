@@ -28,12 +28,9 @@ _FILE = re.compile(r"^(?:[/~\\]|\.{1,2}/|[A-Za-z]:)|\.[A-Za-z][A-Za-z0-9]{0,4}$"
 def mendable(talk: Talk) -> set[str]:
     """The tools of this turn with one failed call that no call of theirs followed: they may be called again."""
     turn = talk.this_turn
-    tools = set()
-    for name in {a.name for a in turn}:
-        failures = [a for a in turn if a.name == name and a.failed]
-        if len(failures) == 1 and all(a.place <= failures[0].place for a in turn if a.name == name):
-            tools.add(name)
-    return tools
+    failed_at = {name: [a.place for a in turn if a.name == name and a.failed] for name in {a.name for a in turn}}
+    return {name for name, places in failed_at.items()
+            if len(places) == 1 and all(a.place <= places[0] for a in turn if a.name == name)}
 
 
 def to_mend(call: ToolCall, talk: Talk) -> tuple[ToolCall, str, list[dict[str, Any]]] | None:
@@ -45,8 +42,7 @@ def to_mend(call: ToolCall, talk: Talk) -> tuple[ToolCall, str, list[dict[str, A
     succeeded = [a.arguments for a in mine if not a.failed]
     failures = [a for a in mine if a.failed and a.arguments not in succeeded]
     tried = [a.arguments for a in mine]
-    same = [a for a in failures if a.arguments == call.arguments]
-    if same:
+    if same := [a for a in failures if a.arguments == call.arguments]:
         failure = same[-1]
         since = any(not a.failed and (a.place > failure.place or (a.place == failure.place and a.name != call.name))
                     for a in made)
@@ -73,8 +69,7 @@ async def another_value(model: Model, written: str, call: ToolCall, error: str, 
                         makes: Callable[[ToolCall], bool] = lambda call: True) -> ToolCall | None:
     """`call` (written after `written`, which ends with its name) with another value where the error names one; only
     a call that `makes` a call counts. None when the error names no value or the model has no other idea."""
-    named = _named_value(call, error)
-    if named is None:
+    if (named := _named_value(call, error)) is None:
         logger.info("TOOLUSE_MEND_NOTHING {}: the error names none of its values", call.name)
         return None
     parameter, value = named

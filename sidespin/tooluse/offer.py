@@ -30,8 +30,7 @@ _DEPRECATED = re.compile(r"(?is)\bdeprecated\b.*?\buse\s+[`'\"]?([\w.\-]+?)[`'\"
 
 def deprecated_for(tool: Tool) -> str | None:
     """The tool a tool's description says to use instead of it ("deprecated … use X instead"), or None."""
-    found = _DEPRECATED.search(tool.description)
-    return found.group(1) if found else None
+    return found.group(1) if (found := _DEPRECATED.search(tool.description)) else None
 
 
 def names_said(tools: Sequence[Tool], message: str) -> list[Tool]:
@@ -72,14 +71,10 @@ def _compact(schema: Any) -> Any:
         return [_compact(item) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    kept: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in _NOISE or (key == "default" and value is None):
-            continue
-        if key == "properties" and isinstance(value, dict):  # field names, not keywords: a field may be "title"
-            kept[key] = {name: _compact(field) for name, field in value.items()}
-        else:
-            kept[key] = _compact(value)
+    kept: dict[str, Any] = {  # properties are field names, not keywords: a field may be "title"
+        key: {name: _compact(field) for name, field in value.items()}
+        if key == "properties" and isinstance(value, dict) else _compact(value)
+        for key, value in schema.items() if key not in _NOISE and not (key == "default" and value is None)}
     for key in ("anyOf", "oneOf"):
         branches = kept.get(key)
         if isinstance(branches, list):

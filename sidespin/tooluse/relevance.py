@@ -73,11 +73,8 @@ def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list
 def table_scores(tables: Sequence[Sequence[Tool]], ranked: Sequence[Ranked]) -> list[float]:
     """Each table's score: its best tool's fused score (its second's breaks a tie)."""
     score = {id(r.tool): r.score for r in ranked}
-    result = []
-    for table in tables:
-        best = sorted((score.get(id(tool), 0.0) for tool in table), reverse=True)
-        result.append(best[0] + _SECOND * best[1] if len(best) > 1 else best[0] if best else 0.0)
-    return result
+    bests = [sorted((score.get(id(tool), 0.0) for tool in table), reverse=True) for table in tables]
+    return [best[0] + _SECOND * best[1] if len(best) > 1 else best[0] if best else 0.0 for best in bests]
 
 
 def _cosines(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list[float]:

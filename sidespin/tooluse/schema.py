@@ -58,8 +58,7 @@ def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds
     keys allowed; an untyped property is a string."""
     properties = {name: bounded(schema or {}, max_string, bounds) for name, schema in tool.parameters.items()}
     schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
-    required = [name for name in tool.parameters if name in tool.required]
-    if required:
+    if required := [name for name in tool.parameters if name in tool.required]:
         schema["required"] = required
     return schema
 

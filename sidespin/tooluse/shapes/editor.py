@@ -86,18 +86,11 @@ def _files_in(arguments: Any) -> set[str]:
     return {v.strip().rstrip("/") for v in values if isinstance(v, str) and ("/" in v or "." in v) and v.strip("/ ")}
 
 
-def _same_file(a: str, b: str) -> bool:
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
-
-
 def _text_read(talk: Talk, arguments: dict[str, Any], readers: set[str]) -> str | None:
     """The answer of the latest successful call of a reader given a file `arguments` names, or None."""
     files = _files_in(arguments)
-    for answered in reversed(talk.answered):
-        if answered.name in readers and not answered.failed and any(
-                _same_file(a, b) for a in files for b in _files_in(answered.arguments)):
-            return answered.answer
-    return None
+    return next((done.answer for done in reversed(talk.answered) if done.name in readers and not done.failed and any(
+        a == b or a.endswith("/" + b) or b.endswith("/" + a) for a in files for b in _files_in(done.arguments))), None)
 
 
 def _lines(text: str) -> list[str]:
@@ -164,13 +157,11 @@ def _anchored_grammar(pair: Pair, text: str) -> str | None:
 
 def _quoted_grammar(pair: Pair, texts: list[str]) -> str:
     container, old, new = pair
-    choices = []
-    for before, after in itertools.permutations(texts, 2):
-        one, other = (json.dumps(text, ensure_ascii=False) for text in (before, after))
-        text = f"{one}, {json.dumps(new)}: {other}" if container is None else \
-            f"[{{{json.dumps(old)}: {one}, {json.dumps(new)}: {other}}}]"
-        choices.append(gbnf_literal(text))
-    return f"root ::= {' | '.join(choices)}\n"
+    quoted = [json.dumps(text, ensure_ascii=False) for text in texts]
+    edits = [f"{one}, {json.dumps(new)}: {other}" for one, other in itertools.permutations(quoted, 2)]
+    if container is not None:
+        edits = [f"[{{{json.dumps(old)}: {edit}}}]" for edit in edits]
+    return f"root ::= {' | '.join(map(gbnf_literal, edits))}\n"
 
 
 class Editor(Shape):
@@ -203,10 +194,9 @@ class Editor(Shape):
 
     async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
         tool = decision.tool(call.name)
-        pair = replacing_pair(tool)
-        message = decision.talk.last
-        if pair is None:
+        if (pair := replacing_pair(tool)) is None:
             return call
+        message = decision.talk.last
         if texts := _quoted(message):
             return await self._quoted(decision, call, pair, texts, model, written)
         if not _asks_to_add(message):
@@ -221,12 +211,11 @@ class Editor(Shape):
         if grammar is not None:
             arguments = await self._again(call, pair, grammar, model, written)
             kept = _added(arguments, pair, text, message) if arguments is not None else None
+        if kept != call.arguments:  # refused (None) or cut
+            decision.note("editor.keeps_file")
         if kept is None:
             logger.info("TOOLUSE_REFUSED editor.keeps_file {}: it adds no line the message says", call.name)
-            decision.note("editor.keeps_file")
             return None
-        if kept != call.arguments:
-            decision.note("editor.keeps_file")
         return ToolCall(call.name, kept, call.id)
 
     async def _quoted(self, decision: Decision, call: ToolCall, pair: Pair, texts: list[str], model: "Model",
@@ -237,8 +226,7 @@ class Editor(Shape):
                 isinstance(e, dict) and e.get(old) in texts and e.get(new) in texts and e.get(old) != e.get(new)
                 for e in edits):
             return call
-        arguments = await self._again(call, pair, _quoted_grammar(pair, texts), model, written)
-        if arguments is None:
+        if (arguments := await self._again(call, pair, _quoted_grammar(pair, texts), model, written)) is None:
             return call
         decision.note("editor.quoted")
         return ToolCall(call.name, arguments, call.id)
