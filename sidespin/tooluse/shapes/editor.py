@@ -86,11 +86,18 @@ def _files_in(arguments: Any) -> set[str]:
     return {v.strip().rstrip("/") for v in values if isinstance(v, str) and ("/" in v or "." in v) and v.strip("/ ")}
 
 
+def _same_file(a: str, b: str) -> bool:
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
 def _text_read(talk: Talk, arguments: dict[str, Any], readers: set[str]) -> str | None:
     """The answer of the latest successful call of a reader given a file `arguments` names, or None."""
     files = _files_in(arguments)
-    return next((done.answer for done in reversed(talk.answered) if done.name in readers and not done.failed and any(
-        a == b or a.endswith("/" + b) or b.endswith("/" + a) for a in files for b in _files_in(done.arguments))), None)
+    for done in reversed(talk.answered):
+        if done.name in readers and not done.failed and any(
+                _same_file(a, b) for a in files for b in _files_in(done.arguments)):
+            return done.answer
+    return None
 
 
 def _lines(text: str) -> list[str]:
