@@ -5,7 +5,7 @@ Applies to tools whose text or server's name speaks of memory or a knowledge gra
 (shortlist, whether, which): a message asking to remember, recall or forget (`asks_memory`, five languages)
 reads the store's table, is written and checked as a call whatever its chance, and names one of the store's
 tools that reads (recall), adds (remember) or deletes (forget), as the tools declare. A question about the person
-("what is my sister's name?", `asks_about_me`) asks to recall where the store's tool is the most relevant to it.
+("what is my sister's name?") asks to recall where the store's tool is the most relevant to it.
 """
 
 from __future__ import annotations
