@@ -236,6 +236,15 @@ async def test_a_zone_no_one_said_is_the_first_place_named_that_the_answers_call
                                                              ("wall_clock", {"zone": "Europe/Oslo"})]
 
 
+async def test_a_zone_no_one_said_is_not_one_the_same_call_already_takes() -> None:
+    convert = tool("convert", "Convert a time between zones.", {"from_zone": ZONE, "to_zone": ZONE, "time": TEXT},
+                   ["from_zone", "to_zone", "time"], read_only=True)
+    text = "When it is 09:00 in Lima, what time is it in Oslo?"
+    model = FakeLlama({text: [("convert", {"from_zone": "America/Lima", "to_zone": "Asia/Seoul", "time": "09:00"})]})
+    assert await decided(model, user(text), [convert]) == [
+        ("convert", {"from_zone": "America/Lima", "to_zone": "Europe/Oslo", "time": "09:00"})]
+
+
 HISTORY_BY_DATE = tool("log", "Commits between two dates.", {"since": {"type": "string", "description": "a date"}},
                        ["since"], source="mcp:vcs", read_only=True)
 

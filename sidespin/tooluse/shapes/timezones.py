@@ -139,8 +139,9 @@ class TimeZones(Shape):
             zone = as_zone(value)
             if zone != value:
                 decision.note("timezones.as_zone")
-            if not mentioned(zone, decision.said, name) and zones:
-                zone = zones[0]
+            left = [z for z in zones if z not in arguments.values()]  # nor by this call's other zones
+            if not mentioned(zone, decision.said, name) and left:
+                zone = left[0]
                 decision.note("timezones.place_named")
             elif not mentioned(zone, decision.said, name) and others and all(
                     not set(words_of(_place(other).replace("_", " "))) & set(words_of(zone)) for other in others):
