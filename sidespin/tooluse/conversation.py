@@ -57,6 +57,12 @@ class Talk:
         return users[-1] if users and isinstance(users[-1], str) else ""
 
     @cached_property
+    def told(self) -> str:
+        """Everything the person wrote in the conversation, their messages joined by spaces."""
+        return " ".join(m["content"] for m in self.messages
+                        if m.get("role") == "user" and isinstance(m.get("content"), str))
+
+    @cached_property
     def parts(self) -> list[str]:
         """The parts of the last message, where it asks several things (`parts_of`)."""
         return parts_of(self.last)

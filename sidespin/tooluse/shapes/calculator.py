@@ -26,7 +26,8 @@ _OPERATION = re.compile(r"(?i)\b(?:add|sum|subtract|minus|multipl\w*|divi\w*|pow
 _CALCULATION = re.compile(r"(?i)\d[\d.,]*\s*(?:[-+*/×x÷^%]|times|plus|minus|divided by|multiplied by|"
                           r"to the power of|mal|fois|por|más|menos|moins)\s*\(?\s*\d|"
                           r"\d\s*%\s*(?:of|de|von|di|du)\s+\d|"
-                          r"(?:square root|sqrt|racine carr[ée]e|ra[íi]z cuadrada|wurzel)\s*(?:of|de|aus|von)?\s*\(?\d")
+                          r"(?:square root|sqrt|racine carr[ée]e|ra[íi]z cuadrada|wurzel)"
+                          r"\s*(?:of|de|aus|von)?\s*\(?\d")
 _NUMBER = frozenset({"number", "integer"})
 
 

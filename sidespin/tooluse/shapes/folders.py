@@ -15,8 +15,9 @@ nor its tool's name says a folder ("repo_path", "list_directory"); it takes a fo
   ambiguous, it is left as written. A parameter that takes a folder, written as a file ("greet.py",
   "notes/todo.md"), is the server's folder.
 - `folders.file_said` (arguments): a path that names no file the person named (the folder, a word of the
-  message, a name made up), written where a file is taken and the message names one file, is that file; a file name written alone ("meeting.md") that ends
-  exactly one file the conversation named ("notes/meeting.md") is that file.
+  message, a name made up), written where a file is taken and the message names one file, is that file; a file
+  name written alone ("meeting.md") that ends exactly one file the conversation named ("notes/meeting.md") is
+  that file.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ _CHANGES = re.compile(r"(?i)(?:^|[.!?;:,«\"]\s*|\b(?:please|you|to|and|then|als
                       r"du|y|luego|usted|e|poi)\s+)(?:create|make|write|save|add|append|insert|put|set|change|"
                       r"replace|edit|update|delete|remove|rename|move|copy|stage|commit|push|upload|rewrite|fix|"
                       r"cr[ée]e[rz]?|[ée]cri[st]|[ée]crire|ajoute[rz]?|modifie[rz]?|supprime[rz]?|renomme[rz]?|"
-                      r"d[ée]place[rz]?|erstelle|schreib\w*|f[üu]ge|[äa]ndere|l[öo]sche|speicher\w*|crea[r]?|escribe|"
-                      r"a[ñn]ade|cambia|borra|elimina|mueve|guarda|scrivi|aggiungi|sposta|salva)\b")
+                      r"d[ée]place[rz]?|erstelle|schreib\w*|f[üu]ge|[äa]ndere|l[öo]sche|speicher\w*|crea[r]?|"
+                      r"escribe|a[ñn]ade|cambia|borra|elimina|mueve|guarda|scrivi|aggiungi|sposta|salva)\b")
 _PATH_NAMES = frozenset({"path", "paths", "file", "files", "filename", "filepath", "source", "destination"})
 _FOLDER_NAMES = frozenset({"dir", "directory", "folder", "repo", "repository", "root", "cwd", "workspace", "workdir"})
 
@@ -91,12 +92,9 @@ class Folders(Shape):
     def narrow(self, decision: Decision) -> dict[str, Tool]:
         if "folders.file_named" not in decision.notes:
             return decision.names
-        tools = list(decision.names.values())
-        if _CHANGES.search(decision.talk.last):
-            read = {t.name for t in _file_tools(tools, reading=True)}
-            kept = {t.name: t for t in _file_tools(tools, reading=False) if t.name not in read}
-        else:
-            kept = {t.name: t for t in _file_tools(tools, reading=True)}
+        changing = bool(_CHANGES.search(decision.talk.last))
+        kept = {t.name: t for t in _file_tools(list(decision.names.values()), reading=not changing)
+                if not (changing and t.read_only)}
         return kept or decision.names
 
     async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
@@ -114,16 +112,10 @@ def _inside(path: str, place: str) -> bool:
     return path == place or path.startswith(place + "/")
 
 
-def _asked(decision: Decision) -> str:
-    """What the person wrote in the conversation."""
-    return " ".join(m["content"] for m in decision.talk.messages
-                    if m.get("role") == "user" and isinstance(m.get("content"), str))
-
-
 def _said_file(decision: Decision, value: str, places: list[str]) -> str:
     """`value`, or the one file the person named whose last part it is, written alone (`folders.file_said`)."""
     alone = next((value[len(p) + 1:] for p in places if value.startswith(p + "/")), value)
-    same = [f for f in files_named(_asked(decision)) if "/" in f and f.rsplit("/", 1)[1] == alone]
+    same = [f for f in files_named(decision.talk.told) if "/" in f and f.rsplit("/", 1)[1] == alone]
     if len(same) == 1 and "/" not in alone:
         decision.note("folders.file_said")
         return same[0]
@@ -136,7 +128,7 @@ def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[
         return value
     named = files_named(decision.talk.last)
     if _takes_file(tool, name) and len(named) == 1 and posixpath.basename(value) not in {
-            posixpath.basename(f) for f in files_named(_asked(decision))}:
+            posixpath.basename(f) for f in files_named(decision.talk.told)}:
         decision.note("folders.file_said")
         value = named[0]
     path = _resolved(value, places)
