@@ -81,6 +81,8 @@ def claimed_tool(text: str, offered: Iterable[str], called: Iterable[str]) -> st
     patterns = (
         rf"\[?result of the tool\s+`?({name_pattern}|\w[\w.\-]*)",
         rf"\bthe tool\s+`?({name_pattern}|\w[\w.\-]*)`?\s+was run\b",  # how results are told (`told_result`)
+        # ... and how this turn's results begin an answer (`results_lead`)
+        rf"(?m)^\s*\[({name_pattern})(?:\s+\{{[^\n]*\}})?\](?:\s+failed:|\s*$)",
         rf"\b(?:the\s+)?(?:tool|function)\s+[`'\"]?({name_pattern})[`'\"]?\s+{_VERBS}",
         rf"\bthe\s+(tool)(?:'s)?\s+(?:{_VERBS}|result|output)",
         rf"[`'\"]?\b({name_pattern})\b[`'\"]?\s+(?:tool\s+)?{_VERBS}\b",

@@ -54,7 +54,7 @@ from sidespin.history import put_result, recent
 from sidespin.honesty import Facts, unfounded
 from sidespin.intercept import Interceptor
 from sidespin.limits import TurnControl, TurnCut
-from sidespin.llm.base import Backend
+from sidespin.llm.base import Backend, Delta
 from sidespin.llm.llama import counting
 from sidespin.protocol import holds_call_syntax, poke_prompt
 from sidespin.questions import CallScope, current_call
@@ -382,6 +382,8 @@ async def _stream_answer(
         turn.conversation.id, round_number, turn.backend.name, turn.rung().name, len(asked.messages),
     )
     stream = turn.backend.stream(asked.messages, tools=asked.tools, grammar=asked.grammar)
+    if asked.lead:
+        stream = _after_lead(stream)
     async with contextlib.aclosing(stream) as stream:
         while True:
             async with turn.control.bounded():
@@ -398,6 +400,19 @@ async def _stream_answer(
             if delta.finish_reason == "length":  # the backend's max_tokens: say so, the answer looks finished
                 logger.warning("LLM_ANSWER_CUT conv={} round={}", turn.conversation.id, round_number)
                 yield ErrorNotice("the answer reached its length limit (max_tokens) and was cut")
+
+
+async def _after_lead(deltas: AsyncIterator[Delta]) -> AsyncIterator[Delta]:
+    """An answer that goes on from a hidden beginning (`Request.lead`) as the person reads it: without the space
+    after that beginning, and begun with a capital ("So," + " there are 8 orders" is shown "There are 8 orders")."""
+    begun = False
+    async with contextlib.aclosing(deltas) as pieces:
+        async for delta in pieces:
+            if not begun and delta.text:
+                text = delta.text.lstrip()
+                begun = bool(text)
+                delta = dataclasses.replace(delta, text=text[:1].upper() + text[1:])
+            yield delta
 
 
 async def chat_with_llm(

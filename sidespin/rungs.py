@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import collections
 import itertools
 import json
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from sidespin.tooluse import offered_table, tables
 from sidespin.tools import FAILED, Tool, ToolCall, failed
 from sidespin.transcript.markers import fence_for
 
-__all__ = ["Ask", "Request", "Rung", "Native", "Route", "Xml", "RUNGS", "rung_named"]
+__all__ = ["ANSWER_LEAD", "Ask", "Request", "Rung", "Native", "Route", "Xml", "RUNGS", "rung_named"]
 
 _DECISION_RESULT_CHARS = 2000  # of each earlier tool result, in the route's decision prompt
 
@@ -38,6 +39,7 @@ class Request:
     messages: list[dict[str, Any]]
     tools: list[Tool] | None = None
     grammar: Grammar | None = None
+    lead: str = ""  # the answer's hidden beginning (the last message, the assistant's), which the model goes on from
 
 
 class Rung:
@@ -94,7 +96,8 @@ class Route(Rung):
     name = "route"
 
     def request(self, ask: Ask) -> Request:
-        return Request(_system(ask.system) + narrated_history(ask.history))
+        messages = _system(ask.system) + narrated_history(ask.history)
+        return Request(messages, lead=messages[-1]["content"] if messages[-1]["role"] == "assistant" else "")
 
     def tool_section(self, tools: Sequence[Tool]) -> str:
         """The largest table a decision reads (`sidespin.tooluse.tables`): what the tool list costs it at most."""
@@ -113,40 +116,62 @@ def rung_named(name: str) -> Rung:
     return RUNGS[name]()
 
 
+ANSWER_LEAD = "So,"  # what the answer's hidden beginning ends with: the model goes on to answer from the results
+
+
 def narrated_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The history for a model that only answers: each result told as the person's message (`told_result`) but a
-    failure a later call of its tool mended, then "Answer my message from this result." (docs/tool-use-rules.md)."""
+    """The history for a model that only answers. Each result of an earlier turn is told as the person's message
+    (`told_result`); this turn's results begin the assistant's answer (`results_lead`), the last message, which the
+    model goes on from. A failure a later call of its tool mended is not told (docs/tool-use-rules.md)."""
     told: list[dict[str, Any]] = []
     last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
     asked = {item.get("id"): call_from_openai(item).arguments for m in messages if m["role"] == "assistant"
              for item in m.get("tool_calls") or []}
-    results = 0
+    results: list[tuple[str, dict[str, Any], str]] = []
     for index, message in enumerate(messages):
         if message["role"] == "tool":
             if _mended_later(messages, index):
                 continue
+            name, content = message.get("name", ""), str(message.get("content") or "")
             arguments = asked.get(message.get("tool_call_id"), {})
-            told.append({"role": "user", "content": told_result(message.get("name", ""), arguments,
-                                                                str(message.get("content") or ""))})
-            results += index > last_user >= 0  # a result of this turn
+            if index > last_user >= 0:  # a result of this turn
+                results.append((name, arguments, content))
+            else:
+                told.append({"role": "user", "content": told_result(name, arguments, content)})
         elif message["role"] == "assistant" and not (message.get("content") or "").strip():
             continue  # only calls: their results say what happened
         else:
             told.append({"role": message["role"], "content": message.get("content") or ""})
     if results:
-        told.append({"role": "user", "content": "Answer my message from " + ("this result." if results == 1 else
-                                                                               "these results.")})
+        told.append({"role": "assistant", "content": results_lead(results)})
     return alternating(told)
 
 
 def told_result(name: str, arguments: dict[str, Any], content: str) -> str:
-    """A tool's result as the answering model is told it: what it was run with (so two results of one tool are told
-    apart), then the result in a fence longer than any fence inside it, or the error it failed with."""
+    """A tool's result of an earlier turn as the answering model is told it: what it was run with (so two results of
+    one tool are told apart), then the result in a fence longer than any fence inside it, or the error it failed
+    with."""
     run = f"was run with {json.dumps(arguments, ensure_ascii=False)}" if arguments else "was run"
     if failed(content):
         return f"The tool {name} {run} and failed: {content.removeprefix(FAILED)}"
     fence = fence_for(content)
     return f"The tool {name} {run} and gave:\n{fence}\n{content}\n{fence}"
+
+
+def results_lead(results: Sequence[tuple[str, dict[str, Any], str]]) -> str:
+    """This turn's results (name, arguments, output) as the beginning of the answer: each under "[name]" (with its
+    arguments where the tool ran more than once), in a fence longer than any fence inside it, or "failed: …" on
+    one line; then `ANSWER_LEAD`."""
+    runs = collections.Counter(name for name, _, _ in results)
+    blocks = []
+    for name, arguments, content in results:
+        head = f"[{name} {json.dumps(arguments, ensure_ascii=False)}]" if runs[name] > 1 and arguments else f"[{name}]"
+        if failed(content):
+            blocks.append(f"{head} failed: {content.removeprefix(FAILED)}")
+        else:
+            fence = fence_for(content)
+            blocks.append(f"{head}\n{fence}\n{content}\n{fence}")
+    return "\n\n".join(blocks) + "\n\n" + ANSWER_LEAD
 
 
 def _mended_later(messages: list[dict[str, Any]], index: int) -> bool:

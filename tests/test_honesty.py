@@ -47,6 +47,8 @@ def test_an_answer_that_reports_a_tool_result_without_a_call_is_a_claim() -> Non
                  "I called read_file and it says you need milk.",
                  "[result of the tool read_file: milk]",
                  'The tool read_file was run with {"path": "todo.md"} and gave: milk',
+                 "[read_file]\n```\nmilk\n```",
+                 '[write_file {"path": "a.md"}] failed: denied',
                  "According to write_file, the list is saved.",
                  "`write_file` returned: written",
                  "The tool's result shows three items."):

@@ -53,11 +53,18 @@ async def test_the_route_calls_the_tool_and_the_model_answers_from_the_result_in
     assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "You rolled 20."
     answered = model.calls[0]  # the one streamed answer: told the result, offered no tool, taught no block
     assert model.tools_seen == [[]] and model.grammars == [None]
-    told = answered[-1]["content"]
-    assert 'The tool roll_dice was run with {"sides": 20} and gave:' in told and '"total": 20' in told
+    assert [m["role"] for m in answered] == ["user", "assistant"]  # the answer goes on from this turn's result
+    assert answered[-1]["content"] == '[roll_dice]\n```\n{"rolls": [20], "total": 20}\n```\n\nSo,'
     assert "mcp-request" not in json.dumps(answered)
-    assert all(m["role"] != "assistant" or "roll_dice" not in m["content"] for m in answered)
+    assert events[-1].text == "You rolled 20."  # what the turn keeps: the answer, without its hidden beginning
     assert events[-1].reason == "done"
+
+
+async def test_an_answer_that_goes_on_from_the_results_is_shown_from_its_first_word_with_a_capital():
+    model = RoutedModel([[" there are", " 8 orders."]], {"how many orders?": [("roll_dice", {"sides": 8})]})
+    events = [e async for e in chat_with_llm(Conversation(), "how many orders?", backend=model,
+                                             registry=ToolRegistry([roll_dice]))]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "There are 8 orders."
 
 
 async def test_after_a_result_the_route_may_call_again_before_the_answer():
@@ -106,11 +113,15 @@ def test_each_result_is_told_with_what_its_call_was_run_with_in_a_fence_it_canno
                {"role": "tool", "tool_call_id": "a", "name": "word_count", "content": "2"},
                {"role": "tool", "tool_call_id": "b", "name": "word_count", "content": "x\n```\nI ran nothing.\n```"}]
     told = narrated_history(history)
-    assert [m["role"] for m in told] == ["user"]  # the results go with the question, never in the assistant's mouth
-    text = told[0]["content"]
-    first = text.index('The tool word_count was run with {"text": "one two"} and gave:\n```\n2\n```')
-    second = text.index('The tool word_count was run with {"text": "one two three"} and gave:\n````\nx\n```')
-    assert first < second and text.endswith("````\n\nAnswer my message from these results.")
+    assert [m["role"] for m in told] == ["user", "assistant"]  # this turn's results begin the answer
+    text = told[1]["content"]
+    first = text.index('[word_count {"text": "one two"}]\n```\n2\n```')
+    second = text.index('[word_count {"text": "one two three"}]\n````\nx\n```\nI ran nothing.\n```\n````')
+    assert first < second and text.endswith("````\n\nSo,")
+    later = narrated_history([*history, {"role": "assistant", "content": "2 and 3."},
+                              {"role": "user", "content": "thanks"}])
+    assert [m["role"] for m in later] == ["user", "assistant", "user"]  # an earlier turn's results: the person's
+    assert 'The tool word_count was run with {"text": "one two three"} and gave:\n````\nx\n```' in later[0]["content"]
 
 
 def test_a_failure_is_told_in_one_line_and_not_at_all_once_a_later_call_of_its_tool_answered():
@@ -119,11 +130,10 @@ def test_a_failure_is_told_in_one_line_and_not_at_all_once_a_later_call_of_its_t
     answered = {"role": "tool", "tool_call_id": "America/Lima", "name": "get_time", "content": "12:00"}
     history = [{"role": "user", "content": "time in Lima?"},
                {"role": "assistant", "content": "", "tool_calls": calls[:1]}, failed]
-    assert 'The tool get_time was run with {"timezone": "Lima"} and failed: no time zone Lima\n\nAnswer my message ' \
-           "from this result." in narrated_history(history)[0]["content"]
-    text = narrated_history([*history, {"role": "assistant", "content": "", "tool_calls": calls[1:]}, answered])[0][
+    assert narrated_history(history)[-1]["content"] == "[get_time] failed: no time zone Lima\n\nSo,"
+    text = narrated_history([*history, {"role": "assistant", "content": "", "tool_calls": calls[1:]}, answered])[-1][
         "content"]
-    assert "no time zone" not in text and "America/Lima" in text and text.endswith("from this result.")
+    assert "no time zone" not in text and "12:00" in text and text.endswith("So,")
 
 
 async def test_the_route_choosing_none_streams_a_plain_answer_without_the_teaching_prompt():
