@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.conversation import Talk
+from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.relevance import Ranked
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ class Decision:
     tools: list[Tool]  # every tool offered to the model
     shapes: Sequence[Shape]  # the shapes that apply to these tools
     said: str  # everything the conversation said (`sidespin.tooluse.values.said_in`)
+    embedder: Embedder | None = None  # sentence embeddings, where they could be loaded
     ranked: list[Ranked] = field(default_factory=list)  # shortlist: the tools by relevance, best first
     table: list[Tool] = field(default_factory=list)  # the tools the model reads for this decision
     prompt: str = ""  # the decision's prompt, with `table` offered

@@ -89,7 +89,7 @@ class Decider:
     async def _decide(self, messages: Sequence[dict[str, Any]], tools: Sequence[Tool]) -> list[ToolCall]:
         started = time.perf_counter()
         talk = Talk(messages)
-        decision = Decision(talk, list(tools), shapes_for(tools, self.switches), said_in(talk.texts()))
+        decision = Decision(talk, list(tools), shapes_for(tools, self.switches), said_in(talk.texts()), self.embedder)
         stage: Stage | None = self.shortlist
         while stage is not None:
             stage = await stage(decision)

@@ -10,9 +10,10 @@ import pytest
 from sidespin.errors import ConfigError
 from sidespin.tools import Tool
 from sidespin.tooluse import Decider
+from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.shapes import check_switches, shapes_for
 from sidespin.tooluse.shapes.editor import replacing_pair
-from sidespin.tooluse.shapes.folders import files_named
+from sidespin.tooluse.shapes.folders import files_named, folders_named
 from sidespin.tooluse.shapes.memory import asks_memory
 from sidespin.tooluse.shapes.timezones import as_zone, zones_named
 from sidespin.tooluse.shapes.calculator import asks_calculation, calculates
@@ -201,6 +202,42 @@ async def test_a_file_name_alone_is_the_file_the_conversation_named_in_its_folde
         ("overwrite", {"file": f"{HOME}/notes/trip.md", "text": "Crew: Eve"})]
 
 
+def _shelf(home: str) -> list[Tool]:
+    """A document server of another shape: a folder's listing, a file's text, a new folder."""
+    return [tool("catalog", "List what a directory holds.", {"dir": TEXT}, ["dir"], source="mcp:shelf",
+                 read_only=True, places=(home,)),
+            tool("folder_tree", "Show the tree under a folder.", {"path": TEXT}, ["path"], source="mcp:shelf",
+                 read_only=True, places=(home,)),
+            tool("peek", "Print a document's text.", {"file": TEXT}, ["file"], source="mcp:shelf", read_only=True,
+                 places=(home,)),
+            tool("make_folder", "Create a folder.", {"folder": TEXT}, ["folder"], source="mcp:shelf",
+                 places=(home,))]
+
+
+def test_a_folder_is_named_as_a_path_ending_in_a_slash_or_a_word_the_message_calls_a_folder(tmp_path) -> None:
+    (tmp_path / "drafts" / "old").mkdir(parents=True)
+    (tmp_path / "notes").mkdir()
+    home = [str(tmp_path)]
+    assert folders_named("Was liegt im Ordner drafts?", home) == ["drafts"]
+    assert folders_named("ls drafts/old/ please", home) == ["drafts/old"]
+    assert folders_named("Find my notes that mention Marta.", home) == []  # a word, not called a folder
+    assert folders_named("What is in the music folder?", home) == []  # no such folder
+    assert folders_named("Show the ../ folder", home) == []
+
+
+async def test_a_folder_named_is_listed_by_a_tool_that_takes_a_folder_inside_the_servers_folder(tmp_path) -> None:
+    (tmp_path / "drafts").mkdir()
+    shelf = _shelf(str(tmp_path))
+    for text in ("What's inside the drafts folder?", "Montre-moi le dossier drafts.", "drafts/ ?"):
+        model = FakeLlama({text: [("peek", {"file": "drafts"}), ("catalog", {"dir": "drafts"})]}, p_call=0.2)
+        assert await decided(model, user(text), [*DOCS, *shelf]) == [("catalog", {"dir": f"{tmp_path}/drafts"})]
+    model = FakeLlama({"drafts/ ?": [("folder_tree", {"path": "drafts"})]})
+    assert await decided(model, user("drafts/ ?"), shelf) == [("folder_tree", {"path": f"{tmp_path}/drafts"})]
+    missing = "What's inside the music folder?"
+    model = FakeLlama({missing: [("peek", {"file": "music"})]}, p_call=0.2)
+    assert await decided(model, user(missing), shelf) == []  # no folder of the server's: the core's bar holds
+
+
 # --- timezones ------------------------------------------------------------------------------------------------
 
 
@@ -226,6 +263,24 @@ async def test_a_zone_no_one_said_is_the_place_named_or_no_call_for_a_place_with
     assert await decided(model, user(federal), [WALL]) == [("wall_clock", {"zone": "America/Mexico_City"})]
     assert await decided(FakeLlama({text: [("wall_clock", {"zone": "Europe/Madrid"})]}), user(text), [WALL],
                          shapes={"timezones": False}) == []  # the tool's example, said by no one: the core refuses
+
+
+def test_a_place_named_in_another_language_is_its_zone_and_a_city_without_one_stays_a_name() -> None:
+    meaning = Embedder()
+    assert zones_named("¿Qué hora es en Estocolmo y en Atenas?", meaning)[0] == ["Europe/Stockholm", "Europe/Athens"]
+    assert zones_named("Wie spät ist es in Kopenhagen?", meaning)[0] == ["Europe/Copenhagen"]
+    assert zones_named("Que horas são em Varsóvia?", meaning)[0] == ["Europe/Warsaw"]
+    for town in ("Que horas são em Coimbra?", "Wie spät ist es in Nürnberg?", "Quelle heure à Strasbourg ?"):
+        assert zones_named(town, meaning)[0] == [], town  # no zone's place: the name stays a name
+    assert zones_named("Wie spät ist es in Kopenhagen?") == ([], ["Kopenhagen"])  # without embeddings
+
+
+async def test_a_zone_no_one_said_is_the_place_named_in_another_language() -> None:
+    text = "Quelle heure est-il à Copenhague ?"
+    model = FakeLlama({text: [("wall_clock", {"zone": "Europe/Paris"})]})
+    assert await decided(model, user(text), [WALL], embedder=Embedder()) == [
+        ("wall_clock", {"zone": "Europe/Copenhagen"})]
+    assert await decided(model, user(text), [WALL]) == []  # without embeddings: another place's time, refused
 
 
 async def test_a_zone_no_one_said_is_the_first_place_named_that_the_answers_calls_have_not_used() -> None:

@@ -8,6 +8,11 @@ nor its tool's name says a folder ("repo_path", "list_directory"); it takes a fo
   path) asks for it: a folder server's table with a tool that takes a file is read, and a call is written and
   checked down to `NAMED_FLOOR`, by a tool that only reads a file (as its server marks it) or, where the message
   asks to make or change something, by one that takes a file and changes things.
+- `folders.folder_named` (shortlist, whether, which): a message that names no file but a folder of a server's, as
+  a word the message calls a folder ("the recipes folder", "le dossier trip") or as a path ending in "/", asks
+  what is in it: that server's table is read, and a call is written and checked down to `NAMED_FLOOR` by a tool
+  that takes a folder (a parameter, or the tool's name, says so), among those that only read unless the message
+  asks to make or change something.
 - `folders.inside` (arguments): a path written relative to nothing ("notes/todo.md") by a tool whose server works
   in one folder is that path inside the folder; one that would climb out of it ("../../etc/passwd") is left as
   written, for the server's own check and the person's approval. Where the server works in several folders, a
@@ -33,7 +38,7 @@ from sidespin.tooluse.decision import Decision, Shape
 if TYPE_CHECKING:
     from sidespin.tooluse.model import Model
 
-__all__ = ["Folders", "files_named"]
+__all__ = ["Folders", "files_named", "folders_named"]
 
 _FILE = re.compile(r"(?<![\w./~@-])((?:[\w-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4})(?![\w/@])", re.IGNORECASE)
 _ABSOLUTE = re.compile(r"(?<![\w.:/~-])~?/(?:[\w.-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4}(?![\w/@])", re.IGNORECASE)
@@ -47,6 +52,8 @@ _CHANGES = re.compile(r"(?i)(?:^|[.!?;:,«\"]\s*|\b(?:please|you|to|and|then|als
                       r"cr[ée]e[rz]?|[ée]cri[st]|[ée]crire|ajoute[rz]?|modifie[rz]?|supprime[rz]?|renomme[rz]?|"
                       r"d[ée]place[rz]?|erstelle|schreib\w*|f[üu]ge|[äa]ndere|l[öo]sche|speicher\w*|crea[r]?|"
                       r"escribe|a[ñn]ade|cambia|borra|elimina|mueve|guarda|scrivi|aggiungi|sposta|salva)\b")
+_FOLDER_WORD = re.compile(r"(?i)\b(?:folders?|director(?:y|ies)|dossiers?|r[ée]pertoires?|ordner|verzeichnis(?:se)?|"
+                          r"carpetas?|directorios?|cartell[ae])\b")
 _PATH_NAMES = frozenset({"path", "paths", "file", "files", "filename", "filepath", "source", "destination"})
 _FOLDER_NAMES = frozenset({"dir", "directory", "folder", "repo", "repository", "root", "cwd", "workspace", "workdir"})
 
@@ -56,6 +63,17 @@ def files_named(text: str) -> list[str]:
     a way up ("..") nor an absolute path, as they are joined to a server's folder."""
     return [name for name in dict.fromkeys(_FILE.findall(text))
             if name.rsplit(".", 1)[1].lower() not in _DOMAINS and "@" not in name]
+
+
+def folders_named(text: str, places: Sequence[str]) -> list[str]:
+    """The folders of `places` a message names: a path written with a trailing "/", or, where it says "folder"
+    (in one of five languages), a word or a path; each a folder inside one of `places`, never a way up."""
+    said = re.findall(r"[\w][\w./-]*/" if not _FOLDER_WORD.search(text) else r"[\w][\w./-]*", text)
+    named = []
+    for word in dict.fromkeys(w.rstrip("./") for w in said):
+        if ".." not in word.split("/") and any(os.path.isdir(posixpath.join(p, word)) for p in places):
+            named.append(word)
+    return named
 
 
 def _words(name: str) -> set[str]:
@@ -68,6 +86,18 @@ def _takes_folder(name: str) -> bool:
 
 def _takes_file(tool: Tool, name: str) -> bool:
     return bool(_words(name) & _PATH_NAMES) and not _takes_folder(name) and not _takes_folder(tool.name)
+
+
+def _takes_place(tool: Tool, name: str) -> bool:
+    """Whether parameter `name` takes a folder: its name says so, or it takes a path and the tool's name says folder
+    ("list_directory", "path")."""
+    return _takes_folder(name) or bool(_takes_folder(tool.name) and _words(name) & _PATH_NAMES)
+
+
+def _folder_tools(tools: Sequence[Tool], *, reading: bool) -> list[Tool]:
+    """The tools of folder servers that take a folder (`_takes_place`); `reading`: only those that only read."""
+    return [tool for tool in tools if tool.places and (tool.read_only or not reading)
+            and any(_takes_place(tool, name) for name in tool.parameters)]
 
 
 def _file_tools(tools: Sequence[Tool], *, reading: bool) -> list[Tool]:
@@ -85,16 +115,22 @@ class Folders(Shape):
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
         message = decision.talk.last
         reading = not _CHANGES.search(message)
-        if (files_named(message) or _ABSOLUTE.search(message)) and _file_tools(tools, reading=reading):
-            return "folders.file_named"
+        if files_named(message) or _ABSOLUTE.search(message):
+            return "folders.file_named" if _file_tools(tools, reading=reading) else None
+        folders = _folder_tools(tools, reading=reading)
+        if folders and folders_named(message, [p for t in folders for p in t.places]):
+            return "folders.folder_named"
         return None
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
-        if "folders.file_named" not in decision.notes:
-            return decision.names
         changing = bool(_CHANGES.search(decision.talk.last))
-        kept = {t.name: t for t in _file_tools(list(decision.names.values()), reading=not changing)
-                if not (changing and t.read_only)}
+        offered = list(decision.names.values())
+        if "folders.file_named" in decision.notes:
+            kept = {t.name: t for t in _file_tools(offered, reading=not changing) if not (changing and t.read_only)}
+        elif "folders.folder_named" in decision.notes:
+            kept = {t.name: t for t in _folder_tools(offered, reading=not changing)}
+        else:
+            return decision.names
         return kept or decision.names
 
     async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
@@ -103,7 +139,7 @@ class Folders(Shape):
         arguments = dict(call.arguments)
         for name, value in call.arguments.items():
             if places and isinstance(value, str) and value.strip() and (
-                    _takes_folder(name) or _takes_file(tool, name)):
+                    _takes_place(tool, name) or _takes_file(tool, name)):
                 arguments[name] = _placed(decision, tool, name, _said_file(decision, value, places), places)
         return ToolCall(call.name, arguments, call.id)
 
@@ -134,7 +170,7 @@ def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[
     path = _resolved(value, places)
     if path is None:
         return value
-    folder = _takes_folder(name) and files_named(posixpath.basename(path))  # a file where a folder is taken
+    folder = _takes_place(tool, name) and files_named(posixpath.basename(path))  # a file where a folder is taken
     if path != value or folder:
         decision.note("folders.inside")
     return next(p for p in places if _inside(path, p)) if folder else path

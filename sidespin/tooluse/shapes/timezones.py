@@ -6,6 +6,9 @@ one said. Rules (`amend`), with Python's own zone database (`zoneinfo`):
 
 - `timezones.as_zone`: a zone written in another case, a place that is a zone's place, or the first words of one,
   is that zone ('Europe/Tokyo' → 'Asia/Tokyo', "Mexico" → 'America/Mexico_City').
+- `timezones.translated`: a place named in another language ("Lisbonne", "Wien") is the zone whose place is
+  nearest in meaning (sentence embeddings), where the nearest is near (cosine `_NEAR`), clearly nearer than the
+  next (`_MARGIN`) and spelled alike (`_SPELLED`); otherwise it stays a name that is no zone's place.
 - `timezones.place_named`: a zone the conversation never mentions, where the person's message names places of
   zones this answer's calls have not used yet, is the first of them.
 - `timezones.now_asked` (shortlist, whether): a message asking the time or the date now ("what time is it",
@@ -17,16 +20,19 @@ one said. Rules (`amend`), with Python's own zone database (`zoneinfo`):
 
 from __future__ import annotations
 
+import difflib
 import functools
 import re
 import unicodedata
 import zoneinfo
 from typing import TYPE_CHECKING, Any, Sequence
 
+import numpy
 from loguru import logger
 
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.decision import Decision, Shape
+from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.values import mentioned, words_of
 
 if TYPE_CHECKING:
@@ -46,6 +52,9 @@ _NOW = re.compile(r"(?i)\b(?:what time|time is it|today'?s date|date today|what 
                   r"quelle heure|quel jour sommes|qu[ée] hora|qu[ée] d[íi]a es hoy|qu[ée] fecha es|wie sp[äa]t|"
                   r"welcher tag ist heute|welches datum|che ore|che giorno [èe] oggi)\b")
 _CAPITALS = re.compile(r"[A-Z]+\.?$")  # "EST", "UTC", "PM": no place
+_NEAR = 0.75  # cosine of a name and a zone's place, at least, for one to be the other in another language
+_MARGIN = 0.05  # ... more than the next place's
+_SPELLED = 0.5  # ... and their spellings this alike (difflib's ratio, accents aside): "Wien" 0.6 to "Vienna"
 
 
 @functools.cache
@@ -102,13 +111,32 @@ def _names_in(text: str) -> list[list[str]]:
     return names
 
 
-def zones_named(text: str) -> tuple[list[str], list[str]]:
-    """The zones whose places `text` names, in its order, and the names it gives that are no zone's place."""
+def _translated(name: str, embedder: Embedder) -> list[str] | None:
+    """The zones of the place `name` names in another language (`timezones.translated`), or None."""
+    places = list(_by_place())
+    vectors = embedder.texts([place.replace("_", " ").title() for place in places])
+    query = embedder.query(name)
+    if vectors is None or query is None or len(places) < 2:
+        return None
+    cosines = numpy.stack(vectors) @ query
+    first, second = numpy.argsort(-cosines)[:2]
+    place = places[first]
+    if cosines[first] < _NEAR or cosines[first] - cosines[second] < _MARGIN or difflib.SequenceMatcher(
+            None, _place(name), place).ratio() < _SPELLED:
+        return None
+    return _by_place()[place]
+
+
+def zones_named(text: str, embedder: Embedder | None = None) -> tuple[list[str], list[str]]:
+    """The zones whose places `text` names, in its order, and the names it gives that are no zone's place; with
+    `embedder`, a place named in another language is its zone's (`timezones.translated`)."""
     zones: list[str] = []
     others: list[str] = []
     for words in _names_in(text):
         found = next((z for k in range(len(words), 0, -1) if (z := _by_place().get(_place(" ".join(words[:k]))))),
                      None)
+        if not found and embedder is not None:
+            found = _translated(" ".join(words), embedder)
         if found:
             zones.append(sorted(found)[0])
         else:
@@ -130,7 +158,7 @@ class TimeZones(Shape):
     async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
         tool = decision.tool(call.name)
         arguments = dict(call.arguments)
-        zones, others = zones_named(decision.talk.last)
+        zones, others = zones_named(decision.talk.last, decision.embedder)
         used = {v for c in decision.calls for v in c.arguments.values() if isinstance(v, str)}
         zones = [zone for zone in zones if zone not in used]
         for name, value in call.arguments.items():
@@ -143,6 +171,9 @@ class TimeZones(Shape):
             if not mentioned(zone, decision.said, name) and left:
                 zone = left[0]
                 decision.note("timezones.place_named")
+                if zone not in zones_named(decision.talk.last)[0]:  # said in another language: now said in its own
+                    decision.note("timezones.translated")
+                    decision.said = f"{decision.said} {zone}"
             elif not mentioned(zone, decision.said, name) and others and all(
                     not set(words_of(_place(other).replace("_", " "))) & set(words_of(zone)) for other in others):
                 logger.info("TOOLUSE_REFUSED timezones.elsewhere {}.{}={!r}: the message names another place",
