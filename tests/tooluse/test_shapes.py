@@ -18,7 +18,7 @@ from sidespin.tooluse.shapes.memory import asks_memory
 from sidespin.tooluse.shapes.timezones import as_zone, zones_named
 from sidespin.tooluse.shapes.calculator import asks_calculation, calculates
 from tests.route_fake import FakeLlama, WritesAnEdit
-from tests.tooluse.tools import EVALUATE, FORECAST, tool
+from tests.tooluse.tools import ADD_NOTE, EVALUATE, FORECAST, tool
 
 HOME = "/srv/docs"
 TEXT = {"type": "string"}
@@ -236,6 +236,20 @@ async def test_a_folder_named_is_listed_by_a_tool_that_takes_a_folder_inside_the
     missing = "What's inside the music folder?"
     model = FakeLlama({missing: [("peek", {"file": "music"})]}, p_call=0.2)
     assert await decided(model, user(missing), shelf) == []  # no folder of the server's: the core's bar holds
+
+
+SETTINGS = "[audio]\nvolume = 7\n[display]\ntheme = light\n"
+
+
+async def test_a_change_after_a_file_was_read_goes_to_a_tool_that_changes_that_file() -> None:
+    edit = ("substitute", {"file": f"{HOME}/trip.md", "old_str": "volume = 7", "new_str": "volume = 4"})
+    for text in ("Turn it down to 4.", "Stelle das Theme auf dark."):
+        model = FakeLlama({text: [("cat", {"file": f"{HOME}/trip.md"}), edit]}, p_call=0.2)
+        assert await decided(model, read_then(text, SETTINGS), [*DOCS, ADD_NOTE]) == [edit], text
+    text = "Now add a note called Plumber that says Mr Alves comes on Thursday."
+    model = FakeLlama({text: [("add_note", {"title": "Plumber", "body": "Mr Alves comes on Thursday."})]})
+    assert await decided(model, read_then(text, SETTINGS), [*DOCS, ADD_NOTE]) == [
+        ("add_note", {"title": "Plumber", "body": "Mr Alves comes on Thursday."})]  # another thing: not that file's
 
 
 # --- timezones ------------------------------------------------------------------------------------------------

@@ -13,6 +13,10 @@ nor its tool's name says a folder ("repo_path", "list_directory"); it takes a fo
   what is in it: that server's table is read, and a call is written and checked down to `NAMED_FLOOR` by a tool
   that takes a folder (a parameter, or the tool's name, says so), among those that only read unless the message
   asks to make or change something.
+- `folders.file_before` (shortlist, whether, which): a message that names no file but asks to change a value or
+  a line ("turn it down to 4", "set it to dark"), after the conversation's last call took a file, asks it of that
+  file: that call's table is read, and a call is written and checked down to `NAMED_FLOOR` by a tool that takes
+  a file and changes things.
 - `folders.inside` (arguments): a path written relative to nothing ("notes/todo.md") by a tool whose server works
   in one folder is that path inside the folder; one that would climb out of it ("../../etc/passwd") is left as
   written, for the server's own check and the person's approval. Where the server works in several folders, a
@@ -34,6 +38,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.decision import Decision, Shape
+from sidespin.tooluse.values import telling_words, words_of
 
 if TYPE_CHECKING:
     from sidespin.tooluse.model import Model
@@ -52,8 +57,16 @@ _CHANGES = re.compile(r"(?i)(?:^|[.!?;:,«\"]\s*|\b(?:please|you|to|and|then|als
                       r"cr[ée]e[rz]?|[ée]cri[st]|[ée]crire|ajoute[rz]?|modifie[rz]?|supprime[rz]?|renomme[rz]?|"
                       r"d[ée]place[rz]?|erstelle|schreib\w*|f[üu]ge|[äa]ndere|l[öo]sche|speicher\w*|crea[r]?|"
                       r"escribe|a[ñn]ade|cambia|borra|elimina|mueve|guarda|scrivi|aggiungi|sposta|salva)\b")
+# a change of a file's value or line, its verb where a request's verb stands; not a version control's verbs
+_EDITS = re.compile(r"(?i)(?:^|[.!?;:,«\"]\s*|\b(?:please|you|to|and|then|also|now|et|puis|tu|vous|bitte|und|dann|"
+                    r"du|y|luego|usted|e|poi)\s+)(?:set|change|replace|edit|update|turn|raise|lower|increase|"
+                    r"decrease|reduce|bump|switch|add|append|insert|remove|delete|rename|"
+                    r"mets|mettez|change[rz]?|remplace[rz]?|baisse[rz]?|augmente[rz]?|ajoute[rz]?|supprime[rz]?|"
+                    r"stell\w*|setz\w*|[äa]nder\w*|senk\w*|erh[öo]h\w*|f[üu]g\w*|l[öo]sch\w*|"
+                    r"pon|ponga|cambia|baja|sube|a[ñn]ade|borra|quita|imposta|cambia|abbassa|alza|aggiungi)\b")
 _FOLDER_WORD = re.compile(r"(?i)\b(?:folders?|director(?:y|ies)|dossiers?|r[ée]pertoires?|ordner|verzeichnis(?:se)?|"
                           r"carpetas?|directorios?|cartell[ae])\b")
+_SHORT = 5  # words of a message at most that may speak of the file before without naming it ("turn it down to 4")
 _PATH_NAMES = frozenset({"path", "paths", "file", "files", "filename", "filepath", "source", "destination"})
 _FOLDER_NAMES = frozenset({"dir", "directory", "folder", "repo", "repository", "root", "cwd", "workspace", "workdir"})
 
@@ -120,12 +133,16 @@ class Folders(Shape):
         folders = _folder_tools(tools, reading=reading)
         if folders and folders_named(message, [p for t in folders for p in t.places]):
             return "folders.folder_named"
+        if _EDITS.search(message) and _of_file_before(decision, tools):
+            return "folders.file_before"
         return None
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
         changing = bool(_CHANGES.search(decision.talk.last))
         offered = list(decision.names.values())
-        if "folders.file_named" in decision.notes:
+        if "folders.file_before" in decision.notes:
+            kept = {t.name: t for t in _file_tools(offered, reading=False) if not t.read_only}
+        elif "folders.file_named" in decision.notes:
             kept = {t.name: t for t in _file_tools(offered, reading=not changing) if not (changing and t.read_only)}
         elif "folders.folder_named" in decision.notes:
             kept = {t.name: t for t in _folder_tools(offered, reading=not changing)}
@@ -142,6 +159,16 @@ class Folders(Shape):
                     _takes_place(tool, name) or _takes_file(tool, name)):
                 arguments[name] = _placed(decision, tool, name, _said_file(decision, value, places), places)
         return ToolCall(call.name, arguments, call.id)
+
+
+def _of_file_before(decision: Decision, tools: Sequence[Tool]) -> bool:
+    """Whether the message is about the file the conversation's last call took, a call of one of `tools`: it is short
+    ("turn it down to 4") or shares a word with what the call gave back ("set the theme to dark")."""
+    before = decision.talk.answered[-1] if decision.talk.answered else None
+    if before is None or not any(t.name == before.name for t in _file_tools(tools, reading=False)):
+        return False
+    said = telling_words(decision.talk.last)
+    return len(words_of(decision.talk.last)) <= _SHORT or bool(set(said) & set(telling_words(before.answer)))
 
 
 def _inside(path: str, place: str) -> bool:
