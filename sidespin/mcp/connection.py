@@ -65,8 +65,9 @@ __all__ = ["Connection", "STARTUP_TIMEOUT", "ServerStatus", "MAX_SERVER_TOOLS", 
 
 ServerStatus = Literal["starting", "ready", "failed", "restarting", "needs sign-in"]
 
-STARTUP_TIMEOUT = 10.0
-"""Seconds a server gets to connect, negotiate and list its tools."""
+STARTUP_TIMEOUT = 30.0
+"""Seconds a server gets to connect, negotiate and list its tools (a crash is reported at once; room is left for
+servers started beside a model that loads, on two cores)."""
 
 _STOP_TIMEOUT = 10.0  # the SDK's stdio shutdown: close stdin, 2 s, SIGTERM the group, 2 s, SIGKILL
 _STDERR_TAIL = 1500
