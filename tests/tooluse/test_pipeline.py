@@ -260,6 +260,14 @@ async def test_three_values_asked_of_one_tool_are_three_calls_and_a_value_no_one
         ("forecast", {"city": city}) for city in cities[:3]]
 
 
+async def test_values_one_call_already_used_are_not_asked_again_by_another_call_of_its_tool() -> None:
+    save = tool("save_text", "Save a text under a name.", {"name": TEXT, "text": TEXT}, ["name", "text"])
+    text = "Save a shopping list named groceries with: milk, eggs, bread"
+    whole = ("save_text", {"name": "groceries", "text": "milk\neggs\nbread"})
+    wants = {text: [whole, ("save_text", {"name": "groceries", "text": "eggs"})]}
+    assert await decided(FakeLlama(wants, writes=1), user(text), [save]) == [whole]  # not overwritten with a part
+
+
 async def test_a_call_after_the_first_that_the_message_does_not_ask_for_is_not_kept() -> None:
     text = "Forecast for Oslo"
     wants = {text: [("forecast", {"city": "Oslo"}), ("forecast", {"city": "Paris"})]}
