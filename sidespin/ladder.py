@@ -1,9 +1,8 @@
 """The ladder: which way a model asks for tools (native calls, the constrained route, or the XML block).
 
-A backend offers the rungs it really has: `native` where it takes tool definitions, `route` where llama.cpp's
-own completion endpoint is reachable (the embedded model), `xml` everywhere. `tool_mode` in config.json (or
-SIDESPIN_TOOL_MODE) names a rung; with `auto` (the default) the first the backend offers in `PREFERENCE` is taken.
-Nothing is played at start-up to choose. `/health` and `sidespin tools` show the rung and where it came from.
+A backend offers the rungs it has: `native` where it takes tool definitions, `route` where llama.cpp's own completion
+endpoint is reachable (the embedded model), `xml` everywhere. `tool_mode` in config.json (or SIDESPIN_TOOL_MODE)
+names a rung; `auto` (the default) takes the first the backend offers in `PREFERENCE`.
 """
 
 from __future__ import annotations
@@ -31,12 +30,8 @@ class Choice:
 
 def rungs_of(backend: Backend) -> list[str]:
     """The rungs this backend really offers, in order of preference."""
-    offered = {"xml"}
-    if backend.supports_tools:
-        offered.add("native")
-    if backend.supports_routing:
-        offered.add("route")
-    return [rung for rung in PREFERENCE if rung in offered]
+    offered = {"route": backend.supports_routing, "native": backend.supports_tools, "xml": True}
+    return [rung for rung in PREFERENCE if offered[rung]]
 
 
 def choose_rung(backend: Backend, tool_mode: str) -> Choice:

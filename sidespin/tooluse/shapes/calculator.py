@@ -1,8 +1,7 @@
 """The `calculator` shape: tools that evaluate arithmetic or expressions.
 
 Applies where a tool calculates (`calculates`): its name or description says it calculates or evaluates, or says an
-arithmetic operation ("Multiply two numbers", `square_root`) and it takes numbers only. A small model answers
-arithmetic in its head, and is often wrong, with a tool that calculates offered. Rule:
+arithmetic operation ("Multiply two numbers", `square_root`) and it takes numbers only. Rule:
 
 - `calculator.asked` (shortlist, whether, which): a message that holds a calculation (two numbers with an operator
   or a word for one between them: "48 x 37", "12 plus 30", "7 fois 6"; a share of a number, "15% of 80"; a root
@@ -53,9 +52,7 @@ class Calculator(Shape):
         return any(calculates(tool) for tool in tools)
 
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
-        if asks_calculation(decision.talk.last) and any(calculates(tool) for tool in tools):
-            return "calculator.asked"
-        return None
+        return "calculator.asked" if asks_calculation(decision.talk.last) and self.applies(tools) else None
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
         if "calculator.asked" not in decision.notes:

@@ -1,11 +1,10 @@
 """The `memory` shape: stores of what the person told the assistant to keep (a knowledge graph, memories).
 
-Applies to tools whose text or server's name speaks of memory or a knowledge graph (`stores`); without one,
-"I'll remember that" or "you told me…" claims an action or content no tool backs. Rule `memory.asked`
-(shortlist, whether, which): a message asking to remember, recall or forget (`asks_memory`, five languages)
-reads the store's table, is written and checked as a call whatever its chance, and names one of the store's
-tools that reads (recall), adds (remember) or deletes (forget), as the tools declare. A question about the person
-("what is my sister's name?") asks to recall where the store's tool is the most relevant to it.
+Applies to tools whose text or server's name speaks of memory or a knowledge graph (`stores`). Rule `memory.asked`
+(shortlist, whether, which): a message asking to remember, recall or forget (`asks_memory`, five languages) reads the
+store's table, is written and checked as a call whatever its chance, and names one of the store's tools that reads
+(recall), adds (remember) or deletes (forget), as the tools declare. A question about the person ("what is my
+sister's name?") asks to recall where the store's tool is the most relevant to it.
 """
 
 from __future__ import annotations
@@ -59,19 +58,15 @@ class Memory(Shape):
         return any(stores(tool) for tool in tools)
 
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
-        if self._asked(decision) and any(stores(tool) for tool in tools):
-            return "memory.asked"
-        return None
+        return "memory.asked" if self._asked(decision) and self.applies(tools) else None
 
     @staticmethod
     def _asked(decision: Decision) -> str | None:
         """What the last message asks of a memory (`asks_memory`, or "recall" for a question about the person where
         a store's tool is the most relevant to it)."""
-        text = decision.talk.last
-        asked = asks_memory(text)
-        if asked is None and _ABOUT_ME.search(text) and decision.ranked and decision.ranked[0].score > 0 \
-                and stores(decision.ranked[0].tool):
-            return "recall"
+        text, ranked = decision.talk.last, decision.ranked
+        if (asked := asks_memory(text)) is None and _ABOUT_ME.search(text) and ranked and ranked[0].score > 0:
+            return "recall" if stores(ranked[0].tool) else None
         return asked
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
