@@ -1,17 +1,16 @@
 """The `editor` shape: tools that replace an old text with a new one in a file.
 
-Applies where a tool has two string parameters named old… and new… (`oldText`/`newText`, `old_str`/`new_str`),
-at its top level or in the objects of a list parameter (`replacing_pair`). Rules:
+Applies where a tool has two string parameters named old… and new… (`oldText`/`newText`, `old_str`/`new_str`), at its
+top level or in the objects of a list parameter (`replacing_pair`). Rules:
 
-- `editor.to_add` (shortlist, which): a request to add (a verb of adding, none of replacing) once the conversation
-  read a file, or to change one quoted text into another, reads the editor's table and is offered the server's
-  replacing tool alone.
-- `editor.keeps_file` (arguments): such an addition's edit keeps a line of the file read as its old text and
-  writes that line, then the lines added; else it is written again under a grammar whose old text is one of the
-  file's lines (or a listing line, an item more after its last). Only added lines that say a word of the message
-  stay; an edit that adds none is not made.
-- `editor.quoted` (arguments): a change between quoted texts goes from one of them to another (else written again
-  under a grammar of the quoted texts).
+- `editor.to_add` (shortlist, which): a request to add (a verb of adding, none of replacing) once the conversation read
+  a file, or to change one quoted text into another, reads the editor's table and is offered the server's replacing tool
+  alone.
+- `editor.keeps_file` (arguments): such an addition's edit keeps a line of the file read as its old text and writes that
+  line, then the added lines that say a word of the message (else it is written again under a grammar of the file's
+  lines, or of a listing line and an item more); an edit that adds none is not made.
+- `editor.quoted` (arguments): a change between quoted texts goes from one of them to another (else written again under
+  a grammar of the quoted texts).
 """
 
 from __future__ import annotations
@@ -86,16 +85,12 @@ def _files_in(arguments: Any) -> set[str]:
     return {v.strip().rstrip("/") for v in values if isinstance(v, str) and ("/" in v or "." in v) and v.strip("/ ")}
 
 
-def _same_file(a: str, b: str) -> bool:
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
-
-
 def _text_read(talk: Talk, arguments: dict[str, Any], readers: set[str]) -> str | None:
     """The answer of the latest successful call of a reader given a file `arguments` names, or None."""
     files = _files_in(arguments)
     for done in reversed(talk.answered):
-        if done.name in readers and not done.failed and any(
-                _same_file(a, b) for a in files for b in _files_in(done.arguments)):
+        if done.name in readers and not done.failed and any(a == b or a.endswith("/" + b) or b.endswith("/" + a)
+                                                            for a in files for b in _files_in(done.arguments)):
             return done.answer
     return None
 
@@ -178,14 +173,11 @@ class Editor(Shape):
         return any(replacing_pair(tool) is not None for tool in tools)
 
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
-        if self._asks_an_edit(decision) and any(replacing_pair(tool) is not None for tool in tools):
-            return "editor.to_add"
-        return None
+        return "editor.to_add" if self._asks_an_edit(decision) and self.applies(tools) else None
 
     @staticmethod
     def _asks_an_edit(decision: Decision) -> bool:
-        """Whether the message asks to change one quoted text into another, or to add to a file the conversation
-        read."""
+        """Whether the message asks to change one quoted text into another, or to add to a file it read."""
         message = decision.talk.last
         read = any(not a.failed and _files_in(a.arguments) for a in decision.talk.answered)
         return bool(_quoted(message)) or (_asks_to_add(message) and read)
@@ -210,12 +202,10 @@ class Editor(Shape):
             return call
         readers = {t.name for t in decision.tools if t.source == tool.source and t.read_only} or {
             t.name for t in decision.tools if t.name != tool.name}
-        text = _text_read(decision.talk, call.arguments, readers)
-        if text is None:
+        if (text := _text_read(decision.talk, call.arguments, readers)) is None:
             return call
         kept = _added(call.arguments, pair, text, message)
-        grammar = _anchored_grammar(pair, text) if kept is None else None
-        if grammar is not None:
+        if kept is None and (grammar := _anchored_grammar(pair, text)) is not None:
             arguments = await self._again(call, pair, grammar, model, written)
             kept = _added(arguments, pair, text, message) if arguments is not None else None
         if kept != call.arguments:  # refused (None) or cut
