@@ -11,15 +11,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from sidespin.told_times import claimed_now, dates_said, misread_time, unsaid_dates
+from sidespin.told_times import claimed_now, misread_time, unsaid_dates
 from sidespin.tools import Tool
 from sidespin.tooluse.shapes.calculator import asks_calculation, calculates
 
-__all__ = ["Facts", "claimed_tool", "claimed_now", "claimed_action", "claimed_content", "unchecked_arithmetic",
-           "repeated_result", "named_from_nothing", "empty_result", "altered_quote", "unfounded", "files_unread",
+__all__ = ["Facts", "claimed_tool", "claimed_now", "repeated_result", "named_from_nothing", "empty_result",
+           "altered_quote", "unfounded", "files_unread", "shown_after_failure", "misread_time", "unsaid_dates",
            "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE", "NOTHING_NOTICE", "ALTERED_NOTICE", "FAILED_NOW_NOTICE",
            "FAILED_NOTICE", "UNREAD_NOTICE", "TIME_NOTICE", "DATE_NOTICE", "ACTION_NOTICE", "CONTENT_NOTICE",
-           "ARITHMETIC_NOTICE", "shown_after_failure", "misread_time", "unsaid_dates", "dates_said"]
+           "ARITHMETIC_NOTICE"]
 
 NOTICE = ("no tool ran for this answer: what it says a tool returned or did did not come from a tool, "
           "and nothing was done")
@@ -38,8 +38,7 @@ DATE_NOTICE = "this answer gives the date {told}, which no tool returned and no 
 ACTION_NOTICE = ("no tool changed anything for this answer: what it says was done (\"{claim}\") was not done; ask "
                  "again to have a tool do it")
 CONTENT_NOTICE = "no tool read anything for this answer: what it says is in your {thing} did not come from it"
-ARITHMETIC_NOTICE = ("{tool} was not used for this answer: the model worked out \"{claim}\" in its head, and may be "
-                     "wrong")
+ARITHMETIC_NOTICE = '{tool} was not used for this answer: the model worked out "{claim}" in its head, and may be wrong'
 _REPEATED_LINES = 3  # lines of one earlier result an answer repeats before it counts
 _LONG_LINE = 80  # ... or characters of one line it repeats
 
@@ -124,8 +123,8 @@ def _holds_nothing(value: Any) -> bool:
 
 
 def named_from_nothing(text: str, results: Sequence[tuple[str, str]], said: str) -> tuple[str, str] | None:
-    """When every one of the turn's `results` (name and output) is empty: the tool that found nothing and the first
-    name of the answer (a capitalised word inside a sentence, or a number) no result nor `said` holds; else None."""
+    """When every one of the turn's `results` (name, output) is empty: the tool and the first name of the answer (a
+    capitalised word inside a sentence, or a number) no result nor `said` holds; else None."""
     if not results or not all(empty_result(output) for _, output in results):
         return None
     known = " ".join([said, *(output for _, output in results)]).lower()
@@ -141,8 +140,7 @@ def named_from_nothing(text: str, results: Sequence[tuple[str, str]], said: str)
 
 
 def altered_quote(text: str, results: Sequence[tuple[str, str]]) -> tuple[str, str] | None:
-    """The tool of `results` (name and output) whose output the answer quotes, three of its lines or more, with a
-    line of its own between two quoted ones, and that line as the answer wrote it; else None."""
+    """The tool whose output the answer quotes (three lines or more) with a line of its own between, and that line."""
     written = [line.strip() for line in text.splitlines()]
     for tool, output in results:
         theirs = _lines(output)
@@ -156,8 +154,7 @@ def altered_quote(text: str, results: Sequence[tuple[str, str]]) -> tuple[str, s
 
 
 def files_unread(text: str, asked: str, said: str) -> list[str]:
-    """The files (names with an extension) an answer names outside code and nothing `said` names, when two or more
-    and the message (`asked`) asks about files or a folder; else []."""
+    """The files an answer names outside code that `said` does not, when two or more and `asked` asks about files."""
     if not _FILES_ASKED.search(asked):
         return []
     known = said.lower()
@@ -167,8 +164,7 @@ def files_unread(text: str, asked: str, said: str) -> list[str]:
 
 
 def shown_after_failure(text: str) -> str | None:
-    """What an answer shows as content (a fenced block, or three lines or more of a list or of "name: value"),
-    its first line; None when it shows none. Read after calls that all failed: no tool gave it."""
+    """The first line of what an answer shows as content (a fenced block, or three list or "name: value" lines)."""
     lines = [line for line in text.splitlines() if line.strip()]
     fenced = next((i for i, line in enumerate(lines) if line.lstrip().startswith("```")), None)
     if fenced is not None and fenced + 1 < len(lines):

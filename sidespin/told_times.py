@@ -10,8 +10,6 @@ from typing import Sequence
 __all__ = ["claimed_now", "misread_time", "unsaid_dates", "dates_said"]
 
 MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
-MONTH_NAMES = "january february march april may june july august september october november december".split()
-WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _ISO_DATE = re.compile(r"(?<!\d)(?<!\d\.)(\d{4})([-./])(\d{1,2})\2(\d{1,2})(?!\.?\d)")
 _SLASHED_DATE = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")
 _MONTH = rf"({'|'.join(MONTHS)})[a-z]*\.?"
@@ -21,12 +19,12 @@ _NOW = (r"\b(?:current(?:ly)?|right now|now|at the moment|today|today's|this mor
         r"actuellement|actuelle?|maintenant|aujourd'hui|ahora|hora actual|fecha actual|actualmente|hoy|"
         r"jetzt|aktuelle?|gerade|heute|adesso|attuale|oggi)\b")
 _CLOCK = r"(?<![\d:.,])(?:[01]?\d|2[0-3])(?::[0-5]\d(?::[0-5]\d)?(?:\s?[ap]\.?m\.?)?|\s?[ap]\.?m\.?)(?![\d:])"
-_MONTHS = ("|".join(MONTH_NAMES) + "|"
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
            "janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre|"
            "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|"
            "januar|februar|märz|juni|juli|oktober|dezember")
 _DATE = (rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|(?:{_MONTHS})\s+\d{{1,2}}\b|\d{{1,2}}\.?\s+(?:de\s+)?(?:{_MONTHS})\b|"
-         rf"{WEEKDAY}\b)")
+         r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)")
 # "The time in Porto, Portugal, is 11:30 AM.", "the local time is 9:15": a place's time told as it is, no "now" needed
 _TIME_IS = r"\bthe (?:local |exact )?time (?:(?:in|at|for) [^.!?\n]{1,40}? )?(?:is|would be)\b[^.!?\n\d]{0,12}" + _CLOCK
 # a moment a result gives as it is somewhere, with its offset: 2026-11-27T22:59:01+09:00, 2025-03-11 09:30:00+01:00
@@ -38,8 +36,7 @@ _TOLD_TIME = re.compile(r"(?<![\d:.,])([01]?\d|2[0-3]):([0-5]\d)(?::[0-5]\d)?(?!
 
 
 def dates_said(text: str) -> set[str]:
-    """The whole dates `text` (lower case) says, as YYYY-MM-DD: 2023-04-22, 05/15/2023 (the day first when the first
-    number cannot be a month), "April 22nd, 2023", "the 15th of May 2023"."""
+    """The whole dates `text` (lower case) says, as YYYY-MM-DD: 2023-04-22, 05/15/2023, "April 22nd, 2023"…"""
     dates = {(int(y), int(m), int(d)) for y, _, m, d in _ISO_DATE.findall(text)}
     dates |= {(int(y), int(a), int(b)) if int(a) <= 12 else (int(y), int(b), int(a))
               for a, b, y in _SLASHED_DATE.findall(text)}
@@ -71,7 +68,8 @@ def misread_time(text: str, results: Sequence[tuple[str, str]], said: str) -> tu
         known = utc if found.group(4) else local | utc
         if not _readings(found) & known:
             tool, h, m, offset = moments[0]
-            return found.group(0).strip(), tool, f"{h:02d}:{m:02d} at {_offset_name(offset)}"
+            zone = "UTC" if offset.upper() == "Z" or offset.replace(":", "") in ("+0000", "-0000") else f"UTC{offset}"
+            return found.group(0).strip(), tool, f"{h:02d}:{m:02d} at {zone}"
     return None
 
 
@@ -84,8 +82,7 @@ def _readings(found: re.Match[str]) -> set[tuple[int, int]]:
 
 
 def unsaid_dates(text: str, results: Sequence[tuple[str, str]], said: str) -> list[str]:
-    """The whole dates (`dates_said`) an answer gives that no result (name and output) nor `said` gives; [] when the
-    turn has no result."""
+    """The whole dates (`dates_said`) an answer gives that no result nor `said` gives; [] when there is no result."""
     if not results:
         return []
     known = dates_said(" ".join([said, *(output for _, output in results)]).lower())
@@ -100,7 +97,3 @@ def _as_utc(hour: int, minute: int, offset: str) -> tuple[int, int]:
     shift = sign * (int(digits[:2]) * 60 + int(digits[2:] or 0))
     total = (hour * 60 + minute - shift) % (24 * 60)
     return total // 60, total % 60
-
-
-def _offset_name(offset: str) -> str:
-    return "UTC" if offset.upper() == "Z" or offset.replace(":", "") in ("+0000", "-0000") else f"UTC{offset}"

@@ -56,10 +56,15 @@ def bounds_for(said: str) -> Bounds:
 def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds = Bounds()) -> dict[str, Any]:
     """The schema arguments are written under: the tool's properties bounded, its required ones required, no other
     keys allowed; an untyped property is a string."""
-    properties = {name: bounded(schema or {}, max_string, bounds) for name, schema in tool.parameters.items()}
-    schema: dict[str, Any] = {"type": "object", "properties": properties, "additionalProperties": False}
-    if required := [name for name in tool.parameters if name in tool.required]:
-        schema["required"] = required
+    return _object(tool.parameters, [name for name in tool.parameters if name in tool.required], max_string, bounds)
+
+
+def _object(properties: dict[str, Any], required: list[str] | None, max_string: int, bounds: Bounds) -> dict[str, Any]:
+    """An object's schema: its properties bounded, no other keys allowed, those of `required` it has required."""
+    nested = {name: bounded(sub or {}, max_string, bounds) for name, sub in properties.items()}
+    schema: dict[str, Any] = {"type": "object", "properties": nested, "additionalProperties": False}
+    if required:
+        schema["required"] = [name for name in required if name in nested]
     return schema
 
 
@@ -92,15 +97,10 @@ def bounded(schema: dict[str, Any], max_string: int, bounds: Bounds = Bounds()) 
         return {"type": "array", "items": bounded(items, max_string, bounds),
                 "maxItems": min(int(schema.get("maxItems", bounds.items)), bounds.items)}
     if kind == "object" and schema.get("properties"):
-        nested = {name: bounded(sub or {}, max_string, bounds) for name, sub in schema["properties"].items()}
-        sub_schema: dict[str, Any] = {"type": "object", "properties": nested, "additionalProperties": False}
-        if schema.get("required"):
-            sub_schema["required"] = [name for name in schema["required"] if name in nested]
-        return sub_schema
+        return _object(schema["properties"], schema.get("required"), max_string, bounds)
     if kind == "object":
         return {"type": "object"}
-    pattern = _pattern_for(schema) if kind in (None, "string") else None
-    if pattern:
+    if pattern := _pattern_for(schema) if kind in (None, "string") else None:
         return {"type": "string", "pattern": pattern}
     longest = min(int(schema.get("maxLength", max_string)), max_string)
     return {"type": "string", "minLength": min(int(schema.get("minLength", 1)), longest), "maxLength": longest}

@@ -67,8 +67,7 @@ def telling_words(text: str) -> list[str]:
 
 
 def said_in(texts: Sequence[str]) -> str:
-    """Everything said, lower case, with number words, twelve-hour times and scaled numbers also as digits, and
-    words written with accents also without ("méxico", "mexico")."""
+    """Everything said, lower case, with the forms the module's rules list for `said_in` also written."""
     said = "\n".join(texts).lower()
     plain = unicodedata.normalize("NFKD", said).encode("ascii", "ignore").decode()
     derived = [w for w in _WORD.findall(plain) if w not in said]
@@ -124,8 +123,7 @@ def allowed(schema: Any) -> list[str]:
 
 
 def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
-    """`arguments` without the optional values the conversation never mentions (of an optional list, the items it
-    mentions, when it mentions some)."""
+    """`arguments` without the optional values never mentioned (of an optional list, the items mentioned, if any)."""
     kept = {}
     for name, value in arguments.items():
         if name not in tool.required and isinstance(value, list) and len(value) > 1:
@@ -155,8 +153,7 @@ def asked_parameters(tool: Tool, arguments: dict[str, Any], message: str) -> lis
 
 
 def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
-    """The required parameters whose values nothing mentions: neither the conversation (`said`) nor the tool's own
-    text, or that restate their parameter's description, or that are an example of the tool's text no one said."""
+    """The required parameters whose values are made up (`invented` in the module's rules)."""
     own = "\n".join([tool.description, *tool.places, json.dumps(tool.input_schema, ensure_ascii=False)]).lower()
     places = "\n".join([said, *tool.places]).lower()
     made_up = []
@@ -196,8 +193,7 @@ def _restates(tool: Tool, name: str, value: Any) -> bool:
 
 
 def _an_example(tool: Tool, name: str, value: Any, said: str) -> bool:
-    """Whether a text is an example the tool's text gives ("such as 'San Francisco, CA'") that `said` does not
-    mention, for a parameter that lists no allowed values."""
+    """Whether a text is an example the tool's text gives ("such as 'X'") that `said` does not mention."""
     schema = tool.parameters.get(name)
     if not isinstance(value, str) or allowed(schema) or mentioned(value, said, name):
         return False
