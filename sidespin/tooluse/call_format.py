@@ -1,6 +1,5 @@
-"""How a model's chat template writes a tool call, read off the template itself: `read_format` renders chats
-holding one and two marked calls through llama.cpp's `/apply-template`; a template that ignores `tools` (or renders
-no call it can read) gets `FALLBACK`, and the tools are then listed in a system message.
+"""How a model's chat template writes a tool call, read off the template by `read_format` (marked calls rendered
+through llama.cpp's `/apply-template`); a template that renders no call it can read gets `FALLBACK`.
 """
 
 from __future__ import annotations
@@ -24,10 +23,8 @@ class Llama(Protocol):
     """llama.cpp's own endpoints, as `sidespin.llm.llama.LlamaServer` offers them (a fake in tests)."""
 
     async def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str: ...
-
     async def complete(self, prompt: str, grammar: str | None, json_schema: dict[str, Any] | None,
                        max_tokens: int) -> str: ...
-
     async def next_tokens(self, prompt: str, n: int = 20) -> list[tuple[str, float]]: ...
 
 

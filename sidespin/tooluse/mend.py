@@ -1,6 +1,5 @@
-"""One mend from an error: a failed call written again the same way (`to_mend`) gets the model's next likeliest
-value for the value the error names (`another_value`): one that writes the error's words back, or a call the
-turn made already, is passed over.
+"""One mend from an error: a failed call written again (`to_mend`) gets the model's next likeliest value for the
+value the error names (`another_value`), but not one that writes the error's words back or a call already made.
 """
 
 from __future__ import annotations
@@ -34,9 +33,8 @@ def mendable(talk: Talk) -> set[str]:
 
 
 def to_mend(call: ToolCall, talk: Talk) -> tuple[ToolCall, str, list[dict[str, Any]]] | None:
-    """The failed call of this turn that `call` stands for, its error, and every arguments its tool was tried with:
-    the same call, when it failed and nothing succeeded since (after, it is made again as is: the error may have
-    asked for that step first); the tool's failed call, when `call` succeeded. None when nothing is to mend."""
+    """The failed call `call` stands for, its error and every arguments its tool was tried with: `call` itself when
+    it failed and nothing succeeded since, the tool's failed call when `call` succeeded; else None."""
     made = talk.this_turn
     mine = [a for a in made if a.name == call.name]
     succeeded = [a.arguments for a in mine if not a.failed]
@@ -67,8 +65,7 @@ def _opened(arguments: dict[str, Any], name: str) -> str:
 
 async def another_value(model: Model, written: str, call: ToolCall, error: str, tried: list[dict[str, Any]],
                         makes: Callable[[ToolCall], bool] = lambda call: True) -> ToolCall | None:
-    """`call` (written after `written`, which ends with its name) with another value where the error names one; only
-    a call that `makes` a call counts. None when the error names no value or the model has no other idea."""
+    """`call` (written after `written`) with another value where the error names one and `makes` accepts; or None."""
     if (named := _named_value(call, error)) is None:
         logger.info("TOOLUSE_MEND_NOTHING {}: the error names none of its values", call.name)
         return None

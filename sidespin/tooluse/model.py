@@ -45,8 +45,7 @@ class Model:
     """One llama.cpp model, asked for the decision's probabilities and constrained continuations."""
 
     def __init__(self, llama: Llama, max_string: int) -> None:
-        self.llama = llama
-        self.max_string = max_string
+        self.llama, self.max_string = llama, max_string
         self._format: CallFormat | None = None
 
     async def call_format(self) -> CallFormat:
@@ -73,8 +72,7 @@ class Model:
         return sum(p for token, p in await self.llama.next_tokens(prompt) if form.opens_call(token))
 
     async def likeliest_name(self, written: str, names: Sequence[str]) -> tuple[str, float] | None:
-        """The name of `names` likeliest after `written` as a whole, and its probability; None when none is found
-        among the likeliest tokens within `_NAME_STEPS` looks (or where a name ends is not known)."""
+        """The name of `names` likeliest after `written` as a whole and its probability; None if none is found."""
         form = await self.call_format()
         if not form.between:
             return None
@@ -113,8 +111,7 @@ class Model:
         return yes / (yes + no) if yes + no else 1.0
 
     async def arguments(self, written: str, tool: Tool, bounds: Bounds) -> str:
-        """The arguments' JSON after `written` (ending with the call's name and `between`) under the tool's bounded
-        schema; asked once more with strings of `SHORT_STRING` characters when cut off."""
+        """The arguments' JSON after `written` under the tool's bounded schema (once more with shorter strings)."""
         raw = "{}"
         for limit in dict.fromkeys((self.max_string, min(self.max_string, SHORT_STRING))):
             schema = arguments_schema(tool, max_string=limit, bounds=bounds)
@@ -139,8 +136,7 @@ class Model:
         return (await self.llama.complete(written, STRING_REST, None, 32)).removesuffix('"')
 
     async def goes_on(self, written: str) -> bool:
-        """Whether the likeliest tokens after a call (`written`) write the separator up to its first visible part
-        (whitespace alone decides nothing)."""
+        """Whether the likeliest tokens after a call (`written`) write the separator up to its first visible part."""
         form = await self.call_format()
         consumed = ""
         for _ in range(4):

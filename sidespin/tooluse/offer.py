@@ -1,6 +1,5 @@
 """What the model is offered: each tool as compact JSON (`offered`), and the tables a decision reads them in
-(`tables`): few tools are one table, many one per source, cut into even parts within `TABLE_CHARS`. A table does not
-change from one message to the next, so llama.cpp keeps its evaluated prompt.
+(`tables`): few tools are one table, many one per source, cut into even parts within `TABLE_CHARS`.
 """
 
 from __future__ import annotations
@@ -34,8 +33,7 @@ def deprecated_for(tool: Tool) -> str | None:
 
 
 def names_said(tools: Sequence[Tool], message: str) -> list[Tool]:
-    """The tools whose name the message says: every telling word of it but those all names share (a word begun
-    counts: "summing" says `sum`)."""
+    """The tools whose name's telling words (but those all names share) the message says, or begins ("summing")."""
     said = set(telling_words(message))
     named = {t.name: [w for w in dict.fromkeys(telling_words(t.name)) if not w.isdigit()] for t in tools}
     shared = set.intersection(*(set(w) for w in named.values())) if len(tools) > 1 else set()

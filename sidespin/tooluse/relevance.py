@@ -1,8 +1,7 @@
 """How relevant each offered tool is to a message: BM25 over the tools' words, and sentence embeddings for meaning.
 
 BM25 (FTS5, Porter stemmer; the name weighs twice) over each tool's `document` ranks those sharing a telling word
-with the message; embeddings rank every tool by the cosine of its `gist`, so a message in other words or another
-language still reaches its tool. The two are fused by reciprocal rank; a table scores as its best tool.
+with the message; embeddings rank every tool by the cosine of its `gist`. The two are fused by reciprocal rank.
 """
 
 from __future__ import annotations
@@ -28,8 +27,7 @@ _GIST = 200  # characters of a description's first sentence embedded
 
 @dataclass(frozen=True)
 class Ranked:
-    """A tool's relevance to a message: fused score (higher is better), its places in both rankings and the cosine
-    of its gist and the message (None: BM25 found no shared word; no embeddings)."""
+    """A tool's fused score (higher is better), its places in both rankings and its gist's cosine (None: not ranked)."""
 
     tool: Tool
     score: float
@@ -87,8 +85,7 @@ def _cosines(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> 
 
 
 def _bm25(tools: Sequence[Tool], words: list[str]) -> list[int]:
-    """The indices of the tools sharing a word with `words`, best BM25 first (an in-memory FTS5 table, rowid = index
-    in `tools`)."""
+    """The indices of the tools sharing a word with `words`, best BM25 first (an in-memory FTS5 table)."""
     if not words:
         return []
     with contextlib.closing(sqlite3.connect(":memory:")) as db:

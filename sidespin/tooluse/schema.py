@@ -1,6 +1,5 @@
-"""The JSON schema a call's arguments are written under: the tool's own, every field bounded (`bounds_for` what the
-conversation said) in the subset llama.cpp turns into a grammar, a date or time form a string's schema names
-('YYYY-MM-DD', `"format": "date"`) as a pattern: a small model can neither write on and on nor what does not parse.
+"""The JSON schema a call's arguments are written under: the tool's own in the subset llama.cpp turns into a
+grammar, every field bounded (`bounds_for` what was said), a date or time form a string names as a pattern.
 """
 
 from __future__ import annotations
@@ -54,8 +53,7 @@ def bounds_for(said: str) -> Bounds:
 
 
 def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds = Bounds()) -> dict[str, Any]:
-    """The schema arguments are written under: the tool's properties bounded, its required ones required, no other
-    keys allowed; an untyped property is a string."""
+    """The schema arguments are written under: the tool's properties bounded (an untyped one is a string)."""
     return _object(tool.parameters, [name for name in tool.parameters if name in tool.required], max_string, bounds)
 
 

@@ -104,8 +104,7 @@ def _says_a_word(text: str, message: str) -> bool:
 
 
 def _added(arguments: dict[str, Any], pair: Pair, text: str, message: str) -> dict[str, Any] | None:
-    """`arguments` with each edit cut to its old text (a line of `text`) and the lines or items it adds that say a
-    word of the message; None when an edit keeps no line or adds nothing."""
+    """`arguments` with each edit kept to a line of `text` and what it adds that says a word of the message, or None."""
     container, old, new = pair
     edits = arguments.get(container) if container is not None else [arguments]
     if not isinstance(edits, list) or not edits:

@@ -62,8 +62,7 @@ class Memory(Shape):
 
     @staticmethod
     def _asked(decision: Decision) -> str | None:
-        """What the last message asks of a memory (`asks_memory`, or "recall" for a question about the person where
-        a store's tool is the most relevant to it)."""
+        """What the last message asks of a memory (`asks_memory`, or "recall" for a question about the person)."""
         text, ranked = decision.talk.last, decision.ranked
         if (asked := asks_memory(text)) is None and _ABOUT_ME.search(text) and ranked and ranked[0].score > 0:
             return "recall" if stores(ranked[0].tool) else None
