@@ -31,8 +31,7 @@ _NUMBER = frozenset({"number", "integer"})
 
 
 def calculates(tool: Tool) -> bool:
-    """Whether a tool's name or description says it calculates or evaluates expressions, or says an arithmetic
-    operation and every parameter it requires (one at least) is a number."""
+    """Whether a tool says it calculates or evaluates, or says an arithmetic operation and requires numbers only."""
     said = f"{tool.name.replace('_', ' ').replace('-', ' ')} {tool.description[:200]}"
     if _CALCULATES.search(said):
         return True

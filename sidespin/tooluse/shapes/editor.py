@@ -139,8 +139,7 @@ def _opening(pair: Pair, line: str, then: str) -> str:
 
 
 def _anchored_grammar(pair: Pair, text: str) -> str | None:
-    """A grammar for an edit whose old text is a line of `text` (its list items, when it has some) and whose new
-    text is that line and lines added, or a line that lists things and items added; None if `text` has no line."""
+    """A grammar for an edit from a line of `text` to that line and lines (or listed items) added; None if no line."""
     lines = _lines(text)
     items = ([line for line in lines if _ITEM.match(line)] or lines)[:MOST_LINES]
     listing = [line for line in lines if _LISTING.search(line) and not _ITEM.match(line)][:MOST_LINES]
