@@ -148,30 +148,26 @@ def narrated_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def told_result(name: str, arguments: dict[str, Any], content: str) -> str:
-    """A tool's result of an earlier turn as the answering model is told it: what it was run with (so two results of
-    one tool are told apart), then the result in a fence longer than any fence inside it, or the error it failed
-    with."""
+    """A result of an earlier turn as told to the answering model: what its call was run with, then `_shown`."""
     run = f"was run with {json.dumps(arguments, ensure_ascii=False)}" if arguments else "was run"
-    if failed(content):
-        return f"The tool {name} {run} and failed: {content.removeprefix(FAILED)}"
-    fence = fence_for(content)
-    return f"The tool {name} {run} and gave:\n{fence}\n{content}\n{fence}"
+    return f"The tool {name} {run} and{_shown(content, ' gave:')}"
 
 
 def results_lead(results: Sequence[tuple[str, dict[str, Any], str]]) -> str:
-    """This turn's results (name, arguments, output) as the beginning of the answer: each under "[name]" (with its
-    arguments where the tool ran more than once), in a fence longer than any fence inside it, or "failed: …" on
-    one line; then `ANSWER_LEAD`."""
+    """This turn's results (name, arguments, output) as the answer's beginning, each under "[name]" (with its
+    arguments where the tool ran more than once) and `_shown`; then `ANSWER_LEAD`."""
     runs = collections.Counter(name for name, _, _ in results)
-    blocks = []
-    for name, arguments, content in results:
-        head = f"[{name} {json.dumps(arguments, ensure_ascii=False)}]" if runs[name] > 1 and arguments else f"[{name}]"
-        if failed(content):
-            blocks.append(f"{head} failed: {content.removeprefix(FAILED)}")
-        else:
-            fence = fence_for(content)
-            blocks.append(f"{head}\n{fence}\n{content}\n{fence}")
-    return "\n\n".join(blocks) + "\n\n" + ANSWER_LEAD
+    heads = [f"[{name} {json.dumps(arguments, ensure_ascii=False)}]" if runs[name] > 1 and arguments else f"[{name}]"
+             for name, arguments, _ in results]
+    return "\n\n".join(head + _shown(r[2]) for head, r in zip(heads, results)) + "\n\n" + ANSWER_LEAD
+
+
+def _shown(content: str, gave: str = "") -> str:
+    """An output after `gave`, in a fence longer than any fence inside it; an error as " failed: …" on one line."""
+    if failed(content):
+        return f" failed: {content.removeprefix(FAILED)}"
+    fence = fence_for(content)
+    return f"{gave}\n{fence}\n{content}\n{fence}"
 
 
 def _mended_later(messages: list[dict[str, Any]], index: int) -> bool:

@@ -160,7 +160,8 @@ def two_folders(root) -> list[Tool]:
 
 @pytest.mark.parametrize("written, placed", [("trip/plan.md", "notes/trip/plan.md"),
                                              ("{root}/trip/plan.md", "notes/trip/plan.md"),
-                                             ("plan.md", None), ("/etc/passwd", None)])
+                                             ("{root}/trip", "notes/trip"), ("plan.md", None),
+                                             ("/etc/passwd", None)])
 async def test_a_path_for_a_server_of_several_folders_is_in_the_one_where_its_folder_is(tmp_path, written, placed):
     tools, value = two_folders(tmp_path), written.format(root=tmp_path)
     text = f"Print {value}"

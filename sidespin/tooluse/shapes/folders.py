@@ -1,32 +1,20 @@
 """The `folders` shape: servers that work in folders the configuration names (`Tool.places`).
 
-A person names a file as they see it ("notes/ideas.md", "budget.csv"), not by the absolute path such a server
-needs. A parameter takes a file when its name says a path or a file ("path", "files", "source") and neither it
-nor its tool's name says a folder ("repo_path", "list_directory"); it takes a folder when its name says one. Rules:
+A parameter takes a file when its name says a path or a file and neither it nor its tool's name says a folder; it
+takes a folder when its name says one, or it takes a path and its tool's name says folder. Rules (classes and
+evidence: docs/tool-use-rules.md):
 
-- `folders.file_named` (shortlist, whether, which): a message that names a file (a name with an extension, or a
-  path) asks for it: a folder server's table with a tool that takes a file is read, and a call is written and
-  checked down to `NAMED_FLOOR`, by a tool that only reads a file (as its server marks it) or, where the message
-  asks to make or change something, by one that takes a file and changes things.
-- `folders.folder_named` (shortlist, whether, which): a message that names no file but a folder of a server's, as
-  a word the message calls a folder ("the recipes folder", "le dossier trip") or as a path ending in "/", asks
-  what is in it: that server's table is read, and a call is written and checked down to `NAMED_FLOOR` by a tool
-  that takes a folder (a parameter, or the tool's name, says so), among those that only read unless the message
-  asks to make or change something.
-- `folders.file_before` (shortlist, whether, which): a message that names no file but asks to change a value or
-  a line ("turn it down to 4", "set it to dark"), after the conversation's last call took a file, asks it of that
-  file: that call's table is read, and a call is written and checked down to `NAMED_FLOOR` by a tool that takes
-  a file and changes things.
-- `folders.inside` (arguments): a path written relative to nothing ("notes/todo.md") by a tool whose server works
-  in one folder is that path inside the folder; one that would climb out of it ("../../etc/passwd") is left as
-  written, for the server's own check and the person's approval. Where the server works in several folders, a
-  relative path, or an absolute one under a folder's parent, is in the one folder where it (or its folder) is;
-  ambiguous, it is left as written. A parameter that takes a folder, written as a file ("greet.py",
-  "notes/todo.md"), is the server's folder.
-- `folders.file_said` (arguments): a path that names no file the person named (the folder, a word of the
-  message, a name made up), written where a file is taken and the message names one file, is that file; a file
-  name written alone ("meeting.md") that ends exactly one file the conversation named ("notes/meeting.md") is
-  that file.
+- `folders.file_named`: a message naming a file reads the table with a tool that takes one; the call, down to
+  `NAMED_FLOOR`, is a reader's, or a changer's where the message asks to make or change something.
+- `folders.folder_named`: a message naming a folder the server holds (called a folder, or written "name/") reads
+  that table; the call, down to `NAMED_FLOOR`, is a tool's that takes a folder.
+- `folders.file_before`: a change asked after the last call took a file, naming none, goes to that table's tools
+  that take a file and change things, down to `NAMED_FLOOR`.
+- `folders.inside`: a relative path, or one under the folders' parent, is joined to the one folder holding it (a
+  way out is left as written, for the server and the person to refuse); a file where a folder is taken is the
+  server's folder.
+- `folders.file_said`: where a file is taken and the message names one file, a path naming no file the person
+  named is that file; a name alone ending one file the person named is that file.
 """
 
 from __future__ import annotations
@@ -48,22 +36,21 @@ __all__ = ["Folders", "files_named", "folders_named"]
 _FILE = re.compile(r"(?<![\w./~@-])((?:[\w-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4})(?![\w/@])", re.IGNORECASE)
 _ABSOLUTE = re.compile(r"(?<![\w.:/~-])~?/(?:[\w.-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4}(?![\w/@])", re.IGNORECASE)
 _DOMAINS = frozenset("com org net io co gov edu ai app dev info".split())
-# a request to make or change something: the file it names is to be written, not read
-# a request to make or change something, its verb where a request's verb stands (first in a clause, after "please",
-# "can you", "to", "and", "then"…): the file it names is to be written, not read ("what is it set to?" asks nothing)
-_CHANGES = re.compile(r"(?i)(?:^|[.!?;:,«\"]\s*|\b(?:please|you|to|and|then|also|now|et|puis|tu|vous|bitte|und|dann|"
-                      r"du|y|luego|usted|e|poi)\s+)(?:create|make|write|save|add|append|insert|put|set|change|"
+# where a request's verb stands: first in a clause, or after "please", "can you", "to", "and", "then"…
+_REQUEST_AT = (r"(?i)(?:^|[.!?;:,«\"]\s*|\b(?:please|you|to|and|then|also|now|et|puis|tu|vous|bitte|und|dann|du|y|"
+               r"luego|usted|e|poi)\s+)")
+# a request to make or change something: the file it names is to be written, not read ("what is it set to?" asks none)
+_CHANGES = re.compile(_REQUEST_AT + r"(?:create|make|write|save|add|append|insert|put|set|change|"
                       r"replace|edit|update|delete|remove|rename|move|copy|stage|commit|push|upload|rewrite|fix|"
                       r"cr[ée]e[rz]?|[ée]cri[st]|[ée]crire|ajoute[rz]?|modifie[rz]?|supprime[rz]?|renomme[rz]?|"
                       r"d[ée]place[rz]?|erstelle|schreib\w*|f[üu]ge|[äa]ndere|l[öo]sche|speicher\w*|crea[r]?|"
                       r"escribe|a[ñn]ade|cambia|borra|elimina|mueve|guarda|scrivi|aggiungi|sposta|salva)\b")
-# a change of a file's value or line, its verb where a request's verb stands; not a version control's verbs
-_EDITS = re.compile(r"(?i)(?:^|[.!?;:,«\"]\s*|\b(?:please|you|to|and|then|also|now|et|puis|tu|vous|bitte|und|dann|"
-                    r"du|y|luego|usted|e|poi)\s+)(?:set|change|replace|edit|update|turn|raise|lower|increase|"
-                    r"decrease|reduce|bump|switch|add|append|insert|remove|delete|rename|"
-                    r"mets|mettez|change[rz]?|remplace[rz]?|baisse[rz]?|augmente[rz]?|ajoute[rz]?|supprime[rz]?|"
-                    r"stell\w*|setz\w*|[äa]nder\w*|senk\w*|erh[öo]h\w*|f[üu]g\w*|l[öo]sch\w*|"
-                    r"pon|ponga|cambia|baja|sube|a[ñn]ade|borra|quita|imposta|cambia|abbassa|alza|aggiungi)\b")
+# a change of a file's value or line; not a version control's verbs
+_EDITS = re.compile(_REQUEST_AT + r"(?:set|change|replace|edit|update|turn|raise|lower|increase|decrease|reduce|bump|"
+                    r"switch|add|append|insert|remove|delete|rename|mets|mettez|change[rz]?|remplace[rz]?|baisse[rz]?|"
+                    r"augmente[rz]?|ajoute[rz]?|supprime[rz]?|stell\w*|setz\w*|[äa]nder\w*|senk\w*|erh[öo]h\w*|"
+                    r"f[üu]g\w*|l[öo]sch\w*|pon|ponga|cambia|baja|sube|a[ñn]ade|borra|quita|imposta|abbassa|alza|"
+                    r"aggiungi)\b")
 _FOLDER_WORD = re.compile(r"(?i)\b(?:folders?|director(?:y|ies)|dossiers?|r[ée]pertoires?|ordner|verzeichnis(?:se)?|"
                           r"carpetas?|directorios?|cartell[ae])\b")
 _SHORT = 5  # words of a message at most that may speak of the file before without naming it ("turn it down to 4")
@@ -215,7 +202,7 @@ def _resolved(value: str, places: list[str]) -> str | None:
             return None
         relative = value[len(parents[0]) + 1:]
     found = [p for p in places if _inside(posixpath.normpath(posixpath.join(p, relative)), p)]
-    if len(found) > 1:
-        found = [p for p in found if os.path.exists(posixpath.join(p, relative))
-                 or os.path.isdir(posixpath.dirname(posixpath.join(p, relative)))]
+    for holds in (os.path.exists, lambda path: os.path.isdir(posixpath.dirname(path))):  # it, else its folder
+        if len(found) > 1 and (held := [p for p in found if holds(posixpath.join(p, relative))]):
+            found = held
     return posixpath.normpath(posixpath.join(found[0], relative)) if len(found) == 1 else None

@@ -1,21 +1,16 @@
-"""The `timezones` shape: tools that take a time zone by its IANA name ('America/New_York').
+"""The `timezones` shape: tools whose string parameter's description gives an IANA zone as its example.
 
-Applies where a string parameter's description gives an IANA zone as its example. Such a tool fails on a place
-written as itself ("Los Angeles") or under the wrong area ('Europe/Tokyo'), and tells the wrong time for a zone no
-one said. Rules (`amend`), with Python's own zone database (`zoneinfo`):
+Such a tool fails on a place written as itself ("Los Angeles") or under the wrong area ('Europe/Tokyo'), and tells
+the wrong time for a zone no one said. Rules (with Python's `zoneinfo`; classes and evidence:
+docs/tool-use-rules.md):
 
-- `timezones.as_zone`: a zone written in another case, a place that is a zone's place, or the first words of one,
-  is that zone ('Europe/Tokyo' → 'Asia/Tokyo', "Mexico" → 'America/Mexico_City').
-- `timezones.translated`: a place named in another language ("Lisbonne", "Wien") is the zone whose place is
-  nearest in meaning (sentence embeddings), where the nearest is near (cosine `_NEAR`), clearly nearer than the
-  next (`_MARGIN`) and spelled alike (`_SPELLED`); otherwise it stays a name that is no zone's place.
-- `timezones.place_named`: a zone the conversation never mentions, where the person's message names places of
-  zones this answer's calls have not used yet, is the first of them.
-- `timezones.now_asked` (shortlist, whether): a message asking the time or the date now ("what time is it",
-  "today's date", "qué hora es", "wie spät") reads the table of a tool that takes a zone, and is written and checked
-  as a call down to `NAMED_FLOOR`.
-- `timezones.elsewhere`: a zone the conversation never mentions, where the message names places and the zone's
-  name holds none of them (accents aside), is no call: the time of another place would be told as that place's.
+- `timezones.as_zone`: a zone in another case, a zone's place, or its first words, is that zone.
+- `timezones.translated`: a place named in another language is the zone whose place is nearest in meaning, where
+  near (`_NEAR`), clear of the next (`_MARGIN`) and spelled alike (`_SPELLED`).
+- `timezones.place_named`: a zone no one said is the first place named the answer's calls have not used yet.
+- `timezones.now_asked`: a question of the time or date now reads a zone tool's table, a call down to `NAMED_FLOOR`.
+- `timezones.elsewhere`: a zone no one said, where the message names places none of which its name holds, is no
+  call.
 """
 
 from __future__ import annotations
