@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
@@ -40,6 +41,7 @@ MEANING_FLOOR = 0.15  # an unrelated tool's gist and a message: a cosine under t
 FIT = 0.35  # the model's "yes, it does what is asked" below this, and the first call is not made
 NAME_FLOOR = 0.05  # a first name less likely than this, among several, is the model not knowing which
 _FOLLOW_UP = 5  # words of a message at most that read as a follow-up of the one before ("And in Tokyo?")
+_GOES_ON = re.compile(r"(?i)\W*(?:and|also|then|so|but|et|puis|alors|mais|und|dann|aber|y|luego|pero|e|poi|ma)\b")
 _CONTINUITY = 0.5  # what the table of the conversation's last call adds to its relevance, as a share of the best's
 UNSURE_CALL = 0.25  # a chance of a call from this to the bar is the second model's to judge, where one runs
 Stage = Callable[[Decision], Awaitable["Stage | None"]]
@@ -47,11 +49,11 @@ Stage = Callable[[Decision], Awaitable["Stage | None"]]
 
 def _query(d: Decision) -> str:
     """What relevance is ranked against: the person's message; after results, its parts that had no round of calls
-    yet; a short follow-up with the message before it ("And in Tokyo?")."""
+    yet; a follow-up, short or begun with "and", "then"… ("And how many of those…?"), with the message before it."""
     parts, rounds = d.talk.parts, d.talk.rounds
     if d.talk.again and len(parts) > rounds:
         return " ".join(parts[rounds:])
-    if len(words_of(d.talk.last)) <= _FOLLOW_UP and d.talk.previous:
+    if d.talk.previous and (len(words_of(d.talk.last)) <= _FOLLOW_UP or _GOES_ON.match(d.talk.last)):
         return f"{d.talk.previous} {d.talk.last}"
     return d.talk.last
 

@@ -101,6 +101,17 @@ async def test_the_table_of_the_tool_called_last_is_a_candidate_for_a_follow_up(
     assert await decided(model, talk, tools) == [("forecast", {"city": "Bergen"})]
 
 
+async def test_a_follow_up_begun_with_and_is_ranked_with_the_message_before_it() -> None:
+    text = "And how many of those were stored after March by someone from Oslo?"
+    talk = [*user("How many orders are in the shop database?"),
+            *called("c1", "run_sql", '{"sql": "SELECT count(*) FROM orders"}', "8"),
+            {"role": "assistant", "content": "There are 8 orders."}, *user(text)]
+    tools = [*many("mcp:a", "alpha", 6), *many("mcp:b", "beta", 6), RUN_SQL, FIND_NOTES, ADD_NOTE]
+    wanted = ("run_sql", {"sql": "SELECT count(*) FROM orders WHERE city = 'Oslo'"})
+    model = FakeLlama({text: [wanted]})
+    assert await decided(model, talk, tools) == [wanted]  # not the notes' table, for the word "stored"
+
+
 # --- which --------------------------------------------------------------------------------------------------
 
 
