@@ -1,16 +1,9 @@
-"""The `editor` shape: tools that replace an old text with a new one in a file.
+"""The `editor` shape: tools replacing old text by new (`replacing_pair`); classes and evidence: docs/tool-use-rules.md.
 
-Applies where a tool has two string parameters named old… and new… (`oldText`/`newText`, `old_str`/`new_str`), at its
-top level or in the objects of a list parameter (`replacing_pair`). Rules:
-
-- `editor.to_add` (shortlist, which): a request to add (a verb of adding, none of replacing) once the conversation read
-  a file, or to change one quoted text into another, reads the editor's table and is offered the server's replacing tool
-  alone.
-- `editor.keeps_file` (arguments): such an addition's edit keeps a line of the file read as its old text and writes that
-  line, then the added lines that say a word of the message (else it is written again under a grammar of the file's
-  lines, or of a listing line and an item more); an edit that adds none is not made.
-- `editor.quoted` (arguments): a change between quoted texts goes from one of them to another (else written again under
-  a grammar of the quoted texts).
+- `editor.to_add`: adding to a file the conversation read, or changing a quoted text, offers the replacing tool alone.
+- `editor.keeps_file`: an addition keeps a line of the file read and adds lines saying a word of the message (written
+  again under a grammar of the file's lines once), else it is refused.
+- `editor.quoted`: a change between quoted texts goes from one of them to another.
 """
 
 from __future__ import annotations

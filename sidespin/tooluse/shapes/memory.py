@@ -1,10 +1,7 @@
-"""The `memory` shape: stores of what the person told the assistant to keep (a knowledge graph, memories).
+"""The `memory` shape: stores of what the person said to keep (`stores`); classes and evidence: docs/tool-use-rules.md.
 
-Applies to tools whose text or server's name speaks of memory or a knowledge graph (`stores`). Rule `memory.asked`
-(shortlist, whether, which): a message asking to remember, recall or forget (`asks_memory`, five languages) reads the
-store's table, is written and checked as a call whatever its chance, and names one of the store's tools that reads
-(recall), adds (remember) or deletes (forget), as the tools declare. A question about the person ("what is my
-sister's name?") asks to recall where the store's tool is the most relevant to it.
+- `memory.asked`: asking to remember, recall or forget (`asks_memory`), or about the person where a store's tool ranks
+  first, reads its table and, whatever the call's chance, names its tool that adds, reads or deletes.
 """
 
 from __future__ import annotations
