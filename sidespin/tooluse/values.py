@@ -9,8 +9,7 @@
 - `invented`: required values nothing mentions (neither the conversation nor the tool's own text and folders),
   that restate their parameter's description, or that are an example of the tool's text no one said.
 - `as_said`: a percentage for a parameter that asks a decimal is the decimal; digits run on past a number said are
-  cut back to it.
-"""
+  cut back to it."""
 
 from __future__ import annotations
 
