@@ -82,11 +82,6 @@ class Talk:
         """Whether results came back since the person's last message: the decision is made again."""
         return bool(self.messages) and self.messages[-1].get("role") == "tool"
 
-    @property
-    def turn(self) -> list[dict[str, Any]]:
-        """The messages since the person's last one."""
-        return self.messages[self._last_user + 1:]
-
     @cached_property
     def answered(self) -> list[Answered]:
         """Every call of the conversation that has its answer, in order."""
@@ -105,11 +100,6 @@ class Talk:
     def this_turn(self) -> list[Answered]:
         """The answered calls made since the person's last message."""
         return [a for a in self.answered if a.place > self._last_user]
-
-    @cached_property
-    def called(self) -> set[str]:
-        """The names of every tool the conversation called."""
-        return {str((c.get("function") or {}).get("name")) for m in self.messages for c in m.get("tool_calls") or []}
 
     @property
     def turn_tools(self) -> set[str]:
