@@ -105,10 +105,8 @@ def repeated_result(text: str, results: Iterable[tuple[str, str]]) -> str | None
 def empty_result(output: str) -> bool:
     """Whether a tool's output holds nothing: blank, or JSON whose every value is empty (`[]`, `{}`, `""`, null)."""
     text = output.strip()
-    if not text:
-        return True
     try:
-        return _holds_nothing(json.loads(text))
+        return not text or _holds_nothing(json.loads(text))
     except ValueError:
         return False
 
@@ -116,9 +114,7 @@ def empty_result(output: str) -> bool:
 def _holds_nothing(value: Any) -> bool:
     if isinstance(value, dict):
         return all(_holds_nothing(item) for item in value.values())
-    if isinstance(value, list):
-        return not value
-    return value is None or value == ""
+    return not value if isinstance(value, list) else value is None or value == ""
 
 
 def named_from_nothing(text: str, results: Sequence[tuple[str, str]], said: str) -> tuple[str, str] | None:
@@ -178,7 +174,6 @@ def _line(line: str) -> str:
 
 
 def _lines(text: str) -> set[str]:
-    """A text's lines as compared (`_line`), three characters at least."""
     return {line for line in map(_line, text.splitlines()) if len(line) >= 3}
 
 

@@ -91,8 +91,7 @@ def unsaid_dates(text: str, results: Sequence[tuple[str, str]], said: str) -> li
 def _as_utc(hour: int, minute: int, offset: str) -> tuple[int, int]:
     if offset.upper() == "Z":
         return hour, minute
-    sign = -1 if offset.startswith("-") else 1
     digits = offset[1:].replace(":", "")
-    shift = sign * (int(digits[:2]) * 60 + int(digits[2:] or 0))
+    shift = (-1 if offset.startswith("-") else 1) * (int(digits[:2]) * 60 + int(digits[2:] or 0))
     total = (hour * 60 + minute - shift) % (24 * 60)
     return total // 60, total % 60

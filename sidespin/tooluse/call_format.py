@@ -14,8 +14,7 @@ from sidespin.errors import BackendError
 
 __all__ = ["CallFormat", "FALLBACK", "Llama", "read_format"]
 
-_NAME_MARK = "zqxname"
-_ARGUMENT_MARK = "zqxarg"
+_NAME_MARK, _ARGUMENT_MARK = "zqxname", "zqxarg"
 
 
 class Llama(Protocol):
@@ -43,8 +42,7 @@ class CallFormat:
 
     def opens_call(self, token: str) -> bool:
         """Whether an answer's first token begins a call: the opening, a JSON object or a code fence."""
-        stripped = token.strip()
-        if not stripped:
+        if not (stripped := token.strip()):
             return False
         opening = self.opening.strip()
         return (bool(opening) and opening.startswith(stripped)) or stripped.startswith(("{", "```", "<tool"))

@@ -54,8 +54,7 @@ class Embedder:
         model = self._load()
         if model is None:
             return None
-        missing = [text for text in dict.fromkeys(texts) if text not in self._texts]
-        if missing:
+        if missing := [text for text in dict.fromkeys(texts) if text not in self._texts]:
             with self._lock:
                 self._texts.update(zip(missing, model.encode(missing)))
         return [self._texts[text] for text in texts]

@@ -73,8 +73,7 @@ def _compact(schema: Any) -> Any:
         if key == "properties" and isinstance(value, dict) else _compact(value)
         for key, value in schema.items() if key not in _NOISE and not (key == "default" and value is None)}
     for key in ("anyOf", "oneOf"):
-        branches = kept.get(key)
-        if isinstance(branches, list):
+        if isinstance(branches := kept.get(key), list):
             real = [b for b in branches if b != {"type": "null"}]
             if len(real) == 1 and len(real) < len(branches) and isinstance(real[0], dict):
                 del kept[key]

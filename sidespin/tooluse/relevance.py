@@ -75,7 +75,6 @@ def table_scores(tables: Sequence[Sequence[Tool]], ranked: Sequence[Ranked]) -> 
 
 
 def _cosines(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list[float]:
-    """The cosine of each tool's gist and `message` ([] without embeddings)."""
     if embedder is None:
         return []
     query = embedder.query(message)

@@ -68,8 +68,7 @@ def _object(properties: dict[str, Any], required: list[str] | None, max_string: 
 def bounded(schema: dict[str, Any], max_string: int, bounds: Bounds = Bounds()) -> dict[str, Any]:
     """One property's schema in the subset llama.cpp turns into a grammar, with bounds added."""
     for key in ("anyOf", "oneOf"):
-        choices = [c for c in schema.get(key) or [] if isinstance(c, dict) and c.get("type") != "null"]
-        if choices:
+        if choices := [c for c in schema.get(key) or [] if isinstance(c, dict) and c.get("type") != "null"]:
             return bounded(choices[0], max_string, bounds)
     if schema.get("enum"):
         return {"enum": list(schema["enum"])}
@@ -106,8 +105,7 @@ def bounded(schema: dict[str, Any], max_string: int, bounds: Bounds = Bounds()) 
 def _pattern_for(schema: dict[str, Any]) -> str | None:
     """The anchored pattern of the date or time forms a string's `format` or description names; None if none."""
     forms = [_FORMATS[schema["format"]]] if schema.get("format") in _FORMATS else []
-    description = schema.get("description")
-    if isinstance(description, str):
+    if isinstance(description := schema.get("description"), str):
         for match in _FORM_QUOTED.finditer(description):
             form = _date_form(next(group for group in match.groups() if group is not None))
             if form and form not in forms:

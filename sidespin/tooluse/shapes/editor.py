@@ -210,9 +210,8 @@ class Editor(Shape):
                       written: str) -> ToolCall:
         container, old, new = pair
         edits = call.arguments.get(container) if container is not None else [call.arguments]
-        if isinstance(edits, list) and edits and all(
-                isinstance(e, dict) and e.get(old) in texts and e.get(new) in texts and e.get(old) != e.get(new)
-                for e in edits):
+        if isinstance(edits, list) and edits and all(isinstance(e, dict) and e.get(old) in texts and e.get(new) in texts
+                                                     and e.get(old) != e.get(new) for e in edits):
             return call
         if (arguments := await self._again(call, pair, _quoted_grammar(pair, texts), model, written)) is None:
             return call
