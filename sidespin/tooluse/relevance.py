@@ -90,7 +90,6 @@ def _bm25(tools: Sequence[Tool], words: list[str]) -> list[int]:
         db.execute("CREATE VIRTUAL TABLE tools USING fts5(name, body, tokenize='porter unicode61')")
         db.executemany("INSERT INTO tools(rowid, name, body) VALUES (?, ?, ?)",
                        [(i, " ".join(words_of(t.name)), " ".join(words_of(document(t)))) for i, t in enumerate(tools)])
-        match = " OR ".join(f'"{word}"' for word in words)
         rows = db.execute("SELECT rowid, -bm25(tools, 2.0, 1.0) AS score FROM tools WHERE tools MATCH ? "
-                          "ORDER BY score DESC, rowid", (match,))
+                          "ORDER BY score DESC, rowid", (" OR ".join(f'"{word}"' for word in words),))
         return [row for row, _ in rows]

@@ -138,8 +138,7 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
 def asked_parameters(tool: Tool, arguments: dict[str, Any], message: str) -> list[str]:
     """The optional parameters a call left out that `message` asks for: it says every word of the parameter's name
     (three letters or more; a word begun counts: "sorted" for `sort`), or one of its allowed values whole."""
-    said = set(words_of(message))
-    lower = message.lower()
+    said, lower = set(words_of(message)), message.lower()
     wanted = []
     for name, schema in tool.parameters.items():
         if name in tool.required or name in arguments or not isinstance(schema, dict):
@@ -193,8 +192,7 @@ def _restates(tool: Tool, name: str, value: Any) -> bool:
 
 def _an_example(tool: Tool, name: str, value: Any, said: str) -> bool:
     """Whether a text is an example the tool's text gives ("such as 'X'") that `said` does not mention."""
-    schema = tool.parameters.get(name)
-    if not isinstance(value, str) or allowed(schema) or mentioned(value, said, name):
+    if not isinstance(value, str) or allowed(tool.parameters.get(name)) or mentioned(value, said, name):
         return False
     texts = [tool.description, *(str(s.get("description") or "") for s in tool.parameters.values()
                                  if isinstance(s, dict))]
