@@ -409,9 +409,12 @@ async def test_a_memory_asked_of_a_store_is_written_as_a_call_of_its_tools_whate
 
 @pytest.mark.parametrize("text, recalled", [("What was my saved locker code again?", True),
                                             ("¿Cuál es mi fact preferido para Lyon?", True),
+                                            ("Where does my brother live?", True), ("Wie heißt mein Hund?", True),
                                             ("What is my forecast for Lyon tomorrow?", False)])
 async def test_a_question_about_the_person_recalls_where_the_store_is_the_most_relevant(text, recalled) -> None:
-    model = FakeLlama({text: [("find_facts", {"query": "Lyon" if "Lyon" in text else "locker"}),
+    """Recalled where a store's tool ranks first, or where no tool shares a word with the question."""
+    said = next(word for word in ("Lyon", "brother", "Hund", "locker") if word in text)
+    model = FakeLlama({text: [("find_facts", {"query": said}),
                               ("forecast", {"city": "Lyon"})]}, p_call=0.01,
                       name_tokens={"": [('find_facts",', 0.5), ('forecast",', 0.5)]})
     assert bool(await decided(model, user(text), STORE)) == recalled

@@ -1,7 +1,8 @@
 """The `memory` shape: stores of what the person said to keep (`stores`); classes and evidence: docs/tool-use-rules.md.
 
 - `memory.asked`: asking to remember, recall or forget (`asks_memory`), or about the person where a store's tool ranks
-  first, reads its table and, whatever the call's chance, names its tool that adds, reads or deletes.
+  first or no tool shares a word with it, reads its table and, whatever the call's chance, names its tool that
+  adds, reads or deletes.
 """
 
 from __future__ import annotations
@@ -61,8 +62,9 @@ class Memory(Shape):
     def _asked(decision: Decision) -> str | None:
         """What the last message asks of a memory (`asks_memory`, or "recall" for a question about the person)."""
         text, ranked = decision.talk.last, decision.ranked
-        if (asked := asks_memory(text)) is None and _ABOUT_ME.search(text) and ranked and ranked[0].score > 0:
-            return "recall" if stores(ranked[0].tool) else None
+        if (asked := asks_memory(text)) is None and _ABOUT_ME.search(text) and ranked:
+            alone = all(r.bm25 is None for r in ranked)  # no tool shares a word with it: it is the person's
+            return "recall" if alone or (ranked[0].score > 0 and stores(ranked[0].tool)) else None
         return asked
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
