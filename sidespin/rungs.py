@@ -120,9 +120,8 @@ ANSWER_LEAD = "So,"  # what the answer's hidden beginning ends with: the model g
 
 
 def narrated_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The history for a model that only answers. Each result of an earlier turn is told as the person's message
-    (`told_result`); this turn's results begin the assistant's answer (`results_lead`), the last message, which the
-    model goes on from. A failure a later call of its tool mended is not told (docs/tool-use-rules.md)."""
+    """The history for a model that only answers: earlier turns' results as the person's (`told_result`), this turn's
+    as the beginning of its answer (`results_lead`); a failure a later call mended is not told."""
     told: list[dict[str, Any]] = []
     last_user = max((i for i, m in enumerate(messages) if m["role"] == "user"), default=-1)
     asked = {item.get("id"): call_from_openai(item).arguments for m in messages if m["role"] == "assistant"

@@ -125,12 +125,9 @@ class Decider:
 
     @staticmethod
     def _steps_left(d: Decision) -> bool:
-        """After results: whether the message may ask for another step. A failed call of this turn may be mended;
-        else a message asks as many rounds of calls as it has parts (sentences, or requests joined by "and",
-        "then" …): a small model keeps calling, and one request is answered by one round."""
-        if mendable(d.talk):
-            return True
-        return d.talk.rounds < len(d.talk.parts)
+        """After results: whether the message may ask for another step: a failed call of this turn to mend, or fewer
+        rounds of calls than the message has parts (a small model keeps calling; one request is one round)."""
+        return bool(mendable(d.talk)) or d.talk.rounds < len(d.talk.parts)
 
     @staticmethod
     def _table(d: Decision, cut: list[list[Tool]]) -> tuple[int, str]:
@@ -304,8 +301,7 @@ class Decider:
     @staticmethod
     def _far(d: Decision, call: ToolCall) -> bool:
         """Whether an answer's first call carries nothing the conversation said and its tool is far from the message:
-        no word in common (BM25) and its gist's cosine under `MEANING_FLOOR`. Such a call rests on the model's wish
-        to call alone."""
+        no word in common (BM25) and its gist's cosine under `MEANING_FLOOR` (a call on the model's wish alone)."""
         if d.calls or d.talk.again or any(mentioned(v, d.said, k) for k, v in call.arguments.items()
                                           if not isinstance(v, bool)):
             return False

@@ -11,20 +11,14 @@ from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.offer import SHORTLIST
 from sidespin.tooluse.pipeline import MAX_CALLS
 from tests.route_fake import FakeLlama
-from tests.tooluse.tools import ADD_NOTE, CONVERT, EVALUATE, FIND_NOTES, FORECAST, OLD_FIND, RUN_SQL, STATUS, TEXT, tool
+from tests.tooluse.tools import (ADD_NOTE, CONVERT, EVALUATE, FIND_NOTES, FORECAST, OLD_FIND, RUN_SQL, STATUS, TEXT,
+                                 called, tool)
 
 TOOLS = [EVALUATE, CONVERT, FORECAST, STATUS]
 
 
 def user(text: str) -> list[dict]:
     return [{"role": "user", "content": text}]
-
-
-def called(call_id: str, name: str, arguments: str, answer: str) -> list[dict]:
-    """An answer that called one tool, and what came back."""
-    return [{"role": "assistant", "content": "", "tool_calls": [
-        {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]},
-        {"role": "tool", "tool_call_id": call_id, "content": answer}]
 
 
 async def decided(model: FakeLlama, messages: list[dict], tools: list[Tool] = TOOLS, **options) -> list[tuple]:

@@ -18,7 +18,7 @@ from sidespin.tooluse.shapes.memory import asks_memory
 from sidespin.tooluse.shapes.timezones import as_zone, zones_named
 from sidespin.tooluse.shapes.calculator import asks_calculation, calculates
 from tests.route_fake import FakeLlama, WritesAnEdit
-from tests.tooluse.tools import ADD_NOTE, EVALUATE, FORECAST, tool
+from tests.tooluse.tools import ADD_NOTE, EVALUATE, FORECAST, called, tool
 
 HOME = "/srv/docs"
 TEXT = {"type": "string"}
@@ -160,7 +160,8 @@ def two_folders(root) -> list[Tool]:
 
 @pytest.mark.parametrize("written, placed", [("trip/plan.md", "notes/trip/plan.md"),
                                              ("{root}/trip/plan.md", "notes/trip/plan.md"),
-                                             ("{root}/trip", "notes/trip"), ("plan.md", None),
+                                             ("{root}/trip", "notes/trip"), ("{root}/code/trip", "notes/trip"),
+                                             ("{root}/code/new.md", None), ("plan.md", None),
                                              ("/etc/passwd", None)])
 async def test_a_path_for_a_server_of_several_folders_is_in_the_one_where_its_folder_is(tmp_path, written, placed):
     tools, value = two_folders(tmp_path), written.format(root=tmp_path)
@@ -168,6 +169,21 @@ async def test_a_path_for_a_server_of_several_folders_is_in_the_one_where_its_fo
     model = FakeLlama({text: [("cat", {"file": value})]})
     assert await decided(model, user(text), tools) == [
         ("cat", {"file": f"{tmp_path}/{placed}" if placed else value})]
+
+
+async def test_a_folder_given_where_a_file_is_taken_is_the_file_its_listing_named_that_the_message_speaks_of(
+        tmp_path) -> None:
+    (tmp_path / "trip").mkdir()
+    for name in ("itinerary.md", "packing.txt"):
+        (tmp_path / "trip" / name).write_text("…")
+    reader = tool("cat", "Print a document's text.", {"file": TEXT}, ["file"], read_only=True, places=(str(tmp_path),))
+    listing = [*user("What is in trip/?"), *called("c1", "cat", json.dumps({"file": f"{tmp_path}/trip"}),
+                                                   "[FILE] itinerary.md\n[FILE] packing.txt"),
+               {"role": "assistant", "content": "Two files."}]
+    for text, read in (("Read me the itinerary.", f"{tmp_path}/trip/itinerary.md"), ("Read me both.", None)):
+        model = FakeLlama({text: [("cat", {"file": f"{tmp_path}/trip"})]})
+        wanted = [("cat", {"file": read or f"{tmp_path}/trip"})]  # "both": no one file of the listing
+        assert await decided(model, [*listing, *user(text)], [reader]) == wanted
 
 
 REPO = "/srv/project"

@@ -35,3 +35,10 @@ FORECAST = tool("forecast", "The weather forecast for a city.",
                  "units": {"type": "string", "enum": ["metric", "imperial"]}}, ["city"], source="mcp:weather",
                 read_only=True)
 STATUS = tool("server_status", "Report whether the build server is up.", {}, source="mcp:ops", read_only=True)
+
+
+def called(call_id: str, name: str, arguments: str, answer: str) -> list[dict]:
+    """An answer that called one tool, and what came back."""
+    return [{"role": "assistant", "content": "", "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}]},
+        {"role": "tool", "tool_call_id": call_id, "content": answer}]

@@ -10,11 +10,12 @@ evidence: docs/tool-use-rules.md):
   that table; the call, down to `NAMED_FLOOR`, is a tool's that takes a folder.
 - `folders.file_before`: a change asked after the last call took a file, naming none, goes to that table's tools
   that take a file and change things, down to `NAMED_FLOOR`.
-- `folders.inside`: a relative path, or one under the folders' parent, is joined to the one folder holding it (a
-  way out is left as written, for the server and the person to refuse); a file where a folder is taken is the
-  server's folder.
+- `folders.inside`: a relative path, one under the folders' parent, or one in a folder lacking it, goes to the one
+  folder holding it (a way out is left as written); a file where a folder is taken is the server's folder.
 - `folders.file_said`: where a file is taken and the message names one file, a path naming no file the person
   named is that file; a name alone ending one file the person named is that file.
+- `folders.file_listed`: a folder where a file is taken is the one file of it the last listing named and the message
+  speaks of ("the itinerary").
 """
 
 from __future__ import annotations
@@ -69,11 +70,8 @@ def folders_named(text: str, places: Sequence[str]) -> list[str]:
     """The folders of `places` a message names: a path written with a trailing "/", or, where it says "folder"
     (in one of five languages), a word or a path; each a folder inside one of `places`, never a way up."""
     said = re.findall(r"[\w][\w./-]*/" if not _FOLDER_WORD.search(text) else r"[\w][\w./-]*", text)
-    named = []
-    for word in dict.fromkeys(w.rstrip("./") for w in said):
-        if ".." not in word.split("/") and any(os.path.isdir(posixpath.join(p, word)) for p in places):
-            named.append(word)
-    return named
+    return [word for word in dict.fromkeys(w.rstrip("./") for w in said)
+            if ".." not in word.split("/") and any(os.path.isdir(posixpath.join(p, word)) for p in places)]
 
 
 def _words(name: str) -> set[str]:
@@ -89,21 +87,19 @@ def _takes_file(tool: Tool, name: str) -> bool:
 
 
 def _takes_place(tool: Tool, name: str) -> bool:
-    """Whether parameter `name` takes a folder: its name says so, or it takes a path and the tool's name says folder
-    ("list_directory", "path")."""
+    """Whether parameter `name` takes a folder: it says so, or takes a path and its tool's name says folder."""
     return _takes_folder(name) or bool(_takes_folder(tool.name) and _words(name) & _PATH_NAMES)
 
 
-def _folder_tools(tools: Sequence[Tool], *, reading: bool) -> list[Tool]:
-    """The tools of folder servers that take a folder (`_takes_place`); `reading`: only those that only read."""
+def _folder_tools(tools: Sequence[Tool], *, reading: bool, takes=_takes_place) -> list[Tool]:
+    """The tools of folder servers with a parameter that takes a folder (`takes`: a file); `reading`: only those
+    that only read."""
     return [tool for tool in tools if tool.places and (tool.read_only or not reading)
-            and any(_takes_place(tool, name) for name in tool.parameters)]
+            and any(takes(tool, name) for name in tool.parameters)]
 
 
 def _file_tools(tools: Sequence[Tool], *, reading: bool) -> list[Tool]:
-    """The tools of folder servers with a parameter that takes a file; `reading`: only those that only read."""
-    return [tool for tool in tools if tool.places and (tool.read_only or not reading)
-            and any(_takes_file(tool, name) for name in tool.parameters)]
+    return _folder_tools(tools, reading=reading, takes=_takes_file)
 
 
 class Folders(Shape):
@@ -149,8 +145,8 @@ class Folders(Shape):
 
 
 def _of_file_before(decision: Decision, tools: Sequence[Tool]) -> bool:
-    """Whether the message is about the file the conversation's last call took, a call of one of `tools`: it is short
-    ("turn it down to 4") or shares a word with what the call gave back ("set the theme to dark")."""
+    """Whether the message, short or sharing a word with its result, is about the file the last call (of `tools`)
+    took."""
     before = decision.talk.answered[-1] if decision.talk.answered else None
     if before is None or not any(t.name == before.name for t in _file_tools(tools, reading=False)):
         return False
@@ -184,17 +180,31 @@ def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[
     path = _resolved(value, places)
     if path is None:
         return value
+    if _takes_file(tool, name) and os.path.isdir(path) and (listed := _listed(decision, path)):
+        decision.note("folders.file_listed")
+        return listed
     folder = _takes_place(tool, name) and files_named(posixpath.basename(path))  # a file where a folder is taken
     if path != value or folder:
         decision.note("folders.inside")
     return next(p for p in places if _inside(path, p)) if folder else path
 
 
+def _listed(decision: Decision, folder: str) -> str | None:
+    """The one file of `folder` the last result lists that the message, naming no file, speaks of; else None."""
+    if files_named(decision.talk.last) or not decision.talk.answered:
+        return None
+    said = set(telling_words(decision.talk.last))
+    listed = [f for f in files_named(decision.talk.answered[-1].answer)
+              if said & set(telling_words(f.rsplit(".", 1)[0])) and os.path.isfile(posixpath.join(folder, f))]
+    return posixpath.join(folder, listed[0]) if len(set(listed)) == 1 else None
+
+
 def _resolved(value: str, places: list[str]) -> str | None:
-    """`value` inside one of `places`: as it is, or relative (or under a place's parent) joined to the one place
-    where it, or its folder, is; None where it climbs out or no single place holds it."""
-    if any(_inside(value, p) for p in places):
-        return value
+    """`value` inside the one of `places` holding it (or its folder), as written where it can be; None where it
+    climbs out or no single place holds it."""
+    if (home := next((p for p in places if _inside(value, p)), None)) is not None:
+        others = [p + value[len(home):] for p in places if p != home and os.path.exists(p + value[len(home):])]
+        return others[0] if not os.path.exists(value) and len(others) == 1 else value
     relative = value
     if value.startswith("/"):
         parents = [posixpath.dirname(p) for p in places if value.startswith(posixpath.dirname(p) + "/")]

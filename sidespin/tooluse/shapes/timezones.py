@@ -109,17 +109,14 @@ def _names_in(text: str) -> list[list[str]]:
 def _translated(name: str, embedder: Embedder) -> list[str] | None:
     """The zones of the place `name` names in another language (`timezones.translated`), or None."""
     places = list(_by_place())
-    vectors = embedder.texts([place.replace("_", " ").title() for place in places])
-    query = embedder.query(name)
+    vectors, query = embedder.texts([p.replace("_", " ").title() for p in places]), embedder.query(name)
     if vectors is None or query is None or len(places) < 2:
         return None
     cosines = numpy.stack(vectors) @ query
     first, second = numpy.argsort(-cosines)[:2]
-    place = places[first]
-    if cosines[first] < _NEAR or cosines[first] - cosines[second] < _MARGIN or difflib.SequenceMatcher(
-            None, _place(name), place).ratio() < _SPELLED:
-        return None
-    return _by_place()[place]
+    near = cosines[first] >= _NEAR and cosines[first] - cosines[second] >= _MARGIN
+    return _by_place()[places[first]] if near and difflib.SequenceMatcher(
+        None, _place(name), places[first]).ratio() >= _SPELLED else None
 
 
 def zones_named(text: str, embedder: Embedder | None = None) -> tuple[list[str], list[str]]:
