@@ -373,16 +373,17 @@ class Decider:
 
     async def _asked_for(self, call: ToolCall, tool: Tool, d: Decision) -> bool:
         """Whether a call after the answer's first is one more thing the message asks: of a tool called before in
-        the answer, each of its new values the message mentions and no earlier call holds, and one at least is new
-        (a list written whole by one call is not written again in parts); of another tool, its
+        the answer, each of its new values the message mentions and no earlier call holds in the same parameter, and
+        one at least is new (a list written whole is not written again in parts); of another tool, its
         required values the message mentions (or its server's folder), and the model says it fits."""
         asked = said_in([d.talk.last])
         same = [c.arguments for c in d.calls if c.name == call.name]
         if same:
             new = {k: v for k, v in call.arguments.items() if all(v != s.get(k) for s in same)}
-            used = [v.casefold() for c in d.calls for v in c.arguments.values() if isinstance(v, str)]
-            return bool(new) and all(mentioned(v, asked, k) and not isinstance(v, bool) for k, v in new.items()) \
-                and not any(isinstance(v, str) and any(v.casefold() in u for u in used) for v in new.values())
+            held = any(isinstance(v, str) and isinstance(s.get(k), str) and v.casefold() in s[k].casefold()
+                       for k, v in new.items() for s in same)  # a part of what an earlier call wrote there
+            return bool(new) and not held and all(mentioned(v, asked, k) and not isinstance(v, bool)
+                                                  for k, v in new.items())
         required = [n for n in tool.required if n in call.arguments]
         places = {p.rstrip("/") for p in tool.places}
         values_said = all(mentioned(call.arguments[n], asked, n) or str(call.arguments[n]).rstrip("/") in places

@@ -271,6 +271,11 @@ async def test_values_one_call_already_used_are_not_asked_again_by_another_call_
     whole = ("save_text", {"name": "groceries", "text": "milk\neggs\nbread"})
     wants = {text: [whole, ("save_text", {"name": "groceries", "text": "eggs"})]}
     assert await decided(FakeLlama(wants, writes=1), user(text), [save]) == [whole]  # not overwritten with a part
+    book = tool("book_trip", "Book a trip.", {"origin": TEXT, "destination": TEXT}, ["origin", "destination"])
+    text = "Book a trip from Lima to Quito, and one from Quito to Bogota"
+    legs = [("book_trip", {"origin": "Lima", "destination": "Quito"}),
+            ("book_trip", {"origin": "Quito", "destination": "Bogota"})]
+    assert await decided(FakeLlama({text: legs}, writes=1), user(text), [book]) == legs  # a value in another place
 
 
 async def test_a_call_after_the_first_that_the_message_does_not_ask_for_is_not_kept() -> None:
