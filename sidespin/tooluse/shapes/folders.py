@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.decision import Decision, Shape
@@ -91,15 +91,11 @@ def _takes_place(tool: Tool, name: str) -> bool:
     return _takes_folder(name) or bool(_takes_folder(tool.name) and _words(name) & _PATH_NAMES)
 
 
-def _folder_tools(tools: Sequence[Tool], *, reading: bool, takes=_takes_place) -> list[Tool]:
-    """The tools of folder servers with a parameter that takes a folder (`takes`: a file); `reading`: only those
-    that only read."""
+def _taking(takes: Callable[[Tool, str], bool], tools: Sequence[Tool], *, reading: bool) -> list[Tool]:
+    """The tools of folder servers with a parameter `takes` accepts (`_takes_file`, `_takes_place`); `reading`: only
+    those that only read."""
     return [tool for tool in tools if tool.places and (tool.read_only or not reading)
             and any(takes(tool, name) for name in tool.parameters)]
-
-
-def _file_tools(tools: Sequence[Tool], *, reading: bool) -> list[Tool]:
-    return _folder_tools(tools, reading=reading, takes=_takes_file)
 
 
 class Folders(Shape):
@@ -112,8 +108,8 @@ class Folders(Shape):
         message = decision.talk.last
         reading = not _CHANGES.search(message)
         if files_named(message) or _ABSOLUTE.search(message):
-            return "folders.file_named" if _file_tools(tools, reading=reading) else None
-        folders = _folder_tools(tools, reading=reading)
+            return "folders.file_named" if _taking(_takes_file, tools, reading=reading) else None
+        folders = _taking(_takes_place, tools, reading=reading)
         if folders and folders_named(message, [p for t in folders for p in t.places]):
             return "folders.folder_named"
         if _EDITS.search(message) and _of_file_before(decision, tools):
@@ -124,11 +120,12 @@ class Folders(Shape):
         changing = bool(_CHANGES.search(decision.talk.last))
         offered = list(decision.names.values())
         if "folders.file_before" in decision.notes:
-            kept = {t.name: t for t in _file_tools(offered, reading=False) if not t.read_only}
+            kept = {t.name: t for t in _taking(_takes_file, offered, reading=False) if not t.read_only}
         elif "folders.file_named" in decision.notes:
-            kept = {t.name: t for t in _file_tools(offered, reading=not changing) if not (changing and t.read_only)}
+            kept = {t.name: t for t in _taking(_takes_file, offered, reading=not changing)
+                    if not (changing and t.read_only)}
         elif "folders.folder_named" in decision.notes:
-            kept = {t.name: t for t in _folder_tools(offered, reading=not changing)}
+            kept = {t.name: t for t in _taking(_takes_place, offered, reading=not changing)}
         else:
             return decision.names
         return kept or decision.names
@@ -148,7 +145,7 @@ def _of_file_before(decision: Decision, tools: Sequence[Tool]) -> bool:
     """Whether the message, short or sharing a word with its result, is about the file the last call (of `tools`)
     took."""
     before = decision.talk.answered[-1] if decision.talk.answered else None
-    if before is None or not any(t.name == before.name for t in _file_tools(tools, reading=False)):
+    if before is None or not any(t.name == before.name for t in _taking(_takes_file, tools, reading=False)):
         return False
     said = telling_words(decision.talk.last)
     return len(words_of(decision.talk.last)) <= _SHORT or bool(set(said) & set(telling_words(before.answer)))

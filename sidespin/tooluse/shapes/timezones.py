@@ -151,6 +151,7 @@ class TimeZones(Shape):
         tool = decision.tool(call.name)
         arguments = dict(call.arguments)
         zones, others = zones_named(decision.talk.last, decision.embedder)
+        translated = set(zones) - set(zones_named(decision.talk.last)[0]) if decision.embedder else set()
         used = {v for c in decision.calls for v in c.arguments.values() if isinstance(v, str)}
         zones = [zone for zone in zones if zone not in used]
         for name, value in call.arguments.items():
@@ -163,7 +164,7 @@ class TimeZones(Shape):
             if not mentioned(zone, decision.said, name) and left:
                 zone = left[0]
                 decision.note("timezones.place_named")
-                if zone not in zones_named(decision.talk.last)[0]:  # said in another language: now said in its own
+                if zone in translated:  # said in another language: now said in its own
                     decision.note("timezones.translated")
                     decision.said = f"{decision.said} {zone}"
             elif not mentioned(zone, decision.said, name) and others and all(
