@@ -118,8 +118,7 @@ def _holds_nothing(value: Any) -> bool:
 
 
 def named_from_nothing(text: str, results: Sequence[tuple[str, str]], said: str) -> tuple[str, str] | None:
-    """When every one of the turn's `results` (name, output) is empty: the tool and the first name of the answer (a
-    capitalised word inside a sentence, or a number) no result nor `said` holds; else None."""
+    """All `results` (name, output) empty: the tool, and the answer's first name no result nor `said` has; else None."""
     if not results or not all(empty_result(output) for _, output in results):
         return None
     known = " ".join([said, *(output for _, output in results)]).lower()
@@ -140,11 +139,10 @@ def altered_quote(text: str, results: Sequence[tuple[str, str]]) -> tuple[str, s
     for tool, output in results:
         theirs = _lines(output)
         quoted = [i for i, line in enumerate(written) if _line(line) in theirs]
-        if len({_line(written[i]) for i in quoted}) < _REPEATED_LINES:
-            continue
-        for line in written[quoted[0]:quoted[-1]]:
-            if len(_line(line)) >= 3 and _line(line) not in theirs:
-                return tool, line
+        if len({_line(written[i]) for i in quoted}) >= _REPEATED_LINES:
+            for line in written[quoted[0]:quoted[-1]]:
+                if len(_line(line)) >= 3 and _line(line) not in theirs:
+                    return tool, line
     return None
 
 

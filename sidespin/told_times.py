@@ -54,8 +54,7 @@ def claimed_now(text: str) -> str | None:
 
 
 def misread_time(text: str, results: Sequence[tuple[str, str]], said: str) -> tuple[str, str, str] | None:
-    """A clock time (with minutes) the answer gives that neither the `results` (name and output) giving moments with
-    offsets nor `said` give, locally or as UTC: the time as written, the tool, and what it returned; else None."""
+    """A clock time the answer tells no moment of `results` nor `said` gives: (as told, tool, returned); or None."""
     moments = [(tool, int(h), int(m), offset) for tool, output in results
                for h, m, offset in _RESULT_TIME.findall(output)]
     if not moments:

@@ -49,27 +49,18 @@ def to_mend(call: ToolCall, talk: Talk) -> tuple[ToolCall, str, list[dict[str, A
     return None
 
 
-def _named_value(call: ToolCall, error: str) -> tuple[str, str] | None:
-    """The string argument the error names (the longest, when several are), unless it is a path."""
-    named = [(name, value) for name, value in call.arguments.items() if isinstance(value, str) and len(value) >= 2
-             and value.lower() in error.lower() and not _FILE.search(value)]
-    return max(named, key=lambda pair: len(pair[1])) if named else None
-
-
-def _opened(arguments: dict[str, Any], name: str) -> str:
-    """`arguments` as JSON left open for one more, `name`, up to its value."""
-    head = json.dumps(arguments, ensure_ascii=False)
-    return (head[:-1] + ", " if arguments else "{") + json.dumps(name) + ": "
-
-
 async def another_value(model: Model, written: str, call: ToolCall, error: str, tried: list[dict[str, Any]],
                         makes: Callable[[ToolCall], bool] = lambda call: True) -> ToolCall | None:
     """`call` (written after `written`) with another value where the error names one and `makes` accepts; or None."""
-    if (named := _named_value(call, error)) is None:
+    # the string argument the error names (the longest, when several are), unless it is a path
+    named = [(k, v) for k, v in call.arguments.items() if isinstance(v, str) and len(v) >= 2
+             and v.lower() in error.lower() and not _FILE.search(v)]
+    if not named:
         logger.info("TOOLUSE_MEND_NOTHING {}: the error names none of its values", call.name)
         return None
-    parameter, value = named
-    written += _opened({k: v for k, v in call.arguments.items() if k != parameter}, parameter) + '"'
+    parameter, value = max(named, key=lambda pair: len(pair[1]))
+    others = {k: v for k, v in call.arguments.items() if k != parameter}  # as JSON left open for `parameter`'s value
+    written += (json.dumps(others, ensure_ascii=False)[:-1] + ", " if others else "{") + json.dumps(parameter) + ': "'
     ideas: list[tuple[float, str, str]] = []  # probability, the value before it, the token
     consumed = ""
     for _ in range(_VALUE_TOKENS):

@@ -71,8 +71,8 @@ def said_in(texts: Sequence[str]) -> str:
     plain = unicodedata.normalize("NFKD", said).encode("ascii", "ignore").decode()
     derived = [w for w in _WORD.findall(plain) if w not in said]
     derived += [_NUMBER_WORDS[w] for w in _WORD.findall(said) if w in _NUMBER_WORDS]
-    for hour, minutes, half in _TWELVE_HOUR.findall(said):
-        derived.append(f"{int(hour) % 12 + (12 if half == 'p' else 0):02d}:{minutes or '00'}")
+    derived += [f"{int(hour) % 12 + (12 if half == 'p' else 0):02d}:{minutes or '00'}"
+                for hour, minutes, half in _TWELVE_HOUR.findall(said)]
     derived += [f"{float(number) * _SCALE[scale]:.12g}" for number, scale in _SCALED.findall(_THOUSANDS.sub("", said))]
     return said + ("\n" + " ".join(derived) if derived else "")
 
@@ -136,8 +136,7 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
 
 
 def asked_parameters(tool: Tool, arguments: dict[str, Any], message: str) -> list[str]:
-    """The optional parameters a call left out that `message` asks for: it says every word of the parameter's name
-    (three letters or more; a word begun counts: "sorted" for `sort`), or one of its allowed values whole."""
+    """The optional parameters left out that `message` asks for: all words of the name ("sorted": sort), or a value."""
     said, lower = set(words_of(message)), message.lower()
     wanted = []
     for name, schema in tool.parameters.items():
@@ -166,9 +165,7 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
 
 def _all_in(value: Any, text: str, name: str) -> bool:
     """Whether the tool's own text mentions a value: a text by all of its words, anything else as `mentioned` does."""
-    if not isinstance(value, str):
-        return mentioned(value, text, name)
-    words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()]
+    words = [w for w in _WORD.findall(value.lower()) if len(w) >= 3 or w.isdigit()] if isinstance(value, str) else []
     return mentioned(value, text, name) and all(w in text for w in words)
 
 
@@ -203,7 +200,7 @@ def _an_example(tool: Tool, name: str, value: Any, said: str) -> bool:
 def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
     """`arguments` with each number written as `said` says it (`as_said` in the module's rules)."""
     percents = {float(n) for n, _ in re.findall(r"(\d+(?:\.\d+)?)\s?(%|percent\b|per cent\b)", said)}
-    whole = {n for n in re.findall(r"(?<![\d.])\d{2,}(?![\d.])", _THOUSANDS.sub("", said))}
+    whole = set(re.findall(r"(?<![\d.])\d{2,}(?![\d.])", _THOUSANDS.sub("", said)))
     fixed = dict(arguments)
     for name, value in arguments.items():
         schema = tool.parameters.get(name)

@@ -60,15 +60,13 @@ _FOLDER_NAMES = frozenset({"dir", "directory", "folder", "repo", "repository", "
 
 
 def files_named(text: str) -> list[str]:
-    """The files a message names: names with an extension, with the folders before them ("notes/ideas.md"); never
-    a way up ("..") nor an absolute path, as they are joined to a server's folder."""
+    """The files a message names with an extension, with their folders ("notes/ideas.md"); never ".." nor absolute."""
     return [name for name in dict.fromkeys(_FILE.findall(text))
             if name.rsplit(".", 1)[1].lower() not in _DOMAINS and "@" not in name]
 
 
 def folders_named(text: str, places: Sequence[str]) -> list[str]:
-    """The folders of `places` a message names: a path written with a trailing "/", or, where it says "folder"
-    (in one of five languages), a word or a path; each a folder inside one of `places`, never a way up."""
+    """The folders inside `places` a message names ("name/", or any word where it says "folder"); never a way up."""
     said = re.findall(r"[\w][\w./-]*/" if not _FOLDER_WORD.search(text) else r"[\w][\w./-]*", text)
     return [word for word in dict.fromkeys(w.rstrip("./") for w in said)
             if ".." not in word.split("/") and any(os.path.isdir(posixpath.join(p, word)) for p in places)]
@@ -92,8 +90,7 @@ def _takes_place(tool: Tool, name: str) -> bool:
 
 
 def _taking(takes: Callable[[Tool, str], bool], tools: Sequence[Tool], *, reading: bool) -> list[Tool]:
-    """The tools of folder servers with a parameter `takes` accepts (`_takes_file`, `_takes_place`); `reading`: only
-    those that only read."""
+    """The tools of folder servers with a parameter `takes` accepts; with `reading`, only those that only read."""
     return [tool for tool in tools if tool.places and (tool.read_only or not reading)
             and any(takes(tool, name) for name in tool.parameters)]
 
@@ -112,9 +109,7 @@ class Folders(Shape):
         folders = _taking(_takes_place, tools, reading=reading)
         if folders and folders_named(message, [p for t in folders for p in t.places]):
             return "folders.folder_named"
-        if _EDITS.search(message) and _of_file_before(decision, tools):
-            return "folders.file_before"
-        return None
+        return "folders.file_before" if _EDITS.search(message) and _of_file_before(decision, tools) else None
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
         changing = bool(_CHANGES.search(decision.talk.last))
@@ -142,8 +137,7 @@ class Folders(Shape):
 
 
 def _of_file_before(decision: Decision, tools: Sequence[Tool]) -> bool:
-    """Whether the message, short or sharing a word with its result, is about the file the last call (of `tools`)
-    took."""
+    """Whether the message, short or sharing a word with its result, is about the file the last call of `tools` took."""
     before = decision.talk.answered[-1] if decision.talk.answered else None
     if before is None or not any(t.name == before.name for t in _taking(_takes_file, tools, reading=False)):
         return False
@@ -174,8 +168,7 @@ def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[
             posixpath.basename(f) for f in files_named(decision.talk.told)}:
         decision.note("folders.file_said")
         value = named[0]
-    path = _resolved(value, places)
-    if path is None:
+    if (path := _resolved(value, places)) is None:
         return value
     if _takes_file(tool, name) and os.path.isdir(path) and (listed := _listed(decision, path)):
         decision.note("folders.file_listed")
@@ -197,8 +190,7 @@ def _listed(decision: Decision, folder: str) -> str | None:
 
 
 def _resolved(value: str, places: list[str]) -> str | None:
-    """`value` inside the one of `places` holding it (or its folder), as written where it can be; None where it
-    climbs out or no single place holds it."""
+    """`value` inside the one of `places` holding it (or its folder); None where it climbs out or no one place does."""
     if (home := next((p for p in places if _inside(value, p)), None)) is not None:
         others = [p + value[len(home):] for p in places if p != home and os.path.exists(p + value[len(home):])]
         return others[0] if not os.path.exists(value) and len(others) == 1 else value

@@ -1,16 +1,14 @@
 """The `timezones` shape: tools whose string parameter's description gives an IANA zone as its example.
 
-Such a tool fails on a place written as itself ("Los Angeles") or under the wrong area ('Europe/Tokyo'), and tells
-the wrong time for a zone no one said. Rules (with Python's `zoneinfo`; classes and evidence:
-docs/tool-use-rules.md):
+Such a tool fails on a place written as itself ("Los Angeles") or under the wrong area ('Europe/Tokyo'), and tells the
+wrong time for a zone no one said. Rules (with Python's `zoneinfo`; classes and evidence: docs/tool-use-rules.md):
 
 - `timezones.as_zone`: a zone in another case, a zone's place, or its first words, is that zone.
 - `timezones.translated`: a place named in another language is the zone whose place is nearest in meaning, where
   near (`_NEAR`), clear of the next (`_MARGIN`) and spelled alike (`_SPELLED`).
 - `timezones.place_named`: a zone no one said is the first place named the answer's calls have not used yet.
 - `timezones.now_asked`: a question of the time or date now reads a zone tool's table, a call down to `NAMED_FLOOR`.
-- `timezones.elsewhere`: a zone no one said, where the message names places none of which its name holds, is no
-  call.
+- `timezones.elsewhere`: a zone no one said, where the message names places none of which its name holds, is no call.
 """
 
 from __future__ import annotations
@@ -120,13 +118,11 @@ def _translated(name: str, embedder: Embedder) -> list[str] | None:
 
 
 def zones_named(text: str, embedder: Embedder | None = None) -> tuple[list[str], list[str]]:
-    """The zones whose places `text` names, in its order, and the names it gives that are no zone's place; with
-    `embedder`, a place named in another language is its zone's (`timezones.translated`)."""
+    """The zones whose places `text` names, in order (with `embedder`, in any language), and its names of no place."""
     zones: list[str] = []
     others: list[str] = []
     for words in _names_in(text):
-        found = next((z for k in range(len(words), 0, -1) if (z := _by_place().get(_place(" ".join(words[:k]))))),
-                     None)
+        found = next((z for k in range(len(words), 0, -1) if (z := _by_place().get(_place(" ".join(words[:k]))))), None)
         if not found and embedder is not None:
             found = _translated(" ".join(words), embedder)
         if found:
@@ -143,9 +139,7 @@ class TimeZones(Shape):
         return any(takes_a_zone(schema) for tool in tools for schema in tool.parameters.values())
 
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
-        if _NOW.search(decision.talk.last) and self.applies(tools):
-            return "timezones.now_asked"
-        return None
+        return "timezones.now_asked" if _NOW.search(decision.talk.last) and self.applies(tools) else None
 
     async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
         tool = decision.tool(call.name)
