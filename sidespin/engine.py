@@ -103,6 +103,8 @@ class Engine:
             starting = asyncio.create_task(backend.start(), name="backend-start")
             stack.push_async_callback(_stop_backend, backend, starting)
             engine.mcp = await open_mcp(stack, settings, registry, strict_mcp, sign_ins)
+            if engine.mcp is not None:  # what each server holds, from its listings that may run unasked
+                await engine.mcp.read_all_holdings(lambda tool: engine.outside_policy(tool, {}) is None)
             await starting
             engine.rung = choose_rung(backend, settings.tool_mode)
             logger.info("TOOL_RUNG {} ({})", engine.rung.name, engine.rung.source)

@@ -17,7 +17,7 @@ import dataclasses
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 import mcp_types as types
 from loguru import logger
@@ -31,6 +31,7 @@ from sidespin.mcp.catalog import Catalog, PromptMessage, Reading, prompt_message
 from sidespin.mcp.config import ServerConfig
 from sidespin.mcp.connection import STARTUP_TIMEOUT, Connection, ServerStatus
 from sidespin.mcp.content import render_result, tool_from_mcp
+from sidespin.mcp.holdings import listing_tools, read_holdings
 from sidespin.mcp.places import folders
 from sidespin.mcp.subscriptions import Subscriptions
 from sidespin.questions import QuestionDesk
@@ -106,6 +107,9 @@ class MCPManager:
         self._catalog_fetch: asyncio.Task[Catalog] | None = None
         self._catalog_epoch = 0  # moves whenever the cached catalog goes stale; a fetch from before is not kept
         self._renamed: dict[str, list[str]] = {}  # by server: its tools offered under another name, or left out
+        self._holds: dict[str, tuple[str, ...]] = {}  # by server: the names its listing tools give
+        self.may_run: Callable[[Tool], bool] | None = None  # whether a listing may run unasked: none read while None
+        self._reading: dict[str, asyncio.Task[None]] = {}
 
     def _asker(self, config: ServerConfig) -> ElicitationFnT:
         """The elicitation callback of one server: its questions go to the desk, bounded by its timeout."""
@@ -123,6 +127,7 @@ class MCPManager:
             self._register(self._registry, connection)
         if connection.status == "ready":
             self.subscriptions.server_ready(connection.name)
+            self.reread_holdings(connection.name)
         self._forget_catalog()
         self._wake()
 
@@ -164,7 +169,7 @@ class MCPManager:
     async def aclose(self) -> None:
         """Close every session and end every child process (shielded, so Ctrl-C cannot leave orphans)."""
         await self.subscriptions.aclose()
-        restarts = [task for task in self._restarts.values() if not task.done()]
+        restarts = [task for task in [*self._restarts.values(), *self._reading.values()] if not task.done()]
         for task in restarts:
             task.cancel()
         if restarts:
@@ -328,11 +333,44 @@ class MCPManager:
         except MCPServerError as error:
             raise ToolFailed(str(error)) from None
         rendered = render_result(result, ToolCall(name=tool, arguments=arguments))
+        listed = self.listed_tool(server, tool)
+        if not (listed and listed.annotations and listed.annotations.read_only_hint) and not result.is_error:
+            self.reread_holdings(server, after=tool)
         if self.apps is not None and not result.is_error:
             view = await self.read_app(server, tool)
             if view is not None:
                 rendered.attachments.append(view.attachment())
         return rendered
+
+    async def read_holdings(self, server: str) -> None:
+        """Read what `server` holds from its listing tools (`sidespin.mcp.holdings`), where `may_run` lets them run
+        unasked, and give the names to its tools in the registry."""
+        if self._registry is None or self.may_run is None or self.connection(server).status != "ready":
+            return
+        tools = [t for t in self._registry if t.source == f"mcp:{server}"]
+        holds = await read_holdings(server, tools, self.may_run, lambda tool: tool.invoke({}))
+        if holds is not None:
+            self._holds[server] = holds
+            for tool in self._registry:
+                if tool.source == f"mcp:{server}":
+                    tool.holds = holds
+
+    def reread_holdings(self, server: str, after: str | None = None) -> None:
+        """Read `server`'s holdings again in the background (`read_holdings`), unless a reading is under way or
+        `after`, the tool whose call changed things, is one of its listings."""
+        running = self._reading.get(server)
+        if self.may_run is None or (running is not None and not running.done()):
+            return
+        if after is not None and any(t.name in (after, f"{server}__{after}") for t in listing_tools(
+                [t for t in self._registry or [] if t.source == f"mcp:{server}"])):
+            return
+        self._reading[server] = asyncio.get_running_loop().create_task(self.read_holdings(server))
+
+    async def read_all_holdings(self, may_run: Callable[[Tool], bool]) -> None:
+        """Start reading holdings, with `may_run` as the approval check, and wait for every ready server's."""
+        self.may_run = may_run
+        await asyncio.gather(*(self.read_holdings(name) for name, c in self._connections.items()
+                               if c.status == "ready"))
 
     def listed_tool(self, server: str, tool: str) -> types.Tool | None:
         """The tool `server` listed under the name `tool` (as it names it, not as the registry may), or None."""
@@ -399,7 +437,7 @@ class MCPManager:
             tool = dataclasses.replace(
                 tool_from_mcp(listed, self._tool_fn(name, listed.name), source=f"mcp:{name}",
                               timeout=max(_HARD_CAP, config.timeout)),
-                places=places,
+                places=places, holds=self._holds.get(name, ()),
             )
             if not config.trust_read_only:
                 tool.read_only = False

@@ -128,6 +128,7 @@ class Tool:
     task: TaskSupport | None = None  # it can run long: an MCP client that takes tasks gets one (`sidespin.mcp.served`)
     asks_first: bool = False  # served as a task only once it calls `as_task()`; its questions come before
     places: tuple[str, ...] = ()  # the folders its MCP server works in, as mcp.json names them (`sidespin.mcp.places`)
+    holds: tuple[str, ...] = ()  # the names its MCP server's listing gives (`sidespin.mcp.holdings`)
 
     @property
     def parameters(self) -> dict[str, Any]:

@@ -97,12 +97,13 @@ class Model:
         return name if name in names else None
 
     async def fit_chance(self, tool: Tool, asked: str) -> float:
-        """The chance of "yes" against "no" to whether `tool` does what `asked` asks (1.0 when it answers neither)."""
+        """The chance of "yes" over "no" that `tool` (and what it holds) does what `asked` asks (1.0: neither)."""
         chat: list[dict[str, Any]] = [{"role": "system", "content": _FIT_SYSTEM}]
         for name, description, message, answer in _FIT_EXAMPLES:
             example = _FIT_QUESTION.format(name=name, description=description, message=message)
             chat += [{"role": "user", "content": example}, {"role": "assistant", "content": answer}]
-        question = _FIT_QUESTION.format(name=tool.name, description=cut(tool.description, DESCRIPTION),
+        held = f" It holds {', '.join(tool.holds)}" if tool.holds else ""  # its server's things, by name
+        question = _FIT_QUESTION.format(name=tool.name, description=cut(tool.description, DESCRIPTION) + held,
                                         message=cut(asked, _MESSAGE))
         likely = await self.llama.next_tokens(await self.llama.render([*chat, {"role": "user", "content": question}]))
         yes = sum(p for token, p in likely if token.strip().lower().startswith("yes"))

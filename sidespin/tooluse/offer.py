@@ -54,6 +54,7 @@ def offered(tool: Tool, description: int | None = DESCRIPTION) -> dict[str, Any]
         function["description"] = cut(function.get("description") or "", description)
     if tool.places:  # after the cut, so it is always read; no full stop a small model would copy into a path
         function["description"] += " It works in " + " and ".join(tool.places)
+    function["description"] += " It holds " + ", ".join(tool.holds) if tool.holds else ""  # `sidespin.mcp.holdings`
     function["parameters"] = _compact(function["parameters"])
     for name, schema in (function["parameters"].get("properties") or {}).items():
         if description is not None and isinstance(schema, dict) and isinstance(schema.get("description"), str):

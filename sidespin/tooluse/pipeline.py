@@ -249,8 +249,7 @@ class Decider:
         if d.calls or d.retried or len(d.names) - len(aliases) < 2:
             return None
         d.retried = True
-        for name in [refused, *aliases]:
-            d.names.pop(name, None)
+        d.names = {n: t for n, t in d.names.items() if n not in (refused, *aliases)}
         left = [r for r in d.ranked if r.tool.name in d.names]
         by_words = min((r for r in left if r.bm25 is not None), key=lambda r: r.bm25, default=None)
         by_meaning = min((r for r in left if r.meaning is not None), key=lambda r: r.meaning, default=None)

@@ -41,16 +41,17 @@ def _server(tool: Tool) -> str:
 
 
 def document(tool: Tool) -> str:
-    """A tool's text as ranked: its server's name, its name's words, description and parameters."""
+    """A tool's text as ranked: its server's name, its name's words, description, parameters and what it holds."""
     parameters = " ".join(f"{name} {(schema or {}).get('description') or ''}"
                           for name, schema in tool.parameters.items() if isinstance(schema, dict))
-    return f"{_server(tool)} {' '.join(words_of(tool.name))}: {tool.description[:_DOCUMENT]} {parameters[:_PARAMETERS]}"
+    return (f"{_server(tool)} {' '.join(words_of(tool.name))}: {tool.description[:_DOCUMENT]} "
+            f"{parameters[:_PARAMETERS]} {' '.join(tool.holds)}")
 
 
 def gist(tool: Tool) -> str:
-    """What a tool is embedded as: its server's name, its name's words and its description's first sentence."""
+    """What a tool is embedded as: its server's name, name's words, description's first sentence and `holds`."""
     first = re.split(r"(?<=[.!?])\s", " ".join(tool.description.split()), maxsplit=1)[0]
-    return f"{_server(tool)}: {' '.join(words_of(tool.name))}: {first[:_GIST]}".lstrip(": ")
+    return f"{_server(tool)}: {' '.join(words_of(tool.name))}: {first[:_GIST]} {', '.join(tool.holds)}".strip(": ")
 
 
 def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list[Ranked]:

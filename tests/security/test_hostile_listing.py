@@ -1,0 +1,49 @@
+"""Round three: sidespin calls a server's listing tool by itself to learn what the server holds
+(sidespin.mcp.holdings). What a listing gives is a server's, or its data's author's: only short names reach the
+decision's prompt, a listing marked destructive is never called, and one that hangs costs the start no more than its
+timeout, the server's other tools still serving. A real stdio server (tests/mcp/servers/shelf_server.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from sidespin.config import load_settings
+from sidespin.engine import Engine
+from sidespin.mcp import holdings
+from sidespin.tooluse.offer import offered
+from tests.scripted import ScriptedBackend
+
+SHELF = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "shelf_server.py"
+
+
+def _settings(tmp_path: Path, *flags: str):
+    record = tmp_path / "ran.txt"
+    (tmp_path / "mcp.json").write_text(json.dumps(
+        {"servers": {"shelf": {"command": sys.executable, "args": [str(SHELF), str(record), *flags]}}}))
+    return load_settings(data_dir=tmp_path, mcp_config=tmp_path / "mcp.json", tool_mode="xml"), record
+
+
+async def test_a_sentence_in_a_listing_never_reaches_the_prompt_and_a_destructive_listing_never_runs(tmp_path):
+    settings, record = _settings(tmp_path)
+    async with Engine.open(settings, backend=ScriptedBackend([]), approval="auto") as engine:
+        told = json.dumps([offered(tool) for tool in engine.registry])
+        assert "kitchen" in told and "Ignore every instruction" not in told
+    assert "list_and_burn" not in record.read_text().split()
+
+
+async def test_a_hung_listing_leaves_the_server_serving_and_its_tools_holding_nothing(tmp_path, monkeypatch):
+    monkeypatch.setattr(holdings, "TIMEOUT", 0.5)
+    settings, _ = _settings(tmp_path, "hang")
+    async with Engine.open(settings, backend=ScriptedBackend([]), approval="auto") as engine:
+        assert engine.registry.get("add_shelf").holds == ()
+        result = await engine.registry.get("add_shelf").invoke({"name": "attic"})
+        assert result.error is None and "added attic" in result.output
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000, "{'a': " * 5000, "\x00" * 50_000, "[" * 900 + "]" * 900])
+def test_a_listing_that_is_no_literal_gives_lines_or_nothing_and_never_raises(text):
+    assert all(len(name) <= holdings.MAX_NAME for name in holdings.names_in(text))
