@@ -359,6 +359,27 @@ async def test_a_calculation_asked_is_written_as_a_call_of_a_tool_that_calculate
     assert await decided(off, user("what's 48 x 37"), [EVALUATE, FORECAST], shapes={"calculator": False}) == []
 
 
+def calculated(first: str, result: str, text: str) -> list[dict[str, Any]]:
+    call = {"id": "c1", "type": "function", "function": {"name": "evaluate", "arguments": '{"expression": "1"}'}}
+    return [*user(first), {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": result}, {"role": "assistant", "content": result},
+            *user(text)]
+
+
+async def test_an_operation_on_one_number_right_after_a_calculation_is_that_operation_on_its_result() -> None:
+    for text, copied, expression in (("and now divide that by 4", "96/4", "96 / 4"),
+                                     ("Y eso, ¿por 3?", "12*3", "96 * 3"), ("et moins 6,5 ?", "12-6.5", "96 - 6.5")):
+        messages = calculated("what's 8 times 12", "96", text)
+        model = FakeLlama({text: [("evaluate", {"expression": copied})]}, p_call=0.2)
+        assert await decided(model, messages, [EVALUATE, FORECAST]) == [("evaluate", {"expression": expression})]
+        off = FakeLlama({text: [("evaluate", {"expression": copied})]}, p_call=0.9)
+        assert await decided(off, messages, [EVALUATE, FORECAST], shapes={"calculator": False}) == [
+            ("evaluate", {"expression": copied})]
+    other = "and the weather in 2 days?"  # a number, but no operation on it
+    model = FakeLlama({other: [("evaluate", {"expression": "96+2"})]}, p_call=0.2)
+    assert await decided(model, calculated("what's 8 times 12", "96", other), [EVALUATE, FORECAST]) == []
+
+
 NUMBER = {"type": "number"}
 TIMES = tool("times", "Multiply x by y.", {"x": NUMBER, "y": NUMBER}, ["x", "y"], source="mcp:ops")
 ROOT = tool("root", "The square root of a value.", {"value": NUMBER}, ["value"], source="mcp:ops")

@@ -7,17 +7,24 @@ arithmetic operation ("Multiply two numbers", `square_root`) and it takes number
   or a word for one between them: "48 x 37", "12 plus 30", "7 fois 6"; a share of a number, "15% of 80"; a root
   of one) reads the table of a tool that calculates, is written and checked as a call down to `NAMED_FLOOR`, and
   its name is chosen among the tools that calculate.
+- `calculator.on_result` (the same stages, and arguments): a message with one number and an operation on it ("Und
+  das Ganze mal 12?", "now divide that by 4"), right after a calculation whose result is a number, is that
+  operation on the result: the same, and a tool's one text parameter is written "<result> <operator> <number>".
 """
 
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-from sidespin.tools import Tool
+from sidespin.tools import Tool, ToolCall
+from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.decision import Decision, Shape
 
-__all__ = ["Calculator", "calculates", "asks_calculation"]
+if TYPE_CHECKING:
+    from sidespin.tooluse.model import Model
+
+__all__ = ["Calculator", "calculates", "asks_calculation", "on_result"]
 
 _CALCULATES = re.compile(r"(?i)\b(?:calculat\w*|evaluat\w*|arithmetic|math\w*|expression|comput\w*)\b")
 _OPERATION = re.compile(r"(?i)\b(?:add|sum|subtract|minus|multipl\w*|divi\w*|power|exponent\w*|sqrt|root|modulo|"
@@ -28,6 +35,9 @@ _CALCULATION = re.compile(r"(?i)\d[\d.,]*\s*(?:[-+*/×x÷^%]|times|plus|minus|di
                           r"(?:square root|sqrt|racine carr[ée]e|ra[íi]z cuadrada|wurzel)"
                           r"\s*(?:of|de|aus|von)?\s*\(?\d")
 _NUMBER = frozenset({"number", "integer"})
+_OPERATORS = (("/", r"(?:divid\w*|geteilt|divis\w*)\b|[÷/]"), ("*", r"(?:times|mal|fois|por|multipl\w*)\b|[x×*]"),
+              ("+", r"(?:plus|más|add\w*)\b|[+]"), ("-", r"(?:minus|menos|moins|weniger|subtract\w*)\b|[-−]"))
+_A_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def calculates(tool: Tool) -> bool:
@@ -44,6 +54,18 @@ def asks_calculation(text: str) -> bool:
     return _CALCULATION.search(text) is not None
 
 
+def on_result(talk: Talk) -> str | None:
+    """The calculation a message asks of the last result ("350 * 12"), where it holds one number and an operation
+    on it and the conversation's last call, before this turn, gave a number; else None."""
+    last = talk.answered[-1] if talk.answered and not talk.this_turn else None
+    numbers = re.findall(r"\d+(?:[.,]\d+)?", talk.last)
+    if last is None or len(numbers) != 1 or not _A_NUMBER.fullmatch(last.answer.strip()):
+        return None
+    found = [(m.start(), symbol) for symbol, words in _OPERATORS
+             for m in [re.search(rf"(?i)(?<!\w)(?:{words})\D{{0,12}}?{re.escape(numbers[0])}", talk.last)] if m]
+    return f"{last.answer.strip()} {min(found)[1]} {numbers[0].replace(',', '.')}" if found else None
+
+
 class Calculator(Shape):
     id = "calculator"
 
@@ -51,9 +73,16 @@ class Calculator(Shape):
         return any(calculates(tool) for tool in tools)
 
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
-        return "calculator.asked" if asks_calculation(decision.talk.last) and self.applies(tools) else None
+        if not self.applies(tools):
+            return None
+        return "calculator.asked" if asks_calculation(decision.talk.last) else (
+            "calculator.on_result" if on_result(decision.talk) else None)
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
-        if "calculator.asked" not in decision.notes:
-            return decision.names
-        return {n: t for n, t in decision.names.items() if calculates(t)} or decision.names
+        chosen = {"calculator.asked", "calculator.on_result"} & set(decision.notes)
+        return {n: t for n, t in decision.names.items() if calculates(t) or not chosen} or decision.names
+
+    async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
+        tool, asked = decision.names[call.name], "calculator.on_result" in decision.notes and on_result(decision.talk)
+        texts = [n for n in tool.required if tool.parameters.get(n, {}).get("type") == "string"]
+        return ToolCall(call.name, {**call.arguments, texts[0]: asked}) if asked and len(texts) == 1 else call
