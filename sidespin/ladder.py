@@ -2,8 +2,7 @@
 
 A backend offers the rungs it has: `native` where it takes tool definitions, `route` where llama.cpp's own completion
 endpoint is reachable (the embedded model), `xml` everywhere. `tool_mode` in config.json (or SIDESPIN_TOOL_MODE)
-names a rung; `auto` (the default) takes the first the backend offers in `PREFERENCE`.
-"""
+names a rung; `auto` (the default) takes the first the backend offers in `PREFERENCE`."""
 
 from __future__ import annotations
 
@@ -36,6 +35,4 @@ def rungs_of(backend: Backend) -> list[str]:
 
 def choose_rung(backend: Backend, tool_mode: str) -> Choice:
     """The configured rung, or the best this backend offers."""
-    if tool_mode != "auto":
-        return Choice(tool_mode, "config")
-    return Choice(rungs_of(backend)[0], "default")
+    return Choice(tool_mode, "config") if tool_mode != "auto" else Choice(rungs_of(backend)[0], "default")

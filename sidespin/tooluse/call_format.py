@@ -66,8 +66,7 @@ async def read_format(llama: Llama) -> CallFormat:
         return asked + [{"role": "assistant", "content": "", "tool_calls": calls}, *results, asked[0]]
 
     try:
-        start = await llama.render(asked, [tool])
-        one, two = await llama.render(answered(1), [tool]), await llama.render(answered(2), [tool])
+        start, one, two = [await llama.render(chat, [tool]) for chat in (asked, answered(1), answered(2))]
     except BackendError as error:
         logger.warning("TOOLUSE_FORMAT_FALLBACK the template could not render a call: {}", error)
         return FALLBACK

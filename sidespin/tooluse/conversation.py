@@ -88,12 +88,11 @@ class Talk:
         answers = {m.get("tool_call_id"): str(m.get("content") or "") for m in self.messages if m.get("role") == "tool"}
         made = []
         for place, message in enumerate(self.messages):
-            for one in message.get("tool_calls") or []:
+            for one in (call for call in message.get("tool_calls") or [] if call.get("id") in answers):
                 function = one.get("function") or {}
-                if one.get("id") in answers:
-                    with contextlib.suppress(json.JSONDecodeError, TypeError):
-                        arguments = json.loads(function.get("arguments") or "{}")
-                        made.append(Answered(place, str(function.get("name")), arguments, answers[one.get("id")]))
+                with contextlib.suppress(json.JSONDecodeError, TypeError):
+                    arguments = json.loads(function.get("arguments") or "{}")
+                    made.append(Answered(place, str(function.get("name")), arguments, answers[one.get("id")]))
         return made
 
     @property

@@ -1,5 +1,4 @@
-"""The one value a decision's stages pass along (`sidespin.tooluse.pipeline`), and the hooks a shape offers them
-(`sidespin.tooluse.shapes`)."""
+"""The one value a decision's stages pass along (`sidespin.tooluse.pipeline`), and the hooks a shape offers them."""
 
 from __future__ import annotations
 

@@ -21,8 +21,7 @@ _THREADS = 1  # numpy's own, for one short text at a time: llama.cpp needs the c
 
 
 class Embedder:
-    """L2-normalised vectors of short texts (a dot product is the cosine); where the model could not be loaded,
-    `available` is False and every vector None."""
+    """L2-normalised vectors of short texts (a dot product is the cosine); no model: `available` False, vectors None."""
 
     def __init__(self) -> None:
         self._model: Any = None

@@ -26,12 +26,10 @@ SHAPES: dict[str, Shape] = {shape.id: shape for shape in (Folders(), Editor(), T
 
 def shapes_for(tools: Sequence[Tool], switches: Mapping[str, bool] | None = None) -> list[Shape]:
     """The shapes that apply to `tools` and are not switched off (`switches`: id to on or off), in `SHAPES` order."""
-    switches = switches or {}
-    return [shape for name, shape in SHAPES.items() if switches.get(name, True) and shape.applies(tools)]
+    return [shape for name, shape in SHAPES.items() if (switches or {}).get(name, True) and shape.applies(tools)]
 
 
 def check_switches(switches: Mapping[str, bool]) -> None:
     """Raise `ConfigError` for a switch that names no shape."""
-    unknown = sorted(set(switches) - set(SHAPES))
-    if unknown:
+    if unknown := sorted(set(switches) - set(SHAPES)):
         raise ConfigError(f"shapes: no shape is named {', '.join(map(repr, unknown))} (known: {', '.join(SHAPES)})")

@@ -88,10 +88,6 @@ def _text_read(talk: Talk, arguments: dict[str, Any], readers: set[str]) -> str 
     return None
 
 
-def _lines(text: str) -> list[str]:
-    return [line.rstrip() for line in dict.fromkeys(text.splitlines()) if line.strip() and len(line) <= _LONGEST_LINE]
-
-
 def _says_a_word(text: str, message: str) -> bool:
     return bool({w for w in _WORD.findall(message.lower()) if len(w) >= 3} & set(_WORD.findall(text.lower())))
 
@@ -133,7 +129,7 @@ def _opening(pair: Pair, line: str, then: str) -> str:
 
 def _anchored_grammar(pair: Pair, text: str) -> str | None:
     """A grammar for an edit from a line of `text` to that line and lines (or listed items) added; None if no line."""
-    lines = _lines(text)
+    lines = [line.rstrip() for line in dict.fromkeys(text.splitlines()) if line.strip() and len(line) <= _LONGEST_LINE]
     items = ([line for line in lines if _ITEM.match(line)] or lines)[:MOST_LINES]
     listing = [line for line in lines if _LISTING.search(line) and not _ITEM.match(line)][:MOST_LINES]
     close = gbnf_literal('"' if pair[0] is None else '"}]')
@@ -142,10 +138,8 @@ def _anchored_grammar(pair: Pair, text: str) -> str | None:
                 ] if items else []
     if listing:
         branches.append(f"( {' | '.join(_opening(pair, line, ', ') for line in listing)} ) item {close}")
-    if not branches:
-        return None
     return (f"root ::= {' | '.join(branches)}\nadded ::= {_CHARACTER} {_CHARACTER}{{0,{_ADDED_LINE - 1}}}\n"
-            f"item ::= {_CHARACTER} {_CHARACTER}{{0,{_ADDED_ITEM - 1}}}")
+            f"item ::= {_CHARACTER} {_CHARACTER}{{0,{_ADDED_ITEM - 1}}}") if branches else None
 
 
 def _quoted_grammar(pair: Pair, texts: list[str]) -> str:

@@ -68,8 +68,7 @@ class Memory(Shape):
         return asked
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
-        asked = self._asked(decision)
-        if asked is None or decision.talk.again:
+        if (asked := self._asked(decision)) is None or decision.talk.again:
             return decision.names
         kept = {n: t for n, t in decision.names.items() if stores(t) and t.read_only == (asked == "recall")
                 and t.destructive == (asked == "forget")}
