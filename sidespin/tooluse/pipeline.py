@@ -300,9 +300,11 @@ class Decider:
     @staticmethod
     def _far(d: Decision, call: ToolCall) -> bool:
         """Whether an answer's first call carries nothing the conversation said and its tool is far from the message:
-        no word in common (BM25) and its gist's cosine under `MEANING_FLOOR` (a call on the model's wish alone)."""
-        if d.calls or d.talk.again or any(mentioned(v, d.said, k) for k, v in call.arguments.items()
-                                          if not isinstance(v, bool)):
+        no word in common (BM25) and its gist's cosine under `MEANING_FLOOR` (a call on the model's wish alone, where
+        no shape's rule chose the table for the message)."""
+        shaped = any(note.split(".")[0] in {shape.id for shape in d.shapes} for note in d.notes)
+        if d.calls or d.talk.again or shaped or any(mentioned(v, d.said, k) for k, v in call.arguments.items()
+                                                    if not isinstance(v, bool)):
             return False
         ranked = next((r for r in d.ranked if r.tool.name == call.name), None)
         if ranked is None or ranked.cosine is None or ranked.cosine >= MEANING_FLOOR or ranked.bm25 is not None:

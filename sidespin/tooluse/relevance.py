@@ -1,7 +1,8 @@
 """How relevant each offered tool is to a message: BM25 over the tools' words, and sentence embeddings for meaning.
 
 BM25 (FTS5, Porter stemmer; the name weighs twice) over each tool's `document` ranks those sharing a telling word
-with the message; embeddings rank every tool by the cosine of its `gist`. The two are fused by reciprocal rank."""
+with the message; embeddings rank every tool by its `gist`'s cosine, and a server's tools by the name it holds nearest
+the message (`Tool.holds`, from `HELD_FLOOR`). The rankings are fused by reciprocal rank."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import contextlib
 import re
 import sqlite3
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from sidespin.tools import Tool
 from sidespin.tooluse.embeddings import Embedder
@@ -22,6 +23,7 @@ _SECOND = 0.001  # what a table's second best tool adds, as a share of its score
 _DOCUMENT = 400  # characters of a tool's description embedded
 _PARAMETERS = 300  # ... of its parameters' names and notes
 _GIST = 200  # characters of a description's first sentence embedded
+HELD_FLOOR = 0.2  # a message and a name a server holds: from this cosine, the server's tools rank by it
 
 
 @dataclass(frozen=True)
@@ -55,14 +57,17 @@ def gist(tool: Tool) -> str:
 
 
 def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list[Ranked]:
-    """`tools` by their fused relevance to `message`, best first (their listed order breaks ties)."""
+    """`tools` by their fused relevance to `message`, best first (their listed order breaks ties): by words, by
+    meaning, and by the nearest name their server holds, where one is within `HELD_FLOOR` of the message."""
     by_words = _bm25(tools, [w for w in dict.fromkeys(telling_words(message)) if not w.isdigit()])
-    cosines = _cosines(tools, message, embedder)
+    query = embedder.query(message) if embedder is not None else None
+    cosines, held = _cosines(tools, query, embedder), _held(tools, query, embedder)
     by_meaning = sorted(range(len(tools)), key=lambda i: -cosines[i]) if cosines else []
+    by_held = sorted((i for i, near in enumerate(held) if near >= HELD_FLOOR), key=lambda i: -held[i])
     words_place = {index: place for place, index in enumerate(by_words)}
     meaning_place = {index: place for place, index in enumerate(by_meaning)}
-    scores = [sum((1 / (_FUSION + places[i]) for places in (words_place, meaning_place) if i in places), 0.0)
-              for i in range(len(tools))]
+    places = (words_place, meaning_place, {index: place for place, index in enumerate(by_held)})
+    scores = [sum((1 / (_FUSION + p[i]) for p in places if i in p), 0.0) for i in range(len(tools))]
     order = sorted(range(len(tools)), key=lambda i: (-scores[i], i))
     return [Ranked(tools[i], scores[i], words_place.get(i), meaning_place.get(i), cosines[i] if cosines else None)
             for i in order]
@@ -75,12 +80,17 @@ def table_scores(tables: Sequence[Sequence[Tool]], ranked: Sequence[Ranked]) -> 
     return [best[0] + _SECOND * best[1] if len(best) > 1 else best[0] if best else 0.0 for best in bests]
 
 
-def _cosines(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list[float]:
-    if embedder is None:
-        return []
-    query = embedder.query(message)
-    vectors = embedder.texts([gist(tool) for tool in tools]) if query is not None else None
+def _cosines(tools: Sequence[Tool], query: Any, embedder: Embedder | None) -> list[float]:
+    vectors = embedder.texts([gist(tool) for tool in tools]) if query is not None and embedder else None
     return [float(vector @ query) for vector in vectors] if vectors is not None else []
+
+
+def _held(tools: Sequence[Tool], query: Any, embedder: Embedder | None) -> list[float]:
+    """Each tool's cosine to the message of the nearest name its server holds, each name embedded alone (0: none)."""
+    names = sorted({name for tool in tools for name in tool.holds})
+    vectors = embedder.texts(names) if names and query is not None and embedder else None
+    near = dict(zip(names, (float(vector @ query) for vector in vectors or [])))
+    return [max((near.get(name, 0.0) for name in tool.holds), default=0.0) for tool in tools]
 
 
 def _bm25(tools: Sequence[Tool], words: list[str]) -> list[int]:

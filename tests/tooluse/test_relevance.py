@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from sidespin.tooluse.embeddings import Embedder
@@ -50,3 +52,14 @@ def test_a_tables_score_is_its_best_tools_so_one_tool_made_for_the_message_outvo
     cut = tables([*busy, FORECAST])
     scores = table_scores(cut, rank([*busy, FORECAST], "weather forecast for Oslo", embedder))
     assert cut[scores.index(max(scores))] == [FORECAST]
+
+
+def test_a_request_for_what_a_server_holds_reaches_its_tools_in_any_language_and_a_general_question_does_not(
+        embedder: Embedder):
+    holding = [dataclasses.replace(t, holds=("shipments", "warehouses", "couriers")) if t is RUN_SQL else t
+               for t in TOOLS]
+    for text in ("Combien d'expéditions sont parties hier ?", "Welcher Kurier war am schnellsten?",
+                 "Liste les entrepôts.", "¿Cuántos almacenes tenemos?"):  # no word in common, nor a near gist
+        assert rank(holding, text, embedder)[0].tool.holds, text
+    for text in ("How many moons does Jupiter have?", "Wie backe ich Brot?"):
+        assert not rank(holding, text, embedder)[0].tool.holds, text

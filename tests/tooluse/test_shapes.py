@@ -455,3 +455,13 @@ async def test_a_question_about_the_person_recalls_where_the_store_is_the_most_r
                               ("forecast", {"city": "Lyon"})]}, p_call=0.01,
                       name_tokens={"": [('find_facts",', 0.5), ('forecast",', 0.5)]})
     assert bool(await decided(model, user(text), STORE)) == recalled
+
+
+async def test_a_store_s_tool_that_reads_everything_is_called_with_nothing_said_where_the_shape_chose_the_store():
+    """The meaning floor stops a call on the model's wish alone; a shape's rule chose this store for the message."""
+    text = "What's my gym locker number?"
+    dump = tool("dump_memory", "Return the whole knowledge graph.", {}, source="mcp:recall", read_only=True)
+    model = FakeLlama({text: [("dump_memory", {})]}, p_call=0.9, name_tokens={"": [('dump_memory",', 0.9),
+                                                                                   ('find_facts",', 0.1)]})
+    assert await decided(model, user(text), [KEEP, FIND, dump, FORECAST], embedder=Embedder()) == [("dump_memory", {})]
+
