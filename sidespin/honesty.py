@@ -38,8 +38,7 @@ ACTION_NOTICE = ("no tool changed anything for this answer: what it says was don
                  "again to have a tool do it")
 CONTENT_NOTICE = "no tool read anything for this answer: what it says is in your {thing} did not come from it"
 ARITHMETIC_NOTICE = '{tool} was not used for this answer: the model worked out "{claim}" in its head, and may be wrong'
-_REPEATED_LINES = 3  # lines of one earlier result an answer repeats before it counts
-_LONG_LINE = 80  # ... or characters of one line it repeats
+_REPEATED_LINES, _LONG_LINE = 3, 80  # lines of an earlier result an answer repeats to count, or characters of one line
 
 # past tense only: "get_time returns the time" describes a tool, "get_time returned 12:00" reports a result
 _VERBS = r"(?:answered|returned|responded|replied|reported|said|gave|showed|came back)"
@@ -79,8 +78,7 @@ def claimed_tool(text: str, offered: Iterable[str], called: Iterable[str]) -> st
     patterns = (
         rf"\[?result of the tool\s+`?({name_pattern}|\w[\w.\-]*)",
         rf"\bthe tool\s+`?({name_pattern}|\w[\w.\-]*)`?\s+was run\b",  # how results are told (`told_result`)
-        # ... and how this turn's results begin an answer (`results_lead`)
-        rf"(?m)^\s*\[({name_pattern})(?:\s+\{{[^\n]*\}})?\](?:\s+failed:|\s*$)",
+        rf"(?m)^\s*\[({name_pattern})(?:\s+\{{[^\n]*\}})?\](?:\s+failed:|\s*$)",  # ... and lead (`results_lead`)
         rf"\b(?:the\s+)?(?:tool|function)\s+[`'\"]?({name_pattern})[`'\"]?\s+{_VERBS}",
         rf"\bthe\s+(tool)(?:'s)?\s+(?:{_VERBS}|result|output)",
         rf"[`'\"]?\b({name_pattern})\b[`'\"]?\s+(?:tool\s+)?{_VERBS}\b",
@@ -123,8 +121,7 @@ def named_from_nothing(text: str, results: Sequence[tuple[str, str]], said: str)
         return None
     known = " ".join([said, *(output for _, output in results)]).lower()
     for sentence in re.split(r"(?<=[.!?:])\s+|\n+", text):
-        words = re.findall(r"[\w'’-]+", sentence)
-        for at, word in enumerate(words):
+        for at, word in enumerate(re.findall(r"[\w'’-]+", sentence)):
             name = word.strip("'’-")
             capital = at > 0 and name[:1].isupper() and name != "I" and len(name) > 1
             named = capital or (name.isdigit() and name != "0")  # "0 results" is what finding nothing says
@@ -234,10 +231,9 @@ def _after_calls(facts: Facts) -> tuple[str, str] | None:
     text, found, said = facts.text, facts.found, facts.said
     answered = [(tool, output) for tool, output in found if not output.startswith("Error")]
     if found and not answered:  # every call failed
-        if (now := claimed_now(text)) is not None:
-            return now, FAILED_NOW_NOTICE.format(tool=found[0][0])
-        if (shown := shown_after_failure(text)) is not None:
-            return shown, FAILED_NOTICE.format(tool=found[0][0])
+        for check, notice in ((claimed_now, FAILED_NOW_NOTICE), (shown_after_failure, FAILED_NOTICE)):
+            if (claim := check(text)) is not None:
+                return claim, notice.format(tool=found[0][0])
     if (nothing := named_from_nothing(text, found, said)) is not None:
         return nothing[1], NOTHING_NOTICE.format(tool=nothing[0], name=nothing[1])
     if (altered := altered_quote(text, found)) is not None:

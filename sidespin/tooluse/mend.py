@@ -52,13 +52,12 @@ def to_mend(call: ToolCall, talk: Talk) -> tuple[ToolCall, str, list[dict[str, A
 async def another_value(model: Model, written: str, call: ToolCall, error: str, tried: list[dict[str, Any]],
                         makes: Callable[[ToolCall], bool] = lambda call: True) -> ToolCall | None:
     """`call` (written after `written`) with another value where the error names one and `makes` accepts; or None."""
-    # the string argument the error names (the longest, when several are), unless it is a path
     named = [(k, v) for k, v in call.arguments.items() if isinstance(v, str) and len(v) >= 2
              and v.lower() in error.lower() and not _FILE.search(v)]
     if not named:
         logger.info("TOOLUSE_MEND_NOTHING {}: the error names none of its values", call.name)
         return None
-    parameter, value = max(named, key=lambda pair: len(pair[1]))
+    parameter, value = max(named, key=lambda pair: len(pair[1]))  # the longest string the error names, not a path
     others = {k: v for k, v in call.arguments.items() if k != parameter}  # as JSON left open for `parameter`'s value
     written += (json.dumps(others, ensure_ascii=False)[:-1] + ", " if others else "{") + json.dumps(parameter) + ': "'
     ideas: list[tuple[float, str, str]] = []  # probability, the value before it, the token

@@ -19,8 +19,7 @@ from sidespin.protocol.grammar import gbnf_literal
 
 __all__ = ["Model", "names_grammar", "STRING_REST"]
 
-_NAME_STEPS = 40  # looks at the next tokens to find the likeliest name as a whole
-_NAME_TOKENS = 40  # ... of the likeliest next tokens each
+_NAME_STEPS, _NAME_TOKENS = 40, 40  # looks at the next tokens to find the likeliest name as a whole, 40 each
 _MESSAGE = 600  # characters of the message the fit question quotes
 STRING_REST = 'root ::= [^"\\\\\\x00-\\x1f]{0,80} "\\""'  # the rest of a JSON string, to its closing quote
 _FIT_SYSTEM = "You judge whether a function does what a user asks. Answer yes or no."
@@ -106,8 +105,7 @@ class Model:
         question = _FIT_QUESTION.format(name=tool.name, description=cut(tool.description, DESCRIPTION) + held,
                                         message=cut(asked, _MESSAGE))
         likely = await self.llama.next_tokens(await self.llama.render([*chat, {"role": "user", "content": question}]))
-        yes = sum(p for token, p in likely if token.strip().lower().startswith("yes"))
-        no = sum(p for token, p in likely if token.strip().lower().startswith("no"))
+        yes, no = (sum(p for token, p in likely if token.strip().lower().startswith(word)) for word in ("yes", "no"))
         return yes / (yes + no) if yes + no else 1.0
 
     async def arguments(self, written: str, tool: Tool, bounds: Bounds) -> str:

@@ -20,8 +20,7 @@ SHORTLIST = 10  # tools read all at once; more are read a table at a time
 TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: about 1,950 tokens at most
 DESCRIPTION = 300  # characters of a tool's description offered
 SHORTEST = 120  # ... at least, when a server's tools would not fit one table otherwise
-_REQUIRED_NOTE = 120  # characters of a required parameter's description
-_OPTIONAL_NOTE = 60  # ... of an optional one's
+_REQUIRED_NOTE, _OPTIONAL_NOTE = 120, 60  # characters of a required parameter's description, of an optional one's
 _NOISE = frozenset({"$schema", "$id", "title"})
 _DEPRECATED = re.compile(r"(?is)\bdeprecated\b.*?\buse\s+[`'\"]?([\w.\-]+?)[`'\"]?\s+instead\b")
 
@@ -56,10 +55,9 @@ def offered(tool: Tool, description: int | None = DESCRIPTION) -> dict[str, Any]
         function["description"] += " It works in " + " and ".join(tool.places)
     function["description"] += " It holds " + ", ".join(tool.holds) if tool.holds else ""  # `sidespin.mcp.holdings`
     function["parameters"] = _compact(function["parameters"])
-    for name, schema in (function["parameters"].get("properties") or {}).items():
-        if description is not None and isinstance(schema, dict) and isinstance(schema.get("description"), str):
-            schema["description"] = cut(schema["description"],
-                                        _REQUIRED_NOTE if name in tool.required else _OPTIONAL_NOTE)
+    for name, sub in (function["parameters"].get("properties") or {}).items():
+        if description is not None and isinstance(sub, dict) and isinstance(sub.get("description"), str):
+            sub["description"] = cut(sub["description"], _REQUIRED_NOTE if name in tool.required else _OPTIONAL_NOTE)
     return described
 
 
@@ -91,7 +89,7 @@ def tables(tools: Sequence[Tool]) -> list[list[Tool]]:
         sources.setdefault("plugin" if tool.source.startswith("plugin") else tool.source, []).append(tool)
     parts: list[list[Tool]] = []
     for listed in sources.values():
-        count = max(1, -(-sum(_chars(offered(t, SHORTEST)) for t in listed) // TABLE_CHARS))
+        count = max(1, -(-_chars(listed, SHORTEST) // TABLE_CHARS))
         size = -(-len(listed) // count)
         parts.extend(listed[i: i + size] for i in range(0, len(listed), size))
     return parts
@@ -99,19 +97,17 @@ def tables(tools: Sequence[Tool]) -> list[list[Tool]]:
 
 def offered_table(tools: Sequence[Tool]) -> list[dict[str, Any]]:
     """A table as offered: whole when few and within `TABLE_CHARS`, else cut only as short as it takes to fit."""
-    if len(tools) <= SHORTLIST:
-        whole = [offered(t, None) for t in tools]
-        if sum(map(_chars, whole)) <= TABLE_CHARS:
-            return whole
+    if len(tools) <= SHORTLIST and _chars(tools, None) <= TABLE_CHARS:
+        return [offered(t, None) for t in tools]
     description = DESCRIPTION
-    while len(tools) > SHORTLIST and description > SHORTEST and sum(
-            _chars(offered(t, description)) for t in tools) > TABLE_CHARS:
+    while len(tools) > SHORTLIST and description > SHORTEST and _chars(tools, description) > TABLE_CHARS:
         description -= 20
     return [offered(t, description) for t in tools]
 
 
-def _chars(described: dict[str, Any]) -> int:
-    return len(json.dumps(described, ensure_ascii=False))
+def _chars(tools: Sequence[Tool], description: int | None) -> int:
+    """The characters of `tools` as offered with their descriptions cut to `description`."""
+    return sum(len(json.dumps(offered(t, description), ensure_ascii=False)) for t in tools)
 
 
 def system_prompt(tools: Sequence[Tool], form: CallFormat) -> str:

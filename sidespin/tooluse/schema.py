@@ -14,8 +14,7 @@ __all__ = ["MAX_STRING", "SHORT_STRING", "Bounds", "arguments_schema", "bounded"
 
 MAX_STRING = 600  # characters in one string argument (a file's new content fits; a loop stays short)
 SHORT_STRING = 120  # ... when the arguments were cut off at MAX_STRING: asked once more
-MAX_ITEMS = 8  # items in one array argument, unless the conversation said a longer list
-MOST_ITEMS = 64
+MAX_ITEMS, MOST_ITEMS = 8, 64  # items in one array argument, unless the conversation said a longer list (up to 64)
 INTEGER_BOUND = 1_000_000  # |number| where the tool gives no range and the conversation said none larger
 DECIMALS = 6  # digits after a number's point, unless the conversation said a number with more
 MOST_DECIMALS = 10  # llama.cpp drops a schema whose step is finer than this, silently
@@ -86,16 +85,14 @@ def bounded(schema: dict[str, Any], max_string: int, bounds: Bounds = Bounds()) 
         return {"type": "number", "minimum": schema.get("minimum", -bounds.largest),
                 "maximum": schema.get("maximum", bounds.largest),
                 "multipleOf": step if usable else 10.0 ** -bounds.decimals}
-    if kind == "boolean":
-        return {"type": "boolean"}
     if kind == "array":
         items = schema.get("items") if isinstance(schema.get("items"), dict) else {}
         return {"type": "array", "items": bounded(items, max_string, bounds),
                 "maxItems": min(int(schema.get("maxItems", bounds.items)), bounds.items)}
     if kind == "object" and schema.get("properties"):
         return _object(schema["properties"], schema.get("required"), max_string, bounds)
-    if kind == "object":
-        return {"type": "object"}
+    if kind in ("boolean", "object"):
+        return {"type": kind}
     if pattern := _pattern_for(schema) if kind in (None, "string") else None:
         return {"type": "string", "pattern": pattern}
     longest = min(int(schema.get("maxLength", max_string)), max_string)

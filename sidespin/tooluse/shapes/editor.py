@@ -3,8 +3,7 @@
 - `editor.to_add`: adding to a file the conversation read, or changing a quoted text, offers the replacing tool alone.
 - `editor.keeps_file`: an addition keeps a line of the file read and adds lines saying a word of the message (written
   again under a grammar of the file's lines once), else it is refused.
-- `editor.quoted`: a change between quoted texts goes from one of them to another.
-"""
+- `editor.quoted`: a change between quoted texts goes from one of them to another."""
 
 from __future__ import annotations
 
@@ -38,8 +37,7 @@ _WORD = re.compile(r"[^\W_]+")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")  # a Markdown list's item
 _LISTING = re.compile(r"[^,\n]+,[^,\n]+,[^,\n]+$")  # a line that lists three things or more
 _CHARACTER = '[^"\\\\\\x00-\\x1f]'  # of a JSON string as written: not its end, an escape or a control character
-MOST_LINES = 60
-_LONGEST_LINE = 200
+MOST_LINES, _LONGEST_LINE = 60, 200  # lines of a file an edit may start from, and characters of each
 _ADDED_LINE, _ADDED_LINES, _ADDED_ITEM = 120, 5, 60
 _EDIT_TOKENS = 320
 
@@ -81,11 +79,8 @@ def _files_in(arguments: Any) -> set[str]:
 def _text_read(talk: Talk, arguments: dict[str, Any], readers: set[str]) -> str | None:
     """The answer of the latest successful call of a reader given a file `arguments` names, or None."""
     files = _files_in(arguments)
-    for done in reversed(talk.answered):
-        if done.name in readers and not done.failed and any(a == b or a.endswith("/" + b) or b.endswith("/" + a)
-                                                            for a in files for b in _files_in(done.arguments)):
-            return done.answer
-    return None
+    return next((done.answer for done in reversed(talk.answered) if done.name in readers and not done.failed and any(
+        a == b or a.endswith("/" + b) or b.endswith("/" + a) for a in files for b in _files_in(done.arguments))), None)
 
 
 def _says_a_word(text: str, message: str) -> bool:
@@ -134,10 +129,8 @@ def _anchored_grammar(pair: Pair, text: str) -> str | None:
     listing = [line for line in lines if _LISTING.search(line) and not _ITEM.match(line)][:MOST_LINES]
     close = gbnf_literal('"' if pair[0] is None else '"}]')
     more = f"( {gbnf_literal(chr(92) + 'n')} added ){{0,{_ADDED_LINES - 1}}}"
-    branches = [f"( {' | '.join(_opening(pair, line, chr(92) + 'n') for line in items)} ) added {more} {close}"
-                ] if items else []
-    if listing:
-        branches.append(f"( {' | '.join(_opening(pair, line, ', ') for line in listing)} ) item {close}")
+    branches = [f"( {' | '.join(_opening(pair, line, then) for line in starts)} ) {rest} {close}"
+                for starts, then, rest in ((items, chr(92) + "n", f"added {more}"), (listing, ", ", "item")) if starts]
     return (f"root ::= {' | '.join(branches)}\nadded ::= {_CHARACTER} {_CHARACTER}{{0,{_ADDED_LINE - 1}}}\n"
             f"item ::= {_CHARACTER} {_CHARACTER}{{0,{_ADDED_ITEM - 1}}}") if branches else None
 

@@ -2,8 +2,7 @@
 
 - `memory.asked`: asking to remember, recall or forget (`asks_memory`), or about the person where a store's tool ranks
   first or no tool shares a word with it, reads its table and, whatever the call's chance, names its tool that
-  adds, reads or deletes.
-"""
+  adds, reads or deletes."""
 
 from __future__ import annotations
 
@@ -43,9 +42,7 @@ def asks_memory(text: str) -> str | None:
     text = text.strip()
     if _FORGET.search(text) and not _KEEP.search(text):
         return "forget"
-    if _RECALL.search(text):
-        return "recall"
-    return "keep" if _KEEP.search(text) else None
+    return "recall" if _RECALL.search(text) else "keep" if _KEEP.search(text) else None
 
 
 class Memory(Shape):

@@ -8,8 +8,7 @@ wrong time for a zone no one said. Rules (with Python's `zoneinfo`; classes and 
   near (`_NEAR`), clear of the next (`_MARGIN`) and spelled alike (`_SPELLED`).
 - `timezones.place_named`: a zone no one said is the first place named the answer's calls have not used yet.
 - `timezones.now_asked`: a question of the time or date now reads a zone tool's table, a call down to `NAMED_FLOOR`.
-- `timezones.elsewhere`: a zone no one said, where the message names places none of which its name holds, is no call.
-"""
+- `timezones.elsewhere`: a zone no one said, where the message names places none of which its name holds, is no call."""
 
 from __future__ import annotations
 
