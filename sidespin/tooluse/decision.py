@@ -69,6 +69,11 @@ class Decision:
     def note(self, rule: str) -> None:
         self.notes.append(rule)
 
+    @property
+    def shaped(self) -> bool:
+        """Whether a shape's rule chose the table, or the tools, for the message."""
+        return any(note.split(".")[0] in {shape.id for shape in self.shapes} for note in self.notes)
+
     def summary(self) -> dict[str, Any]:
         """What the decision log line says."""
         return {"calls": [c.name for c in self.calls], "p_call": round(self.chance, 2), "bar": round(self.bar, 2),

@@ -31,7 +31,8 @@ from sidespin.tooluse.offer import deprecated_for, names_said, tables
 from sidespin.tooluse.relevance import rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
-from sidespin.tooluse.values import as_said, asked_parameters, grounded, invented, mentioned, said_in, words_of
+from sidespin.tooluse.values import (as_said, asked_parameters, change_asked, grounded, invented, mentioned, said_in,
+                                     words_of)
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
 
@@ -236,6 +237,10 @@ class Decider:
         if not d.calls and len(d.names) > 1 and chance is not None and chance < NAME_FLOOR and not d.narrowed:
             logger.info("TOOLUSE_WHICH {} p={}: the model does not know which tool", name, shown)
             return self._retry(d, name)
+        if not d.calls and not d.narrowed and not (d.shaped or change_asked(d.names[name], d.talk.last)):
+            logger.info("TOOLUSE_WHICH {} p={}: it changes things, and the message asks no change", name, shown)
+            d.note("core.change_asked")
+            return self._retry(d, name)
         if not d.calls and not d.narrowed and not await self._fits(d.names[name], d.talk.last):
             logger.info("TOOLUSE_WHICH {} p={}: it does not do what was asked", name, shown)
             return self._retry(d, name)
@@ -302,8 +307,7 @@ class Decider:
         """Whether an answer's first call carries nothing the conversation said and its tool is far from the message:
         no word in common (BM25) and its gist's cosine under `MEANING_FLOOR` (a call on the model's wish alone, where
         no shape's rule chose the table for the message)."""
-        shaped = any(note.split(".")[0] in {shape.id for shape in d.shapes} for note in d.notes)
-        if d.calls or d.talk.again or shaped or any(mentioned(v, d.said, k) for k, v in call.arguments.items()
+        if d.calls or d.talk.again or d.shaped or any(mentioned(v, d.said, k) for k, v in call.arguments.items()
                                                     if not isinstance(v, bool)):
             return False
         ranked = next((r for r in d.ranked if r.tool.name == call.name), None)

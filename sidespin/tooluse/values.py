@@ -24,7 +24,7 @@ from loguru import logger
 from sidespin.tools import Tool
 
 __all__ = ["said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented", "as_said",
-           "words_of", "telling_words", "allowed"]
+           "words_of", "telling_words", "allowed", "REQUEST_AT", "asks_change", "change_asked"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -63,6 +63,31 @@ def words_of(text: str) -> list[str]:
 def telling_words(text: str) -> list[str]:
     """`words_of` the text but function words and single letters."""
     return [w for w in words_of(text) if w not in STOP and len(w) > 1]
+
+
+# where a request's verb stands: first in a clause, or after "please", "can you", "to", "and", "then"…
+REQUEST_AT = (r"(?i)(?:^|[.!?;:,«\"]\s*|\b(?:please|you|to|and|then|also|now|et|puis|tu|vous|bitte|und|dann|du|y|"
+              r"luego|usted|e|poi)\s+)")
+_CHANGE = (r"(?:create|make|write|save|add|append|insert|put|set|change|replace|edit|update|delete|remove|rename|move|"
+           r"copy|stage|commit|push|upload|rewrite|fix|cr[ée]e[rz]?|[ée]cri[st]|[ée]crire|ajoute[rz]?|modifie[rz]?|"
+           r"supprime[rz]?|renomme[rz]?|d[ée]place[rz]?|erstelle|schreib\w*|f[üu]ge|[äa]ndere|l[öo]sche|speicher\w*|"
+           r"crea[r]?|escribe|a[ñn]ade|cambia|borra|elimina|mueve|guarda|scrivi|aggiungi|sposta|salva)")
+
+
+def asks_change(text: str) -> bool:
+    """Whether a message asks to make or change something: a change's verb where a request's verb stands ("what is
+    it set to?" asks none)."""
+    return re.search(REQUEST_AT + _CHANGE + r"\b", text) is not None
+
+
+def change_asked(tool: Tool, message: str) -> bool:
+    """Whether `tool` may open an answer to `message` (`core.change_asked`): it is marked read-only or its name or
+    description's opening names no change ("Adds…", "INSERT"), or the message asks one or shares a word (its first
+    five letters) with the tool's name or description."""
+    own = f"{' '.join(words_of(tool.name))} {tool.description}"
+    if tool.read_only or not re.search(r"(?i)\b" + _CHANGE + r"(?:s|es|d|ed)?\b", own[:300]) or asks_change(message):
+        return True
+    return bool({w[:5] for w in telling_words(own)} & {w[:5] for w in telling_words(message)})
 
 
 def said_in(texts: Sequence[str]) -> str:

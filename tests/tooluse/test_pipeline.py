@@ -135,6 +135,21 @@ async def test_a_first_name_the_model_is_unsure_of_gives_way_to_the_next_likelie
         ("find_notes", {"query": "taxes"})]
 
 
+POST = tool("post_entry", "Insert a row into the ledger's entries.", {"row": {"type": "string"}}, ["row"],
+            source="mcp:ledger")
+
+
+@pytest.mark.parametrize("text, called", [
+    ("Order me a taxi to the station at six.", False), ("Please ship the blue kettle to Porto.", False),
+    ("Add an entry: lunch, 12 euros.", True), ("Ajoute une ligne : café, 3 euros.", True),
+    ("Which entries are from May?", True),  # no change asked, but a word of the tool's own
+])
+async def test_a_first_call_of_a_tool_that_changes_things_needs_a_change_asked_or_a_word_of_its_own(text, called):
+    """A request no tool does ("order me a taxi") is not an insert because the model leans to call what is offered."""
+    model = FakeLlama({text: [("post_entry", {"row": "x"})]}, p_call=0.9)
+    assert bool(await decided(model, user(text), [POST])) == called
+
+
 async def test_a_first_call_of_a_tool_the_model_says_does_not_do_what_was_asked_is_not_made() -> None:
     text = "How tall is Mount Everest?"
     model = FakeLlama({text: [("forecast", {"city": "Everest"})]}, misfits=frozenset({"forecast"}))

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.decision import Decision, Shape
-from sidespin.tooluse.values import telling_words, words_of
+from sidespin.tooluse.values import REQUEST_AT as _REQUEST_AT
+from sidespin.tooluse.values import asks_change, telling_words, words_of
 
 if TYPE_CHECKING:
     from sidespin.tooluse.model import Model
@@ -37,15 +38,6 @@ __all__ = ["Folders", "files_named", "folders_named"]
 _FILE = re.compile(r"(?<![\w./~@-])((?:[\w-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4})(?![\w/@])", re.IGNORECASE)
 _ABSOLUTE = re.compile(r"(?<![\w.:/~-])~?/(?:[\w.-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4}(?![\w/@])", re.IGNORECASE)
 _DOMAINS = frozenset("com org net io co gov edu ai app dev info".split())
-# where a request's verb stands: first in a clause, or after "please", "can you", "to", "and", "then"…
-_REQUEST_AT = (r"(?i)(?:^|[.!?;:,«\"]\s*|\b(?:please|you|to|and|then|also|now|et|puis|tu|vous|bitte|und|dann|du|y|"
-               r"luego|usted|e|poi)\s+)")
-# a request to make or change something: the file it names is to be written, not read ("what is it set to?" asks none)
-_CHANGES = re.compile(_REQUEST_AT + r"(?:create|make|write|save|add|append|insert|put|set|change|"
-                      r"replace|edit|update|delete|remove|rename|move|copy|stage|commit|push|upload|rewrite|fix|"
-                      r"cr[ée]e[rz]?|[ée]cri[st]|[ée]crire|ajoute[rz]?|modifie[rz]?|supprime[rz]?|renomme[rz]?|"
-                      r"d[ée]place[rz]?|erstelle|schreib\w*|f[üu]ge|[äa]ndere|l[öo]sche|speicher\w*|crea[r]?|"
-                      r"escribe|a[ñn]ade|cambia|borra|elimina|mueve|guarda|scrivi|aggiungi|sposta|salva)\b")
 # a change of a file's value or line; not a version control's verbs
 _EDITS = re.compile(_REQUEST_AT + r"(?:set|change|replace|edit|update|turn|raise|lower|increase|decrease|reduce|bump|"
                     r"switch|add|append|insert|remove|delete|rename|mets|mettez|change[rz]?|remplace[rz]?|baisse[rz]?|"
@@ -103,7 +95,7 @@ class Folders(Shape):
 
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
         message = decision.talk.last
-        reading = not _CHANGES.search(message)
+        reading = not asks_change(message)
         if files_named(message) or _ABSOLUTE.search(message):
             return "folders.file_named" if _taking(_takes_file, tools, reading=reading) else None
         folders = _taking(_takes_place, tools, reading=reading)
@@ -112,7 +104,7 @@ class Folders(Shape):
         return "folders.file_before" if _EDITS.search(message) and _of_file_before(decision, tools) else None
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
-        changing = bool(_CHANGES.search(decision.talk.last))
+        changing = asks_change(decision.talk.last)
         offered = list(decision.names.values())
         if "folders.file_before" in decision.notes:
             kept = {t.name: t for t in _taking(_takes_file, offered, reading=False) if not t.read_only}
