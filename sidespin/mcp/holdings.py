@@ -11,9 +11,10 @@ the approval policy would run that call without asking (`may_run`: the tool is m
 (`MCP_HOLDINGS`); a failure or a timeout leaves the server's holdings as they were.
 
 `names_in` reads the names a listing gives: the strings of a JSON or Python literal, else the lines, less their
-bullets and bracketed tags; names over `MAX_NAME` characters, paths, headings and sentences are left out, and `MAX_NAMES` are
-kept. Each of the server's tools carries them (`Tool.holds`): relevance ranks them with the tool's words and the
-decision's prompt says "It holds …" after the description. Nothing else of the result reaches a prompt.
+bullets and bracketed tags; names over `MAX_NAME` characters, paths, headings and sentences are left out, and
+`MAX_NAMES` are kept. Each of the server's tools carries them (`Tool.holds`): relevance ranks them with the tool's
+words, and the decision's prompt says "It holds …" after the description. Nothing else of the result reaches a
+prompt.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ def names_in(text: str) -> tuple[str, ...]:
             value = None
     found = _strings(value) if isinstance(value, (list, dict)) else [
         _TAGS.sub("", _BULLET.sub("", line)).strip() for line in text.splitlines()]
-    kept = [n for n in found if n and len(n) <= MAX_NAME and "/" not in n and "\\" not in n and not n.endswith((":", "."))]
+    kept = [n for n in found
+            if n and len(n) <= MAX_NAME and "/" not in n and "\\" not in n and not n.endswith((":", "."))]
     return tuple(dict.fromkeys(kept))[:MAX_NAMES]
 
 

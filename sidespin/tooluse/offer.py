@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from sidespin.formats import to_openai_tool
 from sidespin.tools import Tool
 from sidespin.tooluse.call_format import CallFormat
-from sidespin.tooluse.values import telling_words
+from sidespin.tooluse.values import telling_words, words_of
 
 __all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "system_prompt", "cut",
            "deprecated_for", "names_said"]
@@ -28,6 +28,12 @@ _DEPRECATED = re.compile(r"(?is)\bdeprecated\b.*?\buse\s+[`'\"]?([\w.\-]+?)[`'\"
 def deprecated_for(tool: Tool) -> str | None:
     """The tool a tool's description says to use instead of it ("deprecated … use X instead"), or None."""
     return found.group(1) if (found := _DEPRECATED.search(tool.description)) else None
+
+
+def held_said(tools: Sequence[Tool], message: str) -> bool:
+    """Whether the message says, as whole words, a name of 3 letters or more its server holds (`Tool.holds`)."""
+    said = f" {' '.join(words_of(message))} "
+    return any(len(n) >= 3 and f" {' '.join(words_of(n))} " in said for t in tools for n in t.holds)
 
 
 def names_said(tools: Sequence[Tool], message: str) -> list[Tool]:

@@ -27,7 +27,7 @@ from sidespin.tooluse.decision import NAMED_FLOOR, Decision
 from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
-from sidespin.tooluse.offer import deprecated_for, names_said, tables
+from sidespin.tooluse.offer import deprecated_for, held_said, names_said, tables
 from sidespin.tooluse.relevance import rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
@@ -168,14 +168,15 @@ class Decider:
             alone = [m for m in d.talk.messages[:1] if m.get("role") == "system"] + d.talk.messages[-1:]
             d.chance = max(d.chance, await self.model.call_chance(await self.model.prompt(alone, d.table)))
             d.note("core.follow_up_alone")
-        if not again:  # a message naming a tool, or one a shape serves: down to a floor, and the shape narrows
+        if not again:  # a message naming a tool or what it holds, or one a shape serves: down to a floor; shapes narrow
             floors = {"core.tool_named": NAMED_FLOOR} if names_said(d.table, d.talk.last) else {}
+            floors |= {"core.held_named": NAMED_FLOOR} if held_said(d.table, d.talk.last) else {}
             floors |= {rule: shape.floor for shape in d.shapes if (rule := shape.favours(d, d.table))}
             if floors and d.bar > d.chance >= min(floors.values()):
                 d.notes.extend(floors)
                 d.bar = min(floors.values())
             elif d.chance >= d.bar:
-                d.notes.extend(rule for rule in floors if rule != "core.tool_named")
+                d.notes.extend(rule for rule in floors if not rule.startswith("core."))
         logger.info("TOOLUSE_WHETHER p_call={:.2f} bar={:.2f}{}", d.chance, d.bar, " (after results)" * again)
         if d.chance < d.bar:
             return None

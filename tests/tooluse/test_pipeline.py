@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from sidespin.errors import MalformedToolCall
@@ -133,6 +135,19 @@ async def test_a_first_name_the_model_is_unsure_of_gives_way_to_the_next_likelie
     sure = {**names, "": [("find_notes", 0.9), ("add_note", 0.1)]}
     assert await decided(FakeLlama(wants, name_tokens=sure), user(text), [ADD_NOTE, FIND_NOTES, FORECAST]) == [
         ("find_notes", {"query": "taxes"})]
+
+
+async def test_a_message_naming_what_a_server_holds_is_written_as_a_call_down_to_the_floor() -> None:
+    """A quiet question about a held thing ("my Wifi note") has a small model's chance of a call near 0.3."""
+    entry = tool("read_entry", "Return one entry by its title.", {"title": TEXT}, ["title"], source="mcp:journal",
+                 read_only=True)
+    held = dataclasses.replace(entry, holds=("Wifi", "Bike service"))
+    for text, title, tools, called in (("What did I write in my wifi note?", "Wifi", [held], True),
+                                       ("How much was the bike service?", "Bike service", [held], True),
+                                       ("What did I write in my wifi note?", "Wifi", [entry], False),  # none known
+                                       ("Is a bike faster than a bus?", "bike", [held], False)):  # not said whole
+        model = FakeLlama({text: [("read_entry", {"title": title})]}, p_call=0.3)
+        assert bool(await decided(model, user(text), tools)) == called, text
 
 
 POST = tool("post_entry", "Insert a row into the ledger's entries.", {"row": {"type": "string"}}, ["row"],
