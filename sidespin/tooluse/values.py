@@ -177,7 +177,7 @@ def asked_parameters(tool: Tool, arguments: dict[str, Any], message: str) -> lis
 def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
     """The required parameters whose values are made up (`invented` in the module's rules)."""
     own = "\n".join([tool.description, *tool.places, json.dumps(tool.input_schema, ensure_ascii=False)]).lower()
-    places = "\n".join([said, *tool.places]).lower()
+    places = "\n".join([said, *tool.places, *tool.holds]).lower()  # where its server works, and what it holds
     made_up = []
     for name, value in ((name, arguments[name]) for name in tool.required if name in arguments):
         known = mentioned(value, places, name) or (isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -150,6 +150,15 @@ async def test_a_message_naming_what_a_server_holds_is_written_as_a_call_down_to
         assert bool(await decided(model, user(text), tools)) == called, text
 
 
+async def test_a_name_the_server_holds_is_a_value_known_though_the_message_said_it_in_other_words() -> None:
+    text = "Combien de factures impayées ?"
+    ledger = tool("run_select", "Run a SELECT statement.", {"statement": TEXT}, ["statement"], source="mcp:ledger")
+    model = FakeLlama({text: [("run_select", {"statement": "SELECT count(*) FROM invoices WHERE paid = 0"})]})
+    assert await decided(model, user(text), [ledger]) == []  # made up: nothing said is in it
+    assert await decided(model, user(text), [dataclasses.replace(ledger, holds=("invoices", "suppliers"))]) == [
+        ("run_select", {"statement": "SELECT count(*) FROM invoices WHERE paid = 0"})]
+
+
 POST = tool("post_entry", "Insert a row into the ledger's entries.", {"row": {"type": "string"}}, ["row"],
             source="mcp:ledger")
 
