@@ -240,8 +240,8 @@ class Decider:
             return self._retry(d, name)
         if not d.calls and not d.narrowed and not (d.shaped or change_asked(d.names[name], d.talk.last)):
             logger.info("TOOLUSE_WHICH {} p={}: it changes things, and the message asks no change", name, shown)
-            d.note("core.change_asked")
-            return self._retry(d, name)
+            d.note("core.change_asked")  # the model means to do what was asked, and no tool does it: no other name
+            return None
         if not d.calls and not d.narrowed and not await self._fits(d.names[name], d.talk.last):
             logger.info("TOOLUSE_WHICH {} p={}: it does not do what was asked", name, shown)
             return self._retry(d, name)

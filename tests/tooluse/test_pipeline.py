@@ -170,8 +170,12 @@ POST = tool("post_entry", "Insert a row into the ledger's entries.", {"row": {"t
 ])
 async def test_a_first_call_of_a_tool_that_changes_things_needs_a_change_asked_or_a_word_of_its_own(text, called):
     """A request no tool does ("order me a taxi") is not an insert because the model leans to call what is offered."""
-    model = FakeLlama({text: [("post_entry", {"row": "x"})]}, p_call=0.9)
-    assert bool(await decided(model, user(text), [POST])) == called
+    said = text.rstrip(".?").split()[-1]
+    wants = {text: [("post_entry", {"row": said}), ("run_sql", {"sql": f"SELECT * FROM t WHERE x = '{said}'"})]}
+    model = FakeLlama(wants, p_call=0.9,
+                      name_tokens={"": [('post_entry",', 0.8), ('run_sql",', 0.2)]})
+    # refused, the tool the model meant gives way to no other: it meant to do what no tool does
+    assert [name for name, _ in await decided(model, user(text), [POST, RUN_SQL])] == ["post_entry"] * called
 
 
 async def test_a_first_call_of_a_tool_the_model_says_does_not_do_what_was_asked_is_not_made() -> None:
