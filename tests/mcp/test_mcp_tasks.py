@@ -112,6 +112,7 @@ async def test_cancelling_a_call_cancels_its_task_on_the_server(fixtures) -> Non
         with pytest.raises(asyncio.CancelledError):
             await call
         task = endpoint.tasks.get(started.task)
+        await asyncio.wait([task.runner], timeout=30)  # it ends a turn of the loop or more after the cancel
         assert task.status == "cancelled" and task.runner.done()
 
 
