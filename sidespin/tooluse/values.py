@@ -83,10 +83,11 @@ def asks_change(text: str) -> bool:
 def change_asked(tool: Tool, message: str) -> bool:
     """Whether `tool` may open an answer to `message` (`core.change_asked`): it is marked read-only or its name or
     description's opening names no change ("Adds…", "INSERT"), or the message asks one or shares a word (its first
-    five letters) with the tool's name or description."""
+    five letters) with the tool's name, description or parameters (their notes, their allowed values)."""
     own = f"{' '.join(words_of(tool.name))} {tool.description}"
     if tool.read_only or not re.search(r"(?i)\b" + _CHANGE + r"(?:s|es|d|ed)?\b", own[:300]) or asks_change(message):
         return True
+    own += json.dumps(tool.input_schema, ensure_ascii=False)
     return bool({w[:5] for w in telling_words(own)} & {w[:5] for w in telling_words(message)})
 
 

@@ -159,20 +159,21 @@ async def test_a_name_the_server_holds_is_a_value_known_though_the_message_said_
         ("run_select", {"statement": "SELECT count(*) FROM invoices WHERE paid = 0"})]
 
 
-POST = tool("post_entry", "Insert a row into the ledger's entries.", {"row": {"type": "string"}}, ["row"],
-            source="mcp:ledger")
+POST = tool("post_entry", "Insert a row into the ledger's entries.",
+            {"row": {"type": "string"}, "kind": {"enum": ["coffee", "lunch"]}}, ["row"], source="mcp:ledger")
 
 
 @pytest.mark.parametrize("text, called", [
     ("Order me a taxi to the station at six.", False), ("Please ship the blue kettle to Porto.", False),
     ("Add an entry: lunch, 12 euros.", True), ("Ajoute une ligne : café, 3 euros.", True),
     ("Which entries are from May?", True),  # no change asked, but a word of the tool's own
+    ("Order me a coffee.", True),  # a value it takes
 ])
 async def test_a_first_call_of_a_tool_that_changes_things_needs_a_change_asked_or_a_word_of_its_own(text, called):
     """A request no tool does ("order me a taxi") is not an insert because the model leans to call what is offered."""
     said = text.rstrip(".?").split()[-1]
     wants = {text: [("post_entry", {"row": said}), ("run_sql", {"sql": f"SELECT * FROM t WHERE x = '{said}'"})]}
-    model = FakeLlama(wants, p_call=0.9,
+    model = FakeLlama(wants, p_call=0.9, later={"kind": "coffee"},
                       name_tokens={"": [('post_entry",', 0.8), ('run_sql",', 0.2)]})
     # refused, the tool the model meant gives way to no other: it meant to do what no tool does
     assert [name for name, _ in await decided(model, user(text), [POST, RUN_SQL])] == ["post_entry"] * called
