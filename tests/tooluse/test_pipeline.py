@@ -142,12 +142,12 @@ async def test_a_message_naming_what_a_server_holds_is_written_as_a_call_down_to
     entry = tool("read_entry", "Return one entry by its title.", {"title": TEXT}, ["title"], source="mcp:journal",
                  read_only=True)
     held = dataclasses.replace(entry, holds=("Wifi", "Bike service"))
-    for text, title, tools, called in (("What did I write in my wifi note?", "Wifi", [held], True),
-                                       ("How much was the bike service?", "Bike service", [held], True),
-                                       ("What did I write in my wifi note?", "Wifi", [entry], False),  # none known
-                                       ("Is a bike faster than a bus?", "bike", [held], False)):  # not said whole
+    for text, title, tools, calls in (("What did I write in my wifi note?", "Wifi", [held], True),
+                                      ("How much was the bike service?", "Bike service", [held], True),
+                                      ("What did I write in my wifi note?", "Wifi", [entry], False),  # none known
+                                      ("Is a bike faster than a bus?", "bike", [held], False)):  # not said whole
         model = FakeLlama({text: [("read_entry", {"title": title})]}, p_call=0.3)
-        assert bool(await decided(model, user(text), tools)) == called, text
+        assert bool(await decided(model, user(text), tools)) == calls, text
 
 
 async def test_a_name_the_server_holds_is_a_value_known_though_the_message_said_it_in_other_words() -> None:
