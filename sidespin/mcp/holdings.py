@@ -28,6 +28,7 @@ from typing import Any, Awaitable, Callable, Sequence
 from loguru import logger
 
 from sidespin.tools import Tool
+from sidespin.tooluse.values import words_of
 
 __all__ = ["listing_tools", "names_in", "read_holdings", "MAX_NAMES", "MAX_NAME", "MAX_LISTINGS", "TIMEOUT"]
 
@@ -36,15 +37,13 @@ MAX_NAME = 40  # characters of a name at most
 MAX_LISTINGS = 3  # listing tools called a server
 TIMEOUT = 10.0  # seconds a listing may take
 _READ = 20_000  # characters of a listing read
-_WORD = re.compile(r"[a-z0-9]+")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 _TAGS = re.compile(r"\s*[\[(][^\])]*[\])]\s*$")
 
 
 def listing_tools(tools: Sequence[Tool]) -> list[Tool]:
     """The tools of one server that list what it holds: no required argument, not destructive, "list" in the name."""
-    return [t for t in tools if not t.required and not t.destructive
-            and "list" in _WORD.findall(re.sub(r"([a-z])([A-Z])", r"\1 \2", t.name).lower())][:MAX_LISTINGS]
+    return [t for t in tools if not t.required and not t.destructive and "list" in words_of(t.name)][:MAX_LISTINGS]
 
 
 def names_in(text: str) -> tuple[str, ...]:

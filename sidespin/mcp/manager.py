@@ -345,26 +345,28 @@ class MCPManager:
     async def read_holdings(self, server: str) -> None:
         """Read what `server` holds from its listing tools (`sidespin.mcp.holdings`), where `may_run` lets them run
         unasked, and give the names to its tools in the registry."""
-        if self._registry is None or self.may_run is None or self.connection(server).status != "ready":
+        if self.may_run is None or self.connection(server).status != "ready":
             return
-        tools = [t for t in self._registry if t.source == f"mcp:{server}"]
-        holds = await read_holdings(server, tools, self.may_run, lambda tool: tool.invoke({}))
+        holds = await read_holdings(server, self._server_tools(server), self.may_run, lambda tool: tool.invoke({}))
         if holds is not None:
             self._holds[server] = holds
-            for tool in self._registry:
-                if tool.source == f"mcp:{server}":
-                    tool.holds = holds
+            for tool in self._server_tools(server):  # as they are now: the server may have come back meanwhile
+                tool.holds = holds
 
     def reread_holdings(self, server: str, after: str | None = None) -> None:
-        """Read `server`'s holdings again in the background (`read_holdings`), unless a reading is under way or
-        `after`, the tool whose call changed things, is one of its listings."""
+        """Read `server`'s holdings again in the background (`read_holdings`), unless it has no listing tool, a
+        reading is under way, or `after`, the tool whose call changed things, is one of its listings."""
         running = self._reading.get(server)
         if self.may_run is None or (running is not None and not running.done()):
             return
-        if after is not None and any(t.name in (after, f"{server}__{after}") for t in listing_tools(
-                [t for t in self._registry or [] if t.source == f"mcp:{server}"])):
+        listings = listing_tools(self._server_tools(server))
+        if not listings or any(t.name in (after, f"{server}__{after}") for t in listings):
             return
         self._reading[server] = asyncio.get_running_loop().create_task(self.read_holdings(server))
+
+    def _server_tools(self, server: str) -> list[Tool]:
+        """The tools `server` has in the registry ([] before `register_into`)."""
+        return [t for t in self._registry or [] if t.source == f"mcp:{server}"]
 
     async def read_all_holdings(self, may_run: Callable[[Tool], bool]) -> None:
         """Start reading holdings, with `may_run` as the approval check, and wait for every ready server's."""

@@ -103,8 +103,10 @@ def tables(tools: Sequence[Tool]) -> list[list[Tool]]:
 
 def offered_table(tools: Sequence[Tool]) -> list[dict[str, Any]]:
     """A table as offered: whole when few and within `TABLE_CHARS`, else cut only as short as it takes to fit."""
-    if len(tools) <= SHORTLIST and _chars(tools, None) <= TABLE_CHARS:
-        return [offered(t, None) for t in tools]
+    if len(tools) <= SHORTLIST:
+        whole = [offered(t, None) for t in tools]
+        if sum(len(json.dumps(one, ensure_ascii=False)) for one in whole) <= TABLE_CHARS:
+            return whole
     description = DESCRIPTION
     while len(tools) > SHORTLIST and description > SHORTEST and _chars(tools, description) > TABLE_CHARS:
         description -= 20
