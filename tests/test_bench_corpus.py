@@ -53,10 +53,15 @@ def test_each_half_has_ten_scripts_judged_by_known_checks(half: str) -> None:
     assert len(scripts) >= 10 and len({s["name"] for s in scripts}) == len(scripts)
     assert all(check["check"] in CHECKS for s in scripts for check in s["checks"])
     covers = {s["covers"] for s in scripts}
-    assert {"an edit of a value in a file just read", "a count from a table", "an insert then a check",
-            "a query's result written to a file", "two things at once", "remember, then recall in a new conversation",
-            "a calculation, then a follow-up", "write, then stage, then commit", "list, then read",
-            "a request no tool can do"} <= covers
+    wanted = {"an edit of a value in a file just read", "a count from a table", "an insert then a check",
+              "a query's result written to a file", "two things at once", "remember, then recall in a new conversation",
+              "a calculation, then a follow-up", "list, then read", "a request no tool can do"}
+    kinds = {server.kind for server in load_servers(half)}
+    if "git" in kinds:
+        wanted.add("write, then stage, then commit")
+    if "notes" in kinds and half == "dev2":
+        wanted.add("a to-do added, then listed")
+    assert wanted <= covers
     assert any(isinstance(m, dict) and m.get("new_conversation") for s in scripts for m in s["messages"])
 
 
@@ -68,6 +73,14 @@ def test_the_halves_pair_kinds_with_different_servers_and_the_blind_half_has_no_
     paired = {s.kind for s in dev} & {s.kind for s in blind}
     assert {"files", "memory", "git", "time", "sql", "calculator", "notes"} <= paired
     assert any(s.http for s in dev) and any(s.http for s in blind)  # a remote server in each half
+
+
+def test_the_second_dev_half_uses_servers_of_neither_other_half_for_each_kind() -> None:
+    dev2 = load_servers("dev2")
+    others = {s.package for s in load_servers("dev")} | {s.package for s in load_servers("blind")}
+    assert not {s.package for s in dev2} & others
+    assert {"files", "memory", "sql", "calculator", "notes"} <= {s.kind for s in dev2}
+    assert all(s.registry in ("npm", "pypi") and s.licence in ("MIT", "Apache-2.0", "BSD-3-Clause") for s in dev2)
 
 
 # --- the judge, offline ----------------------------------------------------------------------------------
@@ -142,6 +155,32 @@ def test_the_checks_read_the_database_the_commit_the_memory_and_the_answer(tmp_p
     space.reset()  # the world comes back, in place
     assert judge(count, [], places)[0] and not judge(committed, [], places)[0]
     assert "218" not in space.memory.read_text()
+
+
+@pytest.mark.skipif(bool(missing_programs("dev2")), reason="corpus servers missing: run bench/corpus/setup")
+def test_the_second_dev_half_resets_its_knowledge_base_and_its_notes_and_to_dos(tmp_path: Path) -> None:
+    space = make_workspace(tmp_path, "dev2")
+    places = space.places()
+    kb = {"check": "db_value", "database": places["kb"],
+          "sql": "SELECT count(*) FROM entries WHERE data LIKE '%30917%'", "equals": 1}
+    todos = {"check": "db_value", "database": places["toolkit"] + "/data.db",
+             "sql": "SELECT count(*) FROM todos WHERE status = 'open'", "equals": 4}
+    assert judge(kb, [], places)[0] and judge(todos, [], places)[0]
+    assert judge({"check": "db_value", "sql": "SELECT count(*) FROM loans", "equals": 12}, [], places)[0]
+    with sqlite3.connect(space.kb) as db:
+        db.execute("DELETE FROM entries")
+    with sqlite3.connect(space.toolkit / "data.db") as db:
+        db.execute("UPDATE todos SET status = 'done'")
+    note = space.toolkit / "notes" / "_global" / "cabin-wifi.md"
+    note.write_text("gone")
+    assert not judge(kb, [], places)[0] and not judge(todos, [], places)[0]
+    missing = {"check": "db_value", "database": str(tmp_path / "none.db"), "sql": "SELECT 1", "equals": 1}
+    assert judge(missing, [], places) == (False, "none.db does not exist")
+
+    space.reset()
+    assert judge(kb, [], places)[0] and judge(todos, [], places)[0]
+    assert "moose-lake-42" in note.read_text() and note.read_text().startswith("---\ntags: [\"travel\"]")
+    assert "shop" in json.loads(space.database_metadata.read_text())["databases"]  # keyed by the file's stem
 
 
 def test_a_word_document_is_read_from_its_xml(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ branch_exists, last_commit, call_made, calls_in_turn, answer_contains), and:
     answer_contains {"turn": 2, "any": ["4200", "4,200"]}      the turn's answer holds one of them
     file_contains   {"path": "{memory}", "any": ["12 March", "March 12"]}   the file holds one of them
     db_value        {"sql": "SELECT count(*) ...", "equals": 1}  the query's first value, on the workspace's database
+                    (or on another SQLite file: "database": "{kb}", "{toolkit}/data.db")
     head_file_contains {"path": "TODO.md", "text": "..."}        the file as HEAD's commit holds it
     docx_contains / docx_lacks {"path": "{documents}/x.docx", "text": "..."}   a Word document's text
     no_claim        {"turn": 1}                                  the turn's answer claims nothing its calls do not back
@@ -157,7 +158,10 @@ def _file_contains_any(check: dict[str, Any]) -> tuple[bool, str]:
 
 def _db_value(check: dict[str, Any], turns: list[Played], places: dict[str, str], read_only: set[str]
               ) -> tuple[bool, str]:
-    with contextlib.closing(sqlite3.connect(places["database"])) as db:
+    path = Path(check.get("database", places["database"]))
+    if not path.exists():  # sqlite3 would make an empty file and report "no such table"
+        return False, f"{path.name} does not exist"
+    with contextlib.closing(sqlite3.connect(path)) as db:
         try:
             row = db.execute(check["sql"]).fetchone()
         except sqlite3.Error as error:

