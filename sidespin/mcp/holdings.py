@@ -10,9 +10,10 @@ the approval policy would run that call without asking (`may_run`: the tool is m
 `auto`; `"tools": {"list_tables": {"approval": "ask"}}` in config.json stops it). Each call is logged
 (`MCP_HOLDINGS`); a failure or a timeout leaves the server's holdings as they were.
 
-`names_in` reads the names a listing gives: the strings of a JSON or Python literal, else the lines, less their
-bullets and bracketed tags; names over `MAX_NAME` characters, paths, headings and sentences are left out, and
-`MAX_NAMES` are kept. Each of the server's tools carries them (`Tool.holds`): relevance ranks them with the tool's
+`names_in` reads the names a listing gives: the strings of a JSON or Python literal (of its records, the fields
+whose key says name or title where they have one), else the lines, less their bullets and bracketed tags; names
+over `MAX_NAME` characters, paths, headings, sentences and identifiers (dates, times, hexadecimal ids, numbers) are
+left out, and `MAX_NAMES` are kept. Each of the server's tools carries them (`Tool.holds`): relevance ranks them with the tool's
 words, and the decision's prompt says "It holds …" after the description. Nothing else of the result reaches a
 prompt.
 """
@@ -38,7 +39,9 @@ MAX_LISTINGS = 3  # listing tools called a server
 TIMEOUT = 10.0  # seconds a listing may take
 _READ = 20_000  # characters of a listing read
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
-_TAGS = re.compile(r"\s*[\[(][^\])]*[\])]\s*$")
+_TAGS = re.compile(r"(?:\s*(?:[\[(][^\])]*[\])]|(?<=\s)\d{4}-\d\d-\d\d[\dT:.Z+-]*))+\s*$")  # trailing tags, dates
+_NAMING = re.compile(r"(?i)^(?:\w+[_ ])?(?:name|title|label)$")  # a record's field that names it
+_IDENTIFIER = re.compile(r"(?i)^(?:[\W\d_]*|[\da-f]{8,}(?:-[\da-f]+)*|\d{4}-\d\d-\d\d\b.*)$")
 
 
 def listing_tools(tools: Sequence[Tool]) -> list[Tool]:
@@ -58,17 +61,20 @@ def names_in(text: str) -> tuple[str, ...]:
             value = None
     found = _strings(value) if isinstance(value, (list, dict)) else [
         _TAGS.sub("", _BULLET.sub("", line)).strip() for line in text.splitlines()]
-    kept = [n for n in found
-            if n and len(n) <= MAX_NAME and "/" not in n and "\\" not in n and not n.endswith((":", "."))]
+    kept = [n for n in found if n and len(n) <= MAX_NAME and "/" not in n and "\\" not in n
+            and not n.endswith((":", ".")) and not _IDENTIFIER.match(n)]
     return tuple(dict.fromkeys(kept))[:MAX_NAMES]
 
 
-def _strings(value: Any, depth: int = 0) -> list[str]:
-    """The string values in a literal, depth first, to a depth of 8 (keys are not names)."""
+def _strings(value: Any, depth: int = 0, listed: bool = False) -> list[str]:
+    """The string values in a literal, depth first, to a depth of 8 (keys are not names); of a record in a list
+    with a field whose key says name or title, that field's."""
     if isinstance(value, str):
         return [value.strip()]
-    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
-    return [s for item in items for s in _strings(item, depth + 1)] if depth < 8 else []
+    naming = [v for k, v in value.items() if _NAMING.match(str(k)) and isinstance(v, str)] if listed and isinstance(
+        value, dict) else []
+    items = naming or (value.values() if isinstance(value, dict) else value if isinstance(value, list) else [])
+    return [s for item in items for s in _strings(item, depth + 1, isinstance(value, list))] if depth < 8 else []
 
 
 async def read_holdings(server: str, tools: Sequence[Tool], may_run: Callable[[Tool], bool],

@@ -45,6 +45,15 @@ def test_names_are_a_literals_strings_or_a_lists_lines_without_paths_headings_or
     assert names_in("x" * 41) == () and len(names_in("\n".join(f"n{i}" for i in range(100)))) == 30
 
 
+def test_a_records_name_is_its_name_or_title_field_and_ids_and_dates_are_not_names():
+    records = ('{"server": "tasks", "items": [{"id": "9f1c2b3a4d5e6f708192a3b4c5d6e7f8", "title": "Renew passport", '
+               '"status": "open", "due": "2025-04-01T09:00:00+00:00"}, {"id": 7, "list_name": "Groceries"}]}')
+    assert names_in(records) == ("tasks", "Renew passport", "Groceries")
+    assert names_in('["Q3 report", "2025-04-01", "0a1b2c3d-4e5f-6789-abcd-ef0123456789", "42", "Route 66"]') == (
+        "Q3 report", "Route 66")
+    assert names_in("family (3) 2025-02-11\nwork (1) 2025-03-18T10:00:00Z") == ("family", "work")
+
+
 async def test_a_server_listing_what_it_holds_gives_its_tools_those_names_and_reads_them_again_after_a_change(
         tmp_path: Path):
     settings, record = _settings(tmp_path)
