@@ -87,7 +87,9 @@ def _compact(schema: Any) -> Any:
 
 
 def tables(tools: Sequence[Tool]) -> list[list[Tool]]:
-    """The tables a decision reads `tools` in: one when they are few, else each source's, cut to fit."""
+    """The tables a decision reads `tools` in: one when they are few, else each source's, cut to fit; a source cut
+    in parts keeps each family of its tools (names with the same first word: `todo_create`, `todo_list`) in one
+    part where it fits, so a part reads as one kind of thing."""
     if len(tools) <= SHORTLIST:
         return [list(tools)]
     sources: dict[str, list[Tool]] = {}
@@ -96,8 +98,14 @@ def tables(tools: Sequence[Tool]) -> list[list[Tool]]:
     parts: list[list[Tool]] = []
     for listed in sources.values():
         count = max(1, -(-_chars(listed, SHORTEST) // TABLE_CHARS))
-        size = -(-len(listed) // count)
-        parts.extend(listed[i: i + size] for i in range(0, len(listed), size))
+        size, families = -(-len(listed) // count), {}
+        for tool in listed:
+            families.setdefault((words_of(tool.name) or [""])[0] if count > 1 else "", []).append(tool)
+        part: list[Tool] = []
+        for chunk in (f[i: i + size] for f in (families.values() if len(families) > 1 else [listed])
+                      for i in range(0, len(f), size)):
+            parts, part = (parts + [part], chunk) if part and len(part) + len(chunk) > size else (parts, part + chunk)
+        parts.append(part)
     return parts
 
 

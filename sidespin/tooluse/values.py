@@ -31,7 +31,11 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 # function words: they match every description and tell no tool from another
 STOP = frozenset("""a an and are as at be but by can could do does for from have how i in is it its me my of on or
 please so that the their them then there these this to was we what when where which who will with would you your
-now same just some any all also get give tell show let lets want need about many much more most like know""".split())
+now same just some any all also get give tell show let lets want need about many much more most like know
+le la les un une des du de et ou je tu il elle nous vous mon ma mes ton ta tes est sont que qui quoi dans pour sur avec
+au aux ce cette ces moi der die das den dem des ein eine einen einem einer und oder ich du er sie es wir ihr mir mich
+dir dich mein meine meinen ist sind hat habe was wie wo wann wer mit von zu auf im el los las una unos unas yo mi mis
+son qué en con por para del al lo te se""".split())  # function words of English, French, German and Spanish
 _NUMBER_WORDS = {word: str(n) for n, word in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())} | {
     "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "dozen": "12", "twice": "2",
@@ -74,6 +78,9 @@ _CHANGE = (r"(?:create|make|write|save|add|append|insert|put|set|change|replace|
            r"crea[r]?|escribe|a[ñn]ade|cambia|borra|elimina|mueve|guarda|scrivi|aggiungi|sposta|salva)")
 
 
+_READS = re.compile(r"(?i)\b(?:list|read|get|show|search|find|view)(?:s|ing)?\b")
+
+
 def asks_change(text: str) -> bool:
     """Whether a message asks to make or change something: a change's verb where a request's verb stands ("what is
     it set to?" asks none)."""
@@ -81,11 +88,12 @@ def asks_change(text: str) -> bool:
 
 
 def change_asked(tool: Tool, message: str) -> bool:
-    """Whether `tool` may open an answer to `message` (`core.change_asked`): it is marked read-only or its name or
-    description's opening names no change ("Adds…", "INSERT"), or the message asks one or shares a word (its first
+    """Whether `tool` may open an answer to `message` (`core.change_asked`): it is marked read-only, its name or
+    description's opening names no change ("Adds…", "INSERT") or names a reading too, or the message asks one or shares a word (its first
     five letters) with the tool's name, description or parameters (their notes, their allowed values)."""
     own = f"{' '.join(words_of(tool.name))} {tool.description}"
-    if tool.read_only or not re.search(r"(?i)\b" + _CHANGE + r"(?:s|es|d|ed)?\b", own[:300]) or asks_change(message):
+    if tool.read_only or not re.search(r"(?i)\b" + _CHANGE + r"(?:s|es|d|ed)?\b", own[:300]) or asks_change(
+            message) or _READS.search(own[:300].replace("_", " ")):  # one of its actions reads ("list_roots")
         return True
     own += json.dumps(tool.input_schema, ensure_ascii=False)
     return bool({w[:5] for w in telling_words(own)} & {w[:5] for w in telling_words(message)})

@@ -57,3 +57,14 @@ def test_every_field_is_bounded_optional_ones_stay_optional_and_a_named_date_for
     bigger = arguments_schema(events, bounds=said)["properties"]
     assert bigger["limit"]["maximum"] == 5_000_000 and bigger["ratio"]["multipleOf"] == 1e-7
     assert bigger["tags"]["maxItems"] == 11
+
+
+def test_a_server_cut_in_parts_keeps_each_family_of_its_tools_in_one_part() -> None:
+    long = "A tool that does a great many things, described at length. " * 20
+    names = [f"note_{i}" for i in range(8)] + [f"todo_{i}" for i in range(14)] + [f"timer_{i}" for i in range(8)]
+    cut = tables([tool(name, long, {"x": {"type": "string"}}, source="mcp:kit") for name in names])
+    assert len(cut) > 2
+    families = [{t.name.split("_")[0] for t in table} for table in cut]
+    assert all(len(family) == 1 for family in families), families  # an even cut mixed todo with note and timer
+    one = [tool(f"git_{i}", long, {}, source="mcp:git") for i in range(30)]  # one family: cut in listed order
+    assert [t.name for table in tables(one) for t in table] == [t.name for t in one] and len(tables(one)) > 1

@@ -12,6 +12,7 @@ from sidespin.tooluse import Decider
 from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.offer import SHORTLIST
 from sidespin.tooluse.pipeline import MAX_CALLS
+from sidespin.tooluse.values import change_asked
 from tests.route_fake import FakeLlama
 from tests.tooluse.tools import (ADD_NOTE, CONVERT, EVALUATE, FIND_NOTES, FORECAST, OLD_FIND, RUN_SQL, STATUS, TEXT,
                                  called, tool)
@@ -177,6 +178,13 @@ async def test_a_first_call_of_a_tool_that_changes_things_needs_a_change_asked_o
                       name_tokens={"": [('post_entry",', 0.8), ('run_sql",', 0.2)]})
     # refused, the tool the model meant gives way to no other: it meant to do what no tool does
     assert [name for name, _ in await decided(model, user(text), [POST, RUN_SQL])] == ["post_entry"] * called
+
+
+def test_a_tool_of_several_actions_one_of_which_reads_may_open_an_answer_that_asks_no_change() -> None:
+    ops = tool("dir_ops", "Directory operations: create, list, or delete.", {"action": TEXT}, ["action"])
+    meta = tool("config_ops", "Config operations. - set_root: add a root - get_info: a file's metadata", {}, [])
+    assert change_asked(ops, "Léeme qué hay en la carpeta.") and change_asked(meta, "Wann wurde x.csv geändert?")
+    assert not change_asked(POST, "Léeme qué hay en la carpeta.")
 
 
 async def test_a_first_call_of_a_tool_the_model_says_does_not_do_what_was_asked_is_not_made() -> None:

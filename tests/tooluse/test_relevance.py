@@ -63,3 +63,22 @@ def test_a_request_for_what_a_server_holds_reaches_its_tools_in_any_language_and
         assert rank(holding, text, embedder)[0].tool.holds, text
     for text in ("How many moons does Jupiter have?", "Wie backe ich Brot?"):
         assert not rank(holding, text, embedder)[0].tool.holds, text
+
+
+@pytest.mark.parametrize("message", ["What's in garden/planting.md?", "Léeme letters/landlord.txt",
+                                     "Wann wurde budget.csv zuletzt geändert?"])
+def test_a_message_naming_a_file_by_its_name_shares_the_word_file_with_the_tools_that_read_files(message) -> None:
+    reader = tool("read_files", "Reads the contents of one or more files.", {"paths": {"type": "array"}})
+    others = [tool("plot_function", "Plot a mathematical function over a range.", {}),
+              tool("note_read", "Read a note of the notebook by its title.", {"title": {"type": "string"}})]
+    assert rank([*others, reader], message, None)[0].tool.name == "read_files"
+    assert rank([*others, reader], "What's in my garden plan?", None)[0].score == 0.0  # no file named: no word shared
+
+
+@pytest.mark.parametrize("message", ["Merk dir bitte: mein Schließfach hat die Nummer 77.",
+                                     "Ajoute « réparer la sonnette » à ma liste de tâches.",
+                                     "¿Qué es un editor de texto y para qué sirve?"])
+def test_function_words_of_french_german_and_spanish_share_no_word_with_a_tool(message) -> None:
+    named = [tool("dir_ops", "Directory operations.", {}), tool("la_ma_es", "Une la ma es de.", {}),
+             tool("que_un", "Que un para.", {})]
+    assert all(r.bm25 is None for r in rank(named, message, None))

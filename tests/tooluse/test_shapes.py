@@ -14,7 +14,7 @@ from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.shapes import check_switches, shapes_for
 from sidespin.tooluse.shapes.editor import replacing_pair
 from sidespin.tooluse.shapes.folders import files_named, folders_named
-from sidespin.tooluse.shapes.memory import asks_memory
+from sidespin.tooluse.shapes.memory import asks_memory, stores
 from sidespin.tooluse.shapes.timezones import as_zone, zones_named
 from sidespin.tooluse.shapes.calculator import asks_calculation, calculates
 from tests.route_fake import FakeLlama, WritesAnEdit
@@ -389,6 +389,9 @@ ADD_ITEM = tool("add_item", "Add an item to the cart.", {"sku": TEXT, "count": N
 
 def test_a_tool_that_says_an_operation_and_takes_numbers_only_calculates_and_shares_of_numbers_are_calculations():
     assert [calculates(t) for t in (TIMES, ROOT, ADD_ITEM, FORECAST)] == [True, True, False, False]
+    search = tool("note_search", "Full-text search across notes. - query: a MATCH expression ('foo OR bar').",
+                  {"query": TEXT}, ["query"])  # an expression said past its first sentence: not a calculator
+    assert not calculates(search) and calculates(tool("calc", "Evaluate a math expression.", {"e": TEXT}, ["e"]))
     assert [asks_calculation(t) for t in ("How much is 15% of 80?", "square root of 1764", "page 15 of 80")] == [
         True, True, False]
 
@@ -424,6 +427,12 @@ STORE = [KEEP, FIND, ERASE, FORECAST]
 ])
 def test_a_message_asks_a_memory_to_keep_recall_or_forget_only_when_it_asks_the_assistant(text, asked) -> None:
     assert asks_memory(text) == asked
+
+
+def test_a_knowledge_base_is_a_store_as_a_memory_or_a_knowledge_graph_is() -> None:
+    entry = tool("save", "Create or update a KB entry.", {"title": TEXT}, ["title"], source="mcp:facts")
+    base = tool("search", "Full-text search of the knowledge base.", {"query": TEXT}, ["query"], source="mcp:x")
+    assert stores(entry) and stores(base) and not stores(FORECAST)
 
 
 @pytest.mark.parametrize("text, wanted", [

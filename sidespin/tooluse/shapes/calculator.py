@@ -1,7 +1,7 @@
 """The `calculator` shape: tools that evaluate arithmetic or expressions.
 
-Applies where a tool calculates (`calculates`): its name or description says it calculates or evaluates, or says an
-arithmetic operation ("Multiply two numbers", `square_root`) and it takes numbers only. Rule:
+Applies where a tool calculates (`calculates`): its name or its description's first sentence says it calculates or
+evaluates, or says an arithmetic operation ("Multiply two numbers", `square_root`) and it takes numbers only. Rule:
 
 - `calculator.asked` (shortlist, whether, which): a message that holds a calculation (two numbers with an operator
   or a word for one between them: "48 x 37", "12 plus 30", "7 fois 6"; a share of a number, "15% of 80"; a root
@@ -41,8 +41,10 @@ _A_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def calculates(tool: Tool) -> bool:
-    """Whether a tool says it calculates or evaluates, or says an arithmetic operation and requires numbers only."""
-    said = f"{tool.name.replace('_', ' ').replace('-', ' ')} {tool.description[:200]}"
+    """Whether a tool's name or its description's first sentence says it calculates or evaluates, or says an
+    arithmetic operation and it requires numbers only."""
+    first = re.split(r"(?<=[.!?:])\s", " ".join(tool.description.split()), maxsplit=1)[0]
+    said = f"{tool.name.replace('_', ' ').replace('-', ' ')} {first[:200]}"
     if _CALCULATES.search(said):
         return True
     kinds = [(tool.parameters.get(name) or {}).get("type") for name in tool.required]

@@ -14,7 +14,7 @@ from sidespin.tooluse.decision import Decision, Shape
 
 __all__ = ["Memory", "stores", "asks_memory"]
 
-_STORE = re.compile(r"(?i)\b(?:memor(?:y|ies)|remember\w*|knowledge[ _-]?graph)\b")
+_STORE = re.compile(r"(?i)\b(?:memor(?:y|ies)|remember\w*|knowledge[ _-]?(?:graph|base)|kb)\b")
 _ASKED = r"(?:^|[.!?;:,]\s*|\b(?:please|can you|could you|would you|will you|i want you to|i'd like you to)\s+)"
 _KEEP = re.compile(r"(?i)(?:" + _ASKED + r"(?:remember|memori[sz]e|note that)\b|"
                    r"\b(?:keep in mind|don'?t forget|do not forget|for later|for future reference|merk\w* (?:dir|es)|"
@@ -32,7 +32,8 @@ _FORGET = re.compile(r"(?i)" + _ASKED + r"(?:forget|vergiss|oublie|olvida|diment
 
 
 def stores(tool: Tool) -> bool:
-    """Whether a tool belongs to a memory store: its name, description or server's name speaks of memory."""
+    """Whether a tool belongs to a memory store: its name, description or server's name speaks of memory or of a
+    knowledge graph or base ("KB")."""
     server = tool.source.split(":", 1)[1] if tool.source.startswith("mcp:") else ""
     return bool(_STORE.search(f"{server} {tool.name.replace('_', ' ')} {tool.description[:200]}"))
 
