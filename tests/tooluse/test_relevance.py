@@ -82,3 +82,9 @@ def test_function_words_of_french_german_and_spanish_share_no_word_with_a_tool(m
     named = [tool("dir_ops", "Directory operations.", {}), tool("la_ma_es", "Une la ma es de.", {}),
              tool("que_un", "Que un para.", {})]
     assert all(r.bm25 is None for r in rank(named, message, None))
+
+
+def test_the_words_of_a_file_named_do_not_reach_a_tool_named_like_them() -> None:
+    config = tool("config_ops", "Config operations: set a root.", {"action": {"type": "string"}})
+    editor = tool("edit_blocks", "Apply search and replace edits to a file.", {"edits": {"type": "array"}})
+    assert rank([config, editor], "In config/app.toml, change the port to 9090.", None)[0].tool.name == "edit_blocks"

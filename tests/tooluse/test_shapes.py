@@ -474,3 +474,17 @@ async def test_a_store_s_tool_that_reads_everything_is_called_with_nothing_said_
                                                                                    ('find_facts",', 0.1)]})
     assert await decided(model, user(text), [KEEP, FIND, dump, FORECAST], embedder=Embedder()) == [("dump_memory", {})]
 
+
+
+@pytest.mark.parametrize("text, wanted", [("Remember that my locker is 77.", "save"),
+                                          ("What do you know about my dentist?", "search"),
+                                          ("Forget what you stored about my boiler.", "delete")])
+async def test_a_store_without_annotations_is_asked_by_its_names_verbs(text, wanted) -> None:
+    """A store whose tools carry no annotations: the tool that keeps, reads or deletes is told by its name's verb."""
+    kb = [tool(name, f"{name.title()} a knowledge base entry.", {"query": TEXT}, ["query"], source="mcp:kb")
+          for name in ("relate", "save", "search", "delete")]
+    said = text.rstrip(".?").split()[-1]
+    model = FakeLlama({text: [(name, {"query": said}) for name in ("relate", "save", "search", "delete")]},
+                      p_call=0.01, name_tokens={"": [('relate",', 0.7), ('save",', 0.1), ('search",', 0.1),
+                                                     ('delete",', 0.1)]})
+    assert [name for name, _ in await decided(model, user(text), kb)] == [wanted]

@@ -2,7 +2,7 @@
 
 - `memory.asked`: asking to remember, recall or forget (`asks_memory`), or about the person where a store's tool ranks
   first or no tool shares a word with it, reads its table and, whatever the call's chance, names its tool that
-  adds, reads or deletes."""
+  adds, reads or deletes (by the store's annotations, else by its names' verbs: `does`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from typing import Sequence
 
 from sidespin.tools import Tool
 from sidespin.tooluse.decision import Decision, Shape
+from sidespin.tooluse.values import words_of
 
-__all__ = ["Memory", "stores", "asks_memory"]
+__all__ = ["Memory", "stores", "asks_memory", "does"]
 
 _STORE = re.compile(r"(?i)\b(?:memor(?:y|ies)|remember\w*|knowledge[ _-]?(?:graph|base)|kb)\b")
 _ASKED = r"(?:^|[.!?;:,]\s*|\b(?:please|can you|could you|would you|will you|i want you to|i'd like you to)\s+)"
@@ -28,6 +29,9 @@ _ABOUT_ME = re.compile(r"(?i)\b(?:what|what's|where|when|who|which|how)\b.*\b(?:
                        r"\b(?:quel(?:le)?s?|où|quand|qui|comment)\b.*\b(?:mon|ma|mes)\b|"
                        r"\b(?:was|wo|wann|wer|wie|welche\w*)\b.*\bmein\w*\b|"
                        r"(?:qu[ée]|cu[áa]l|d[óo]nde|cu[áa]ndo|qui[ée]n|c[óo]mo)\b.*\b(?:mi|mis)\b")
+_VERBS = {"recall": {"search", "get", "list", "find", "read", "recall", "query", "lookup", "fetch", "show", "retrieve"},
+          "keep": {"save", "add", "create", "store", "remember", "write", "put", "insert", "upsert", "append", "new"},
+          "forget": {"delete", "remove", "forget", "erase", "clear", "drop"}}
 _FORGET = re.compile(r"(?i)" + _ASKED + r"(?:forget|vergiss|oublie|olvida|dimentica)\b(?!\s*(?:nicht|pas)\b)")
 
 
@@ -36,6 +40,15 @@ def stores(tool: Tool) -> bool:
     knowledge graph or base ("KB")."""
     server = tool.source.split(":", 1)[1] if tool.source.startswith("mcp:") else ""
     return bool(_STORE.search(f"{server} {tool.name.replace('_', ' ')} {tool.description[:200]}"))
+
+
+def does(tool: Tool, annotated: bool) -> str | None:
+    """What a store's tool does: "forget", "recall" or "keep", by its annotations where its store's tools carry
+    some, else by its name's verbs (`search_entries`, `save`, `delete`); None where it says none."""
+    if annotated:
+        return "forget" if tool.destructive else "recall" if tool.read_only else "keep"
+    words = set(words_of(tool.name))
+    return next((kind for kind, verbs in _VERBS.items() if words & verbs), None)
 
 
 def asks_memory(text: str) -> str | None:
@@ -68,8 +81,8 @@ class Memory(Shape):
     def narrow(self, decision: Decision) -> dict[str, Tool]:
         if (asked := self._asked(decision)) is None or decision.talk.again:
             return decision.names
-        kept = {n: t for n, t in decision.names.items() if stores(t) and t.read_only == (asked == "recall")
-                and t.destructive == (asked == "forget")}
+        annotated = any(t.read_only or t.destructive for t in decision.names.values() if stores(t))
+        kept = {n: t for n, t in decision.names.items() if stores(t) and does(t, annotated) == asked}
         if kept and len(kept) < len(decision.names):
             decision.note("memory.asked")
             return kept
