@@ -24,7 +24,8 @@ from loguru import logger
 from sidespin.tools import Tool
 
 __all__ = ["said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented", "as_said",
-           "words_of", "telling_words", "allowed", "REQUEST_AT", "asks_change", "change_asked"]
+           "words_of", "telling_words", "allowed", "REQUEST_AT", "asks_change", "change_asked", "reads",
+           "READ_VERBS"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -79,6 +80,16 @@ _CHANGE = (r"(?:create|make|write|save|add|append|insert|put|set|change|replace|
 
 
 _READS = re.compile(r"(?i)\b(?:list|read|get|show|search|find|view)(?:s|ing)?\b")
+READ_VERBS = frozenset("get list read search find show view query fetch lookup retrieve describe count".split())
+
+
+def reads(tool: Tool, tools: Sequence[Tool]) -> bool:
+    """Whether `tool` only reads: it is marked read-only; where its server marks none of its tools (among `tools`),
+    its name says a reading verb and no change (`read_files`, `todo_list`; not `list_and_delete`)."""
+    if tool.read_only or any(t.read_only or t.destructive for t in tools if t.source == tool.source):
+        return tool.read_only
+    words = words_of(tool.name)
+    return bool(READ_VERBS & set(words)) and not re.search(r"\b" + _CHANGE, " ".join(words))
 
 
 def asks_change(text: str) -> bool:

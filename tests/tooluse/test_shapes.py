@@ -127,6 +127,21 @@ async def test_a_message_naming_a_file_calls_a_reader_down_to_the_floor_and_the_
     assert await decided(FakeLlama({"trip?": [("cat", {"file": HOME})]}, p_call=0.2), user("trip?"), DOCS) == []
 
 
+async def test_where_a_folder_server_marks_no_tool_its_reader_is_told_by_its_name_and_may_take_a_list() -> None:
+    """No annotations: `read_files` (one required list) reads, `file_ops` and `config_ops` (an action) do not."""
+    text = "What's in garden/planting.md?"
+    plain = [tool("config_ops", "Config operations.", {"action": TEXT, "path": TEXT}, ["action"], source="mcp:ed",
+                  places=(HOME,)),
+             tool("file_ops", "File operations.", {"action": TEXT, "file_path": TEXT}, ["action"], source="mcp:ed",
+                  places=(HOME,)),
+             tool("read_files", "A reader.", {"requests": {"type": "array"}}, ["requests"], source="mcp:ed",
+                  places=(HOME,))]
+    wanted = ("read_files", {"requests": [{"path": f"{HOME}/garden/planting.md"}]})
+    model = FakeLlama({text: [("config_ops", {"action": "set_root", "path": HOME}), wanted]}, p_call=0.2,
+                      name_tokens={"": [('config_ops",', 0.6), ('file_ops",', 0.3), ('read_files",', 0.1)]})
+    assert await decided(model, user(text), plain) == [wanted]
+
+
 @pytest.mark.parametrize("text, file", [("Create packing.md with a line: socks", "packing.md"),
                                         ("Schreib in todo.txt: Milch kaufen", "todo.txt"),
                                         ("Renomme budget.csv en budget-2025.csv", "budget.csv")])

@@ -1,7 +1,8 @@
 """The `folders` shape: servers that work in folders the configuration names (`Tool.places`).
 
-A parameter takes a file when its name says a path or a file and neither it nor its tool's name says a folder; it
-takes a folder when its name says one, or it takes a path and its tool's name says folder. Rules (classes and
+A parameter takes a file when its name says a path or a file (or it is the one required parameter of a tool whose name
+says files) and neither it nor its tool's name says a folder. A parameter takes a folder when its name says one, or it
+takes a path and its tool's name says folder. Whether a tool only reads is `values.reads`. Rules (classes and
 evidence: docs/tool-use-rules.md):
 
 - `folders.file_named`: a message naming a file reads the table with a tool that takes one; the call, down to
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.decision import Decision, Shape
 from sidespin.tooluse.values import REQUEST_AT as _REQUEST_AT
-from sidespin.tooluse.values import asks_change, telling_words, words_of
+from sidespin.tooluse.values import asks_change, reads, telling_words, words_of
 
 if TYPE_CHECKING:
     from sidespin.tooluse.model import Model
@@ -73,7 +74,10 @@ def _takes_folder(name: str) -> bool:
 
 
 def _takes_file(tool: Tool, name: str) -> bool:
-    return bool(_words(name) & _PATH_NAMES) and not _takes_folder(name) and not _takes_folder(tool.name)
+    """Whether parameter `name` takes a file: its name says a path or a file, or it is the one required parameter of a
+    tool whose name says files (`read_files(requests)`); neither it nor its tool's name says a folder."""
+    said = bool(_words(name) & _PATH_NAMES) or (tool.required == [name] and bool(_words(tool.name) & _PATH_NAMES))
+    return said and not _takes_folder(name) and not _takes_folder(tool.name)
 
 
 def _takes_place(tool: Tool, name: str) -> bool:
@@ -83,7 +87,7 @@ def _takes_place(tool: Tool, name: str) -> bool:
 
 def _taking(takes: Callable[[Tool, str], bool], tools: Sequence[Tool], *, reading: bool) -> list[Tool]:
     """The tools of folder servers with a parameter `takes` accepts; with `reading`, only those that only read."""
-    return [tool for tool in tools if tool.places and (tool.read_only or not reading)
+    return [tool for tool in tools if tool.places and (not reading or reads(tool, tools))
             and any(takes(tool, name) for name in tool.parameters)]
 
 
@@ -107,10 +111,10 @@ class Folders(Shape):
         changing = asks_change(decision.talk.last)
         offered = list(decision.names.values())
         if "folders.file_before" in decision.notes:
-            kept = {t.name: t for t in _taking(_takes_file, offered, reading=False) if not t.read_only}
+            kept = {t.name: t for t in _taking(_takes_file, offered, reading=False) if not reads(t, offered)}
         elif "folders.file_named" in decision.notes:
             kept = {t.name: t for t in _taking(_takes_file, offered, reading=not changing)
-                    if not (changing and t.read_only)}
+                    if not (changing and reads(t, offered))}
         elif "folders.folder_named" in decision.notes:
             kept = {t.name: t for t in _taking(_takes_place, offered, reading=not changing)}
         else:

@@ -11,7 +11,7 @@ from typing import Sequence
 
 from sidespin.tools import Tool
 from sidespin.tooluse.decision import Decision, Shape
-from sidespin.tooluse.values import words_of
+from sidespin.tooluse.values import READ_VERBS, words_of
 
 __all__ = ["Memory", "stores", "asks_memory", "does"]
 
@@ -29,7 +29,7 @@ _ABOUT_ME = re.compile(r"(?i)\b(?:what|what's|where|when|who|which|how)\b.*\b(?:
                        r"\b(?:quel(?:le)?s?|où|quand|qui|comment)\b.*\b(?:mon|ma|mes)\b|"
                        r"\b(?:was|wo|wann|wer|wie|welche\w*)\b.*\bmein\w*\b|"
                        r"(?:qu[ée]|cu[áa]l|d[óo]nde|cu[áa]ndo|qui[ée]n|c[óo]mo)\b.*\b(?:mi|mis)\b")
-_VERBS = {"recall": {"search", "get", "list", "find", "read", "recall", "query", "lookup", "fetch", "show", "retrieve"},
+_VERBS = {"recall": READ_VERBS | {"recall"},
           "keep": {"save", "add", "create", "store", "remember", "write", "put", "insert", "upsert", "append", "new"},
           "forget": {"delete", "remove", "forget", "erase", "clear", "drop"}}
 _FORGET = re.compile(r"(?i)" + _ASKED + r"(?:forget|vergiss|oublie|olvida|dimentica)\b(?!\s*(?:nicht|pas)\b)")
