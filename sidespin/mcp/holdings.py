@@ -11,11 +11,11 @@ the approval policy would run that call without asking (`may_run`: the tool is m
 (`MCP_HOLDINGS`); a failure or a timeout leaves the server's holdings as they were.
 
 `names_in` reads the names a listing gives: the strings of a JSON or Python literal (of its records, the fields
-whose key says name or title where they have one), else the lines, less their bullets and bracketed tags; names
-over `MAX_NAME` characters, paths, headings, sentences and identifiers (dates, times, hexadecimal ids, numbers) are
-left out, and `MAX_NAMES` are kept. Each of the server's tools carries them (`Tool.holds`): relevance ranks them with the tool's
-words, and the decision's prompt says "It holds …" after the description. Nothing else of the result reaches a
-prompt.
+whose key says name, title, subject or text where they have one), else the lines, less their bullets and bracketed
+tags; names over `MAX_NAME` characters, paths, headings, sentences and identifiers (dates, times, hexadecimal ids,
+numbers) are left out, and `MAX_NAMES` are kept. Each of the server's tools carries them (`Tool.holds`): relevance
+ranks them with the tool's words, and the decision's prompt says "It holds …" after the description. Nothing else
+of the result reaches a prompt.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ TIMEOUT = 10.0  # seconds a listing may take
 _READ = 20_000  # characters of a listing read
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 _TAGS = re.compile(r"(?:\s*(?:[\[(][^\])]*[\])]|(?<=\s)\d{4}-\d\d-\d\d[\dT:.Z+-]*))+\s*$")  # trailing tags, dates
-_NAMING = re.compile(r"(?i)^(?:\w+[_ ])?(?:name|title|label)$")  # a record's field that names it
-_IDENTIFIER = re.compile(r"(?i)^(?:[\W\d_]*|[\da-f]{8,}(?:-[\da-f]+)*|\d{4}-\d\d-\d\d\b.*)$")
+_NAMING = re.compile(r"(?i)^(?:\w+[_ ])?(?:name|title|label|subject|text)$")  # a record's field that names it
+_IDENTIFIER = re.compile(r"(?i)^(?:[\W\d_]*|[\da-f]{8,}(?:-[\da-f]+)*|\d{4}-\d\d-\d\d(?:\b|T).*)$")
 
 
 def listing_tools(tools: Sequence[Tool]) -> list[Tool]:
@@ -68,7 +68,7 @@ def names_in(text: str) -> tuple[str, ...]:
 
 def _strings(value: Any, depth: int = 0, listed: bool = False) -> list[str]:
     """The string values in a literal, depth first, to a depth of 8 (keys are not names); of a record in a list
-    with a field whose key says name or title, that field's."""
+    with a field whose key says name, title, subject or text, that field's."""
     if isinstance(value, str):
         return [value.strip()]
     naming = [v for k, v in value.items() if _NAMING.match(str(k)) and isinstance(v, str)] if listed and isinstance(

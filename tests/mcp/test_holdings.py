@@ -49,8 +49,9 @@ def test_a_records_name_is_its_name_or_title_field_and_ids_and_dates_are_not_nam
     records = ('{"server": "tasks", "items": [{"id": "9f1c2b3a4d5e6f708192a3b4c5d6e7f8", "title": "Renew passport", '
                '"status": "open", "due": "2025-04-01T09:00:00+00:00"}, {"id": 7, "list_name": "Groceries"}]}')
     assert names_in(records) == ("tasks", "Renew passport", "Groceries")
-    assert names_in('["Q3 report", "2025-04-01", "0a1b2c3d-4e5f-6789-abcd-ef0123456789", "42", "Route 66"]') == (
-        "Q3 report", "Route 66")
+    assert names_in('["Q3 report", "2025-04-01", "2025-04-01T09:00:00+00:00", "0a1b2c3d-4e5f-6789-abcd-ef0123456789", '
+                    '"42", "Route 66"]') == ("Q3 report", "Route 66")
+    assert names_in('[{"id": 3, "text": "Buy stamps", "status": "open", "project": "_global"}]') == ("Buy stamps",)
     assert names_in("family (3) 2025-02-11\nwork (1) 2025-03-18T10:00:00Z") == ("family", "work")
 
 
