@@ -83,8 +83,7 @@ def claimed_tool(text: str, offered: Iterable[str], called: Iterable[str]) -> st
         rf"\bthe\s+(tool)(?:'s)?\s+(?:{_VERBS}|result|output)",
         rf"[`'\"]?\b({name_pattern})\b[`'\"]?\s+(?:tool\s+)?{_VERBS}\b",
         rf"\b{_RAN}\s+(?:the\s+)?(?:tool\s+|function\s+)?[`'\"]?({name_pattern})\b",
-        rf"\baccording to\s+(?:the\s+)?(?:tool\s+)?[`'\"]?({name_pattern})\b",
-    )
+        rf"\baccording to\s+(?:the\s+)?(?:tool\s+)?[`'\"]?({name_pattern})\b")
     for pattern in patterns:
         for found in re.finditer(pattern, text, re.IGNORECASE):
             tool = found.group(1)

@@ -16,9 +16,10 @@ from sidespin.tooluse import offered_table, tables
 from sidespin.tools import FAILED, Tool, ToolCall, failed
 from sidespin.transcript.markers import fence_for
 
-__all__ = ["ANSWER_LEAD", "Ask", "Request", "Rung", "Native", "Route", "Xml", "RUNGS", "rung_named"]
+__all__ = ["ANSWER_LEAD", "Ask", "Request", "Rung", "Native", "Route", "Xml", "rung_named"]
 
 _DECISION_RESULT_CHARS = 2000  # of each earlier tool result, in the route's decision prompt
+ANSWER_LEAD = "So,"  # what the answer's hidden beginning ends with: the model goes on to answer from the results
 
 
 @dataclass
@@ -103,18 +104,11 @@ class Route(Rung):
         return max(sections, key=len) if tools else ""
 
     async def decide(self, backend: Backend, ask: Ask) -> list[ToolCall] | None:
-        decider = await backend.decider()
-        return await decider.decide(_system(ask.system) + decision_history(ask.history), ask.tools)
-
-
-RUNGS: dict[str, type[Rung]] = {rung.name: rung for rung in (Native, Route, Xml)}
+        return await (await backend.decider()).decide(_system(ask.system) + decision_history(ask.history), ask.tools)
 
 
 def rung_named(name: str) -> Rung:
-    return RUNGS[name]()
-
-
-ANSWER_LEAD = "So,"  # what the answer's hidden beginning ends with: the model goes on to answer from the results
+    return {rung.name: rung for rung in (Native, Route, Xml)}[name]()
 
 
 def narrated_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -168,11 +162,10 @@ def _shown(content: str, gave: str = "") -> str:
 def _mended_later(messages: list[dict[str, Any]], index: int) -> bool:
     """Whether the result at `index` failed and a later call of the same tool succeeded before the next user message."""
     result = messages[index]
-    if not failed(str(result.get("content") or "")):
-        return False
     turn = itertools.takewhile(lambda later: later["role"] != "user", messages[index + 1:])
-    return any(later["role"] == "tool" and later.get("name") == result.get("name")
-               and not failed(str(later.get("content") or "")) for later in turn)
+    return failed(str(result.get("content") or "")) and any(
+        later["role"] == "tool" and later.get("name") == result.get("name")
+        and not failed(str(later.get("content") or "")) for later in turn)
 
 
 def decision_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -183,9 +176,8 @@ def decision_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             content = str(message.get("content") or "")
             content = content[:_DECISION_RESULT_CHARS] + "…" if len(content) > _DECISION_RESULT_CHARS else content
             kept.append({"role": "tool", "tool_call_id": message.get("tool_call_id"), "content": content})
-        elif message["role"] == "assistant" and message.get("tool_calls"):
-            kept.append({"role": "assistant", "content": message.get("content") or "",
-                         "tool_calls": message["tool_calls"]})
         elif message["role"] in ("user", "assistant", "system"):
             kept.append({"role": message["role"], "content": message.get("content") or ""})
+            if message["role"] == "assistant" and message.get("tool_calls"):
+                kept[-1]["tool_calls"] = message["tool_calls"]
     return kept

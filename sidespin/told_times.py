@@ -82,13 +82,10 @@ def unsaid_dates(text: str, results: Sequence[tuple[str, str]], said: str) -> li
     """The whole dates (`dates_said`) an answer gives that no result nor `said` gives; [] when there is no result."""
     if not results:
         return []
-    known = dates_said(" ".join([said, *(output for _, output in results)]).lower())
-    return sorted(dates_said(text.lower()) - known)
+    return sorted(dates_said(text.lower()) - dates_said(" ".join([said, *(output for _, output in results)]).lower()))
 
 
 def _as_utc(hour: int, minute: int, offset: str) -> tuple[int, int]:
-    if offset.upper() == "Z":
-        return hour, minute
-    digits = offset[1:].replace(":", "")
+    digits = offset[1:].replace(":", "") or "00"  # "Z": no shift
     shift = (-1 if offset.startswith("-") else 1) * (int(digits[:2]) * 60 + int(digits[2:] or 0))
     return divmod((hour * 60 + minute - shift) % (24 * 60), 60)

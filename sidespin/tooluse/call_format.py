@@ -44,8 +44,7 @@ class CallFormat:
         """Whether an answer's first token begins a call: the opening, a JSON object or a code fence."""
         if not (stripped := token.strip()):
             return False
-        opening = self.opening.strip()
-        return (bool(opening) and opening.startswith(stripped)) or stripped.startswith(("{", "```", "<tool"))
+        return self.opening.strip().startswith(stripped) or stripped.startswith(("{", "```", "<tool"))
 
 
 FALLBACK = CallFormat('<tool_call>\n{"name": "', '", "arguments": ', "}\n</tool_call>", '\n<tool_call>\n{"name": "',

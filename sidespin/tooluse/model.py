@@ -30,8 +30,7 @@ _FIT_EXAMPLES = (  # made-up functions, like no tool anyone offers
      "yes"),
     ("translate_text", "Translate text into another language.", "What's the weather like in Oslo today?", "no"),
     ("book_flight", "Book a flight between two airports on a date.",
-     "I need a flight from Boston to Denver next Friday.", "yes"),
-)
+     "I need a flight from Boston to Denver next Friday.", "yes"))
 
 
 def names_grammar(names: Sequence[str], end: str) -> str:
@@ -110,7 +109,6 @@ class Model:
 
     async def arguments(self, written: str, tool: Tool, bounds: Bounds) -> str:
         """The arguments' JSON after `written` under the tool's bounded schema (once more with shorter strings)."""
-        raw = "{}"
         for limit in dict.fromkeys((self.max_string, min(self.max_string, SHORT_STRING))):
             schema = arguments_schema(tool, max_string=limit, bounds=bounds)
             raw = await self.llama.complete(written, None, schema, token_budget(schema))

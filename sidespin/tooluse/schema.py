@@ -74,8 +74,7 @@ def bounded(schema: dict[str, Any], max_string: int, bounds: Bounds = Bounds()) 
     if "const" in schema:
         return {"const": schema["const"]}
     kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), None)
+    kind = next((k for k in kind if k != "null"), None) if isinstance(kind, list) else kind
     if kind == "integer":
         return {"type": "integer", "minimum": int(schema.get("minimum", -bounds.largest)),
                 "maximum": int(schema.get("maximum", bounds.largest))}

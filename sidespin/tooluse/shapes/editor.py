@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from loguru import logger
 
@@ -18,9 +18,7 @@ from sidespin.protocol.grammar import gbnf_literal
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.decision import Decision, Shape
-
-if TYPE_CHECKING:
-    from sidespin.tooluse.model import Model
+from sidespin.tooluse.model import Model
 
 __all__ = ["Editor", "replacing_pair"]
 
@@ -38,7 +36,7 @@ _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")  # a Markdown list's item
 _LISTING = re.compile(r"[^,\n]+,[^,\n]+,[^,\n]+$")  # a line that lists three things or more
 _CHARACTER = '[^"\\\\\\x00-\\x1f]'  # of a JSON string as written: not its end, an escape or a control character
 MOST_LINES, _LONGEST_LINE = 60, 200  # lines of a file an edit may start from, and characters of each
-_ADDED_LINE, _ADDED_LINES, _ADDED_ITEM = 120, 5, 60
+_ADDED_LINE, _ADDED_LINES, _ADDED_ITEM = 120, 5, 60  # an addition's longest line, most lines, longest listed item
 _EDIT_TOKENS = 320
 
 
@@ -135,15 +133,6 @@ def _anchored_grammar(pair: Pair, text: str) -> str | None:
             f"item ::= {_CHARACTER} {_CHARACTER}{{0,{_ADDED_ITEM - 1}}}") if branches else None
 
 
-def _quoted_grammar(pair: Pair, texts: list[str]) -> str:
-    container, old, new = pair
-    quoted = [json.dumps(text, ensure_ascii=False) for text in texts]
-    edits = [f"{one}, {json.dumps(new)}: {other}" for one, other in itertools.permutations(quoted, 2)]
-    if container is not None:
-        edits = [f"[{{{json.dumps(old)}: {edit}}}]" for edit in edits]
-    return f"root ::= {' | '.join(map(gbnf_literal, edits))}\n"
-
-
 class Editor(Shape):
     id = "editor"
 
@@ -169,7 +158,7 @@ class Editor(Shape):
             decision.note("editor.to_add")
         return kept
 
-    async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
+    async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
         tool = decision.tool(call.name)
         if (pair := replacing_pair(tool)) is None:
             return call
@@ -193,20 +182,25 @@ class Editor(Shape):
             return None
         return ToolCall(call.name, kept, call.id)
 
-    async def _quoted(self, decision: Decision, call: ToolCall, pair: Pair, texts: list[str], model: "Model",
+    async def _quoted(self, decision: Decision, call: ToolCall, pair: Pair, texts: list[str], model: Model,
                       written: str) -> ToolCall:
         container, old, new = pair
         edits = call.arguments.get(container) if container is not None else [call.arguments]
         if isinstance(edits, list) and edits and all(isinstance(e, dict) and e.get(old) in texts and e.get(new) in texts
                                                      and e.get(old) != e.get(new) for e in edits):
             return call
-        if (arguments := await self._again(call, pair, _quoted_grammar(pair, texts), model, written)) is None:
+        quoted = [json.dumps(text, ensure_ascii=False) for text in texts]  # written again: from one of them to another
+        options = [f"{one}, {json.dumps(new)}: {other}" for one, other in itertools.permutations(quoted, 2)]
+        if container is not None:
+            options = [f"[{{{json.dumps(old)}: {option}}}]" for option in options]
+        grammar = f"root ::= {' | '.join(map(gbnf_literal, options))}\n"
+        if (arguments := await self._again(call, pair, grammar, model, written)) is None:
             return call
         decision.note("editor.quoted")
         return ToolCall(call.name, arguments, call.id)
 
     @staticmethod
-    async def _again(call: ToolCall, pair: Pair, grammar: str, model: "Model", written: str) -> dict[str, Any] | None:
+    async def _again(call: ToolCall, pair: Pair, grammar: str, model: Model, written: str) -> dict[str, Any] | None:
         """The call's arguments with its edits written again under `grammar` (None when cut off)."""
         container, old, new = pair
         others = {k: v for k, v in call.arguments.items() if k not in (container, old, new)}

@@ -1,9 +1,8 @@
 """The `folders` shape: servers that work in folders the configuration names (`Tool.places`).
 
-A parameter takes a file when its name says a path or a file (or it is the one required parameter of a tool whose name
-says files) and neither it nor its tool's name says a folder. A parameter takes a folder when its name says one, or it
-takes a path and its tool's name says folder. Whether a tool only reads is `values.reads`. Rules (classes and
-evidence: docs/tool-use-rules.md):
+A parameter takes a file when its name says a path or file (or it is the one required parameter of a tool whose name
+says files) and neither it nor its tool's name says folder; a folder when its name says one, or it takes a path and
+its tool's name says folder. Whether a tool only reads is `values.reads`. Rules (evidence: docs/tool-use-rules.md):
 
 - `folders.file_named`: a message naming a file reads the table with a tool that takes one; the call, down to
   `NAMED_FLOOR`, is a reader's, or a changer's where the message asks to make or change something.
@@ -15,24 +14,19 @@ evidence: docs/tool-use-rules.md):
   folder holding it (a way out is left as written); a file where a folder is taken is the server's folder.
 - `folders.file_said`: where a file is taken and the message names one file, a path naming no file the person
   named is that file; a name alone ending one file the person named is that file.
-- `folders.file_listed`: a folder where a file is taken is the one file of it the last listing named and the message
-  speaks of ("the itinerary").
-"""
+- `folders.file_listed`: a folder given for a file is its one file the last listing named and the message speaks of."""
 
 from __future__ import annotations
 
 import os
 import posixpath
 import re
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import Callable, Sequence
 
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.decision import Decision, Shape
-from sidespin.tooluse.values import REQUEST_AT as _REQUEST_AT
-from sidespin.tooluse.values import asks_change, reads, telling_words, words_of
-
-if TYPE_CHECKING:
-    from sidespin.tooluse.model import Model
+from sidespin.tooluse.model import Model
+from sidespin.tooluse.values import REQUEST_AT, asks_change, reads, telling_words, words_of
 
 __all__ = ["Folders", "files_named", "folders_named"]
 
@@ -40,7 +34,7 @@ _FILE = re.compile(r"(?<![\w./~@-])((?:[\w-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4})(?![\
 _ABSOLUTE = re.compile(r"(?<![\w.:/~-])~?/(?:[\w.-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4}(?![\w/@])", re.IGNORECASE)
 _DOMAINS = frozenset("com org net io co gov edu ai app dev info".split())
 # a change of a file's value or line; not a version control's verbs
-_EDITS = re.compile(_REQUEST_AT + r"(?:set|change|replace|edit|update|turn|raise|lower|increase|decrease|reduce|bump|"
+_EDITS = re.compile(REQUEST_AT + r"(?:set|change|replace|edit|update|turn|raise|lower|increase|decrease|reduce|bump|"
                     r"switch|add|append|insert|remove|delete|rename|mets|mettez|change[rz]?|remplace[rz]?|baisse[rz]?|"
                     r"augmente[rz]?|ajoute[rz]?|supprime[rz]?|stell\w*|setz\w*|[äa]nder\w*|senk\w*|erh[öo]h\w*|"
                     r"f[üu]g\w*|l[öo]sch\w*|pon|ponga|cambia|baja|sube|a[ñn]ade|borra|quita|imposta|abbassa|alza|"
@@ -110,6 +104,7 @@ class Folders(Shape):
     def narrow(self, decision: Decision) -> dict[str, Tool]:
         changing = asks_change(decision.talk.last)
         offered = list(decision.names.values())
+        kept: dict[str, Tool] = {}
         if "folders.file_before" in decision.notes:
             kept = {t.name: t for t in _taking(_takes_file, offered, reading=False) if not reads(t, offered)}
         elif "folders.file_named" in decision.notes:
@@ -117,11 +112,9 @@ class Folders(Shape):
                     if not (changing and reads(t, offered))}
         elif "folders.folder_named" in decision.notes:
             kept = {t.name: t for t in _taking(_takes_place, offered, reading=not changing)}
-        else:
-            return decision.names
         return kept or decision.names
 
-    async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
+    async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
         tool = decision.tool(call.name)
         places = [place.rstrip("/") for place in tool.places]
         arguments = dict(call.arguments)

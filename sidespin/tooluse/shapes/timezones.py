@@ -1,7 +1,6 @@
 """The `timezones` shape: tools whose string parameter's description gives an IANA zone as its example.
 
-Such a tool fails on a place written as itself ("Los Angeles") or under the wrong area ('Europe/Tokyo'), and tells the
-wrong time for a zone no one said. Rules (with Python's `zoneinfo`; classes and evidence: docs/tool-use-rules.md):
+Rules (with Python's `zoneinfo`; classes and evidence: docs/tool-use-rules.md):
 
 - `timezones.as_zone`: a zone in another case, a zone's place, or its first words, is that zone.
 - `timezones.translated`: a place named in another language is the zone whose place is nearest in meaning, where
@@ -17,7 +16,7 @@ import functools
 import re
 import unicodedata
 import zoneinfo
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 import numpy
 from loguru import logger
@@ -25,17 +24,14 @@ from loguru import logger
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.decision import Decision, Shape
 from sidespin.tooluse.embeddings import Embedder
+from sidespin.tooluse.model import Model
 from sidespin.tooluse.values import mentioned, words_of
-
-if TYPE_CHECKING:
-    from sidespin.tooluse.model import Model
 
 __all__ = ["TimeZones", "as_zone", "zones_named"]
 
 _AREAS = ("Africa", "America", "Antarctica", "Asia", "Atlantic", "Australia", "Europe", "Indian", "Pacific")
 _ZONE_NAMED = re.compile(rf"\b(?:{'|'.join(_AREAS)})/[A-Za-z_-]+(?:/[A-Za-z_-]+)?")
-# a name: capitalised words, one to three, not a sentence's first word
-_NAME = re.compile(r"(?<![\w'])([A-ZÀ-Þ][\w'-]*(?: [A-ZÀ-Þ][\w'-]*){0,2})")
+_NAME = re.compile(r"(?<![\w'])([A-ZÀ-Þ][\w'-]*(?: [A-ZÀ-Þ][\w'-]*){0,2})")  # one to three capitalised words
 _SENTENCE_START = re.compile(r"(?:^|[.!?¿¡:]\s*|\n)\W*$")
 _CALENDAR = frozenset("""january february march april may june july august september october november december jan feb
 mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri
@@ -96,8 +92,7 @@ def _names_in(text: str) -> list[list[str]]:
     names = []
     for found in _NAME.finditer(text):
         words = found.group(1).split(" ")
-        if _SENTENCE_START.search(text[max(0, found.start() - 3):found.start()]):
-            words = words[1:]
+        words = words[1:] if _SENTENCE_START.search(text[max(0, found.start() - 3):found.start()]) else words
         if words and not all(w.lower().rstrip(".") in _CALENDAR or _CAPITALS.match(w) for w in words):
             names.append(words)
     return names
@@ -140,7 +135,7 @@ class TimeZones(Shape):
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
         return "timezones.now_asked" if _NOW.search(decision.talk.last) and self.applies(tools) else None
 
-    async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
+    async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
         tool = decision.tool(call.name)
         arguments = dict(call.arguments)
         zones, others = zones_named(decision.talk.last, decision.embedder)
