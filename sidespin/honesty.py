@@ -14,11 +14,10 @@ from sidespin.told_times import claimed_now, misread_time, unsaid_dates
 from sidespin.tools import Tool
 from sidespin.tooluse.shapes.calculator import asks_calculation, calculates
 
-__all__ = ["Facts", "claimed_tool", "claimed_now", "repeated_result", "named_from_nothing", "empty_result",
-           "altered_quote", "unfounded", "files_unread", "shown_after_failure", "misread_time", "unsaid_dates",
-           "NOTICE", "NOW_NOTICE", "REPEAT_NOTICE", "NOTHING_NOTICE", "ALTERED_NOTICE", "FAILED_NOW_NOTICE",
-           "FAILED_NOTICE", "UNREAD_NOTICE", "TIME_NOTICE", "DATE_NOTICE", "ACTION_NOTICE", "CONTENT_NOTICE",
-           "ARITHMETIC_NOTICE"]
+__all__ = ["Facts", "unfounded", "altered_quote", "unsaid_dates", "named_from_nothing", "empty_result", "files_unread",
+           "shown_after_failure", "repeated_result", "misread_time", "claimed_now", "claimed_tool", "NOTICE",
+           "CONTENT_NOTICE", "REPEAT_NOTICE", "TIME_NOTICE", "DATE_NOTICE", "FAILED_NOW_NOTICE", "ALTERED_NOTICE",
+           "FAILED_NOTICE", "UNREAD_NOTICE", "NOTHING_NOTICE", "ARITHMETIC_NOTICE", "NOW_NOTICE", "ACTION_NOTICE"]
 
 NOTICE = ("no tool ran for this answer: what it says a tool returned or did did not come from a tool, "
           "and nothing was done")
@@ -213,33 +212,31 @@ class Facts:
 
 def unfounded(facts: Facts) -> tuple[str, str] | None:
     """What the answer says that did not happen or cannot be known, and the notice to show; None when nothing."""
-    text, made = facts.text, facts.called
-    if (tool := claimed_tool(text, [t.name for t in facts.offered], made)) is not None:
+    if (tool := claimed_tool(facts.text, [t.name for t in facts.offered], facts.called)) is not None:
         return tool, NOTICE
     if any(not t.read_only for t in facts.offered) and not facts.succeeded(changing=True):
-        if (action := claimed_action(text)) is not None:
+        if (action := claimed_action(facts.text)) is not None:
             return action, ACTION_NOTICE.format(claim=action[:80])
     calculator = next((t for t in facts.offered if calculates(t)), None)
-    if calculator is not None and calculator.name not in made and (
-            number := unchecked_arithmetic(text, facts.asked)) is not None:
+    if calculator is not None and calculator.name not in facts.called and (
+            number := unchecked_arithmetic(facts.text, facts.asked)) is not None:
         return number, ARITHMETIC_NOTICE.format(tool=calculator.name, claim=number)
-    return _after_calls(facts) if made else _without_calls(facts)
+    return _after_calls(facts) if facts.called else _without_calls(facts)
 
 
 def _after_calls(facts: Facts) -> tuple[str, str] | None:
-    text, found, said = facts.text, facts.found, facts.said
-    answered = [(tool, output) for tool, output in found if not output.startswith("Error")]
-    if found and not answered:  # every call failed
+    answered = [(tool, output) for tool, output in facts.found if not output.startswith("Error")]
+    if facts.found and not answered:  # every call failed
         for check, notice in ((claimed_now, FAILED_NOW_NOTICE), (shown_after_failure, FAILED_NOTICE)):
-            if (claim := check(text)) is not None:
-                return claim, notice.format(tool=found[0][0])
-    if (nothing := named_from_nothing(text, found, said)) is not None:
+            if (claim := check(facts.text)) is not None:
+                return claim, notice.format(tool=facts.found[0][0])
+    if (nothing := named_from_nothing(facts.text, facts.found, facts.said)) is not None:
         return nothing[1], NOTHING_NOTICE.format(tool=nothing[0], name=nothing[1])
-    if (altered := altered_quote(text, found)) is not None:
+    if (altered := altered_quote(facts.text, facts.found)) is not None:
         return altered[1], ALTERED_NOTICE.format(tool=altered[0], line=altered[1])
-    if (misread := misread_time(text, answered, said)) is not None:
+    if (misread := misread_time(facts.text, answered, facts.said)) is not None:
         return misread[0], TIME_NOTICE.format(told=misread[0], tool=misread[1], given=misread[2])
-    dates = unsaid_dates(text, answered, said)
+    dates = unsaid_dates(facts.text, answered, facts.said)
     return (dates[0], DATE_NOTICE.format(told=dates[0])) if dates else None
 
 

@@ -18,7 +18,6 @@ from sidespin.transcript.markers import fence_for
 
 __all__ = ["ANSWER_LEAD", "Ask", "Request", "Rung", "Native", "Route", "Xml", "rung_named"]
 
-_DECISION_RESULT_CHARS = 2000  # of each earlier tool result, in the route's decision prompt
 ANSWER_LEAD = "So,"  # what the answer's hidden beginning ends with: the model goes on to answer from the results
 
 
@@ -174,7 +173,7 @@ def decision_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for message in messages:
         if message["role"] == "tool":
             content = str(message.get("content") or "")
-            content = content[:_DECISION_RESULT_CHARS] + "…" if len(content) > _DECISION_RESULT_CHARS else content
+            content = content[:2000] + "…" if len(content) > 2000 else content
             kept.append({"role": "tool", "tool_call_id": message.get("tool_call_id"), "content": content})
         elif message["role"] in ("user", "assistant", "system"):
             kept.append({"role": message["role"], "content": message.get("content") or ""})

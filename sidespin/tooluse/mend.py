@@ -15,9 +15,8 @@ from sidespin.tooluse.model import Model
 
 __all__ = ["to_mend", "mendable", "another_value"]
 
-_VALUE_TOKENS = 12  # tokens of a failed value looked at for the model's other idea
-_OTHER_IDEA = 0.003  # ... below this probability the model has none
-_IDEAS = 4  # other values written out, the likeliest first
+# tokens of a failed value looked at for the model's other idea, the least probability of one, other values written out
+_VALUE_TOKENS, _OTHER_IDEA, _IDEAS = 12, 0.003, 4
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')
 _WORD_OF = re.compile(r"[^\W\d_]{4,}")
 _FILE = re.compile(r"^(?:[/~\\]|\.{1,2}/|[A-Za-z]:)|\.[A-Za-z][A-Za-z0-9]{0,4}$")  # a path: no near miss of another

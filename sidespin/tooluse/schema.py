@@ -45,9 +45,8 @@ def bounds_for(said: str) -> Bounds:
     wrote (up to `MOST_DECIMALS`), lists as long as its longest (up to `MOST_ITEMS`)."""
     decimals = (len(point or "") + int(power or 0) for point, power in _SAID_DECIMALS.findall(said))
     listed = max([part.count(",") + 1 for part in _SENTENCE_END.split(said)] + [len(_LIST_LINE.findall(said))])
-    largest = max(numbers_said(said), default=0.0)
-    return Bounds(int(min(max(INTEGER_BOUND, largest), 10**15)), min(max([DECIMALS, *decimals]), MOST_DECIMALS),
-                  min(max(MAX_ITEMS, listed), MOST_ITEMS))
+    return Bounds(int(min(max([INTEGER_BOUND, *numbers_said(said)]), 10**15)),
+                  min(max([DECIMALS, *decimals]), MOST_DECIMALS), min(max(MAX_ITEMS, listed), MOST_ITEMS))
 
 
 def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds = Bounds()) -> dict[str, Any]:

@@ -1,16 +1,9 @@
-"""The `calculator` shape: tools that evaluate arithmetic or expressions.
+"""The `calculator` shape: tools that evaluate arithmetic (`calculates`); classes and evidence: docs/tool-use-rules.md.
 
-Applies where a tool calculates (`calculates`): its name or its description's first sentence says it calculates or
-evaluates, or says an arithmetic operation ("Multiply two numbers", `square_root`) and it takes numbers only. Rule:
-
-- `calculator.asked` (shortlist, whether, which): a message that holds a calculation (two numbers with an operator
-  or a word for one between them: "48 x 37", "12 plus 30", "7 fois 6"; a share of a number, "15% of 80"; a root
-  of one) reads the table of a tool that calculates, is written and checked as a call down to `NAMED_FLOOR`, and
-  its name is chosen among the tools that calculate.
-- `calculator.on_result` (the same stages, and arguments): a message with one number and an operation on it ("Und
-  das Ganze mal 12?", "now divide that by 4"), right after a calculation whose result is a number, is that
-  operation on the result: the same, and a tool's one text parameter is written "<result> <operator> <number>".
-"""
+- `calculator.asked`: a message holding a calculation ("48 x 37", "12 plus 30", "7 fois 6", "15% of 80", a root)
+  reads the table of a tool that calculates, is a call down to `NAMED_FLOOR`, and names one of the tools that calculate.
+- `calculator.on_result`: one number and an operation on it ("now divide that by 4"), right after a numeric result, is
+  read as `calculator.asked`, and a tool's one text parameter is written "<result> <operator> <number>"."""
 
 from __future__ import annotations
 
@@ -34,10 +27,8 @@ _CALCULATION = re.compile(r"(?i)\d[\d.,]*\s*(?:[-+*/×x÷^%]|times|plus|minus|di
                           r"\d\s*%\s*(?:of|de|von|di|du)\s+\d|"
                           r"(?:square root|sqrt|racine carr[ée]e|ra[íi]z cuadrada|wurzel)"
                           r"\s*(?:of|de|aus|von)?\s*\(?\d")
-_NUMBER = frozenset({"number", "integer"})
 _OPERATORS = (("/", r"(?:divid\w*|geteilt|divis\w*)\b|[÷/]"), ("*", r"(?:times|mal|fois|por|multipl\w*)\b|[x×*]"),
               ("+", r"(?:plus|más|add\w*)\b|[+]"), ("-", r"(?:minus|menos|moins|weniger|subtract\w*)\b|[-−]"))
-_A_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 
 
 def calculates(tool: Tool) -> bool:
@@ -48,11 +39,10 @@ def calculates(tool: Tool) -> bool:
     if _CALCULATES.search(said):
         return True
     kinds = [(tool.parameters.get(name) or {}).get("type") for name in tool.required]
-    return bool(kinds) and all(kind in _NUMBER for kind in kinds) and bool(_OPERATION.search(said))
+    return bool(kinds) and all(kind in {"number", "integer"} for kind in kinds) and bool(_OPERATION.search(said))
 
 
 def asks_calculation(text: str) -> bool:
-    """Whether a message holds a calculation."""
     return _CALCULATION.search(text) is not None
 
 
@@ -61,7 +51,7 @@ def on_result(talk: Talk) -> str | None:
     on it and the conversation's last call, before this turn, gave a number; else None."""
     last = talk.answered[-1] if talk.answered and not talk.this_turn else None
     numbers = re.findall(r"\d+(?:[.,]\d+)?", talk.last)
-    if last is None or len(numbers) != 1 or not _A_NUMBER.fullmatch(last.answer.strip()):
+    if last is None or len(numbers) != 1 or not re.fullmatch(r"-?\d+(?:\.\d+)?", last.answer.strip()):
         return None
     found = [(m.start(), symbol) for symbol, words in _OPERATORS
              for m in [re.search(rf"(?i)(?<!\w)(?:{words})\D{{0,12}}?{re.escape(numbers[0])}", talk.last)] if m]

@@ -37,7 +37,6 @@ _LISTING = re.compile(r"[^,\n]+,[^,\n]+,[^,\n]+$")  # a line that lists three th
 _CHARACTER = '[^"\\\\\\x00-\\x1f]'  # of a JSON string as written: not its end, an escape or a control character
 MOST_LINES, _LONGEST_LINE = 60, 200  # lines of a file an edit may start from, and characters of each
 _ADDED_LINE, _ADDED_LINES, _ADDED_ITEM = 120, 5, 60  # an addition's longest line, most lines, longest listed item
-_EDIT_TOKENS = 320
 
 
 def replacing_pair(tool: Tool) -> Pair | None:
@@ -206,7 +205,7 @@ class Editor(Shape):
         others = {k: v for k, v in call.arguments.items() if k not in (container, old, new)}
         opened = json.dumps(others, ensure_ascii=False)
         head = (opened[:-1] + ", " if others else "{") + json.dumps(container or old) + ": "
-        answer = await model.llama.complete(written + head, grammar, None, _EDIT_TOKENS)
+        answer = await model.llama.complete(written + head, grammar, None, 320)
         try:
             arguments = json.loads(head + answer + "}")
         except json.JSONDecodeError:

@@ -1,6 +1,4 @@
-"""The `timezones` shape: tools whose string parameter's description gives an IANA zone as its example.
-
-Rules (with Python's `zoneinfo`; classes and evidence: docs/tool-use-rules.md):
+"""The `timezones` shape: a parameter whose description gives an IANA zone example; rules: docs/tool-use-rules.md.
 
 - `timezones.as_zone`: a zone in another case, a zone's place, or its first words, is that zone.
 - `timezones.translated`: a place named in another language is the zone whose place is nearest in meaning, where
