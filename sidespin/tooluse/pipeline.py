@@ -32,7 +32,7 @@ from sidespin.tooluse.relevance import rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (as_said, asked_parameters, change_asked, grounded, invented, mentioned, said_in,
-                                     words_of)
+                                     telling_words, words_of)
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
 
@@ -132,7 +132,8 @@ class Decider:
 
     @staticmethod
     def _table(d: Decision, cut: list[list[Tool]]) -> tuple[int, str]:
-        """The table the model reads, and why: one a shape favours for the message; after results, the failed
+        """The table the model reads, and why: one a shape favours for the message; one holding a tool the message
+        names by two words or more of its name ("my to-do list", `todo_list`); after results, the failed
         call's to mend, else the most relevant to the parts left; for a short follow-up, the last call's; else the
         most relevant. A table with nothing left to call this turn is passed over."""
         if len(cut) == 1:
@@ -144,6 +145,9 @@ class Decider:
         favoured = [i for i in relevant if any(shape.favours(d, cut[i]) for shape in d.shapes)]
         if favoured and not d.talk.again:
             return favoured[0], "a shape favours it"
+        named = {t.name for t in names_said(d.tools, d.talk.last) if len(telling_words(t.name)) > 1}
+        if named and not d.talk.again:  # "my to-do list" names `todo_list`: its table (`core.tool_named`)
+            return next(i for i in relevant + list(range(len(cut))) if named & {t.name for t in cut[i]}), "named"
         mending = mendable(d.talk)
         if d.talk.again and mending:
             return next(i for i, table in enumerate(cut) if any(t.name in mending for t in table)), "a call to mend"

@@ -29,6 +29,7 @@ __all__ = ["said_in", "numbers_said", "mentioned", "grounded", "asked_parameters
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_JOINED = re.compile(r"(?i)\b(to|re|co|[a-z])-([a-z]{2,4})\b")
 # function words: they match every description and tell no tool from another
 STOP = frozenset("""a an and are as at be but by can could do does for from have how i in is it its me my of on or
 please so that the their them then there these this to was we what when where which who will with would you your
@@ -61,8 +62,9 @@ _AS_DECIMAL = re.compile(r"(?i)(?:as an?|in|into) decimal|decimal form|fraction|
 
 
 def words_of(text: str) -> list[str]:
-    """The words of a name or a sentence, lower case: `getCurrentWeather` → get current weather."""
-    return [w.lower() for w in _WORD.findall(_CAMEL.sub(" ", text))]
+    """The words of a name or a sentence, lower case: `getCurrentWeather` → get current weather; a word hyphenated
+    after a function word or a letter is one ("to-do" → todo, "e-mail" → email)."""
+    return [w.lower() for w in _WORD.findall(_JOINED.sub(r"\1\2", _CAMEL.sub(" ", text)))]
 
 
 def telling_words(text: str) -> list[str]:

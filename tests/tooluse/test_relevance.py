@@ -88,3 +88,10 @@ def test_the_words_of_a_file_named_do_not_reach_a_tool_named_like_them() -> None
     config = tool("config_ops", "Config operations: set a root.", {"action": {"type": "string"}})
     editor = tool("edit_blocks", "Apply search and replace edits to a file.", {"edits": {"type": "array"}})
     assert rank([config, editor], "In config/app.toml, change the port to 9090.", None)[0].tool.name == "edit_blocks"
+
+
+def test_a_word_hyphenated_after_a_function_word_is_one_word() -> None:
+    todo = tool("todo_create", "Create a task.", {"text": {"type": "string"}})
+    tags = tool("note_add_tags", "Add tags to a note.", {"tags": {"type": "string"}})
+    ranked = {r.tool.name: r for r in rank([tags, todo], "Put a to-do on my list: stamps.", None)}
+    assert ranked["todo_create"].bm25 == 0 and ranked["note_add_tags"].bm25 is None
