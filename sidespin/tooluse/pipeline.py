@@ -132,10 +132,10 @@ class Decider:
 
     @staticmethod
     def _table(d: Decision, cut: list[list[Tool]]) -> tuple[int, str]:
-        """The table the model reads, and why: one a shape favours for the message; one holding a tool the message
-        names by two words or more of its name ("my to-do list", `todo_list`); after results, the failed
-        call's to mend, else the most relevant to the parts left; for a short follow-up, the last call's; else the
-        most relevant. A table with nothing left to call this turn is passed over."""
+        """The table the model reads, and why: one a shape favours for the message; one with a tool the message names
+        by 2 words or more ("my to-do list": `todo_list`); after results, the failed call's to mend, else the most
+        relevant to the parts left; for a short follow-up, the last call's; else the most relevant. A table with
+        nothing left to call this turn is passed over."""
         if len(cut) == 1:
             return 0, "the only table"
         closed = _closed(d)
@@ -146,7 +146,7 @@ class Decider:
         if favoured and not d.talk.again:
             return favoured[0], "a shape favours it"
         named = {t.name for t in names_said(d.tools, d.talk.last) if len(telling_words(t.name)) > 1}
-        if named and not d.talk.again:  # "my to-do list" names `todo_list`: its table (`core.tool_named`)
+        if named and not d.talk.again:
             return next(i for i in relevant + list(range(len(cut))) if named & {t.name for t in cut[i]}), "named"
         mending = mendable(d.talk)
         if d.talk.again and mending:
@@ -154,7 +154,6 @@ class Decider:
         last = [i for i in open_ if any(t.name == d.talk.last_called for t in cut[i])]
         if last and not d.talk.again and len(words_of(d.talk.last)) <= _FOLLOW_UP:
             return last[0], "a short follow-up of its last call"
-        # the conversation goes on with the server it used: its table weighs as much again as half the best's
         bonus = {i: _CONTINUITY * scores[relevant[0]] for i in last}
         best = max(relevant, key=lambda i: scores[i] + bonus.get(i, 0.0))
         return best, "the most relevant" + (", with the last call's" if best in last else "")
