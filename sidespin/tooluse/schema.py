@@ -50,8 +50,27 @@ def bounds_for(said: str) -> Bounds:
 
 
 def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds = Bounds()) -> dict[str, Any]:
-    """The schema arguments are written under: the tool's properties bounded (an untyped one is a string)."""
-    return _object(tool.parameters, [name for name in tool.parameters if name in tool.required], max_string, bounds)
+    """The schema arguments are written under: the tool's properties bounded (an untyped one is a string); a text
+    parameter with no allowed values in its schema takes those the tool's description lists for it (`listed`)."""
+    properties = {name: {"enum": values} if (values := listed(tool, name)) else sub
+                  for name, sub in tool.parameters.items()}
+    return _object(properties, [name for name in tool.parameters if name in tool.required], max_string, bounds)
+
+
+def listed(tool: Tool, name: str) -> list[str]:
+    """The values a tool's description lists for text parameter `name` without enum, as `name: "a" | "b"`, or as
+    `name:` then lines `- "a": …` (a docstring's Args); [] where it lists fewer than two."""
+    schema = tool.parameters.get(name) or {}
+    if not isinstance(schema, dict) or schema.get("enum") or schema.get("type", "string") != "string":
+        return []
+    head, value = rf"(?m)^\s*{re.escape(name)}\s*:[ \t]*", r'"([\w.-]+)"'
+    if inline := re.search(head + rf"((?:{value}[ \t]*(?:\||,|or)[ \t]*)+{value})", tool.description):
+        values = re.findall(value, inline.group(1))
+    elif lines := re.search(head + rf"\n((?:[ \t]*-[ \t]*{value}.*\n?)+)", tool.description):
+        values = re.findall(r"(?m)^[ \t]*-[ \t]*" + value, lines.group(1))
+    else:
+        values = []
+    return list(dict.fromkeys(values)) if len(values) > 1 else []
 
 
 def _object(properties: dict[str, Any], required: list[str] | None, max_string: int, bounds: Bounds) -> dict[str, Any]:

@@ -68,3 +68,18 @@ def test_a_server_cut_in_parts_keeps_each_family_of_its_tools_in_one_part() -> N
     assert all(len(family) == 1 for family in families), families  # an even cut mixed todo with note and timer
     one = [tool(f"git_{i}", long, {}, source="mcp:git") for i in range(30)]  # one family: cut in listed order
     assert [t.name for table in tables(one) for t in table] == [t.name for t in one] and len(tables(one)) > 1
+
+
+def test_the_values_a_description_lists_for_a_text_parameter_are_its_allowed_values() -> None:
+    ops = tool("dir_ops", 'Directory operations.\n\n    Args:\n        action: "create" | "list" | "delete"\n'
+               '        format: "tree" | "flat" (list only).\n        dir_path: Absolute path.',
+               {"action": {"type": "string"}, "format": {"type": "string"}, "dir_path": {"type": "string"}},
+               ["action"])
+    config = tool("config_ops", 'Config.\n    Args:\n        action:\n            - "set_root": Add a root\n'
+                  '            - "get_info": Get metadata\n        path: Target path.', {"action": {"type": "string"}})
+    schema = arguments_schema(ops)["properties"]
+    assert schema["action"] == {"enum": ["create", "list", "delete"]} and schema["format"] == {"enum": ["tree", "flat"]}
+    assert "enum" not in schema["dir_path"]
+    assert arguments_schema(config)["properties"]["action"] == {"enum": ["set_root", "get_info"]}
+    said = tool("note", 'Write a note. Use action: "save" for good.', {"action": {"type": "string"}})
+    assert "enum" not in arguments_schema(said)["properties"]["action"]  # one value is an example, not a list
