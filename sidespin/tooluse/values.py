@@ -7,7 +7,8 @@
   a list when all its items are; an object when any of its values is.
 - `grounded` drops optional values no one said; `asked_parameters` names optional ones the message asks for.
 - `invented`: required values nothing mentions (neither the conversation nor the tool's own text and folders),
-  that restate their parameter's description, or that are an example of the tool's text no one said.
+  that restate their parameter's description, that are an example of the tool's text no one said, or that copy a
+  parameter's name or a JSON type no one said (`{"name": "content"}`, `{"unit_type": "string"}`).
 - `as_said`: a percentage for a parameter that asks a decimal is the decimal; digits run on past a number said are
   cut back to it."""
 
@@ -54,6 +55,7 @@ _URL = re.compile(r"^\s*[a-z][a-z0-9+.-]*://(?:[^/\s?#@]*@)?([^/\s?#@:]+)", re.I
 _FILE_NAME = re.compile(r"^(?:[/~.][^@]*|[^\s@]*)[^\s/@.]\.([A-Za-z][A-Za-z0-9]{0,4})$")
 _SWITCH = frozenset({"true", "false", "yes", "no"})
 _CODE = re.compile(r"[A-Z]{2,4}")
+_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
 _EXAMPLES = re.compile(r"(?i)(?:\b(?:such as|for example|for instance|example|like)\b|\be\.g\.|\beg\.)\W{0,4}"
                        r"((?:['\"][^'\"\n]{1,80}['\"](?:\s*(?:,|or|and|,\s*or)\s*)?)+)")
 _QUOTED = re.compile(r"['\"]([^'\"\n]{1,80})['\"]")
@@ -85,13 +87,15 @@ _READS = re.compile(r"(?i)\b(?:list|read|get|show|search|find|view)(?:s|ing)?\b"
 READ_VERBS = frozenset("get list read search find show view query fetch lookup retrieve describe count".split())
 
 
-def reads(tool: Tool, tools: Sequence[Tool]) -> bool:
+def reads(tool: Tool, tools: Sequence[Tool], *, actions: bool = False) -> bool:
     """Whether `tool` only reads: it is marked read-only; where its server marks none of its tools (among `tools`),
-    its name says a reading verb and no change (`read_files`, `todo_list`; not `list_and_delete`)."""
+    its name says a reading verb and no change (`read_files`, `todo_list`; not `list_and_delete`), or, with
+    `actions`, one of the actions its description opens with reads ("create, list, or delete")."""
     if tool.read_only or any(t.read_only or t.destructive for t in tools if t.source == tool.source):
         return tool.read_only
     words = words_of(tool.name)
-    return bool(READ_VERBS & set(words)) and not re.search(r"\b" + _CHANGE, " ".join(words))
+    return bool(READ_VERBS & set(words)) and not re.search(r"\b" + _CHANGE, " ".join(words)) or actions and bool(
+        _READS.search(f"{' '.join(words)} {tool.description[:300]}"))
 
 
 def asks_change(text: str) -> bool:
@@ -205,7 +209,9 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
         known = mentioned(value, places, name) or (isinstance(value, (int, float)) and not isinstance(value, bool)
                                                     and value == 0) or _all_in(value, own, name) or (
             isinstance(value, str) and _CODE.fullmatch(value) is not None)
-        if not known or _restates(tool, name, value) or _an_example(tool, name, value, said):
+        copied = value in tool.parameters or value in _TYPES if isinstance(value, str) else False
+        if not known or (copied and not mentioned(value, said, name)) or _restates(tool, name, value) or _an_example(
+                tool, name, value, said):
             made_up.append(name)
     return made_up
 

@@ -444,3 +444,15 @@ async def test_after_results_the_decision_reads_the_last_calls_table_unless_the_
     talk = [*user(both), *called("c1", "forecast", '{"city": "Oslo"}', "Rain, 12 degrees.")]
     assert await decided(FakeLlama({}, after={both: [("alpha_1", {"x": "Oslo"})]}, p_call=0.99), talk, tools) == [
         ("alpha_1", {"x": "Oslo"})]
+
+
+@pytest.mark.parametrize("arguments", [{"name": "content", "content": "chairs"}, {"name": "string", "content": "x"}])
+async def test_a_value_copying_a_parameters_name_or_a_json_type_no_one_said_is_made_up(arguments) -> None:
+    text = "Add 'bring chairs' to my note residents-meeting."
+    append = tool("note_append", "Append text to a note.", {"name": TEXT, "content": TEXT}, ["name", "content"],
+                  source="mcp:notes")
+    model = FakeLlama({text: [("note_append", arguments)]})
+    assert await decided(model, user(text), [append]) == []
+    said = f"Append 'chairs' to my note called {arguments['name']}."  # said: a name like any other
+    assert await decided(FakeLlama({said: [("note_append", arguments)]}), user(said), [append]) == [
+        ("note_append", arguments)]

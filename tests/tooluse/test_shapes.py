@@ -383,7 +383,8 @@ def calculated(first: str, result: str, text: str) -> list[dict[str, Any]]:
 
 async def test_an_operation_on_one_number_right_after_a_calculation_is_that_operation_on_its_result() -> None:
     for text, copied, expression in (("and now divide that by 4", "96/4", "96 / 4"),
-                                     ("Y eso, ¿por 3?", "12*3", "96 * 3"), ("et moins 6,5 ?", "12-6.5", "96 - 6.5")):
+                                     ("Y eso, ¿por 3?", "12*3", "96 * 3"), ("et moins 6,5 ?", "12-6.5", "96 - 6.5"),
+                                     ("Und wie viel sind 15 Prozent davon?", "15/100*1500", "96 * 15 / 100")):
         messages = calculated("what's 8 times 12", "96", text)
         model = FakeLlama({text: [("evaluate", {"expression": copied})]}, p_call=0.2)
         assert await decided(model, messages, [EVALUATE, FORECAST]) == [("evaluate", {"expression": expression})]
@@ -503,3 +504,17 @@ async def test_a_store_without_annotations_is_asked_by_its_names_verbs(text, wan
                       p_call=0.01, name_tokens={"": [('relate",', 0.7), ('save",', 0.1), ('search",', 0.1),
                                                      ('delete",', 0.1)]})
     assert [name for name, _ in await decided(model, user(text), kb)] == [wanted]
+
+
+async def test_a_folder_named_is_listed_by_a_tool_of_several_actions_where_its_server_marks_none(tmp_path) -> None:
+    (tmp_path / "garden").mkdir()
+    text = "What files are in my garden folder?"
+    home = str(tmp_path)
+    plain = [tool("file_ops", 'File operations: write, append or delete.', {"action": TEXT, "file_path": TEXT},
+                  ["action"], source="mcp:ed", places=(home,)),
+             tool("dir_ops", 'Directory operations: create, list, or delete.', {"action": TEXT, "dir_path": TEXT},
+                  ["action"], source="mcp:ed", places=(home,))]
+    wanted = ("dir_ops", {"action": "list", "dir_path": f"{home}/garden"})
+    model = FakeLlama({text: [("file_ops", {"action": "append", "file_path": f"{home}/garden"}), wanted]},
+                      p_call=0.2, name_tokens={"": [('file_ops",', 0.8), ('dir_ops",', 0.2)]})
+    assert await decided(model, user(text), plain) == [wanted]

@@ -47,15 +47,18 @@ def asks_calculation(text: str) -> bool:
 
 
 def on_result(talk: Talk) -> str | None:
-    """The calculation a message asks of the last result ("350 * 12"), where it holds one number and an operation
-    on it and the conversation's last call, before this turn, gave a number; else None."""
+    """The calculation a message asks of the last result ("350 * 12"; a share of it, "350 * 15 / 100"), where it
+    holds one number and an operation on it and the conversation's last call, before this turn, gave a number."""
     last = talk.answered[-1] if talk.answered and not talk.this_turn else None
     numbers = re.findall(r"\d+(?:[.,]\d+)?", talk.last)
     if last is None or len(numbers) != 1 or not re.fullmatch(r"-?\d+(?:\.\d+)?", last.answer.strip()):
         return None
+    number = numbers[0].replace(",", ".")
+    if re.search(rf"(?i){re.escape(numbers[0])}\s*(?:%|per ?cent|prozent|pour ?cent|por ?ciento|per ?cento)", talk.last):
+        return f"{last.answer.strip()} * {number} / 100"  # a share of the result: "15 Prozent davon"
     found = [(m.start(), symbol) for symbol, words in _OPERATORS
              for m in [re.search(rf"(?i)(?<!\w)(?:{words})\D{{0,12}}?{re.escape(numbers[0])}", talk.last)] if m]
-    return f"{last.answer.strip()} {min(found)[1]} {numbers[0].replace(',', '.')}" if found else None
+    return f"{last.answer.strip()} {min(found)[1]} {number}" if found else None
 
 
 class Calculator(Shape):

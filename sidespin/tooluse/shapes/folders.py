@@ -81,7 +81,7 @@ def _takes_place(tool: Tool, name: str) -> bool:
 
 def _taking(takes: Callable[[Tool, str], bool], tools: Sequence[Tool], *, reading: bool) -> list[Tool]:
     """The tools of folder servers with a parameter `takes` accepts; with `reading`, only those that only read."""
-    return [tool for tool in tools if tool.places and (not reading or reads(tool, tools))
+    return [tool for tool in tools if tool.places and (not reading or reads(tool, tools, actions=True))
             and any(takes(tool, name) for name in tool.parameters)]
 
 
