@@ -95,3 +95,9 @@ def test_a_word_hyphenated_after_a_function_word_is_one_word() -> None:
     tags = tool("note_add_tags", "Add tags to a note.", {"tags": {"type": "string"}})
     ranked = {r.tool.name: r for r in rank([tags, todo], "Put a to-do on my list: stamps.", None)}
     assert ranked["todo_create"].bm25 == 0 and ranked["note_add_tags"].bm25 is None
+
+
+def test_words_in_a_row_reach_a_tool_that_says_them_by_their_initials() -> None:
+    kb = tool("save", "Create or update a KB entry.", {"title": {"type": "string"}}, source="mcp:facts")
+    note = tool("note_clear", "Clear a note's text.", {"name": {"type": "string"}}, source="mcp:kit")
+    assert rank([note, kb], "Put this in your knowledge base: my passport expires in 2031.", None)[0].tool is kb
