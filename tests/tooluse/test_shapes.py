@@ -518,3 +518,10 @@ async def test_a_folder_named_is_listed_by_a_tool_of_several_actions_where_its_s
     model = FakeLlama({text: [("file_ops", {"action": "append", "file_path": f"{home}/garden"}), wanted]},
                       p_call=0.2, name_tokens={"": [('file_ops",', 0.8), ('dir_ops",', 0.2)]})
     assert await decided(model, user(text), plain) == [wanted]
+
+
+def test_the_one_required_text_parameter_of_a_tool_named_for_files_is_not_taken_for_a_file() -> None:
+    from sidespin.tooluse.shapes.folders import _takes_file
+    ops = tool("file_ops", "File operations.", {"action": TEXT, "file_path": TEXT}, ["action"])
+    reader = tool("read_files", "A reader.", {"requests": {"type": "array"}}, ["requests"])
+    assert not _takes_file(ops, "action") and _takes_file(ops, "file_path") and _takes_file(reader, "requests")

@@ -1,8 +1,9 @@
 """The `folders` shape: servers that work in folders the configuration names (`Tool.places`).
 
-A parameter takes a file when its name says a path or file (or it is the one required parameter of a tool whose name
-says files) and neither it nor its tool's name says folder; a folder when its name says one, or it takes a path and
-its tool's name says folder. Whether a tool only reads is `values.reads`. Rules (evidence: docs/tool-use-rules.md):
+A parameter takes a file when its name says a path or file (or it is the one required parameter, a list, of a tool
+whose name says files) and neither it nor its tool's name says folder; a folder when its name says one, or it takes a
+path and its tool's name says folder. Whether a tool only reads is `values.reads`. Rules (evidence:
+docs/tool-use-rules.md):
 
 - `folders.file_named`: a message naming a file reads the table with a tool that takes one; the call, down to
   `NAMED_FLOOR`, is a reader's, or a changer's where the message asks to make or change something.
@@ -68,9 +69,10 @@ def _takes_folder(name: str) -> bool:
 
 
 def _takes_file(tool: Tool, name: str) -> bool:
-    """Whether parameter `name` takes a file: its name says a path or a file, or it is the one required parameter of a
-    tool whose name says files (`read_files(requests)`); neither it nor its tool's name says a folder."""
-    said = bool(_words(name) & _PATH_NAMES) or (tool.required == [name] and bool(_words(tool.name) & _PATH_NAMES))
+    """Whether parameter `name` takes a file: its name says a path or a file, or it is the one required parameter, a
+    list, of a tool whose name says files (`read_files(requests)`); neither it nor its tool's name says a folder."""
+    listed = tool.required == [name] and (tool.parameters.get(name) or {}).get("type") == "array"
+    said = bool(_words(name) & _PATH_NAMES) or (listed and bool(_words(tool.name) & _PATH_NAMES))
     return said and not _takes_folder(name) and not _takes_folder(tool.name)
 
 
