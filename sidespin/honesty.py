@@ -1,7 +1,5 @@
-"""Catching an answer that says what did not happen: a check of the answer against the turn's calls and results.
-
-`unfounded(facts)` returns what the answer claims and the notice to show (the answer is kept as written), or None.
-Each check is one function below (times and dates in `sidespin.told_times`); the classes: docs/tool-use-rules.md."""
+"""Catching an answer that says what did not happen: `unfounded` checks it against the turn's calls and results and
+gives the notice to show (the answer is kept as written); the checks' classes: docs/tool-use-rules.md."""
 
 from __future__ import annotations
 
@@ -204,19 +202,15 @@ class Facts:
     said: str = ""  # what the person, a tool or a call said
     asked: str = ""  # the person's last message
 
-    def succeeded(self, changing: bool = False) -> bool:
-        """Whether a call of the turn succeeded (`changing`: of a tool not marked read-only)."""
-        reading = {t.name for t in self.offered if t.read_only}
-        return any(not output.startswith("Error") and not (changing and name in reading) for name, output in self.found)
-
 
 def unfounded(facts: Facts) -> tuple[str, str] | None:
     """What the answer says that did not happen or cannot be known, and the notice to show; None when nothing."""
     if (tool := claimed_tool(facts.text, [t.name for t in facts.offered], facts.called)) is not None:
         return tool, NOTICE
-    if any(not t.read_only for t in facts.offered) and not facts.succeeded(changing=True):
-        if (action := claimed_action(facts.text)) is not None:
-            return action, ACTION_NOTICE.format(claim=action[:80])
+    reading = {t.name for t in facts.offered if t.read_only}
+    changed = any(not output.startswith("Error") and name not in reading for name, output in facts.found)
+    if any(not t.read_only for t in facts.offered) and not changed and (action := claimed_action(facts.text)):
+        return action, ACTION_NOTICE.format(claim=action[:80])
     calculator = next((t for t in facts.offered if calculates(t)), None)
     if calculator is not None and calculator.name not in facts.called and (
             number := unchecked_arithmetic(facts.text, facts.asked)) is not None:
@@ -243,8 +237,7 @@ def _after_calls(facts: Facts) -> tuple[str, str] | None:
 def _without_calls(facts: Facts) -> tuple[str, str] | None:
     if (now := claimed_now(facts.text)) is not None:
         return now, NOW_NOTICE
-    folders = any(t.places for t in facts.offered)  # a server that works in folders: files a person has
-    if files := (files_unread(facts.text, facts.asked, facts.said) if folders else []):
+    if any(t.places for t in facts.offered) and (files := files_unread(facts.text, facts.asked, facts.said)):
         return files[0], UNREAD_NOTICE.format(files=", ".join(files[:3]) + (" …" if len(files) > 3 else ""))
     if (source := repeated_result(facts.text, facts.earlier)) is not None:
         return source, REPEAT_NOTICE.format(tool=source)

@@ -1,8 +1,5 @@
-"""The ladder: which way a model asks for tools (native calls, the constrained route, or the XML block).
-
-A backend offers the rungs it has: `native` where it takes tool definitions, `route` where llama.cpp's own completion
-endpoint is reachable (the embedded model), `xml` everywhere. `tool_mode` in config.json (or SIDESPIN_TOOL_MODE)
-names a rung; `auto` (the default) takes the first the backend offers in `PREFERENCE`."""
+"""The ladder: which rung (`sidespin.rungs`) a model asks for tools by. `tool_mode` in config.json (or
+SIDESPIN_TOOL_MODE) names one; `auto` (the default) takes the first in `PREFERENCE` the backend offers (`rungs_of`)."""
 
 from __future__ import annotations
 
@@ -28,7 +25,7 @@ class Choice:
 
 
 def rungs_of(backend: Backend) -> list[str]:
-    """The rungs this backend really offers, in order of preference."""
+    """The rungs this backend offers, best first (`route` where llama.cpp's own completion endpoint is reachable)."""
     offered = {"route": backend.supports_routing, "native": backend.supports_tools, "xml": True}
     return [rung for rung in PREFERENCE if offered[rung]]
 

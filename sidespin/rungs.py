@@ -80,10 +80,9 @@ class Xml(Rung):
         # a Poke's own prompt teaches the one tool it asks for; a second copy would only slow the prefill
         teaching = teaching_prompt(ask.tools, salt=ask.salt) if ask.tools and ask.forced is None else ""
         system = "\n\n".join(part for part in (ask.system.strip(), teaching) if part)
-        if ask.grammar and ask.forced is not None:  # the first answer must be one block calling that tool
-            grammar: Grammar | None = Grammar(grammar_for([ask.forced]))
-        else:
-            grammar = Grammar(grammar_for(ask.tools), trigger="<" + MCP_TAG) if ask.grammar and ask.tools else None
+        # a Poke's first answer must be one block calling its tool: the grammar holds from the first token
+        tools, trigger = ([ask.forced], None) if ask.forced is not None else (ask.tools, "<" + MCP_TAG)
+        grammar = Grammar(grammar_for(tools), trigger=trigger) if ask.grammar and tools else None
         return Request(_system(system) + xml_history(ask.history), None, grammar)
 
     def tool_section(self, tools: Sequence[Tool]) -> str:
@@ -99,8 +98,7 @@ class Route(Rung):
 
     def tool_section(self, tools: Sequence[Tool]) -> str:
         """The largest table a decision reads (`sidespin.tooluse.tables`): what the tool list costs it at most."""
-        sections = [json.dumps(offered_table(table), ensure_ascii=False) for table in tables(tools)]
-        return max(sections, key=len) if tools else ""
+        return max((json.dumps(offered_table(t), ensure_ascii=False) for t in tables(tools)), key=len) if tools else ""
 
     async def decide(self, backend: Backend, ask: Ask) -> list[ToolCall] | None:
         return await (await backend.decider()).decide(_system(ask.system) + decision_history(ask.history), ask.tools)

@@ -80,9 +80,8 @@ def _readings(found: re.Match[str]) -> set[tuple[int, int]]:
 
 def unsaid_dates(text: str, results: Sequence[tuple[str, str]], said: str) -> list[str]:
     """The whole dates (`dates_said`) an answer gives that no result nor `said` gives; [] when there is no result."""
-    if not results:
-        return []
-    return sorted(dates_said(text.lower()) - dates_said(" ".join([said, *(output for _, output in results)]).lower()))
+    known = " ".join([said, *(output for _, output in results)]).lower()
+    return sorted(dates_said(text.lower()) - dates_said(known)) if results else []
 
 
 def _as_utc(hour: int, minute: int, offset: str) -> tuple[int, int]:

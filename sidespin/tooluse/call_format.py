@@ -42,9 +42,8 @@ class CallFormat:
 
     def opens_call(self, token: str) -> bool:
         """Whether an answer's first token begins a call: the opening, a JSON object or a code fence."""
-        if not (stripped := token.strip()):
-            return False
-        return self.opening.strip().startswith(stripped) or stripped.startswith(("{", "```", "<tool"))
+        return bool(stripped := token.strip()) and (
+            self.opening.strip().startswith(stripped) or stripped.startswith(("{", "```", "<tool")))
 
 
 FALLBACK = CallFormat('<tool_call>\n{"name": "', '", "arguments": ', "}\n</tool_call>", '\n<tool_call>\n{"name": "',

@@ -43,24 +43,22 @@ class Talk:
     def __init__(self, messages: Sequence[dict[str, Any]]) -> None:
         self.messages = list(messages)
         self._last_user = max((i for i, m in enumerate(self.messages) if m.get("role") == "user"), default=-1)
+        self._users = [m.get("content") for m in self.messages if m.get("role") == "user"]  # what the person wrote
 
     @cached_property
     def last(self) -> str:
         """The person's last message ("" when none)."""
-        content = self.messages[self._last_user].get("content") if self._last_user >= 0 else ""
-        return content if isinstance(content, str) else ""
+        return self._users[-1] if self._users and isinstance(self._users[-1], str) else ""
 
     @cached_property
     def previous(self) -> str:
         """The person's message before the last ("" when none)."""
-        users = [m.get("content") for m in self.messages[:max(self._last_user, 0)] if m.get("role") == "user"]
-        return users[-1] if users and isinstance(users[-1], str) else ""
+        return self._users[-2] if len(self._users) > 1 and isinstance(self._users[-2], str) else ""
 
     @cached_property
     def told(self) -> str:
         """Everything the person wrote in the conversation, their messages joined by spaces."""
-        return " ".join(m["content"] for m in self.messages
-                        if m.get("role") == "user" and isinstance(m.get("content"), str))
+        return " ".join(content for content in self._users if isinstance(content, str))
 
     @cached_property
     def parts(self) -> list[str]:

@@ -15,8 +15,7 @@ from sidespin.tooluse.model import Model
 
 __all__ = ["to_mend", "mendable", "another_value"]
 
-# tokens of a failed value looked at for the model's other idea, the least probability of one, other values written out
-_VALUE_TOKENS, _OTHER_IDEA, _IDEAS = 12, 0.003, 4
+_VALUE_TOKENS, _OTHER_IDEA, _IDEAS = 12, 0.003, 4  # a value's tokens read, least chance of another, others tried
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')
 _WORD_OF = re.compile(r"[^\W\d_]{4,}")
 _FILE = re.compile(r"^(?:[/~\\]|\.{1,2}/|[A-Za-z]:)|\.[A-Za-z][A-Za-z0-9]{0,4}$")  # a path: no near miss of another
@@ -64,16 +63,14 @@ async def another_value(model: Model, written: str, call: ToolCall, error: str, 
     for _ in range(_VALUE_TOKENS):
         rest = value[len(consumed):] + '"'
         likely = await model.llama.next_tokens(written + consumed, 10)
-        ideas.extend((p, consumed, token) for token, p in likely
-                     if token and not rest.startswith(token) and not _STRING_STOP.search(token))
+        ideas.extend((p, consumed, token) for token, p in likely if p >= _OTHER_IDEA and token
+                     and not rest.startswith(token) and not _STRING_STOP.search(token))
         greedy = next((t for t, _ in likely if t and rest.startswith(t) and '"' not in t), None)
         if greedy is None:
             break
         consumed += greedy
     echoed = set(_WORD_OF.findall(error.lower())) - set(_WORD_OF.findall(value.lower()))
     for p, before, token in sorted(ideas, reverse=True)[:_IDEAS]:
-        if p < _OTHER_IDEA:
-            break
         other = before + token + await model.string_rest(written + before + token)
         mended = {**call.arguments, parameter: other}
         if other.strip() and not set(_WORD_OF.findall(other.lower())) & echoed and mended not in tried \

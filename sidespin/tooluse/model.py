@@ -20,7 +20,6 @@ from sidespin.protocol.grammar import gbnf_literal
 __all__ = ["Model", "names_grammar", "STRING_REST"]
 
 _NAME_STEPS, _NAME_TOKENS = 40, 40  # looks at the next tokens to find the likeliest name as a whole, 40 each
-_MESSAGE = 600  # characters of the message the fit question quotes
 STRING_REST = 'root ::= [^"\\\\\\x00-\\x1f]{0,80} "\\""'  # the rest of a JSON string, to its closing quote
 _FIT_SYSTEM = "You judge whether a function does what a user asks. Answer yes or no."
 _FIT_QUESTION = "Function: {name}: {description}\n\nUser: {message}\n\nDoes this function do what the user asks?"
@@ -102,7 +101,7 @@ class Model:
             chat += [{"role": "user", "content": example}, {"role": "assistant", "content": answer}]
         held = f" It holds {', '.join(tool.holds)}" if tool.holds else ""  # its server's things, by name
         question = _FIT_QUESTION.format(name=tool.name, description=cut(tool.description, DESCRIPTION) + held,
-                                        message=cut(asked, _MESSAGE))
+                                        message=cut(asked, 600))
         likely = await self.llama.next_tokens(await self.llama.render([*chat, {"role": "user", "content": question}]))
         yes, no = (sum(p for token, p in likely if token.strip().lower().startswith(word)) for word in ("yes", "no"))
         return yes / (yes + no) if yes + no else 1.0
@@ -137,10 +136,9 @@ class Model:
         consumed = ""
         for _ in range(4):
             likely = await self.llama.next_tokens(written + consumed, 5)
-            if not likely or not likely[0][0]:
-                return False
-            consumed += likely[0][0]
-            if not form.separator.startswith(consumed) and not consumed.startswith(form.separator):
+            token = likely[0][0] if likely else ""
+            consumed += token
+            if not token or not (form.separator.startswith(consumed) or consumed.startswith(form.separator)):
                 return False
             if consumed.strip():
                 return True

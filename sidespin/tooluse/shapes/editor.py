@@ -68,6 +68,13 @@ def _quoted(message: str) -> list[str]:
     return texts if len(texts) >= 2 else []
 
 
+def _asks_an_edit(decision: Decision) -> bool:
+    """Whether the message asks to change one quoted text into another, or to add to a file it read."""
+    message = decision.talk.last
+    read = any(not a.failed and _files_in(a.arguments) for a in decision.talk.answered)
+    return bool(_quoted(message)) or (_asks_to_add(message) and read)
+
+
 def _files_in(arguments: Any) -> set[str]:
     values = arguments.values() if isinstance(arguments, dict) else ()
     return {v.strip().rstrip("/") for v in values if isinstance(v, str) and ("/" in v or "." in v) and v.strip("/ ")}
@@ -132,6 +139,20 @@ def _anchored_grammar(pair: Pair, text: str) -> str | None:
             f"item ::= {_CHARACTER} {_CHARACTER}{{0,{_ADDED_ITEM - 1}}}") if branches else None
 
 
+async def _again(call: ToolCall, pair: Pair, grammar: str, model: Model, written: str) -> dict[str, Any] | None:
+    """The call's arguments with its edits written again under `grammar` (None when cut off)."""
+    container, old, new = pair
+    others = {k: v for k, v in call.arguments.items() if k not in (container, old, new)}
+    opened = json.dumps(others, ensure_ascii=False)
+    head = (opened[:-1] + ", " if others else "{") + json.dumps(container or old) + ": "
+    answer = await model.llama.complete(written + head, grammar, None, 320)
+    try:
+        arguments = json.loads(head + answer + "}")
+    except json.JSONDecodeError:
+        return None
+    return arguments if isinstance(arguments, dict) else None
+
+
 class Editor(Shape):
     id = "editor"
 
@@ -139,17 +160,10 @@ class Editor(Shape):
         return any(replacing_pair(tool) is not None for tool in tools)
 
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
-        return "editor.to_add" if self._asks_an_edit(decision) and self.applies(tools) else None
-
-    @staticmethod
-    def _asks_an_edit(decision: Decision) -> bool:
-        """Whether the message asks to change one quoted text into another, or to add to a file it read."""
-        message = decision.talk.last
-        read = any(not a.failed and _files_in(a.arguments) for a in decision.talk.answered)
-        return bool(_quoted(message)) or (_asks_to_add(message) and read)
+        return "editor.to_add" if _asks_an_edit(decision) and self.applies(tools) else None
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
-        if not self._asks_an_edit(decision):
+        if not _asks_an_edit(decision):
             return decision.names
         sources = {t.source for t in decision.names.values() if replacing_pair(t) is not None}
         kept = {n: t for n, t in decision.names.items() if t.source not in sources or replacing_pair(t) is not None}
@@ -172,7 +186,7 @@ class Editor(Shape):
             return call
         kept = _added(call.arguments, pair, text, message)
         if kept is None and (grammar := _anchored_grammar(pair, text)) is not None:
-            arguments = await self._again(call, pair, grammar, model, written)
+            arguments = await _again(call, pair, grammar, model, written)
             kept = _added(arguments, pair, text, message) if arguments is not None else None
         if kept != call.arguments:  # refused (None) or cut
             decision.note("editor.keeps_file")
@@ -193,21 +207,7 @@ class Editor(Shape):
         if container is not None:
             options = [f"[{{{json.dumps(old)}: {option}}}]" for option in options]
         grammar = f"root ::= {' | '.join(map(gbnf_literal, options))}\n"
-        if (arguments := await self._again(call, pair, grammar, model, written)) is None:
+        if (arguments := await _again(call, pair, grammar, model, written)) is None:
             return call
         decision.note("editor.quoted")
         return ToolCall(call.name, arguments, call.id)
-
-    @staticmethod
-    async def _again(call: ToolCall, pair: Pair, grammar: str, model: Model, written: str) -> dict[str, Any] | None:
-        """The call's arguments with its edits written again under `grammar` (None when cut off)."""
-        container, old, new = pair
-        others = {k: v for k, v in call.arguments.items() if k not in (container, old, new)}
-        opened = json.dumps(others, ensure_ascii=False)
-        head = (opened[:-1] + ", " if others else "{") + json.dumps(container or old) + ": "
-        answer = await model.llama.complete(written + head, grammar, None, 320)
-        try:
-            arguments = json.loads(head + answer + "}")
-        except json.JSONDecodeError:
-            return None
-        return arguments if isinstance(arguments, dict) else None

@@ -1,8 +1,7 @@
 """The `timezones` shape: a parameter whose description gives an IANA zone example; rules: docs/tool-use-rules.md.
 
 - `timezones.as_zone`: a zone in another case, a zone's place, or its first words, is that zone.
-- `timezones.translated`: a place named in another language is the zone whose place is nearest in meaning, where
-  near (`_NEAR`), clear of the next (`_MARGIN`) and spelled alike (`_SPELLED`).
+- `timezones.translated`: a place in another language is the zone of the place clearly nearest in meaning and spelling.
 - `timezones.place_named`: a zone no one said is the first place named the answer's calls have not used yet.
 - `timezones.now_asked`: a question of the time or date now reads a zone tool's table, a call down to `NAMED_FLOOR`.
 - `timezones.elsewhere`: a zone no one said, where the message names places none of which its name holds, is no call."""
@@ -38,14 +37,11 @@ _NOW = re.compile(r"(?i)\b(?:what time|time is it|today'?s date|date today|what 
                   r"quelle heure|quel jour sommes|qu[ée] hora|qu[ée] d[íi]a es hoy|qu[ée] fecha es|wie sp[äa]t|"
                   r"welcher tag ist heute|welches datum|che ore|che giorno [èe] oggi)\b")
 _CAPITALS = re.compile(r"[A-Z]+\.?$")  # "EST", "UTC", "PM": no place
-_NEAR = 0.75  # cosine of a name and a zone's place, at least, for one to be the other in another language
-_MARGIN = 0.05  # ... more than the next place's
-_SPELLED = 0.5  # ... and their spellings this alike (difflib's ratio, accents aside): "Wien" 0.6 to "Vienna"
+_NEAR, _MARGIN, _SPELLED = 0.75, 0.05, 0.5  # a name's cosine to a place, its lead on the next, spellings' likeness
 
 
 @functools.cache
 def _zones() -> dict[str, str]:
-    """Every zone the database knows, by its name in lower case ({} without a database)."""
     try:
         return {zone.casefold(): zone for zone in zoneinfo.available_timezones()}
     except OSError:
