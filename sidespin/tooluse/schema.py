@@ -64,12 +64,9 @@ def listed(tool: Tool, name: str) -> list[str]:
     if not isinstance(schema, dict) or schema.get("enum") or schema.get("type", "string") != "string":
         return []
     head, value = rf"(?m)^\s*{re.escape(name)}\s*:[ \t]*", r'"([\w.-]+)"'
-    if inline := re.search(head + rf"((?:{value}[ \t]*(?:\||,|or)[ \t]*)+{value})", tool.description):
-        values = re.findall(value, inline.group(1))
-    elif lines := re.search(head + rf"\n((?:[ \t]*-[ \t]*{value}.*\n?)+)", tool.description):
-        values = re.findall(r"(?m)^[ \t]*-[ \t]*" + value, lines.group(1))
-    else:
-        values = []
+    inline = re.search(head + rf"((?:{value}[ \t]*(?:\||,|or)[ \t]*)+{value})", tool.description)
+    lines = inline or re.search(head + rf"\n((?:[ \t]*-[ \t]*{value}.*\n?)+)", tool.description)
+    values = re.findall(value if inline else r"(?m)^[ \t]*-[ \t]*" + value, lines.group(1)) if lines else []
     return list(dict.fromkeys(values)) if len(values) > 1 else []
 
 

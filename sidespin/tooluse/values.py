@@ -105,9 +105,9 @@ def asks_change(text: str) -> bool:
 
 
 def change_asked(tool: Tool, message: str) -> bool:
-    """Whether `tool` may open an answer to `message` (`core.change_asked`): it is marked read-only, its name or
-    description's opening names no change ("Adds…", "INSERT") or names a reading too, or the message asks one or shares a word (its first
-    five letters) with the tool's name, description or parameters (their notes, their allowed values)."""
+    """Whether `tool` may open an answer to `message` (`core.change_asked`): it is marked read-only, its opening names
+    no change ("Adds…", "INSERT") or a reading too, or the message asks one or shares a word (first five letters) with
+    the tool's name, description or parameters (their notes, their allowed values)."""
     own = f"{' '.join(words_of(tool.name))} {tool.description}"
     if tool.read_only or not re.search(r"(?i)\b" + _CHANGE + r"(?:s|es|d|ed)?\b", own[:300]) or asks_change(
             message) or _READS.search(own[:300].replace("_", " ")):  # one of its actions reads ("list_roots")
@@ -209,9 +209,8 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
         known = mentioned(value, places, name) or (isinstance(value, (int, float)) and not isinstance(value, bool)
                                                     and value == 0) or _all_in(value, own, name) or (
             isinstance(value, str) and _CODE.fullmatch(value) is not None)
-        copied = value in tool.parameters or value in _TYPES if isinstance(value, str) else False
-        if not known or (copied and not mentioned(value, said, name)) or _restates(tool, name, value) or _an_example(
-                tool, name, value, said):
+        copied = isinstance(value, str) and (value in tool.parameters or value in _TYPES) and not mentioned(value, said)
+        if not known or copied or _restates(tool, name, value) or _an_example(tool, name, value, said):
             made_up.append(name)
     return made_up
 

@@ -54,7 +54,7 @@ def on_result(talk: Talk) -> str | None:
     if last is None or len(numbers) != 1 or not re.fullmatch(r"-?\d+(?:\.\d+)?", last.answer.strip()):
         return None
     number = numbers[0].replace(",", ".")
-    if re.search(rf"(?i){re.escape(numbers[0])}\s*(?:%|per ?cent|prozent|pour ?cent|por ?ciento|per ?cento)", talk.last):
+    if re.search(rf"(?i){re.escape(numbers[0])}\s*(?:%|per ?cent|prozent|pour ?cent|por ?ciento)", talk.last):
         return f"{last.answer.strip()} * {number} / 100"  # a share of the result: "15 Prozent davon"
     found = [(m.start(), symbol) for symbol, words in _OPERATORS
              for m in [re.search(rf"(?i)(?<!\w)(?:{words})\D{{0,12}}?{re.escape(numbers[0])}", talk.last)] if m]
