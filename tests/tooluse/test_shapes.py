@@ -130,8 +130,8 @@ async def test_a_message_naming_a_file_calls_a_reader_down_to_the_floor_and_the_
 async def test_where_a_folder_server_marks_no_tool_its_reader_is_told_by_its_name_and_may_take_a_list() -> None:
     """No annotations: `read_files` (one required list) reads, `file_ops` and `config_ops` (an action) do not."""
     text = "What's in garden/planting.md?"
-    plain = [tool("config_ops", "Config operations.", {"action": TEXT, "path": TEXT}, ["action"], source="mcp:ed",
-                  places=(HOME,)),
+    plain = [tool("config_ops", "Config operations: set a root, get a file's info.", {"action": TEXT, "path": TEXT},
+                  ["action"], source="mcp:ed", places=(HOME,)),
              tool("file_ops", "File operations.", {"action": TEXT, "file_path": TEXT}, ["action"], source="mcp:ed",
                   places=(HOME,)),
              tool("read_files", "A reader.", {"requests": {"type": "array"}}, ["requests"], source="mcp:ed",

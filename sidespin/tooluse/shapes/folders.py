@@ -2,8 +2,7 @@
 
 A parameter takes a file when its name says a path or file (or it is the one required parameter, a list, of a tool
 whose name says files) and neither it nor its tool's name says folder; a folder when its name says one, or it takes a
-path and its tool's name says folder. Whether a tool only reads is `values.reads`. Rules (evidence:
-docs/tool-use-rules.md):
+path and its tool's name says folder. A tool only reads as `values.reads` says. Rules (docs/tool-use-rules.md):
 
 - `folders.file_named`: a message naming a file reads the table with a tool that takes one; the call, down to
   `NAMED_FLOOR`, is a reader's, or a changer's where the message asks to make or change something.
@@ -82,8 +81,9 @@ def _takes_place(tool: Tool, name: str) -> bool:
 
 
 def _taking(takes: Callable[[Tool, str], bool], tools: Sequence[Tool], *, reading: bool) -> list[Tool]:
-    """The tools of folder servers with a parameter `takes` accepts; with `reading`, only those that only read."""
-    return [tool for tool in tools if tool.places and (not reading or reads(tool, tools, actions=True))
+    """The tools of folder servers with a parameter `takes` accepts; with `reading`, those that only read (taking a
+    folder, those one of whose actions reads)."""
+    return [tool for tool in tools if tool.places and (not reading or reads(tool, tools, actions=takes is _takes_place))
             and any(takes(tool, name) for name in tool.parameters)]
 
 
