@@ -51,11 +51,12 @@ class Decision:
     embedder: Embedder | None = None  # sentence embeddings, where they could be loaded
     ranked: list[Ranked] = field(default_factory=list)  # shortlist: the tools by relevance, best first
     table: list[Tool] = field(default_factory=list)  # the tools the model reads for this decision
+    named: set[str] = field(default_factory=set)  # the tools the message names by 2 words or more of their name
     prompt: str = ""  # the decision's prompt, with `table` offered
     chance: float = 0.0  # whether: the chance that the answer opens a call
     bar: float = 0.0  # ... above which it calls
     names: dict[str, Tool] = field(default_factory=dict)  # which: the tools a name is still chosen among
-    narrowed: bool = False  # ... fewer than the table's, as a shape chose them
+    narrowed: bool = False  # ... fewer than the table's, as a shape or the message's naming chose them
     written: str = ""  # the answer so far: the prompt, a call's opening, the calls written
     name: str = ""  # the name chosen for the call being written
     call: ToolCall | None = None  # the call being written
@@ -65,9 +66,6 @@ class Decision:
 
     def tool(self, name: str) -> Tool:
         return next(t for t in self.tools if t.name == name)
-
-    def note(self, rule: str) -> None:
-        self.notes.append(rule)
 
     @property
     def shaped(self) -> bool:

@@ -110,6 +110,7 @@ class Decider:
             return None
         cut = tables(d.tools)
         d.ranked = await asyncio.to_thread(rank, d.tools, _query(d), self.embedder)
+        d.named = {t.name for t in names_said(d.tools, d.talk.last) if len(telling_words(t.name)) > 1}
         index, why = self._table(d, cut)
         d.table = cut[index]
         d.prompt = await self._kept_prompt(d)
@@ -145,9 +146,8 @@ class Decider:
         favoured = [i for i in relevant if any(shape.favours(d, cut[i]) for shape in d.shapes)]
         if favoured and not d.talk.again:
             return favoured[0], "a shape favours it"
-        named = {t.name for t in names_said(d.tools, d.talk.last) if len(telling_words(t.name)) > 1}
-        if named and not d.talk.again:
-            return next(i for i in relevant + list(range(len(cut))) if named & {t.name for t in cut[i]}), "named"
+        if d.named and not d.talk.again:
+            return next(i for i in relevant + list(range(len(cut))) if d.named & {t.name for t in cut[i]}), "named"
         mending = mendable(d.talk)
         if d.talk.again and mending:
             return next(i for i, table in enumerate(cut) if any(t.name in mending for t in table)), "a call to mend"
@@ -166,11 +166,11 @@ class Decider:
         second = await self._second()
         if second is not None and UNSURE_CALL <= d.chance < d.bar:  # the larger model's judgement, on its prompt
             d.chance = await second.chance_of_a_call(d)
-            d.note("core.second_whether")
+            d.notes.append("core.second_whether")
         if d.chance < d.bar and not again and d.talk.answered_in_words_before:
             alone = [m for m in d.talk.messages[:1] if m.get("role") == "system"] + d.talk.messages[-1:]
             d.chance = max(d.chance, await self.model.call_chance(await self.model.prompt(alone, d.table)))
-            d.note("core.follow_up_alone")
+            d.notes.append("core.follow_up_alone")
         if not again:  # a message naming a tool or what it holds, or one a shape serves: down to a floor; shapes narrow
             floors = {"core.tool_named": NAMED_FLOOR} if names_said(d.table, d.talk.last) else {}
             floors |= {"core.held_named": NAMED_FLOOR} if held_said(d.table, d.talk.last) else {}
@@ -183,13 +183,13 @@ class Decider:
         logger.info("TOOLUSE_WHETHER p_call={:.2f} bar={:.2f}{}", d.chance, d.bar, " (after results)" * again)
         if d.chance < d.bar:
             return None
-        d.names = {t.name: t for t in d.table}
-        if again:
-            closed = _closed(d)
-            d.names = {n: t for n, t in d.names.items() if n not in closed}
+        closed = _closed(d) if again else set()
+        d.names = {t.name: t for t in d.table if t.name not in closed}
         for shape in d.shapes:
             before, d.names = len(d.names), shape.narrow(d)
             d.narrowed = d.narrowed or len(d.names) < before
+        if not again and not d.narrowed and d.named & set(d.names):  # the person named it: it, not a look-alike
+            d.names, d.narrowed = {n: t for n, t in d.names.items() if n in d.named}, True
         if second is not None:  # the larger model names the calls and writes them, on its own prompt
             await second.hand_over(d)
             return None
@@ -234,7 +234,7 @@ class Decider:
         name, chance = found
         other = deprecated_for(d.names[name])
         if other in d.names and other != name:
-            d.note("core.deprecated")
+            d.notes.append("core.deprecated")
             name = other
         d.name = name
         shown = "?" if chance is None else f"{chance:.2f}"
@@ -243,7 +243,7 @@ class Decider:
             return self._retry(d, name)
         if not d.calls and not d.narrowed and not (d.shaped or change_asked(d.names[name], d.talk.last)):
             logger.info("TOOLUSE_WHICH {} p={}: it changes things, and the message asks no change", name, shown)
-            d.note("core.change_asked")  # the model means to do what was asked, and no tool does it: no other name
+            d.notes.append("core.change_asked")  # meant to do what was asked, no tool does it: no other name
             return None
         if not d.calls and not d.narrowed and not await self._fits(d.names[name], d.talk.last):
             logger.info("TOOLUSE_WHICH {} p={}: it does not do what was asked", name, shown)
@@ -265,7 +265,7 @@ class Decider:
         agreed = by_words is not None and by_words is by_meaning and len(d.names) > 1
         if agreed:
             d.names = {by_words.tool.name: by_words.tool}
-        d.note("core.agreed" if agreed else "core.next_name")
+        d.notes.append("core.agreed" if agreed else "core.next_name")
         return self.which
 
     async def _fits(self, tool: Tool, message: str) -> bool:
@@ -317,7 +317,7 @@ class Decider:
         ranked = next((r for r in d.ranked if r.tool.name == call.name), None)
         if ranked is None or ranked.cosine is None or ranked.cosine >= MEANING_FLOOR or ranked.bm25 is not None:
             return False
-        d.note("core.meaning_floor")
+        d.notes.append("core.meaning_floor")
         logger.info("TOOLUSE_FAR {} {} cosine={:.2f}: nothing said in it, and far in meaning from the message",
                     call.name, json.dumps(call.arguments, ensure_ascii=False)[:200], ranked.cosine)
         return True
@@ -350,7 +350,7 @@ class Decider:
                                      lambda c: not invented(tool, c.arguments, d.said))
         if mended is None:  # its next likeliest tool, as the error may ask ("use git_add first")
             return self._retry(d, call.name)
-        d.note("core.mend")
+        d.notes.append("core.mend")
         d.call = mended
         return self.more
 

@@ -89,12 +89,13 @@ async def test_many_tools_are_read_a_table_at_a_time_and_the_most_relevant_table
     assert '"forecast"' in written and "alpha_0" not in written  # its arguments were written after its table
 
 
-async def test_a_message_naming_a_tool_by_its_words_reads_that_tools_table_though_others_rank_higher() -> None:
+async def test_a_message_naming_a_tool_by_its_words_reads_its_table_and_calls_it_though_others_rank_higher() -> None:
     text = "What's left on my to-do list?"
     lists = [tool(f"list_{i}", "List what is left: every open entry, listed.", {}, source="mcp:kb") for i in range(6)]
     todos = [tool(f"todo_{verb}", f"{verb.title()} tasks.", {}, source="mcp:kit") for verb in
              ("create", "list", "delete", "complete", "update", "get")]
-    model = FakeLlama({text: [("todo_list", {})]})
+    model = FakeLlama({text: [("todo_get", {}), ("todo_list", {})]},  # the model leans to a look-alike
+                      name_tokens={"": [('todo_get",', 0.7), ('todo_list",', 0.3)]})
     assert await decided(model, user(text), [*lists, *todos]) == [("todo_list", {})]
     offered = [sorted(t["function"]["name"] for t in asked["tools"]) for asked in model.asked
                if asked["kind"] == "render" and asked["tools"] and "zqx" not in str(asked["tools"])]

@@ -168,7 +168,7 @@ class Editor(Shape):
         sources = {t.source for t in decision.names.values() if replacing_pair(t) is not None}
         kept = {n: t for n, t in decision.names.items() if t.source not in sources or replacing_pair(t) is not None}
         if len(kept) < len(decision.names):
-            decision.note("editor.to_add")
+            decision.notes.append("editor.to_add")
         return kept
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
@@ -189,7 +189,7 @@ class Editor(Shape):
             arguments = await _again(call, pair, grammar, model, written)
             kept = _added(arguments, pair, text, message) if arguments is not None else None
         if kept != call.arguments:  # refused (None) or cut
-            decision.note("editor.keeps_file")
+            decision.notes.append("editor.keeps_file")
         if kept is None:
             logger.info("TOOLUSE_REFUSED editor.keeps_file {}: it adds no line the message says", call.name)
             return None
@@ -209,5 +209,5 @@ class Editor(Shape):
         grammar = f"root ::= {' | '.join(map(gbnf_literal, options))}\n"
         if (arguments := await _again(call, pair, grammar, model, written)) is None:
             return call
-        decision.note("editor.quoted")
+        decision.notes.append("editor.quoted")
         return ToolCall(call.name, arguments, call.id)

@@ -145,7 +145,7 @@ def _said_file(decision: Decision, value: str, places: list[str]) -> str:
     alone = next((value[len(p) + 1:] for p in places if value.startswith(p + "/")), value)
     same = [f for f in files_named(decision.talk.told) if "/" in f and f.rsplit("/", 1)[1] == alone]
     if len(same) == 1 and "/" not in alone:
-        decision.note("folders.file_said")
+        decision.notes.append("folders.file_said")
         return same[0]
     return value
 
@@ -157,16 +157,16 @@ def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[
     named = files_named(decision.talk.last)
     if _takes_file(tool, name) and len(named) == 1 and posixpath.basename(value) not in {
             posixpath.basename(f) for f in files_named(decision.talk.told)}:
-        decision.note("folders.file_said")
+        decision.notes.append("folders.file_said")
         value = named[0]
     if (path := _resolved(value, places)) is None:
         return value
     if _takes_file(tool, name) and os.path.isdir(path) and (listed := _listed(decision, path)):
-        decision.note("folders.file_listed")
+        decision.notes.append("folders.file_listed")
         return listed
     folder = _takes_place(tool, name) and files_named(posixpath.basename(path))  # a file where a folder is taken
     if path != value or folder:
-        decision.note("folders.inside")
+        decision.notes.append("folders.inside")
     return next(p for p in places if _inside(path, p)) if folder else path
 
 

@@ -84,6 +84,6 @@ class Memory(Shape):
         annotated = any(t.read_only or t.destructive for t in decision.names.values() if stores(t))
         kept = {n: t for n, t in decision.names.items() if stores(t) and does(t, annotated) == asked}
         if kept and len(kept) < len(decision.names):
-            decision.note("memory.asked")
+            decision.notes.append("memory.asked")
             return kept
         return decision.names

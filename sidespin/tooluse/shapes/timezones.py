@@ -141,19 +141,19 @@ class TimeZones(Shape):
                 continue
             zone = as_zone(value)
             if zone != value:
-                decision.note("timezones.as_zone")
+                decision.notes.append("timezones.as_zone")
             left = [z for z in zones if z not in arguments.values()]  # nor by this call's other zones
             if not mentioned(zone, decision.said, name) and left:
                 zone = left[0]
-                decision.note("timezones.place_named")
+                decision.notes.append("timezones.place_named")
                 if zone in translated:  # said in another language: now said in its own
-                    decision.note("timezones.translated")
+                    decision.notes.append("timezones.translated")
                     decision.said = f"{decision.said} {zone}"
             elif not mentioned(zone, decision.said, name) and others and all(
                     not set(words_of(_place(other).replace("_", " "))) & set(words_of(zone)) for other in others):
                 logger.info("TOOLUSE_REFUSED timezones.elsewhere {}.{}={!r}: the message names another place",
                             call.name, name, zone)
-                decision.note("timezones.elsewhere")
+                decision.notes.append("timezones.elsewhere")
                 return None
             arguments[name] = zone
         return ToolCall(call.name, arguments, call.id)
