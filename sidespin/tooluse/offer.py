@@ -1,5 +1,5 @@
 """What the model is offered: each tool as compact JSON (`offered`), and the tables a decision reads them in
-(`tables`): few tools are one table, many one per source, cut into even parts within `TABLE_CHARS`."""
+(`tables`): few tools are one table, many one per source, cut into parts within `TABLE_CHARS`."""
 
 from __future__ import annotations
 
