@@ -241,7 +241,7 @@ class Decider:
         if not d.calls and len(d.names) > 1 and chance is not None and chance < NAME_FLOOR and not d.narrowed:
             logger.info("TOOLUSE_WHICH {} p={}: the model does not know which tool", name, shown)
             return self._retry(d, name)
-        if not d.calls and not d.narrowed and not (d.shaped or change_asked(d.names[name], d.talk.last)):
+        if not d.calls and not d.narrowed and not (d.shaped or change_asked(d.names[name], d.talk.last, d.table)):
             logger.info("TOOLUSE_WHICH {} p={}: it changes things, and the message asks no change", name, shown)
             d.notes.append("core.change_asked")  # meant to do what was asked, no tool does it: no other name
             return None

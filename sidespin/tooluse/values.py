@@ -104,16 +104,18 @@ def asks_change(text: str) -> bool:
     return re.search(REQUEST_AT + _CHANGE + r"\b", text) is not None
 
 
-def change_asked(tool: Tool, message: str) -> bool:
+def change_asked(tool: Tool, message: str, table: Sequence[Tool] = ()) -> bool:
     """Whether `tool` may open an answer to `message` (`core.change_asked`): it is marked read-only, its opening names
     no change ("Adds…", "INSERT") or a reading too, or the message asks one or shares a word (first five letters) with
-    the tool's name, description or parameters (their notes, their allowed values)."""
+    the tool's name, description or parameters (their notes, their allowed values), but one every name of its
+    `table` says ("note" of `add_note`, `read_note`)."""
     own = f"{' '.join(words_of(tool.name))} {tool.description}"
     if tool.read_only or not re.search(r"(?i)\b" + _CHANGE + r"(?:s|es|d|ed)?\b", own[:300]) or asks_change(
             message) or _READS.search(own[:300].replace("_", " ")):  # one of its actions reads ("list_roots")
         return True
     own += json.dumps(tool.input_schema, ensure_ascii=False)
-    return bool({w[:5] for w in telling_words(own)} & {w[:5] for w in telling_words(message)})
+    common = set.intersection(*({w[:5] for w in words_of(t.name)} for t in table)) if len(table) > 1 else set()
+    return bool({w[:5] for w in telling_words(own)} & {w[:5] for w in telling_words(message)} - common)
 
 
 def said_in(texts: Sequence[str]) -> str:

@@ -457,3 +457,11 @@ async def test_a_value_copying_a_parameters_name_or_a_json_type_no_one_said_is_m
     said = f"Append 'chairs' to my note called {arguments['name']}."  # said: a name like any other
     assert await decided(FakeLlama({said: [("note_append", arguments)]}), user(said), [append]) == [
         ("note_append", arguments)]
+
+
+def test_a_word_every_tool_of_the_table_is_named_for_does_not_let_a_change_open_an_answer() -> None:
+    notebook = [tool(f"{verb}_note", f"{verb.title()} a note.", {"title": TEXT}, ["title"], source="mcp:nb")
+                for verb in ("add", "read", "delete")]
+    assert not change_asked(notebook[0], "What did I write in my Wifi note?", notebook)
+    assert change_asked(notebook[0], "What did I write in my Wifi note?")  # the word is the tool's own, alone
+    assert change_asked(notebook[0], "Add a note: call mom", notebook)
