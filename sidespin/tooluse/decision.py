@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Sequence
+from typing import Any, ClassVar, Sequence
 
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.embeddings import Embedder
+from sidespin.tooluse.model import Model
 from sidespin.tooluse.relevance import Ranked
-
-if TYPE_CHECKING:
-    from sidespin.tooluse.model import Model
 
 __all__ = ["Decision", "Shape", "NAMED_FLOOR"]
 
@@ -35,7 +33,7 @@ class Shape:
         """(which) The tools a name is chosen among."""
         return decision.names
 
-    async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
+    async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
         """(arguments) The call as this kind of tool needs it (written after `written`), or None to refuse it."""
         return call
 

@@ -1,9 +1,9 @@
 """How relevant each offered tool is to a message: BM25 over the tools' words, and sentence embeddings for meaning.
 
 BM25 (FTS5, Porter stemmer; the name weighs twice) over each tool's `document` ranks those sharing a telling word
-with the message (a file it names, "config/app.toml", is the word "file"; two or three words in a row count by their
-initials too, "knowledge base" as "kb"); embeddings rank every tool by its `gist`'s cosine, and a server's tools by
-the name it holds nearest the message (`Tool.holds`, from `HELD_FLOOR`). The rankings are fused by reciprocal rank."""
+with the message (a file it names is the word "file"; words in a row also by their initials where a tool writes them
+in capitals, "knowledge base" as KB); embeddings rank every tool by its `gist`'s cosine, and a server's tools by the
+name it holds nearest the message (`Tool.holds`, from `HELD_FLOOR`). The rankings are fused by reciprocal rank."""
 
 from __future__ import annotations
 
@@ -62,8 +62,9 @@ def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list
     """`tools` by their fused relevance to `message`, best first (their listed order breaks ties): by words, by
     meaning, and by the nearest name their server holds, where one is within `HELD_FLOOR` of the message."""
     words = telling_words(_FILE_NAMED.sub(" file ", message))  # a path's words name a thing, not what to do
-    words += ["".join(w[0] for w in words[i: i + n]) for n in (2, 3) for i in range(len(words) - n + 1)
-              if all(w[0].isalpha() for w in words[i: i + n])]  # "knowledge base" is also "kb"
+    capitals = {w.lower() for t in tools for w in re.findall(r"\b[A-Z]{2,3}\b", t.description)}  # "a KB entry"
+    words += [a for n in (2, 3) for i in range(len(words) - n + 1) if (a := "".join(w[0] for w in words[i: i + n]))
+              in capitals]
     by_words = _bm25(tools, [w for w in dict.fromkeys(words) if not w.isdigit()])
     query = embedder.query(message) if embedder is not None else None
     cosines, held = _cosines(tools, query, embedder), _held(tools, query, embedder)

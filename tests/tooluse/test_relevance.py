@@ -101,3 +101,9 @@ def test_words_in_a_row_reach_a_tool_that_says_them_by_their_initials() -> None:
     kb = tool("save", "Create or update a KB entry.", {"title": {"type": "string"}}, source="mcp:facts")
     note = tool("note_clear", "Clear a note's text.", {"name": {"type": "string"}}, source="mcp:kit")
     assert rank([note, kb], "Put this in your knowledge base: my passport expires in 2031.", None)[0].tool is kb
+
+
+def test_initials_count_only_where_a_tool_writes_them_in_capitals() -> None:
+    """"unidades stock" is not "us", which the stemmer would match with "uses"."""
+    uses = tool("write_file", "Write a file; it uses the encoding given.", {"path": {"type": "string"}})
+    assert all(r.bm25 is None for r in rank([uses], "Añade 10 unidades en stock.", None))

@@ -8,14 +8,12 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.decision import Decision, Shape
-
-if TYPE_CHECKING:
-    from sidespin.tooluse.model import Model
+from sidespin.tooluse.model import Model
 
 __all__ = ["Calculator", "calculates", "asks_calculation", "on_result"]
 
@@ -77,7 +75,7 @@ class Calculator(Shape):
         chosen = {"calculator.asked", "calculator.on_result"} & set(decision.notes)
         return {n: t for n, t in decision.names.items() if calculates(t) or not chosen} or decision.names
 
-    async def amend(self, decision: Decision, call: ToolCall, model: "Model", written: str) -> ToolCall | None:
+    async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
         tool, asked = decision.names[call.name], "calculator.on_result" in decision.notes and on_result(decision.talk)
         texts = [n for n in tool.required if tool.parameters.get(n, {}).get("type") == "string"]
         return ToolCall(call.name, {**call.arguments, texts[0]: asked}) if asked and len(texts) == 1 else call
