@@ -38,7 +38,7 @@ now same just some any all also get give tell show let lets want need about many
 le la les un une des du de et ou je tu il elle nous vous mon ma mes ton ta tes est sont que qui quoi dans pour sur avec
 au aux ce cette ces moi der die das den dem des ein eine einen einem einer und oder ich du er sie es wir ihr mir mich
 dir dich mein meine meinen ist sind habe was wie wo wann wer mit von zu auf im el los las una unos unas yo mi mis
-qué en con por para del al lo te se""".split())  # function words of English, French, German and Spanish; none an English noun ("son", "hat")
+qué en con por para del al lo te se""".split())  # of English, French, German, Spanish; no English noun ("son", "hat")
 _NUMBER_WORDS = {word: str(n) for n, word in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split())} | {
     "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "dozen": "12", "twice": "2",
