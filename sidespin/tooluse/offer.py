@@ -87,9 +87,8 @@ def _compact(schema: Any) -> Any:
 
 
 def tables(tools: Sequence[Tool]) -> list[list[Tool]]:
-    """The tables a decision reads `tools` in: one when they are few, else each source's, cut to fit; a source cut
-    in parts keeps each family of its tools (names with the same first word: `todo_create`, `todo_list`) in one
-    part where it fits, so a part reads as one kind of thing."""
+    """The tables a decision reads `tools` in: one when they are few, else each source's, cut to fit, a family of
+    its tools (names with the same first word: `todo_create`, `todo_list`) in one part where it fits."""
     if len(tools) <= SHORTLIST:
         return [list(tools)]
     sources: dict[str, list[Tool]] = {}
@@ -104,7 +103,10 @@ def tables(tools: Sequence[Tool]) -> list[list[Tool]]:
         part: list[Tool] = []
         for chunk in (f[i: i + size] for f in (families.values() if len(families) > 1 else [listed])
                       for i in range(0, len(f), size)):
-            parts, part = (parts + [part], chunk) if part and len(part) + len(chunk) > size else (parts, part + chunk)
+            if part and len(part) + len(chunk) > size:  # the chunk starts the next part
+                parts.append(part)
+                part = []
+            part += chunk
         parts.append(part)
     return parts
 

@@ -80,10 +80,11 @@ def _takes_place(tool: Tool, name: str) -> bool:
     return _takes_folder(name) or bool(_takes_folder(tool.name) and _words(name) & _PATH_NAMES)
 
 
-def _taking(takes: Callable[[Tool, str], bool], tools: Sequence[Tool], *, reading: bool) -> list[Tool]:
-    """The tools of folder servers with a parameter `takes` accepts; with `reading`, those that only read (taking a
-    folder, those one of whose actions reads)."""
-    return [tool for tool in tools if tool.places and (not reading or reads(tool, tools, actions=takes is _takes_place))
+def _taking(takes: Callable[[Tool, str], bool], tools: Sequence[Tool], *, reading: bool,
+            actions: bool = False) -> list[Tool]:
+    """The tools of folder servers with a parameter `takes` accepts; with `reading`, those that only read (with
+    `actions`, also those one of whose actions reads: `values.reads`)."""
+    return [tool for tool in tools if tool.places and (not reading or reads(tool, tools, actions=actions))
             and any(takes(tool, name) for name in tool.parameters)]
 
 
@@ -98,7 +99,7 @@ class Folders(Shape):
         reading = not asks_change(message)
         if files_named(message) or _ABSOLUTE.search(message):
             return "folders.file_named" if _taking(_takes_file, tools, reading=reading) else None
-        folders = _taking(_takes_place, tools, reading=reading)
+        folders = _taking(_takes_place, tools, reading=reading, actions=True)
         if folders and folders_named(message, [p for t in folders for p in t.places]):
             return "folders.folder_named"
         return "folders.file_before" if _EDITS.search(message) and _of_file_before(decision, tools) else None
@@ -113,7 +114,7 @@ class Folders(Shape):
             kept = {t.name: t for t in _taking(_takes_file, offered, reading=not changing)
                     if not (changing and reads(t, offered))}
         elif "folders.folder_named" in decision.notes:
-            kept = {t.name: t for t in _taking(_takes_place, offered, reading=not changing)}
+            kept = {t.name: t for t in _taking(_takes_place, offered, reading=not changing, actions=True)}
         return kept or decision.names
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
