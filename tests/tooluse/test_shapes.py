@@ -445,6 +445,31 @@ def test_a_message_asks_a_memory_to_keep_recall_or_forget_only_when_it_asks_the_
     assert asks_memory(text) == asked
 
 
+@pytest.mark.parametrize("text, asked", [
+    ("Put in your long-term memory that my blood type is O+", "keep"),
+    ("Check your knowledge base for the boiler's service date", "recall"),
+    ("Which plumber did the knowledge graph have?", "recall"), ("Remove the old gate code from your memory", "forget"),
+    ("What is a knowledge base?", None), ("How much memory does this laptop have?", None),
+    ("What's the memory usage of the build?", None), ("Convert 300 KB to MB", None),
+    ("Dis-moi ce que tu sais de ma voisine.", "recall"),
+])
+def test_a_message_that_addresses_a_store_asks_what_its_verb_does_or_recalls_if_a_question(text, asked) -> None:
+    assert asks_memory(text) == asked
+
+
+@pytest.mark.parametrize("text, recalled", [("Where is the spare key?", True), ("Under which pot was it?", True),
+                                            ("Where is the nearest bakery?", False),
+                                            ("Move the spare key to the shed.", False)])
+async def test_a_question_about_what_the_conversation_gave_a_store_to_keep_recalls_it(text, recalled) -> None:
+    """A question sharing a word with a keep call's values reads the store; another question, or a request, not."""
+    kept = called("k1", "store_fact", '{"fact": "the spare key is under the blue pot"}', "Saved.")
+    messages = [*user("Keep this for later: the spare key is under the blue pot."), *kept,
+                {"role": "assistant", "content": "Saved."}, *user(text)]
+    model = FakeLlama({text: [("find_facts", {"query": "spare key"}), ("forecast", {"city": "Lyon"})]},
+                      p_call=0.01, name_tokens={"": [('find_facts",', 0.5), ('forecast",', 0.5)]})
+    assert bool(await decided(model, messages, STORE)) == recalled
+
+
 def test_a_knowledge_base_is_a_store_as_a_memory_or_a_knowledge_graph_is() -> None:
     entry = tool("save", "Create or update a KB entry.", {"title": TEXT}, ["title"], source="mcp:facts")
     base = tool("search", "Full-text search of the knowledge base.", {"query": TEXT}, ["query"], source="mcp:x")
@@ -504,6 +529,19 @@ async def test_a_store_without_annotations_is_asked_by_its_names_verbs(text, wan
                       p_call=0.01, name_tokens={"": [('relate",', 0.7), ('save",', 0.1), ('search",', 0.1),
                                                      ('delete",', 0.1)]})
     assert [name for name, _ in await decided(model, user(text), kb)] == [wanted]
+
+
+async def test_a_store_that_deletes_by_id_finds_what_to_forget_first() -> None:
+    """Forgetting in a store whose deleting tool takes an id: the id is not said, so its finding tool is called."""
+    text = "Forget what you saved about the garage door."
+    kb = [tool("remove_item", "Remove a memory item by its id.", {"item_id": {"type": "integer"}}, ["item_id"],
+               source="mcp:memo"),
+          tool("find_items", "Find memory items by keyword.", {"keyword": TEXT}, ["keyword"], source="mcp:memo"),
+          tool("add_item", "Add a memory item.", {"text": TEXT}, ["text"], source="mcp:memo")]
+    wanted = ("find_items", {"keyword": "garage door"})
+    model = FakeLlama({text: [("remove_item", {"item_id": 7}), wanted]}, p_call=0.3,
+                      name_tokens={"": [('remove_item",', 0.8), ('find_items",', 0.1), ('add_item",', 0.1)]})
+    assert await decided(model, user(text), kb) == [wanted]
 
 
 async def test_a_folder_named_is_listed_by_a_tool_of_several_actions_where_its_server_marks_none(tmp_path) -> None:

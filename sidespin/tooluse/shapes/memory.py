@@ -1,17 +1,20 @@
 """The `memory` shape: stores of what the person said to keep (`stores`); classes and evidence: docs/tool-use-rules.md.
 
-- `memory.asked`: asking to remember, recall or forget (`asks_memory`), or about the person where a store's tool ranks
-  first or no tool shares a word with it, reads its table and, whatever the call's chance, names its tool that
-  adds, reads or deletes (by the store's annotations, else by its names' verbs: `does`)."""
+- `memory.asked`: asking to remember, recall or forget (`asks_memory`, or a store addressed: "save this in your
+  knowledge base"), asking about the person where a store's tool ranks first or no tool shares a word with it, or
+  asking about what a call of the conversation gave a store to keep, reads its table and, whatever the call's chance,
+  names its tool that adds, reads or deletes (by the store's annotations, else by its names' verbs: `does`); where
+  its deleting tools take an id, beside them its reading tools that take none, to find what to forget."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Sequence
 
 from sidespin.tools import Tool
 from sidespin.tooluse.decision import Decision, Shape
-from sidespin.tooluse.values import READ_VERBS, words_of
+from sidespin.tooluse.values import READ_VERBS, telling_words, words_of
 
 __all__ = ["Memory", "stores", "asks_memory", "does"]
 
@@ -23,15 +26,18 @@ _KEEP = re.compile(r"(?i)(?:" + _ASKED + r"(?:remember|memori[sz]e|note that)\b|
                    r"no olvides|ten en cuenta|ricorda\w*|non dimenticare|tieni a mente)\b)")
 _RECALL = re.compile(r"(?i)\b(?:do you (?:still )?(?:remember|recall|know)|what do you know|you know about|"
                      r"i (?:told|tell) you|i (?:have |had )?(?:mentioned|said)|weißt du|erinnerst du|dir \w*\s*gesagt|"
-                     r"je t'ai dit|te l'ai dit|que sais-tu|tu te souviens|te (?:lo )?dije|qué sabes|te acuerdas|"
-                     r"ti (?:l'ho|ho) detto|cosa sai|ti ricordi)\b")
+                     r"je t'ai dit|te l'ai dit|que (?:tu sais|sais-tu)|tu te souviens|te (?:lo )?dije|qué sabes|"
+                     r"te acuerdas|ti (?:l'ho|ho) detto|cosa sai|ti ricordi)\b")
 _ABOUT_ME = re.compile(r"(?i)\b(?:what|what's|where|when|who|which|how)\b.*\b(?:my|mine)\b|"
                        r"\b(?:quel(?:le)?s?|où|quand|qui|comment)\b.*\b(?:mon|ma|mes)\b|"
                        r"\b(?:was|wo|wann|wer|wie|welche\w*)\b.*\bmein\w*\b|"
                        r"(?:qu[ée]|cu[áa]l|d[óo]nde|cu[áa]ndo|qui[ée]n|c[óo]mo)\b.*\b(?:mi|mis)\b")
-_VERBS = {"recall": READ_VERBS | {"recall"},
+_VERBS = {"recall": READ_VERBS | {"recall", "look", "check"},
           "keep": {"save", "add", "create", "store", "remember", "write", "put", "insert", "upsert", "append", "new"},
           "forget": {"delete", "remove", "forget", "erase", "clear", "drop"}}
+_ADDRESSED = re.compile(r"(?i)\b(?:(?:your|in|into|to|from)\s+(?:the\s+|your\s+)?(?:long[- ]term\s+)?(?:memory|"
+                        r"knowledge[ _-]?(?:graph|base)|kb)|the\s+(?:knowledge[ _-]?(?:graph|base)|kb))\b")
+_QUESTION = re.compile(r"(?i)\?|^\W*(?:what|where|when|who|which|how|tell|show)\b")
 _FORGET = re.compile(r"(?i)" + _ASKED + r"(?:forget|vergiss|oublie|olvida|dimentica)\b(?!\s*(?:nicht|pas)\b)")
 
 
@@ -52,11 +58,18 @@ def does(tool: Tool, annotated: bool) -> str | None:
 
 
 def asks_memory(text: str) -> str | None:
-    """What a message asks of a memory: "forget", "recall", "keep", or None."""
+    """What a message asks of a memory: "forget", "recall", "keep", or None. Of a store it addresses ("in your
+    memory", "the knowledge base"): what its first verb a store's tool may be named by does, else "recall" for a
+    question."""
     text = text.strip()
     if _FORGET.search(text) and not _KEEP.search(text):
         return "forget"
-    return "recall" if _RECALL.search(text) else "keep" if _KEEP.search(text) else None
+    if _RECALL.search(text) or _KEEP.search(text):
+        return "recall" if _RECALL.search(text) else "keep"
+    if _ADDRESSED.search(text):  # a store addressed: the first verb a store's tool is named by, else a question
+        verbs = (next((k for k, v in _VERBS.items() if w in v - {"new"}), None) for w in words_of(text))
+        return next((kind for kind in verbs if kind), "recall" if _QUESTION.search(text) else None)
+    return None
 
 
 class Memory(Shape):
@@ -71,9 +84,12 @@ class Memory(Shape):
 
     @staticmethod
     def _asked(decision: Decision) -> str | None:
-        """What the last message asks of a memory (`asks_memory`, or "recall" for a question about the person)."""
+        """What the last message asks of a memory (`asks_memory`; "recall" for a question about the person, or about
+        what the conversation gave a store to keep)."""
         text, ranked = decision.talk.last, decision.ranked
-        if (asked := asks_memory(text)) is None and _ABOUT_ME.search(text) and ranked:
+        if (asked := asks_memory(text)) is None and _QUESTION.search(text) and _kept_before(decision):
+            return "recall"
+        if asked is None and _ABOUT_ME.search(text) and ranked:
             alone = all(r.bm25 is None for r in ranked)  # no tool shares a word with it: it is the person's
             return "recall" if alone or (ranked[0].score > 0 and stores(ranked[0].tool)) else None
         return asked
@@ -83,7 +99,26 @@ class Memory(Shape):
             return decision.names
         annotated = any(t.read_only or t.destructive for t in decision.names.values() if stores(t))
         kept = {n: t for n, t in decision.names.items() if stores(t) and does(t, annotated) == asked}
+        if asked == "forget" and kept and all(map(_by_id, kept.values())):  # what to forget is found first
+            kept |= {n: t for n, t in decision.names.items()
+                     if stores(t) and does(t, annotated) == "recall" and not _by_id(t)}
         if kept and len(kept) < len(decision.names):
             decision.notes.append("memory.asked")
             return kept
         return decision.names
+
+
+def _by_id(tool: Tool) -> bool:
+    """Whether a tool requires an id ("id", "entry_ids")."""
+    return any(words_of(name)[-1:] in (["id"], ["ids"]) for name in tool.required)
+
+
+def _kept_before(decision: Decision) -> bool:
+    """Whether the last message shares a telling word with the values a call of the conversation gave a store to
+    keep."""
+    tools = {t.name: t for t in decision.tools if stores(t)}
+    annotated = any(t.read_only or t.destructive for t in tools.values())
+    asked = set(telling_words(decision.talk.last))
+    return any(a.name in tools and does(tools[a.name], annotated) == "keep"
+               and asked & set(telling_words(json.dumps(a.arguments, ensure_ascii=False)))
+               for a in decision.talk.answered)
