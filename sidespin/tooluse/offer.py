@@ -11,10 +11,10 @@ from typing import Any, Sequence
 from sidespin.formats import to_openai_tool
 from sidespin.tools import Tool
 from sidespin.tooluse.call_format import CallFormat
-from sidespin.tooluse.values import telling_words, words_of
+from sidespin.tooluse.values import READ_VERBS, asks_change, reads, telling_words, words_of
 
 __all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "system_prompt", "cut",
-           "deprecated_for", "names_said"]
+           "deprecated_for", "names_said", "named", "family_named"]
 
 SHORTLIST = 10  # tools read all at once; more are read a table at a time
 TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: about 1,950 tokens at most
@@ -43,6 +43,26 @@ def names_said(tools: Sequence[Tool], message: str) -> list[Tool]:
     shared = set.intersection(*(set(w) for w in named.values())) if len(tools) > 1 else set()
     return [t for t in tools if (words := [w for w in named[t.name] if w not in shared])
             and all(any(s.startswith(w) for s in said) for w in words)]
+
+
+def named(tools: Sequence[Tool], message: str) -> set[str]:
+    """The tools the message names by two words of their name or more (`core.tool_named`); where it asks a change, but
+    those that only read ("put it on my to-do list" names where, not `todo_list`)."""
+    return {t.name for t in names_said(tools, message) if len(telling_words(t.name)) > 1
+            and not (asks_change(message) and reads(t, tools))}
+
+
+def family_named(tools: Sequence[Tool], message: str) -> set[str]:
+    """The tools of the one family the message names (`core.family_named`): a server's tools whose names begin with the
+    same word, said in the message ("a to-do" of `todo_create`, `todo_list`), a word that is no verb; else none."""
+    families: dict[tuple[str, str], set[str]] = {}
+    for tool in tools:
+        first = (words_of(tool.name) or [""])[0]
+        if len(first) >= 3 and first not in READ_VERBS and not asks_change(first):
+            families.setdefault((tool.source, first), set()).add(tool.name)
+    said = telling_words(message)
+    found = [names for (_, word), names in families.items() if len(names) > 1 and any(w.startswith(word) for w in said)]
+    return found[0] if len(found) == 1 and len(found[0]) < len(tools) else set()
 
 
 def cut(text: str, limit: int) -> str:

@@ -27,12 +27,12 @@ from sidespin.tooluse.decision import NAMED_FLOOR, Decision
 from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
-from sidespin.tooluse.offer import deprecated_for, held_said, names_said, tables
+from sidespin.tooluse.offer import deprecated_for, family_named, held_said, named, names_said, tables
 from sidespin.tooluse.relevance import rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (as_said, asked_parameters, change_asked, grounded, invented, mentioned, said_in,
-                                     telling_words, words_of)
+                                     words_of)
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
 
@@ -104,13 +104,14 @@ class Decider:
     async def shortlist(self, d: Decision) -> Stage | None:
         if not d.tools:
             return None
-        if d.talk.again and not self._steps_left(d):
+        if d.talk.again and not (mendable(d.talk) or d.talk.rounds < len(d.talk.parts)):  # no failed call to mend, and
+            # each part of the message had its round of calls (a small model keeps calling; one request is one round)
             logger.info("TOOLUSE_SHORTLIST none: the message's {} part(s) had their calls, and none failed",
                         max(1, len(d.talk.parts)))
             return None
         cut = tables(d.tools)
         d.ranked = await asyncio.to_thread(rank, d.tools, _query(d), self.embedder)
-        d.named = {t.name for t in names_said(d.tools, d.talk.last) if len(telling_words(t.name)) > 1}
+        d.named = named(d.tools, d.talk.last)
         index, why = self._table(d, cut)
         d.table = cut[index]
         d.prompt = await self._kept_prompt(d)
@@ -126,17 +127,11 @@ class Decider:
         return await self.model.prompt(d.talk.messages, d.table)
 
     @staticmethod
-    def _steps_left(d: Decision) -> bool:
-        """After results: whether the message may ask for another step: a failed call of this turn to mend, or fewer
-        rounds of calls than the message has parts (a small model keeps calling; one request is one round)."""
-        return bool(mendable(d.talk)) or d.talk.rounds < len(d.talk.parts)
-
-    @staticmethod
     def _table(d: Decision, cut: list[list[Tool]]) -> tuple[int, str]:
         """The table the model reads, and why: one a shape favours for the message; one with a tool the message names
-        by 2 words or more ("my to-do list": `todo_list`); after results, the failed call's to mend, else the most
-        relevant to the parts left; for a short follow-up, the last call's; else the most relevant. A table with
-        nothing left to call this turn is passed over."""
+        by 2 words or more ("my to-do list": `todo_list`), else with the family it names ("a to-do": `todo_*`); after
+        results, the failed call's to mend, else the most relevant to the parts left; for a short follow-up, the last
+        call's; else the most relevant. A table with nothing left to call this turn is passed over."""
         if len(cut) == 1:
             return 0, "the only table"
         closed = _closed(d)
@@ -146,8 +141,9 @@ class Decider:
         favoured = [i for i in relevant if any(shape.favours(d, cut[i]) for shape in d.shapes)]
         if favoured and not d.talk.again:
             return favoured[0], "a shape favours it"
-        if d.named and not d.talk.again:
-            return next(i for i in relevant + list(range(len(cut))) if d.named & {t.name for t in cut[i]}), "named"
+        named = d.named or family_named(d.tools, d.talk.last)  # a tool, else the one family of all, named
+        if named and not d.talk.again:
+            return next(i for i in relevant + list(range(len(cut))) if named & {t.name for t in cut[i]}), "named"
         mending = mendable(d.talk)
         if d.talk.again and mending:
             return next(i for i, table in enumerate(cut) if any(t.name in mending for t in table)), "a call to mend"
@@ -190,6 +186,8 @@ class Decider:
             d.narrowed = d.narrowed or len(d.names) < before
         if not again and not d.narrowed and d.named & set(d.names):  # the person named it: it, not a look-alike
             d.names, d.narrowed = {n: t for n, t in d.names.items() if n in d.named}, True
+        elif not again and not d.narrowed and (family := family_named(list(d.names.values()), d.talk.last)):
+            d.names = {n: t for n, t in d.names.items() if n in family}  # among them, the checks still hold
         if second is not None:  # the larger model names the calls and writes them, on its own prompt
             await second.hand_over(d)
             return None

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sidespin.tools import Tool
-from sidespin.tooluse.values import numbers_said
+from sidespin.tooluse.values import numbers_said, words_of
 
 __all__ = ["MAX_STRING", "SHORT_STRING", "Bounds", "arguments_schema", "bounded", "bounds_for", "token_budget"]
 
@@ -59,7 +59,9 @@ def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds
 
 def listed(tool: Tool, name: str) -> list[str]:
     """The values a tool's description lists for text parameter `name` without enum, as `name: "a" | "b"`, or as
-    `name:` then lines `- "a": …` (a docstring's Args); [] where it lists fewer than two."""
+    `name:` then lines `- "a": …` (a docstring's Args); or under a heading that says the parameter's words, as
+    "Available operations: mean, median" or "Supported unit types:" then lines `- length: …`; [] where it lists
+    fewer than two."""
     schema = tool.parameters.get(name) or {}
     if not isinstance(schema, dict) or schema.get("enum") or schema.get("type", "string") != "string":
         return []
@@ -67,6 +69,11 @@ def listed(tool: Tool, name: str) -> list[str]:
     inline = re.search(head + rf"((?:{value}[ \t]*(?:\||,|or)[ \t]*)+{value})", tool.description)
     lines = inline or re.search(head + rf"\n((?:[ \t]*-[ \t]*{value}.*\n?)+)", tool.description)
     values = re.findall(value if inline else r"(?m)^[ \t]*-[ \t]*" + value, lines.group(1)) if lines else []
+    if not lines:  # a heading: its line says the parameter's words ("unit types" of `unit_type`), then a colon
+        heading = r"(?im)^[^:\n]*\b" + r"[\s_-]+".join(map(re.escape, words_of(name))) + r"s?\b[^:\n]*:[ \t]*"
+        inline = re.search(heading + r"([\w.-]+(?:,[ \t]*[\w.-]+)+)[ \t.]*$", tool.description)
+        lines = inline or re.search(heading + r"\n((?:[ \t]*-[ \t]*[\w.-]+.*(?:\n|$))+)", tool.description)
+        values = re.findall(r"[\w.-]+" if inline else r"(?m)^[ \t]*-[ \t]*([\w.-]+)", lines.group(1)) if lines else []
     return list(dict.fromkeys(values)) if len(values) > 1 else []
 
 

@@ -141,7 +141,9 @@ def _whole(text: str, said: str) -> bool:
 
 
 def mentioned(value: Any, said: str, name: str = "") -> bool:
-    """Whether the conversation (`said`, from `said_in`) mentions `value`, the value of parameter `name`."""
+    """Whether the conversation (`said`, from `said_in`) mentions `value`, the value of parameter `name`: a text by one
+    of its telling words, a word of 6 letters or more by all but its last three, five at least ("kilometers" of
+    "kilometres")."""
     if isinstance(value, bool) or (isinstance(value, str) and value.strip().lower() in _SWITCH):
         return any(word[:5] in said for word in words_of(name) if len(word) >= 4)  # a switch, by its name
     if isinstance(value, (int, float)):
@@ -163,7 +165,7 @@ def mentioned(value: Any, said: str, name: str = "") -> bool:
         return text in said
     words = [w for w in _WORD.findall(text.lower()) if len(w) >= 3 or w.isdigit()]
     telling = [w for w in words if w not in STOP] or words
-    return not telling or any(w in said or (len(w) >= 6 and w[:-1] in said) for w in telling)
+    return not telling or any(w in said or (len(w) >= 6 and w[:max(5, len(w) - 3)] in said) for w in telling)
 
 
 def allowed(schema: Any) -> list[str]:

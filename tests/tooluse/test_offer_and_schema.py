@@ -3,12 +3,14 @@ arguments are written under (`schema`)."""
 
 from __future__ import annotations
 
+import pytest
+
 from sidespin.tooluse.call_format import FALLBACK, read_format
 from sidespin.tooluse.model import names_grammar
-from sidespin.tooluse.offer import SHORTLIST, TABLE_CHARS, offered, offered_table, tables
+from sidespin.tooluse.offer import SHORTLIST, TABLE_CHARS, family_named, named, offered, offered_table, tables
 from sidespin.tooluse.schema import MAX_ITEMS, arguments_schema, bounds_for
 from tests.route_fake import BETWEEN, CLOSE, OPEN, FakeLlama
-from tests.tooluse.tools import tool
+from tests.tooluse.tools import TEXT, tool
 
 
 def test_few_tools_are_one_table_and_many_a_table_per_source_each_within_the_budget() -> None:
@@ -83,3 +85,36 @@ def test_the_values_a_description_lists_for_a_text_parameter_are_its_allowed_val
     assert arguments_schema(config)["properties"]["action"] == {"enum": ["set_root", "get_info"]}
     said = tool("note", 'Write a note. Use action: "save" for good.', {"action": {"type": "string"}})
     assert "enum" not in arguments_schema(said)["properties"]["action"]  # one value is an example, not a list
+
+
+SHOPPING = [tool("shopping_list", "The items on the shopping list.", {}, source="mcp:shop"),
+            tool("shopping_add", "Add an item to the shopping list.", {"item": TEXT}, ["item"], source="mcp:shop"),
+            tool("shopping_clear", "Empty the shopping list.", {}, source="mcp:shop")]
+
+
+@pytest.mark.parametrize("text, wanted", [("What's on my shopping list?", {"shopping_list"}),
+                                          ("Put oat milk on my shopping list.", set()),
+                                          ("Add to the shopping list: oat milk", {"shopping_add"})])
+def test_a_tool_named_is_the_action_unless_it_only_reads_and_the_message_asks_a_change(text, wanted) -> None:
+    """"On my shopping list" names where a change goes, not the tool that lists it."""
+    assert named(SHOPPING, text) == wanted
+
+
+KITCHEN = [tool(name, f"{name.replace('_', ' ')}.", {"text": TEXT}, ["text"], source="mcp:kitchen")
+           for name in ("recipe_add", "recipe_find", "recipe_delete", "pantry_add", "pantry_list")]
+
+
+@pytest.mark.parametrize("text, family", [
+    ("Add a recipe: lemon bars with shortbread base", {"recipe_add", "recipe_find", "recipe_delete"}),
+    ("Is there flour in the pantry?", {"pantry_add", "pantry_list"}),
+    ("Put the pantry's flour in a recipe", set()), ("Add lemon bars", set())])
+def test_a_family_of_tools_is_named_by_its_first_word_said_alone(text, family) -> None:
+    assert family_named(KITCHEN, text) == family
+
+
+def test_a_family_is_named_only_by_a_word_that_is_no_verb_and_only_within_one_server() -> None:
+    readers = [tool(name, "Read.", {"path": TEXT}, ["path"], source="mcp:fs") for name in ("read_file", "read_dir")]
+    twins = [tool(name, "Note.", {}, source=source) for name, source in (("note_add", "mcp:a"), ("note_get", "mcp:a"),
+                                                                           ("note_add", "mcp:b"), ("note_get", "mcp:b"))]
+    assert family_named(readers + KITCHEN, "Read the file a.txt") == set()
+    assert family_named(twins, "Add a note") == set()

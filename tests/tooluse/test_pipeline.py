@@ -10,7 +10,7 @@ from sidespin.errors import MalformedToolCall
 from sidespin.tools import Tool
 from sidespin.tooluse import Decider
 from sidespin.tooluse.embeddings import Embedder
-from sidespin.tooluse.offer import SHORTLIST
+from sidespin.tooluse.offer import SHORTLIST, tables
 from sidespin.tooluse.pipeline import MAX_CALLS
 from sidespin.tooluse.values import change_asked
 from tests.route_fake import FakeLlama
@@ -465,3 +465,29 @@ def test_a_word_every_tool_of_the_table_is_named_for_does_not_let_a_change_open_
     assert not change_asked(notebook[0], "What did I write in my Wifi note?", notebook)
     assert change_asked(notebook[0], "What did I write in my Wifi note?")  # the word is the tool's own, alone
     assert change_asked(notebook[0], "Add a note: call mom", notebook)
+
+
+async def test_a_family_of_tools_the_message_names_is_chosen_among_not_a_look_alike_of_another_family() -> None:
+    """"Save a recipe" names the `recipe_*` family: the model's likeliest name of another family (`pantry_add`) is not
+    chosen."""
+    kitchen = [tool(name, f"{name.replace('_', ' ').capitalize()}.", {"text": TEXT}, ["text"], source="mcp:kitchen",
+                    read_only=name.endswith("find")) for name in ("pantry_add", "recipe_add", "recipe_find")]
+    text = "Save a recipe: lemon bars with a shortbread base"
+    model = FakeLlama({text: [("pantry_add", {"text": "lemon bars"}), ("recipe_add", {"text": "lemon bars"})]},
+                      p_call=0.9, name_tokens={"": [('pantry_add",', 0.7), ('recipe_add",', 0.2),
+                                                    ('recipe_find",', 0.1)]})
+    assert await decided(model, user(text), kitchen) == [("recipe_add", {"text": "lemon bars"})]
+
+
+async def test_a_family_the_message_names_chooses_the_table_a_server_cut_in_parts_is_read_in() -> None:
+    """Too many tools for one table: "a to-do" reads the part with the `todo_*` family, though "add" is the word
+    the `note_*` tools share with the message."""
+    kinds = ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p")
+    desk = [tool(f"note_add_{kind}", f"Add a note of kind {kind}: add words, add tags.", {"text": TEXT}, ["text"],
+                 source="mcp:desk") for kind in kinds]
+    desk += [tool(f"todo_{verb}", f"{verb.capitalize()} a todo item.", {"text": TEXT}, ["text"], source="mcp:desk")
+             for verb in ("create", "list", "complete", "delete", "tag", "move", "get", *kinds)]
+    text = "Add a to-do: buy stamps."
+    model = FakeLlama({text: [("todo_create", {"text": "buy stamps"})]}, p_call=0.9)
+    assert len(tables(desk)) > 1
+    assert await decided(model, user(text), desk) == [("todo_create", {"text": "buy stamps"})]

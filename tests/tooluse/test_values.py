@@ -22,6 +22,12 @@ def test_a_text_is_mentioned_by_a_word_of_it_but_a_placeholder_an_address_or_an_
     assert not mentioned("/home/me/notes.txt", said) and mentioned("notes/report.md", said_in(["notes/report.md"]))
 
 
+def test_a_long_word_is_mentioned_by_a_spelling_of_it_that_differs_in_its_last_letters() -> None:
+    said = said_in(["How far is 5 kilometres? Please analyse the centimetres too."])
+    assert mentioned("kilometers", said) and mentioned("analyzed", said) and mentioned("centimeters", said)
+    assert not mentioned("kilograms", said) and not mentioned("analytics", said)
+
+
 def test_optional_values_no_one_said_are_dropped_and_said_ones_kept() -> None:
     said = said_in(["Forecast for Oslo in imperial units"])
     assert grounded(FORECAST, {"city": "Oslo", "days": 5, "units": "imperial"}, said) == {
