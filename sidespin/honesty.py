@@ -81,12 +81,8 @@ def claimed_tool(text: str, offered: Iterable[str], called: Iterable[str]) -> st
         rf"[`'\"]?\b({name_pattern})\b[`'\"]?\s+(?:tool\s+)?{_VERBS}\b",
         rf"\b{_RAN}\s+(?:the\s+)?(?:tool\s+|function\s+)?[`'\"]?({name_pattern})\b",
         rf"\baccording to\s+(?:the\s+)?(?:tool\s+)?[`'\"]?({name_pattern})\b")
-    for pattern in patterns:
-        for found in re.finditer(pattern, text, re.IGNORECASE):
-            tool = found.group(1)
-            if (tool not in made) if tool in names else not made:
-                return tool
-    return None
+    claimed = (found.group(1) for pattern in patterns for found in re.finditer(pattern, text, re.IGNORECASE))
+    return next((tool for tool in claimed if (tool not in made if tool in names else not made)), None)
 
 
 def repeated_result(text: str, results: Iterable[tuple[str, str]]) -> str | None:
@@ -98,9 +94,8 @@ def repeated_result(text: str, results: Iterable[tuple[str, str]]) -> str | None
 
 def empty_result(output: str) -> bool:
     """Whether a tool's output holds nothing: blank, or JSON whose every value is empty (`[]`, `{}`, `""`, null)."""
-    text = output.strip()
     try:
-        return not text or _holds_nothing(json.loads(text))
+        return not (text := output.strip()) or _holds_nothing(json.loads(text))
     except ValueError:
         return False
 
@@ -143,9 +138,8 @@ def files_unread(text: str, asked: str, said: str) -> list[str]:
     """The files an answer names outside code that `said` does not, when two or more and `asked` asks about files."""
     if not _FILES_ASKED.search(asked):
         return []
-    known = said.lower()
     named = dict.fromkeys(name for name in _FILE_NAMED.findall(_FENCED.sub(" ", text))
-                          if not re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", known))
+                          if not re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", said.lower()))
     return list(named) if len(named) >= 2 else []
 
 
@@ -184,10 +178,9 @@ def claimed_content(text: str) -> tuple[str, str] | None:
 
 def unchecked_arithmetic(text: str, asked: str) -> str | None:
     """A number the answer gives that `asked` does not, when `asked` asks for a calculation; else None."""
-    if not asks_calculation(asked):
-        return None
     given = set(_RESULT_NUMBER.findall(asked.replace(",", "")))
-    return next((n for n in _RESULT_NUMBER.findall(text.replace(",", "")) if n not in given), None)
+    numbers = (n for n in _RESULT_NUMBER.findall(text.replace(",", "")) if n not in given)
+    return next(numbers, None) if asks_calculation(asked) else None
 
 
 @dataclass

@@ -42,11 +42,10 @@ class Request:
 
 
 class Rung:
-    """The request for an answer (`request`), what its tool section costs (`tool_section`), and whether an answer
-    that opens like a call is held back until read (`holds_openings`; a route's answer in words may imitate one)."""
+    """The request for an answer (`request`), what its tool section costs (`tool_section`), and `holds_openings`."""
 
     name: ClassVar[str]
-    holds_openings: ClassVar[bool] = True
+    holds_openings: ClassVar[bool] = True  # an answer opening like a call is held until read: a route's may imitate one
 
     def request(self, ask: Ask) -> Request:
         raise NotImplementedError

@@ -46,11 +46,9 @@ def dates_said(text: str) -> set[str]:
 
 def claimed_now(text: str) -> str | None:
     """The sentence of an answer that gives the current time or today's date, or None."""
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", text):
-        lowered = sentence.lower()
-        if re.search(_NOW, lowered) and re.search(f"{_CLOCK}|{_DATE}", lowered) or re.search(_TIME_IS, lowered):
-            return sentence.strip()
-    return None
+    return next((sentence.strip() for sentence in re.split(r"(?<=[.!?])\s+|\n+", text)
+                 if re.search(_NOW, lowered := sentence.lower()) and re.search(f"{_CLOCK}|{_DATE}", lowered)
+                 or re.search(_TIME_IS, lowered)), None)
 
 
 def misread_time(text: str, results: Sequence[tuple[str, str]], said: str) -> tuple[str, str, str] | None:
@@ -62,8 +60,7 @@ def misread_time(text: str, results: Sequence[tuple[str, str]], said: str) -> tu
     local = {(h, m) for _, h, m, _ in moments}.union(*map(_readings, _TOLD_TIME.finditer(said)))  # and those said
     utc = {_as_utc(h, m, offset) for _, h, m, offset in moments}
     for found in _TOLD_TIME.finditer(text):
-        known = utc if found.group(4) else local | utc
-        if not _readings(found) & known:
+        if not _readings(found) & (utc if found.group(4) else local | utc):
             tool, h, m, offset = moments[0]
             zone = "UTC" if offset.upper() == "Z" or offset.replace(":", "") in ("+0000", "-0000") else f"UTC{offset}"
             return found.group(0).strip(), tool, f"{h:02d}:{m:02d} at {zone}"

@@ -22,7 +22,7 @@ __all__ = ["Model", "names_grammar", "STRING_REST"]
 _NAME_STEPS, _NAME_TOKENS = 40, 40  # looks at the next tokens to find the likeliest name as a whole, 40 each
 STRING_REST = 'root ::= [^"\\\\\\x00-\\x1f]{0,80} "\\""'  # the rest of a JSON string, to its closing quote
 _FIT_SYSTEM = "You judge whether a function does what a user asks. Answer yes or no."
-_FIT_QUESTION = "Function: {name}: {description}\n\nUser: {message}\n\nDoes this function do what the user asks?"
+_FIT_QUESTION = "Function: {0}: {1}\n\nUser: {2}\n\nDoes this function do what the user asks?"
 _FIT_EXAMPLES = (  # made-up functions, like no tool anyone offers
     ("get_stock_price", "Get the latest price of a stock by its ticker symbol.", "How tall is Mount Everest?", "no"),
     ("send_email", "Send an email to a recipient with a subject and body.", "Email Bob that the meeting moved to 3pm.",
@@ -96,12 +96,10 @@ class Model:
     async def fit_chance(self, tool: Tool, asked: str) -> float:
         """The chance of "yes" over "no" that `tool` (and what it holds) does what `asked` asks (1.0: neither)."""
         chat: list[dict[str, Any]] = [{"role": "system", "content": _FIT_SYSTEM}]
-        for name, description, message, answer in _FIT_EXAMPLES:
-            example = _FIT_QUESTION.format(name=name, description=description, message=message)
-            chat += [{"role": "user", "content": example}, {"role": "assistant", "content": answer}]
+        for *case, answer in _FIT_EXAMPLES:
+            chat += [{"role": "user", "content": _FIT_QUESTION.format(*case)}, {"role": "assistant", "content": answer}]
         held = f" It holds {', '.join(tool.holds)}" if tool.holds else ""  # its server's things, by name
-        question = _FIT_QUESTION.format(name=tool.name, description=cut(tool.description, DESCRIPTION) + held,
-                                        message=cut(asked, 600))
+        question = _FIT_QUESTION.format(tool.name, cut(tool.description, DESCRIPTION) + held, cut(asked, 600))
         likely = await self.llama.next_tokens(await self.llama.render([*chat, {"role": "user", "content": question}]))
         yes, no = (sum(p for token, p in likely if token.strip().lower().startswith(word)) for word in ("yes", "no"))
         return yes / (yes + no) if yes + no else 1.0
@@ -135,8 +133,7 @@ class Model:
         form = await self.call_format()
         consumed = ""
         for _ in range(4):
-            likely = await self.llama.next_tokens(written + consumed, 5)
-            token = likely[0][0] if likely else ""
+            token = likely[0][0] if (likely := await self.llama.next_tokens(written + consumed, 5)) else ""
             consumed += token
             if not token or not (form.separator.startswith(consumed) or consumed.startswith(form.separator)):
                 return False

@@ -80,10 +80,8 @@ def listed(tool: Tool, name: str) -> list[str]:
 def _object(properties: dict[str, Any], required: list[str] | None, max_string: int, bounds: Bounds) -> dict[str, Any]:
     """An object's schema: its properties bounded, no other keys allowed, those of `required` it has required."""
     nested = {name: bounded(sub or {}, max_string, bounds) for name, sub in properties.items()}
-    schema: dict[str, Any] = {"type": "object", "properties": nested, "additionalProperties": False}
-    if required:
-        schema["required"] = [name for name in required if name in nested]
-    return schema
+    kept = {"required": [name for name in required if name in nested]} if required else {}
+    return {"type": "object", "properties": nested, "additionalProperties": False, **kept}
 
 
 def bounded(schema: dict[str, Any], max_string: int, bounds: Bounds = Bounds()) -> dict[str, Any]:
@@ -124,10 +122,8 @@ def _pattern_for(schema: dict[str, Any]) -> str | None:
     """The anchored pattern of the date or time forms a string's `format` or description names; None if none."""
     forms = [_FORMATS[schema["format"]]] if schema.get("format") in _FORMATS else []
     if isinstance(description := schema.get("description"), str):
-        for match in _FORM_QUOTED.finditer(description):
-            form = _date_form(next(group for group in match.groups() if group is not None))
-            if form and form not in forms:
-                forms.append(form)
+        quoted = (next(g for g in match.groups() if g is not None) for match in _FORM_QUOTED.finditer(description))
+        forms = list(dict.fromkeys([*forms, *filter(None, map(_date_form, quoted))]))
     return "^" + (forms[0] if len(forms) == 1 else "(" + "|".join(forms) + ")") + "$" if forms else None
 
 

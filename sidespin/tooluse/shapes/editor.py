@@ -18,7 +18,7 @@ from sidespin.protocol.grammar import gbnf_literal
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.decision import Decision, Shape
-from sidespin.tooluse.model import Model
+from sidespin.tooluse.model import Model, names_grammar
 
 __all__ = ["Editor", "replacing_pair"]
 
@@ -104,18 +104,16 @@ def _added(arguments: dict[str, Any], pair: Pair, text: str, message: str) -> di
         if not isinstance(before, str) or not isinstance(after, str) or before.strip() not in lines - {""}:
             return None
         if after.startswith(before + ", ") and _LISTING.search(before):
-            held = {item.strip().lower() for item in re.split(r"[,:]", before)}
+            between, held = ", ", {item.strip().lower() for item in re.split(r"[,:]", before)}
             adds = [i for i in dict.fromkeys(p.strip() for p in after[len(before) + 2:].split(","))
                     if i and "\n" not in i and i.lower() not in held and _says_a_word(i, message)]
-            joined = ", ".join([before, *adds])
         else:
-            rest = after[len(before) + 1:].split("\n") if after.startswith(before + "\n") else []
+            between, rest = "\n", after[len(before) + 1:].split("\n") if after.startswith(before + "\n") else []
             adds = [line for line in dict.fromkeys(rest) if line.strip() and line.strip() not in lines
                     and _says_a_word(line, message)]
-            joined = "\n".join([before, *adds])
         if not adds:
             return None
-        kept.append({**edit, new: joined})
+        kept.append({**edit, new: between.join([before, *adds])})
     return {**arguments, container: kept} if container is not None else kept[0]
 
 
@@ -143,14 +141,12 @@ async def _again(call: ToolCall, pair: Pair, grammar: str, model: Model, written
     """The call's arguments with its edits written again under `grammar` (None when cut off)."""
     container, old, new = pair
     others = {k: v for k, v in call.arguments.items() if k not in (container, old, new)}
-    opened = json.dumps(others, ensure_ascii=False)
-    head = (opened[:-1] + ", " if others else "{") + json.dumps(container or old) + ": "
+    head = (json.dumps(others, ensure_ascii=False)[:-1] + ", " if others else "{") + json.dumps(container or old) + ": "
     answer = await model.llama.complete(written + head, grammar, None, 320)
     try:
-        arguments = json.loads(head + answer + "}")
+        return json.loads(head + answer + "}")  # an object: `head` opens one
     except json.JSONDecodeError:
         return None
-    return arguments if isinstance(arguments, dict) else None
 
 
 class Editor(Shape):
@@ -172,17 +168,13 @@ class Editor(Shape):
         return kept
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
-        tool = decision.tool(call.name)
-        if (pair := replacing_pair(tool)) is None:
-            return call
-        message = decision.talk.last
-        if texts := _quoted(message):
+        tool, message = decision.tool(call.name), decision.talk.last
+        if (pair := replacing_pair(tool)) is not None and (texts := _quoted(message)):
             return await self._quoted(decision, call, pair, texts, model, written)
-        if not _asks_to_add(message):
-            return call
         readers = {t.name for t in decision.tools if t.source == tool.source and t.read_only} or {
             t.name for t in decision.tools if t.name != tool.name}
-        if (text := _text_read(decision.talk, call.arguments, readers)) is None:
+        if pair is None or not _asks_to_add(message) or (
+                text := _text_read(decision.talk, call.arguments, readers)) is None:
             return call
         kept = _added(call.arguments, pair, text, message)
         if kept is None and (grammar := _anchored_grammar(pair, text)) is not None:
@@ -206,8 +198,7 @@ class Editor(Shape):
         options = [f"{one}, {json.dumps(new)}: {other}" for one, other in itertools.permutations(quoted, 2)]
         if container is not None:
             options = [f"[{{{json.dumps(old)}: {option}}}]" for option in options]
-        grammar = f"root ::= {' | '.join(map(gbnf_literal, options))}\n"
-        if (arguments := await _again(call, pair, grammar, model, written)) is None:
+        if (arguments := await _again(call, pair, names_grammar(options, ""), model, written)) is None:
             return call
         decision.notes.append("editor.quoted")
         return ToolCall(call.name, arguments, call.id)

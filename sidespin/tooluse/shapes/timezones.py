@@ -134,8 +134,7 @@ class TimeZones(Shape):
         arguments = dict(call.arguments)
         zones, others = zones_named(decision.talk.last, decision.embedder)
         translated = set(zones) - set(zones_named(decision.talk.last)[0]) if decision.embedder else set()
-        used = {v for c in decision.calls for v in c.arguments.values() if isinstance(v, str)}
-        zones = [zone for zone in zones if zone not in used]
+        zones = [zone for zone in zones if all(zone not in c.arguments.values() for c in decision.calls)]
         for name, value in call.arguments.items():
             if not isinstance(value, str) or not takes_a_zone(tool.parameters.get(name)):
                 continue
