@@ -71,9 +71,10 @@ def listed(tool: Tool, name: str) -> list[str]:
     values = re.findall(value if inline else r"(?m)^[ \t]*-[ \t]*" + value, lines.group(1)) if lines else []
     if not lines:  # a heading: its line says the parameter's words ("unit types" of `unit_type`), then a colon
         heading = r"(?im)^[^:\n]*\b" + r"[\s_-]+".join(map(re.escape, words_of(name))) + r"s?\b[^:\n]*:[ \t]*"
-        inline = re.search(heading + r"([\w.-]+(?:,[ \t]*[\w.-]+)+)[ \t.]*$", tool.description)
-        lines = inline or re.search(heading + r"\n((?:[ \t]*-[ \t]*[\w.-]+.*(?:\n|$))+)", tool.description)
-        values = re.findall(r"[\w.-]+" if inline else r"(?m)^[ \t]*-[ \t]*([\w.-]+)", lines.group(1)) if lines else []
+        word = r"[\w.-]*\w"
+        inline = re.search(heading + rf"({word}(?:,[ \t]*{word})+)[ \t.]*$", tool.description)
+        lines = inline or re.search(heading + rf"\n((?:[ \t]*-[ \t]*{word}.*(?:\n|$))+)", tool.description)
+        values = re.findall(word if inline else rf"(?m)^[ \t]*-[ \t]*({word})", lines.group(1)) if lines else []
     return list(dict.fromkeys(values)) if len(values) > 1 else []
 
 

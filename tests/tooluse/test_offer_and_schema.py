@@ -87,6 +87,18 @@ def test_the_values_a_description_lists_for_a_text_parameter_are_its_allowed_val
     assert "enum" not in arguments_schema(said)["properties"]["action"]  # one value is an example, not a list
 
 
+def test_the_values_a_description_lists_under_a_heading_that_says_the_parameters_words() -> None:
+    stats = tool("summarize", "Summary statistics.\n\nAvailable methods: average, spread, count.",
+                 {"method": {"type": "string"}, "values": {"type": "array"}}, ["method", "values"])
+    paint = tool("paint", "Paint a wall.\n\nColour schemes:\n- warm: red, orange\n- cool: blue, green\n",
+                 {"colour_scheme": {"type": "string"}, "wall": {"type": "string"}}, ["colour_scheme"])
+    prose = tool("greet", "Greet someone.\nName: the person, as they like to be called.", {"name": {"type": "string"}})
+    assert arguments_schema(stats)["properties"]["method"] == {"enum": ["average", "spread", "count"]}
+    assert arguments_schema(paint)["properties"]["colour_scheme"] == {"enum": ["warm", "cool"]}
+    assert "enum" not in arguments_schema(paint)["properties"]["wall"]
+    assert "enum" not in arguments_schema(prose)["properties"]["name"]  # a sentence after the colon lists nothing
+
+
 SHOPPING = [tool("shopping_list", "The items on the shopping list.", {}, source="mcp:shop"),
             tool("shopping_add", "Add an item to the shopping list.", {"item": TEXT}, ["item"], source="mcp:shop"),
             tool("shopping_clear", "Empty the shopping list.", {}, source="mcp:shop")]

@@ -396,6 +396,16 @@ async def test_an_operation_on_one_number_right_after_a_calculation_is_that_oper
     assert await decided(model, calculated("what's 8 times 12", "96", other), [EVALUATE, FORECAST]) == []
 
 
+@pytest.mark.parametrize("result, expression", [("Result: 8 * 12 = 96", "96 / 4"),
+                                                ('{"text": "**Answer** 8*12 = 96.0"}', "96.0 / 4"),
+                                                ("8 * 12 = 96, and 96 = 2^5 * 3", None)])
+async def test_a_result_shown_as_one_equation_is_the_number_after_its_equals_sign(result, expression) -> None:
+    text = "and now divide that by 4"
+    model = FakeLlama({text: [("evaluate", {"expression": "12/4"})]}, p_call=0.2)
+    wanted = [("evaluate", {"expression": expression})] if expression else []
+    assert await decided(model, calculated("what's 8 times 12", result, text), [EVALUATE, FORECAST]) == wanted
+
+
 NUMBER = {"type": "number"}
 TIMES = tool("times", "Multiply x by y.", {"x": NUMBER, "y": NUMBER}, ["x", "y"], source="mcp:ops")
 ROOT = tool("root", "The square root of a value.", {"value": NUMBER}, ["value"], source="mcp:ops")

@@ -25,6 +25,7 @@ _CALCULATION = re.compile(r"(?i)\d[\d.,]*\s*(?:[-+*/×x÷^%]|times|plus|minus|di
                           r"\d\s*%\s*(?:of|de|von|di|du)\s+\d|"
                           r"(?:square root|sqrt|racine carr[ée]e|ra[íi]z cuadrada|wurzel)"
                           r"\s*(?:of|de|aus|von)?\s*\(?\d")
+_NUMBER = r"-?\d+(?:\.\d+)?"
 _OPERATORS = (("/", r"(?:divid\w*|geteilt|divis\w*)\b|[÷/]"), ("*", r"(?:times|mal|fois|por|multipl\w*)\b|[x×*]"),
               ("+", r"(?:plus|más|add\w*)\b|[+]"), ("-", r"(?:minus|menos|moins|weniger|subtract\w*)\b|[-−]"))
 
@@ -46,17 +47,20 @@ def asks_calculation(text: str) -> bool:
 
 def on_result(talk: Talk) -> str | None:
     """The calculation a message asks of the last result ("350 * 12"; a share of it, "350 * 15 / 100"), where it
-    holds one number and an operation on it and the conversation's last call, before this turn, gave a number."""
-    last = talk.answered[-1] if talk.answered and not talk.this_turn else None
+    holds one number and an operation on it and the conversation's last call, before this turn, gave a number (or
+    one equation: the number after its "=")."""
+    last = talk.answered[-1].answer.strip() if talk.answered and not talk.this_turn else ""
     numbers = re.findall(r"\d+(?:[.,]\d+)?", talk.last)
-    if last is None or len(numbers) != 1 or not re.fullmatch(r"-?\d+(?:\.\d+)?", last.answer.strip()):
+    equals = re.findall(rf"=\s*({_NUMBER})(?![\d.])", last)  # a result shown as an equation: "1250 * 1.08 = 1350.0"
+    value = last if re.fullmatch(_NUMBER, last) else equals[0] if len(equals) == 1 else None
+    if value is None or len(numbers) != 1:
         return None
     number = numbers[0].replace(",", ".")
     if re.search(rf"(?i){re.escape(numbers[0])}\s*(?:%|per ?cent|prozent|pour ?cent|por ?ciento)", talk.last):
-        return f"{last.answer.strip()} * {number} / 100"  # a share of the result: "15 Prozent davon"
+        return f"{value} * {number} / 100"  # a share of the result: "15 Prozent davon"
     found = [(m.start(), symbol) for symbol, words in _OPERATORS
              for m in [re.search(rf"(?i)(?<!\w)(?:{words})\D{{0,12}}?{re.escape(numbers[0])}", talk.last)] if m]
-    return f"{last.answer.strip()} {min(found)[1]} {number}" if found else None
+    return f"{value} {min(found)[1]} {number}" if found else None
 
 
 class Calculator(Shape):
