@@ -43,22 +43,14 @@ class Talk:
     def __init__(self, messages: Sequence[dict[str, Any]]) -> None:
         self.messages = list(messages)
         self._last_user = max((i for i, m in enumerate(self.messages) if m.get("role") == "user"), default=-1)
-        self._users = [m.get("content") for m in self.messages if m.get("role") == "user"]  # what the person wrote
-
-    @cached_property
-    def last(self) -> str:
-        """The person's last message ("" when none)."""
-        return self._users[-1] if self._users and isinstance(self._users[-1], str) else ""
-
-    @cached_property
-    def previous(self) -> str:
-        """The person's message before the last ("" when none)."""
-        return self._users[-2] if len(self._users) > 1 and isinstance(self._users[-2], str) else ""
-
-    @cached_property
-    def told(self) -> str:
-        """Everything the person wrote in the conversation, their messages joined by spaces."""
-        return " ".join(content for content in self._users if isinstance(content, str))
+        users = [m.get("content") for m in self.messages if m.get("role") == "user"]  # what the person wrote
+        self.last: str = users[-1] if users and isinstance(users[-1], str) else ""  # their last message ("" if none)
+        self.previous: str = users[-2] if len(users) > 1 and isinstance(users[-2], str) else ""  # the one before it
+        self.told = " ".join(content for content in users if isinstance(content, str))  # all of it, joined by spaces
+        self.again = bool(self.messages) and self.messages[-1].get("role") == "tool"  # results came back: decide again
+        # whether the person was answered before their last message, which is the last of the conversation
+        self.answered_in_words_before = self._last_user == len(self.messages) - 1 and any(
+            m.get("role") == "assistant" for m in self.messages[:self._last_user])
 
     @cached_property
     def parts(self) -> list[str]:
@@ -73,11 +65,6 @@ class Talk:
     def rounds(self) -> int:
         """The rounds of calls made since the person's last message."""
         return len({a.place for a in self.this_turn})
-
-    @property
-    def again(self) -> bool:
-        """Whether results came back since the person's last message: the decision is made again."""
-        return bool(self.messages) and self.messages[-1].get("role") == "tool"
 
     @cached_property
     def answered(self) -> list[Answered]:
@@ -104,12 +91,6 @@ class Talk:
     @property
     def last_called(self) -> str | None:
         return self.answered[-1].name if self.answered else None
-
-    @property
-    def answered_in_words_before(self) -> bool:
-        """Whether the person was answered before their last message, which is the last of the conversation."""
-        return self._last_user == len(self.messages) - 1 and any(
-            m.get("role") == "assistant" for m in self.messages[:self._last_user])
 
     def texts(self) -> list[str]:
         """Every message's text and every call's arguments, in order: what a value may come from."""

@@ -37,8 +37,7 @@ def to_mend(call: ToolCall, talk: Talk) -> tuple[ToolCall, str, list[dict[str, A
     succeeded = [a.arguments for a in mine if not a.failed]
     failures = [a for a in mine if a.failed and a.arguments not in succeeded]
     tried = [a.arguments for a in mine]
-    if same := [a for a in failures if a.arguments == call.arguments]:
-        failure = same[-1]
+    if failure := next((a for a in reversed(failures) if a.arguments == call.arguments), None):
         since = any(not a.failed and (a.place > failure.place or (a.place == failure.place and a.name != call.name))
                     for a in made)
         return None if since else (call, failure.answer, tried)
@@ -65,8 +64,7 @@ async def another_value(model: Model, written: str, call: ToolCall, error: str, 
         likely = await model.llama.next_tokens(written + consumed, 10)
         ideas.extend((p, consumed, token) for token, p in likely if p >= _OTHER_IDEA and token
                      and not rest.startswith(token) and not _STRING_STOP.search(token))
-        greedy = next((t for t, _ in likely if t and rest.startswith(t) and '"' not in t), None)
-        if greedy is None:
+        if (greedy := next((t for t, _ in likely if t and rest.startswith(t) and '"' not in t), None)) is None:
             break
         consumed += greedy
     echoed = set(_WORD_OF.findall(error.lower())) - set(_WORD_OF.findall(value.lower()))

@@ -1,9 +1,8 @@
 """How relevant each offered tool is to a message: BM25 over the tools' words, and sentence embeddings for meaning.
 
 BM25 (FTS5, Porter stemmer; the name weighs twice) over each tool's `document` ranks those sharing a telling word
-with the message (a file it names is the word "file"; words in a row also by their initials where a tool writes them
-in capitals, "knowledge base" as KB); embeddings rank every tool by its `gist`'s cosine, and a server's tools by the
-name it holds nearest the message (`Tool.holds`, from `HELD_FLOOR`). The rankings are fused by reciprocal rank."""
+with the message; embeddings rank every tool by its `gist`'s cosine, and a server's tools by the name it holds nearest
+the message (`Tool.holds`, from `HELD_FLOOR`). The rankings are fused by reciprocal rank."""
 
 from __future__ import annotations
 
@@ -59,20 +58,18 @@ def gist(tool: Tool) -> str:
 
 
 def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list[Ranked]:
-    """`tools` by their fused relevance to `message`, best first (their listed order breaks ties): by words, by
-    meaning, and by the nearest name their server holds, where one is within `HELD_FLOOR` of the message."""
+    """`tools` by fused relevance to `message` (words, meaning, held names), best first; listed order breaks ties."""
     words = telling_words(_FILE_NAMED.sub(" file ", message))  # a path's words name a thing, not what to do
     capitals = {w.lower() for t in tools for w in re.findall(r"\b[A-Z]{2,3}\b", t.description)}  # "a KB entry"
     words += [a for n in (2, 3) for i in range(len(words) - n + 1) if (a := "".join(w[0] for w in words[i: i + n]))
               in capitals]
     by_words = _bm25(tools, [w for w in dict.fromkeys(words) if not w.isdigit()])
     query = embedder.query(message) if embedder is not None else None
-    cosines, held = _cosines(tools, query, embedder), _held(tools, query, embedder)
+    cosines, held = _cosines([gist(tool) for tool in tools], query, embedder), _held(tools, query, embedder)
     by_meaning = sorted(range(len(tools)), key=lambda i: -cosines[i]) if cosines else []
     by_held = sorted((i for i, near in enumerate(held) if near >= HELD_FLOOR), key=lambda i: -held[i])
-    words_place = {index: place for place, index in enumerate(by_words)}
-    meaning_place = {index: place for place, index in enumerate(by_meaning)}
-    places = (words_place, meaning_place, {index: place for place, index in enumerate(by_held)})
+    places = [{index: place for place, index in enumerate(order)} for order in (by_words, by_meaning, by_held)]
+    words_place, meaning_place, _ = places
     scores = [sum((1 / (_FUSION + p[i]) for p in places if i in p), 0.0) for i in range(len(tools))]
     order = sorted(range(len(tools)), key=lambda i: (-scores[i], i))
     return [Ranked(tools[i], scores[i], words_place.get(i), meaning_place.get(i), cosines[i] if cosines else None)
@@ -82,20 +79,19 @@ def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list
 def table_scores(tables: Sequence[Sequence[Tool]], ranked: Sequence[Ranked]) -> list[float]:
     """Each table's score: its best tool's fused score (its second's breaks a tie)."""
     score = {id(r.tool): r.score for r in ranked}
-    bests = [sorted((score.get(id(tool), 0.0) for tool in table), reverse=True) for table in tables]
-    return [best[0] + _SECOND * best[1] if len(best) > 1 else best[0] if best else 0.0 for best in bests]
+    bests = [sorted((score.get(id(tool), 0.0) for tool in table), reverse=True) + [0.0, 0.0] for table in tables]
+    return [best[0] + _SECOND * best[1] for best in bests]
 
 
-def _cosines(tools: Sequence[Tool], query: Any, embedder: Embedder | None) -> list[float]:
-    vectors = embedder.texts([gist(tool) for tool in tools]) if query is not None and embedder else None
+def _cosines(texts: Sequence[str], query: Any, embedder: Embedder | None) -> list[float]:
+    vectors = embedder.texts(texts) if texts and query is not None and embedder else None
     return [float(vector @ query) for vector in vectors] if vectors is not None else []
 
 
 def _held(tools: Sequence[Tool], query: Any, embedder: Embedder | None) -> list[float]:
     """Each tool's cosine to the message of the nearest name its server holds, each name embedded alone (0: none)."""
     names = sorted({name for tool in tools for name in tool.holds})
-    vectors = embedder.texts(names) if names and query is not None and embedder else None
-    near = dict(zip(names, (float(vector @ query) for vector in vectors or [])))
+    near = dict(zip(names, _cosines(names, query, embedder)))
     return [max((near.get(name, 0.0) for name in tool.holds), default=0.0) for tool in tools]
 
 
@@ -107,6 +103,5 @@ def _bm25(tools: Sequence[Tool], words: list[str]) -> list[int]:
         db.execute("CREATE VIRTUAL TABLE tools USING fts5(name, body, tokenize='porter unicode61')")
         db.executemany("INSERT INTO tools(rowid, name, body) VALUES (?, ?, ?)",
                        [(i, " ".join(words_of(t.name)), " ".join(words_of(document(t)))) for i, t in enumerate(tools)])
-        rows = db.execute("SELECT rowid, -bm25(tools, 2.0, 1.0) AS score FROM tools WHERE tools MATCH ? "
-                          "ORDER BY score DESC, rowid", (" OR ".join(f'"{word}"' for word in words),))
-        return [row for row, _ in rows]
+        sql = "SELECT rowid, -bm25(tools, 2.0, 1.0) AS score FROM tools WHERE tools MATCH ? ORDER BY score DESC, rowid"
+        return [row for row, _ in db.execute(sql, (" OR ".join(f'"{word}"' for word in words),))]

@@ -1,8 +1,6 @@
 """The `folders` shape: servers that work in folders the configuration names (`Tool.places`).
 
-A parameter takes a file when its name says a path or file (or it is the one required parameter, a list, of a tool
-whose name says files) and neither it nor its tool's name says folder; a folder when its name says one, or it takes a
-path and its tool's name says folder. A tool only reads as `values.reads` says. Rules (docs/tool-use-rules.md):
+Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.reads`. Rules (docs/tool-use-rules.md):
 
 - `folders.file_named`: a message naming a file reads the table with a tool that takes one; the call, down to
   `NAMED_FLOOR`, is a reader's, or a changer's where the message asks to make or change something.
@@ -59,25 +57,22 @@ def folders_named(text: str, places: Sequence[str]) -> list[str]:
             if ".." not in word.split("/") and any(os.path.isdir(posixpath.join(p, word)) for p in places)]
 
 
-def _words(name: str) -> set[str]:
-    return set(re.findall(r"[a-z]+", name.lower()))
-
-
-def _takes_folder(name: str) -> bool:
-    return bool(_words(name) & _FOLDER_NAMES)
+def _says(name: str, words: frozenset[str]) -> bool:
+    """Whether a name holds one of `words` ("repo_path" says "path")."""
+    return bool(set(re.findall(r"[a-z]+", name.lower())) & words)
 
 
 def _takes_file(tool: Tool, name: str) -> bool:
     """Whether parameter `name` takes a file: its name says a path or a file, or it is the one required parameter, a
     list, of a tool whose name says files (`read_files(requests)`); neither it nor its tool's name says a folder."""
     listed = tool.required == [name] and (tool.parameters.get(name) or {}).get("type") == "array"
-    said = bool(_words(name) & _PATH_NAMES) or (listed and bool(_words(tool.name) & _PATH_NAMES))
-    return said and not _takes_folder(name) and not _takes_folder(tool.name)
+    said = _says(name, _PATH_NAMES) or (listed and _says(tool.name, _PATH_NAMES))
+    return said and not _says(name, _FOLDER_NAMES) and not _says(tool.name, _FOLDER_NAMES)
 
 
 def _takes_place(tool: Tool, name: str) -> bool:
     """Whether parameter `name` takes a folder: it says so, or takes a path and its tool's name says folder."""
-    return _takes_folder(name) or bool(_takes_folder(tool.name) and _words(name) & _PATH_NAMES)
+    return _says(name, _FOLDER_NAMES) or (_says(tool.name, _FOLDER_NAMES) and _says(name, _PATH_NAMES))
 
 
 def _taking(takes: Callable[[Tool, str], bool], tools: Sequence[Tool], *, reading: bool,
@@ -105,17 +100,15 @@ class Folders(Shape):
         return "folders.file_before" if _EDITS.search(message) and _of_file_before(decision, tools) else None
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
-        changing = asks_change(decision.talk.last)
+        changing = "folders.file_before" in decision.notes or asks_change(decision.talk.last)  # file_before asks one
         offered = list(decision.names.values())
-        kept: dict[str, Tool] = {}
-        if "folders.file_before" in decision.notes:
-            kept = {t.name: t for t in _taking(_takes_file, offered, reading=False) if not reads(t, offered)}
-        elif "folders.file_named" in decision.notes:
-            kept = {t.name: t for t in _taking(_takes_file, offered, reading=not changing)
-                    if not (changing and reads(t, offered))}
+        kept: list[Tool] = []
+        if {"folders.file_before", "folders.file_named"} & set(decision.notes):
+            kept = [t for t in _taking(_takes_file, offered, reading=not changing)
+                    if not (changing and reads(t, offered))]
         elif "folders.folder_named" in decision.notes:
-            kept = {t.name: t for t in _taking(_takes_place, offered, reading=not changing, actions=True)}
-        return kept or decision.names
+            kept = _taking(_takes_place, offered, reading=not changing, actions=True)
+        return {t.name: t for t in kept} or decision.names
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
         tool = decision.tool(call.name)
@@ -130,11 +123,10 @@ class Folders(Shape):
 
 def _of_file_before(decision: Decision, tools: Sequence[Tool]) -> bool:
     """Whether the message, short or sharing a word with its result, is about the file the last call of `tools` took."""
-    before = decision.talk.answered[-1] if decision.talk.answered else None
-    if before is None or not any(t.name == before.name for t in _taking(_takes_file, tools, reading=False)):
+    if not any(t.name == decision.talk.last_called for t in _taking(_takes_file, tools, reading=False)):
         return False
-    said = telling_words(decision.talk.last)
-    return len(words_of(decision.talk.last)) <= _SHORT or bool(set(said) & set(telling_words(before.answer)))
+    shared = set(telling_words(decision.talk.last)) & set(telling_words(decision.talk.answered[-1].answer))
+    return len(words_of(decision.talk.last)) <= _SHORT or bool(shared)
 
 
 def _inside(path: str, place: str) -> bool:
@@ -188,8 +180,7 @@ def _resolved(value: str, places: list[str]) -> str | None:
         return others[0] if not os.path.exists(value) and len(others) == 1 else value
     relative = value
     if value.startswith("/"):
-        parents = [posixpath.dirname(p) for p in places if value.startswith(posixpath.dirname(p) + "/")]
-        if not parents:
+        if not (parents := [posixpath.dirname(p) for p in places if value.startswith(posixpath.dirname(p) + "/")]):
             return None
         relative = value[len(parents[0]) + 1:]
     found = [p for p in places if _inside(posixpath.normpath(posixpath.join(p, relative)), p)]
