@@ -31,8 +31,8 @@ from sidespin.tooluse.offer import deprecated_for, family_named, held_said, name
 from sidespin.tooluse.relevance import rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
-from sidespin.tooluse.values import (as_said, asked_parameters, change_asked, grounded, invented, mentioned, said_in,
-                                     words_of)
+from sidespin.tooluse.values import (as_said, asked_parameters, change_asked, grounded, invented, mentioned, own_word,
+                                     said_in, words_of)
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
 
@@ -380,17 +380,18 @@ class Decider:
 
     async def _asked_for(self, call: ToolCall, tool: Tool, d: Decision) -> bool:
         """Whether a call after the answer's first is one more thing the message asks: of a tool called before in
-        the answer, each of its new values the message mentions and no earlier call holds in the same parameter, and
-        one at least is new (a list written whole is not written again in parts); of another tool, its
-        required values the message mentions (or its server's folder), and the model says it fits."""
+        the answer, one of its new values at least the message mentions, the others too or they are the tool's own
+        words (`own_word`: "weight", "lb"), and no earlier call holds one in the same parameter (a list written whole
+        is not written again in parts); of another tool, its required values the message mentions (or its server's
+        folder), and the model says it fits."""
         asked = said_in([d.talk.last])
         same = [c.arguments for c in d.calls if c.name == call.name]
         if same:
             new = {k: v for k, v in call.arguments.items() if all(v != s.get(k) for s in same)}
             held = any(isinstance(v, str) and isinstance(s.get(k), str) and v.casefold() in s[k].casefold()
                        for k, v in new.items() for s in same)  # a part of what an earlier call wrote there
-            return bool(new) and not held and all(mentioned(v, asked, k) and not isinstance(v, bool)
-                                                  for k, v in new.items())
+            said = [k for k, v in new.items() if mentioned(v, asked, k) and not isinstance(v, bool)]
+            return bool(said) and not held and all(k in said or own_word(tool, k, v) for k, v in new.items())
         required = [n for n in tool.required if n in call.arguments]
         places = {p.rstrip("/") for p in tool.places}
         values_said = all(mentioned(call.arguments[n], asked, n) or str(call.arguments[n]).rstrip("/") in places

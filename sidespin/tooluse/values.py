@@ -26,7 +26,7 @@ from sidespin.tools import Tool
 
 __all__ = ["said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented", "as_said",
            "words_of", "telling_words", "allowed", "REQUEST_AT", "asks_change", "change_asked", "reads",
-           "READ_VERBS"]
+           "READ_VERBS", "own_word"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -217,6 +217,13 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
         if not known or copied or _restates(tool, name, value) or _an_example(tool, name, value, said):
             made_up.append(name)
     return made_up
+
+
+def own_word(tool: Tool, name: str, value: Any) -> bool:
+    """Whether a text value of parameter `name` is the tool's own: allowed by its schema, or said by its description
+    ("lb" where it lists "weight: g, kg, oz, lb")."""
+    return isinstance(value, str) and (value in allowed(tool.parameters.get(name)) or _all_in(
+        value, tool.description.lower(), name))
 
 
 def _all_in(value: Any, text: str, name: str) -> bool:

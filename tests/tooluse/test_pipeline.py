@@ -491,3 +491,18 @@ async def test_a_family_the_message_names_chooses_the_table_a_server_cut_in_part
     model = FakeLlama({text: [("todo_create", {"text": "buy stamps"})]}, p_call=0.9)
     assert len(tables(desk)) > 1
     assert await decided(model, user(text), desk) == [("todo_create", {"text": "buy stamps"})]
+
+
+async def test_a_second_call_of_the_same_tool_may_carry_the_tools_own_words_beside_what_the_message_says() -> None:
+    """"75 kg to pounds" is written `{"to_unit": "lb", "unit_type": "weight"}`: words of the tool's description, not
+    the message's; a second call with nothing new the message says is still not made."""
+    convert = tool("convert", "Convert a measure.\n\nUnit types:\n- length: cm, in, m\n- weight: kg, lb\n",
+                   {"value": {"type": "number"}, "from_unit": TEXT, "to_unit": TEXT, "unit_type": TEXT},
+                   ["value", "from_unit", "to_unit", "unit_type"], source="mcp:units", read_only=True)
+    first = ("convert", {"value": 180, "from_unit": "cm", "to_unit": "in", "unit_type": "length"})
+    text = "Convert 180 cm to inches and 75 kg to pounds."
+    second = ("convert", {"value": 75, "from_unit": "kg", "to_unit": "lb", "unit_type": "weight"})
+    assert await decided(FakeLlama({text: [first, second]}), user(text), [convert, FORECAST]) == [first, second]
+    alone = "Convert 180 cm to inches."
+    again = ("convert", {"value": 180, "from_unit": "cm", "to_unit": "in", "unit_type": "weight"})
+    assert await decided(FakeLlama({alone: [first, again]}), user(alone), [convert, FORECAST]) == [first]
