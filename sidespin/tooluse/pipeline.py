@@ -230,8 +230,7 @@ class Decider:
             logger.info("TOOLUSE_WHICH none: no offered name is among the model's likeliest")
             return None
         name, chance = found
-        other = deprecated_for(d.names[name])
-        if other in d.names and other != name:
+        if (other := deprecated_for(d.names[name])) in d.names and other != name:
             d.notes.append("core.deprecated")
             name = other
         d.name = name
@@ -249,14 +248,16 @@ class Decider:
         logger.info("TOOLUSE_WHICH {} p={}", name, shown)
         return self.arguments
 
-    def _retry(self, d: Decision, refused: str) -> Stage | None:
+    def _retry(self, d: Decision, refused: str, made_up: Sequence[str] = ()) -> Stage | None:
         """The next name, once an answer, when the answer's first call was refused: the tool left that words and
-        meaning both rank first (`core.agreed`), else the model's next likeliest."""
+        meaning both rank first (`core.agreed`), else the model's next likeliest; where the refused call's values were
+        made up, not one that requires a parameter of the same name (`core.made_up_for_all`: "id" said for none)."""
         aliases = [n for n, t in d.names.items() if deprecated_for(t) == refused]
         if d.calls or d.retried or len(d.names) - len(aliases) < 2:
             return None
         d.retried = True
-        d.names = {n: t for n, t in d.names.items() if n not in (refused, *aliases)}
+        passed = {refused, *aliases} | {n for n, t in d.names.items() if set(made_up) & set(t.required)}
+        d.names = {n: t for n, t in d.names.items() if n not in passed}
         left = [r for r in d.ranked if r.tool.name in d.names]
         by_words = min((r for r in left if r.bm25 is not None), key=lambda r: r.bm25, default=None)
         by_meaning = min((r for r in left if r.meaning is not None), key=lambda r: r.meaning, default=None)
@@ -300,7 +301,7 @@ class Decider:
         logger.info("TOOLUSE_ARGUMENTS {} {}{}", tool.name, "refused" if call is None else f"{len(raw)} chars",
                     f"; made up: {', '.join(made_up)}" if made_up else "")
         if call is None or made_up or self._far(d, call):
-            return self._retry(d, tool.name)
+            return self._retry(d, tool.name, made_up)
         d.call = call
         return self.mend if d.talk.again else self.more
 

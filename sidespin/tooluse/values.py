@@ -7,8 +7,9 @@
   a list when all its items are; an object when any of its values is.
 - `grounded` drops optional values no one said; `asked_parameters` names optional ones the message asks for.
 - `invented`: required values nothing mentions (neither the conversation nor the tool's own text and folders),
-  that restate their parameter's description, that are an example of the tool's text no one said, or that copy a
-  parameter's name or a JSON type no one said (`{"name": "content"}`, `{"unit_type": "string"}`).
+  that restate their parameter's description, that are an example of the tool's text no one said, that copy a
+  parameter's name or a JSON type no one said (`{"name": "content"}`, `{"unit_type": "string"}`), or a phrase as an
+  id (`{"id": "Renew passport"}`).
 - `as_said`: a percentage for a parameter that asks a decimal is the decimal; digits run on past a number said are
   cut back to it."""
 
@@ -214,7 +215,8 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
                                                     and value == 0) or _all_in(value, own, name) or (
             isinstance(value, str) and _CODE.fullmatch(value) is not None)
         copied = isinstance(value, str) and (value in tool.parameters or value in _TYPES) and not mentioned(value, said)
-        if not known or copied or _restates(tool, name, value) or _an_example(tool, name, value, said):
+        phrase = isinstance(value, str) and " " in value.strip() and words_of(name)[-1:] == ["id"]  # no id is a phrase
+        if not known or copied or phrase or _restates(tool, name, value) or _an_example(tool, name, value, said):
             made_up.append(name)
     return made_up
 

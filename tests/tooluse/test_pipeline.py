@@ -506,3 +506,18 @@ async def test_a_second_call_of_the_same_tool_may_carry_the_tools_own_words_besi
     alone = "Convert 180 cm to inches."
     again = ("convert", {"value": 180, "from_unit": "cm", "to_unit": "in", "unit_type": "weight"})
     assert await decided(FakeLlama({alone: [first, again]}), user(alone), [convert, FORECAST]) == [first]
+
+
+async def test_what_was_made_up_for_one_tool_is_not_asked_of_another_and_no_id_is_a_phrase() -> None:
+    """"Add a chore" has no id: after `chore_tag(id)` is refused, `chore_note(id)` is passed over for `chore_new`,
+    though the model likes it more; an id written as the chore's words is made up too."""
+    needs_id = {"id": TEXT, "tag": TEXT}
+    chores = [tool("chore_tag", "Tag a chore.", needs_id, ["id", "tag"], source="mcp:home"),
+              tool("chore_note", "Add a note to a chore.", {"id": TEXT, "note": TEXT}, ["id", "note"],
+                   source="mcp:home"),
+              tool("chore_new", "Create a chore.", {"text": TEXT}, ["text"], source="mcp:home"), FORECAST]
+    for text, first in (("Add a chore: water the ferns", ("chore_tag", {"id": "7", "tag": "ferns"})),
+                        ("Add a chore: water the ferns", ("chore_tag", {"id": "water the ferns", "tag": "ferns"}))):
+        model = FakeLlama({text: [first, ("chore_new", {"text": "water the ferns"})]}, p_call=0.9,
+                          name_tokens={"": [('chore_tag",', 0.6), ('chore_note",', 0.3), ('chore_new",', 0.1)]})
+        assert await decided(model, user(text), chores) == [("chore_new", {"text": "water the ferns"})]
