@@ -64,12 +64,10 @@ def asks_memory(text: str) -> str | None:
     text = text.strip()
     if _FORGET.search(text) and not _KEEP.search(text):
         return "forget"
-    if _RECALL.search(text) or _KEEP.search(text):
-        return "recall" if _RECALL.search(text) else "keep"
-    if _ADDRESSED.search(text):  # a store addressed: the first verb a store's tool is named by, else a question
+    if not _RECALL.search(text) and not _KEEP.search(text) and _ADDRESSED.search(text):  # a store addressed
         verbs = (next((k for k, v in _VERBS.items() if w in v - {"new"}), None) for w in words_of(text))
         return next((kind for kind in verbs if kind), "recall" if _QUESTION.search(text) else None)
-    return None
+    return "recall" if _RECALL.search(text) else "keep" if _KEEP.search(text) else None
 
 
 class Memory(Shape):
@@ -114,8 +112,7 @@ def _by_id(tool: Tool) -> bool:
 
 
 def _kept_before(decision: Decision) -> bool:
-    """Whether the last message shares a telling word with the values a call of the conversation gave a store to
-    keep."""
+    """Whether the last message shares a telling word with what a call of the conversation gave a store to keep."""
     tools = {t.name: t for t in decision.tools if stores(t)}
     annotated = any(t.read_only or t.destructive for t in tools.values())
     asked = set(telling_words(decision.talk.last))
