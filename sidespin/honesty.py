@@ -127,20 +127,17 @@ def altered_quote(text: str, results: Sequence[tuple[str, str]]) -> tuple[str, s
     for tool, output in results:
         theirs = _lines(output)
         quoted = [i for i, line in enumerate(written) if _line(line) in theirs]
-        if len({_line(written[i]) for i in quoted}) >= _REPEATED_LINES:
-            for line in written[quoted[0]:quoted[-1]]:
-                if len(_line(line)) >= 3 and _line(line) not in theirs:
-                    return tool, line
+        between = written[quoted[0]:quoted[-1]] if len({_line(written[i]) for i in quoted}) >= _REPEATED_LINES else []
+        if own := next((line for line in between if len(_line(line)) >= 3 and _line(line) not in theirs), None):
+            return tool, own
     return None
 
 
 def files_unread(text: str, asked: str, said: str) -> list[str]:
     """The files an answer names outside code that `said` does not, when two or more and `asked` asks about files."""
-    if not _FILES_ASKED.search(asked):
-        return []
     named = dict.fromkeys(name for name in _FILE_NAMED.findall(_FENCED.sub(" ", text))
                           if not re.search(rf"(?<![\w.-]){re.escape(name.lower())}(?![\w-])", said.lower()))
-    return list(named) if len(named) >= 2 else []
+    return list(named) if len(named) >= 2 and _FILES_ASKED.search(asked) else []
 
 
 def shown_after_failure(text: str) -> str | None:
@@ -154,7 +151,6 @@ def shown_after_failure(text: str) -> str | None:
 
 
 def _line(line: str) -> str:
-    """A line as compared: lowercase, spaces collapsed, list and diff marks dropped."""
     return " ".join(line.split()).lstrip("-+*•# ").lower()
 
 

@@ -142,17 +142,14 @@ def results_lead(results: Sequence[tuple[str, dict[str, Any], str]]) -> str:
     """This turn's results (name, arguments, output) as the answer's beginning, each under "[name]" (with its
     arguments where the tool ran more than once) and `_shown`; then `ANSWER_LEAD`."""
     runs = collections.Counter(name for name, _, _ in results)
-    heads = [f"[{name} {json.dumps(arguments, ensure_ascii=False)}]" if runs[name] > 1 and arguments else f"[{name}]"
-             for name, arguments, _ in results]
-    return "\n\n".join(head + _shown(r[2]) for head, r in zip(heads, results)) + "\n\n" + ANSWER_LEAD
+    return "\n\n".join((f"[{name} {json.dumps(arguments, ensure_ascii=False)}]" if runs[name] > 1 and arguments else
+                        f"[{name}]") + _shown(content) for name, arguments, content in results) + "\n\n" + ANSWER_LEAD
 
 
 def _shown(content: str, gave: str = "") -> str:
     """An output after `gave`, in a fence longer than any fence inside it; an error as " failed: …" on one line."""
-    if failed(content):
-        return f" failed: {content.removeprefix(FAILED)}"
     fence = fence_for(content)
-    return f"{gave}\n{fence}\n{content}\n{fence}"
+    return f" failed: {content.removeprefix(FAILED)}" if failed(content) else f"{gave}\n{fence}\n{content}\n{fence}"
 
 
 def _mended_later(messages: list[dict[str, Any]], index: int) -> bool:

@@ -81,7 +81,6 @@ class Talk:
 
     @property
     def this_turn(self) -> list[Answered]:
-        """The answered calls made since the person's last message."""
         return [a for a in self.answered if a.place > self._last_user]
 
     @property

@@ -41,16 +41,14 @@ class Embedder:
 
     def query(self, text: str) -> Any:
         """The vector of a message, or None."""
-        model = self._load()
-        if model is None or not text.strip():
+        if (model := self._load()) is None or not text.strip():
             return None
         with self._lock:
             return model.encode(text[:2000])
 
     def texts(self, texts: Sequence[str]) -> list[Any] | None:
         """The vectors of tools' texts (computed once each, then kept), or None."""
-        model = self._load()
-        if model is None:
+        if (model := self._load()) is None:
             return None
         if missing := [text for text in dict.fromkeys(texts) if text not in self._texts]:
             with self._lock:

@@ -41,9 +41,8 @@ def to_mend(call: ToolCall, talk: Talk) -> tuple[ToolCall, str, list[dict[str, A
         since = any(not a.failed and (a.place > failure.place or (a.place == failure.place and a.name != call.name))
                     for a in made)
         return None if since else (call, failure.answer, tried)
-    if failures and call.arguments in succeeded:
-        return ToolCall(call.name, failures[-1].arguments), failures[-1].answer, tried
-    return None
+    return ((ToolCall(call.name, failures[-1].arguments), failures[-1].answer, tried)
+            if failures and call.arguments in succeeded else None)
 
 
 async def another_value(model: Model, written: str, call: ToolCall, error: str, tried: list[dict[str, Any]],

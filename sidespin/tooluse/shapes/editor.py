@@ -70,9 +70,8 @@ def _quoted(message: str) -> list[str]:
 
 def _asks_an_edit(decision: Decision) -> bool:
     """Whether the message asks to change one quoted text into another, or to add to a file it read."""
-    message = decision.talk.last
     read = any(not a.failed and _files_in(a.arguments) for a in decision.talk.answered)
-    return bool(_quoted(message)) or (_asks_to_add(message) and read)
+    return bool(_quoted(decision.talk.last)) or (_asks_to_add(decision.talk.last) and read)
 
 
 def _files_in(arguments: Any) -> set[str]:

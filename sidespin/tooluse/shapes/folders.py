@@ -123,10 +123,9 @@ class Folders(Shape):
 
 def _of_file_before(decision: Decision, tools: Sequence[Tool]) -> bool:
     """Whether the message, short or sharing a word with its result, is about the file the last call of `tools` took."""
-    if not any(t.name == decision.talk.last_called for t in _taking(_takes_file, tools, reading=False)):
-        return False
-    shared = set(telling_words(decision.talk.last)) & set(telling_words(decision.talk.answered[-1].answer))
-    return len(words_of(decision.talk.last)) <= _SHORT or bool(shared)
+    return any(t.name == decision.talk.last_called for t in _taking(_takes_file, tools, reading=False)) and (
+        len(words_of(decision.talk.last)) <= _SHORT
+        or bool(set(telling_words(decision.talk.last)) & set(telling_words(decision.talk.answered[-1].answer))))
 
 
 def _inside(path: str, place: str) -> bool:
