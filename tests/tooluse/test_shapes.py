@@ -554,6 +554,23 @@ async def test_a_store_that_deletes_by_id_finds_what_to_forget_first() -> None:
     assert await decided(model, user(text), kb) == [wanted]
 
 
+async def test_a_list_of_requests_for_files_holds_the_file_named_placed_in_the_servers_folder(tmp_path) -> None:
+    """A batch reader whose requests are free objects: the model copies the description's first example (a cursor);
+    the request is the file named, under the key the description's example gives it."""
+    (tmp_path / "garden").mkdir()
+    (tmp_path / "garden/beds.md").write_text("x")
+    home = str(tmp_path)
+    batch = tool("fetch_files", 'Read files. Each request is {"cursor": "<opaque>"} to go on, or '
+                 '{"path": "/abs/file", "mode": "all"}.', {"requests": {"type": "array", "items": {"type": "object"}}},
+                 ["requests"], source="mcp:ed", places=(home,), read_only=True)
+    text = "What's in garden/beds.md?"
+    for written in ([{"cursor": "0"}], [{"path": "beds.md", "mode": "all"}]):
+        model = FakeLlama({text: [("fetch_files", {"requests": written})]}, p_call=0.9)
+        kept = {"mode": "all"} if "mode" in written[0] else {}
+        assert await decided(model, user(text), [batch, FORECAST]) == [
+            ("fetch_files", {"requests": [{**kept, "path": f"{home}/garden/beds.md"}]})]
+
+
 async def test_a_folder_named_is_listed_by_a_tool_of_several_actions_where_its_server_marks_none(tmp_path) -> None:
     (tmp_path / "garden").mkdir()
     text = "What files are in my garden folder?"

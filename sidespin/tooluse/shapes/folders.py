@@ -12,7 +12,9 @@ Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.
   folder holding it (a way out is left as written); a file where a folder is taken is the server's folder.
 - `folders.file_said`: where a file is taken and the message names one file, a path naming no file the person
   named is that file; a name alone ending one file the person named is that file.
-- `folders.file_listed`: a folder given for a file is its one file the last listing named and the message speaks of."""
+- `folders.file_listed`: a folder given for a file is its one file the last listing named and the message speaks of.
+- `folders.file_requests`: a list of objects that takes files: each object's file placed; where none holds one, one
+  object per file the message names, under the key its schema or description names for a file."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ __all__ = ["Folders", "files_named", "folders_named"]
 
 _FILE = re.compile(r"(?<![\w./~@-])((?:[\w-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4})(?![\w/@])", re.IGNORECASE)
 _ABSOLUTE = re.compile(r"(?<![\w.:/~-])~?/(?:[\w.-]+/)*[\w-]+\.[a-z][a-z0-9]{0,4}(?![\w/@])", re.IGNORECASE)
+_KEY = re.compile(r'"(\w+)"\s*:')  # a key of an example object a description shows
 _DOMAINS = frozenset("com org net io co gov edu ai app dev info".split())
 # a change of a file's value or line; not a version control's verbs
 _EDITS = re.compile(REQUEST_AT + r"(?:set|change|replace|edit|update|turn|raise|lower|increase|decrease|reduce|bump|"
@@ -118,7 +121,24 @@ class Folders(Shape):
             if places and isinstance(value, str) and value.strip() and (
                     _takes_place(tool, name) or _takes_file(tool, name)):
                 arguments[name] = _placed(decision, tool, name, _said_file(decision, value, places), places)
+            elif places and isinstance(value, list) and value and _takes_file(tool, name):
+                arguments[name] = _requests(decision, tool, name, value, places)
         return ToolCall(call.name, arguments, call.id)
+
+
+def _requests(decision: Decision, tool: Tool, name: str, value: list, places: list[str]) -> list:
+    """A list of objects that takes files (`folders.file_requests`): each one's file, under the key its items' schema
+    or the description's example names for one (`"path": "/abs/file"`), placed; where none has one, one per file
+    named. Any other list as it is."""
+    items = (tool.parameters.get(name) or {}).get("items") or {}
+    key = next((k for k in [*(items.get("properties") or {}), *_KEY.findall(tool.description)]
+                if _says(k, _PATH_NAMES)), None)
+    if key is None or not all(isinstance(item, dict) for item in value):
+        return value
+    kept = [i for i in value if isinstance(i.get(key), str)] or [{key: f} for f in files_named(decision.talk.last)]
+    decision.notes += ["folders.file_requests"] if kept else []
+    placed = [{**i, key: _placed(decision, tool, name, _said_file(decision, i[key], places), places)} for i in kept]
+    return placed or value
 
 
 def _of_file_before(decision: Decision, tools: Sequence[Tool]) -> bool:
