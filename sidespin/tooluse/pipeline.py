@@ -72,8 +72,7 @@ class Decider:
     def __init__(self, llama: Llama, *, threshold: float = THRESHOLD, fit: float = FIT, max_string: int = MAX_STRING,
                  embedder: Embedder | None = None, shapes: Mapping[str, bool] | None = None) -> None:
         self.model = Model(llama, max_string)
-        self.threshold, self.fit = threshold, fit
-        self.embedder = embedder
+        self.threshold, self.fit, self.embedder = threshold, fit, embedder
         self.switches = dict(shapes or {})
         self.busy = asyncio.Lock()  # one decision at a time on llama.cpp's slot, and none while a table is warmed
         self.keep: Callable[[list[Tool]], Awaitable[None]] | None = None  # keeps a table's prompt evaluated
@@ -222,9 +221,8 @@ class Decider:
     async def which(self, d: Decision) -> Stage | None:
         if not d.names:
             return None
-        form = await self.model.call_format()
         found = await self.model.likeliest_name(d.written, list(d.names))
-        if found is None and not form.between:  # where a name ends is not known: written under a grammar
+        if found is None and not (await self.model.call_format()).between:  # no name's end known: under a grammar
             found = (name, None) if (name := await self.model.name_by_grammar(d.written, list(d.names))) else None
         if found is None:
             logger.info("TOOLUSE_WHICH none: no offered name is among the model's likeliest")
@@ -269,10 +267,8 @@ class Decider:
 
     async def _fits(self, tool: Tool, message: str) -> bool:
         """Whether the model says `tool` does what the message asks, or one of the things it asks."""
-        chance = 0.0
         for asked in [message, *parts_of(message)]:
-            chance = max(chance, await self.model.fit_chance(tool, asked))
-            if chance >= self.fit:
+            if await self.model.fit_chance(tool, asked) >= self.fit:
                 return True
         return False
 
@@ -280,8 +276,7 @@ class Decider:
 
     async def arguments(self, d: Decision) -> Stage | None:
         tool = d.names[d.name]
-        form = await self.model.call_format()
-        written = d.written + d.name + form.between
+        written = d.written + d.name + (await self.model.call_format()).between
         bounds = bounds_for(d.said)
         raw = await self.model.arguments(written, tool, bounds) if tool.parameters else "{}"
         try:
@@ -343,8 +338,7 @@ class Decider:
         if found is None:
             return self.more
         call, error, tried = found
-        tool = d.names[call.name]
-        form = await self.model.call_format()
+        tool, form = d.names[call.name], await self.model.call_format()
         mended = await another_value(self.model, d.written + call.name + form.between, call, error, tried,
                                      lambda c: not invented(tool, c.arguments, d.said))
         if mended is None:  # its next likeliest tool, as the error may ask ("use git_add first")

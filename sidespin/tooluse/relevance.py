@@ -68,8 +68,8 @@ def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list
     cosines, held = _cosines([gist(tool) for tool in tools], query, embedder), _held(tools, query, embedder)
     by_meaning = sorted(range(len(tools)), key=lambda i: -cosines[i]) if cosines else []
     by_held = sorted((i for i, near in enumerate(held) if near >= HELD_FLOOR), key=lambda i: -held[i])
-    places = [{index: place for place, index in enumerate(order)} for order in (by_words, by_meaning, by_held)]
-    words_place, meaning_place, _ = places
+    words_place, meaning_place, _ = places = [{index: place for place, index in enumerate(order)}
+                                              for order in (by_words, by_meaning, by_held)]
     scores = [sum((1 / (_FUSION + p[i]) for p in places if i in p), 0.0) for i in range(len(tools))]
     order = sorted(range(len(tools)), key=lambda i: (-scores[i], i))
     return [Ranked(tools[i], scores[i], words_place.get(i), meaning_place.get(i), cosines[i] if cosines else None)

@@ -146,12 +146,8 @@ def token_budget(schema: dict[str, Any]) -> int:
     """Enough tokens for any answer the schema admits at a few characters a token, capped."""
     budget = 12
     for sub in schema.get("properties", {}).values():
-        if sub.get("type") == "string":
-            budget += 8 + sub.get("maxLength", MAX_STRING) // 2
-        elif sub.get("type") == "array":
-            budget += 8 + sub.get("maxItems", MAX_ITEMS) * 24
-        elif sub.get("type") == "object":
-            budget += 8 + token_budget(sub)
-        else:
-            budget += 12
+        kind = sub.get("type")
+        budget += 12 if kind not in ("string", "array", "object") else 8 + (
+            sub.get("maxLength", MAX_STRING) // 2 if kind == "string" else
+            sub.get("maxItems", MAX_ITEMS) * 24 if kind == "array" else token_budget(sub))
     return min(budget, 512)

@@ -70,10 +70,9 @@ class Calculator(Shape):
         return any(calculates(tool) for tool in tools)
 
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
-        if not self.applies(tools):
-            return None
-        return "calculator.asked" if asks_calculation(decision.talk.last) else (
+        rule = "calculator.asked" if asks_calculation(decision.talk.last) else (
             "calculator.on_result" if on_result(decision.talk) else None)
+        return rule if rule and self.applies(tools) else None
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
         chosen = {"calculator.asked", "calculator.on_result"} & set(decision.notes)

@@ -107,8 +107,7 @@ def _translated(name: str, embedder: Embedder) -> list[str] | None:
 
 def zones_named(text: str, embedder: Embedder | None = None) -> tuple[list[str], list[str]]:
     """The zones whose places `text` names, in order (with `embedder`, in any language), and its names of no place."""
-    zones: list[str] = []
-    others: list[str] = []
+    zones, others = [], []
     for words in _names_in(text):
         found = next((z for k in range(len(words), 0, -1) if (z := _by_place().get(_place(" ".join(words[:k]))))), None)
         if not found and embedder is not None:
@@ -138,8 +137,7 @@ class TimeZones(Shape):
         for name, value in call.arguments.items():
             if not isinstance(value, str) or not takes_a_zone(tool.parameters.get(name)):
                 continue
-            zone = as_zone(value)
-            if zone != value:
+            if (zone := as_zone(value)) != value:
                 decision.notes.append("timezones.as_zone")
             left = [z for z in zones if z not in arguments.values()]  # nor by this call's other zones
             if not mentioned(zone, decision.said, name) and left:
