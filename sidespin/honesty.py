@@ -64,10 +64,9 @@ _HOLDS = re.compile(rf"\b(?:the|your|this|that)\s+(?:[\w-]+\s+)?({_THINGS})\s+(?
 _RESULT_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.]*\d)")
 
 
-def claimed_tool(text: str, offered: Iterable[str], called: Iterable[str]) -> str | None:
+def claimed_tool(text: str, offered: Iterable[str], called: Sequence[str]) -> str | None:
     """The tool the answer claims ran (or "a tool") though it was not called in the turn, or None."""
     names = sorted({n for n in offered if n}, key=len, reverse=True)
-    made = set(called)
     name_pattern = "|".join(re.escape(n) for n in names) or r"(?!)"
     patterns = (
         rf"\[?result of the tool\s+`?({name_pattern}|\w[\w.\-]*)",
@@ -79,7 +78,7 @@ def claimed_tool(text: str, offered: Iterable[str], called: Iterable[str]) -> st
         rf"\b{_RAN}\s+(?:the\s+)?(?:tool\s+|function\s+)?[`'\"]?({name_pattern})\b",
         rf"\baccording to\s+(?:the\s+)?(?:tool\s+)?[`'\"]?({name_pattern})\b")
     claimed = (found.group(1) for pattern in patterns for found in re.finditer(pattern, text, re.IGNORECASE))
-    return next((tool for tool in claimed if (tool not in made if tool in names else not made)), None)
+    return next((tool for tool in claimed if (tool not in called if tool in names else not called)), None)
 
 
 def repeated_result(text: str, results: Iterable[tuple[str, str]]) -> str | None:

@@ -84,14 +84,11 @@ class Talk:
         return [a for a in self.answered if a.place > self._last_user]
 
     @property
-    def turn_tools(self) -> set[str]:
-        return {a.name for a in self.this_turn}
-
-    @property
     def last_called(self) -> str | None:
         return self.answered[-1].name if self.answered else None
 
-    def texts(self) -> list[str]:
-        """Every message's text and every call's arguments, in order: what a value may come from."""
-        return [text for m in self.messages for text in ([m["content"]] if isinstance(m.get("content"), str) else [])
+    def texts(self, turn: bool = False) -> list[str]:
+        """Every message's text and every call's arguments, in order (with `turn`, from the person's last message)."""
+        return [text for m in self.messages[max(self._last_user, 0) if turn else 0:]
+                for text in ([m["content"]] if isinstance(m.get("content"), str) else [])
                 + [str((c.get("function") or {}).get("arguments") or "") for c in m.get("tool_calls") or []]]

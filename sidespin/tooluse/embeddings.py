@@ -28,10 +28,6 @@ class Embedder:
         self._lock = threading.Lock()  # one text at a time
         self._texts: dict[str, Any] = {}
 
-    @property
-    def available(self) -> bool:
-        return self._load() is not None
-
     def _load(self) -> Any:
         with self._lock:
             if not self._tried:

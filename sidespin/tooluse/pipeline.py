@@ -31,8 +31,8 @@ from sidespin.tooluse.offer import deprecated_for, family_named, held_said, name
 from sidespin.tooluse.relevance import rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
-from sidespin.tooluse.values import (as_said, asked_parameters, change_asked, grounded, invented, mentioned, own_word,
-                                     said_in, words_of)
+from sidespin.tooluse.values import (as_said, asked_parameters, asks_change, change_asked, grounded, invented,
+                                     mentioned, own_word, reads, said_in, words_of)
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
 
@@ -62,7 +62,7 @@ def _query(d: Decision) -> str:
 def _closed(d: Decision) -> set[str]:
     """The tools not to call again this turn: those called since the message (but one whose failed call may be
     mended), and those deprecated for one of them."""
-    closed = d.talk.turn_tools - mendable(d.talk)
+    closed = {a.name for a in d.talk.this_turn} - mendable(d.talk)
     return closed | {t.name for t in d.tools if deprecated_for(t) in closed}
 
 
@@ -78,13 +78,8 @@ class Decider:
         self.keep: Callable[[list[Tool]], Awaitable[None]] | None = None  # keeps a table's prompt evaluated
         self.second: Callable[[], Awaitable[Decider | None]] | None = None  # a larger model's decider
 
-    @property
-    def llama(self) -> Llama:
-        return self.model.llama
-
     async def decide(self, messages: Sequence[dict[str, Any]], tools: Sequence[Tool]) -> list[ToolCall]:
-        """The calls the last message asks for ([] for none). Raises `MalformedToolCall` (arguments that do not fit
-        the tool's schema) or `BackendError`."""
+        """The calls the last message asks for ([] for none); raises `MalformedToolCall` or `BackendError`."""
         async with self.busy:
             return await self._decide(messages, tools)
 
@@ -190,8 +185,7 @@ class Decider:
         if second is not None:  # the larger model names the calls and writes them, on its own prompt
             await second.hand_over(d)
             return None
-        form = await self.model.call_format()
-        d.written = d.prompt + form.opening
+        d.written = d.prompt + (await self.model.call_format()).opening
         return self.which
 
     async def _second(self) -> Decider | None:
@@ -249,12 +243,18 @@ class Decider:
     def _retry(self, d: Decision, refused: str, made_up: Sequence[str] = ()) -> Stage | None:
         """The next name, once an answer, when the answer's first call was refused: the tool left that words and
         meaning both rank first (`core.agreed`), else the model's next likeliest; where the refused call's values were
-        made up, not one that requires a parameter of the same name (`core.made_up_for_all`: "id" said for none)."""
+        made up, not one requiring one named alike (`core.made_up_for_all`: "id" said for none, nor "todo_id"); where
+        the message asks a change, not one that only reads (`core.change_not_read`)."""
         aliases = [n for n, t in d.names.items() if deprecated_for(t) == refused]
         if d.calls or d.retried or len(d.names) - len(aliases) < 2:
             return None
         d.retried = True
-        passed = {refused, *aliases} | {n for n, t in d.names.items() if set(made_up) & set(t.required)}
+        alike = {(words_of(n) or [n])[-1] for n in made_up}  # by their names' last words
+        passed = {refused, *aliases} | {n for n, t in d.names.items()
+                                        if alike & {w[-1] for w in map(words_of, t.required) if w}}
+        if not d.talk.again and asks_change(d.talk.last):
+            passed |= {n for n, t in d.names.items() if reads(t, d.table)}
+            d.notes.append("core.change_not_read")
         d.names = {n: t for n, t in d.names.items() if n not in passed}
         left = [r for r in d.ranked if r.tool.name in d.names]
         by_words = min((r for r in left if r.bm25 is not None), key=lambda r: r.bm25, default=None)
@@ -288,7 +288,8 @@ class Decider:
             if d.calls or d.retried:  # a try past what the model wrote itself: no call
                 return None
             raise MalformedToolCall(f"the arguments for {tool.name} do not fit its schema: {error}", raw) from None
-        call: ToolCall | None = ToolCall(tool.name, grounded(tool, as_said(tool, arguments, d.said), d.said))
+        now = said_in([_query(d), *d.talk.texts(turn=True)])  # optional values: said for this request
+        call: ToolCall | None = ToolCall(tool.name, grounded(tool, as_said(tool, arguments, d.said), now))
         for shape in d.shapes:
             if call is not None:
                 call = await shape.amend(d, call, self.model, written)

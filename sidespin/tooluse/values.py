@@ -5,7 +5,8 @@
 - `mentioned`: a number said as a number (1 is not in "10"); a text by one of its words, but a placeholder or an
   e-mail only whole, a web address by its host, a file's name with its extension; a switch by its parameter's name;
   a list when all its items are; an object when any of its values is.
-- `grounded` drops optional values no one said; `asked_parameters` names optional ones the message asks for.
+- `grounded` drops optional values not said for this request (its message, the one before for a follow-up, the turn's
+  results: `core.optional_now`); `asked_parameters` names optional ones the message asks for.
 - `invented`: required values nothing mentions (neither the conversation nor the tool's own text and folders),
   that restate their parameter's description, that are an example of the tool's text no one said, that copy a
   parameter's name or a JSON type no one said (`{"name": "content"}`, `{"unit_type": "string"}`), or a phrase as an
@@ -178,7 +179,7 @@ def allowed(schema: Any) -> list[str]:
 
 
 def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
-    """`arguments` without the optional values never mentioned (of an optional list, the items mentioned, if any)."""
+    """`arguments` without the optional values `said` never mentions (of an optional list, the items it mentions)."""
     kept = {}
     for name, value in arguments.items():
         if name not in tool.required and isinstance(value, list) and len(value) > 1:
@@ -186,8 +187,7 @@ def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]
         if name in tool.required or (mentioned(value, said, name) and not _restates(tool, name, value)):
             kept[name] = value
         else:
-            logger.info("TOOLUSE_ARGUMENT_DROPPED {}.{}: optional, and the conversation never mentions it",
-                        tool.name, name)
+            logger.info("TOOLUSE_ARGUMENT_DROPPED {}.{}: optional, and not said for this request", tool.name, name)
     return kept
 
 

@@ -147,7 +147,7 @@ async def test_a_number_written_under_its_bounds_stops_after_its_decimals(embedd
     decider = await embedded.decider()
     for bounds, rate, tiny in [(Bounds(), "1.055555", 0.000001), (Bounds(decimals=MOST_DECIMALS), "1.0555555555",
                                                                    0.000001256)]:
-        written = await decider.llama.complete(prompt, None, arguments_schema(tool, bounds=bounds), 200)
+        written = await decider.model.llama.complete(prompt, None, arguments_schema(tool, bounds=bounds), 200)
         assert json.loads(written) == {"rate": float(rate), "tiny": tiny}, written
 
 
@@ -197,7 +197,7 @@ async def test_a_second_model_runs_in_a_child_of_its_own_and_one_that_cannot_sta
             "sides": {"type": "integer"}}, "required": ["sides"]}, fn=len, source="plugin:dice")
         calls = await decider.decide([{"role": "user", "content": "Roll a die with 20 sides."}], [dice])
         assert [(c.name, c.arguments) for c in calls] == [("roll_dice", {"sides": 20})]
-        assert second.llama.last_timings  # the second model wrote the arguments
+        assert second.model.llama.last_timings  # the second model wrote the arguments
     finally:
         url = backend._second.base_url if backend._second else ""
         await backend.aclose()

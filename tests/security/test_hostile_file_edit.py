@@ -33,7 +33,7 @@ async def test_a_hostile_files_lines_are_offered_to_the_grammar_as_text_and_the_
             head = '{"path": "notes/shopping.md", ' + json.dumps(container or old) + ": "
             prompt = ("<|im_start|>user\nAdd butter to notes/shopping.md.<|im_end|>\n<|im_start|>assistant\n"
                       '<tool_call>\n{"name": "edit_file", "arguments": ' + head)
-            written = await decider.llama.complete(prompt, _anchored_grammar(pair, HOSTILE), None, 320)
+            written = await decider.model.llama.complete(prompt, _anchored_grammar(pair, HOSTILE), None, 320)
             arguments = json.loads(head + written + "}")  # JSON, closed where the grammar closes it
             edits = arguments[container] if container else [arguments]
             assert len(edits) == 1 and set(edits[0]) == {old, new} | ({"path"} if container is None else set())

@@ -521,3 +521,39 @@ async def test_what_was_made_up_for_one_tool_is_not_asked_of_another_and_no_id_i
         model = FakeLlama({text: [first, ("chore_new", {"text": "water the ferns"})]}, p_call=0.9,
                           name_tokens={"": [('chore_tag",', 0.6), ('chore_note",', 0.3), ('chore_new",', 0.1)]})
         assert await decided(model, user(text), chores) == [("chore_new", {"text": "water the ferns"})]
+
+
+
+async def test_after_a_refused_call_a_change_asked_goes_to_no_tool_that_only_reads_nor_needing_an_id_alike() -> None:
+    """The model's first tool needs an id no one said. "Put 'fix the gate' on my task list": its next likeliest
+    tools, one needing a `task_id`, one that only reads, are passed over for the one that adds; "Find the gate
+    task" asks no change: the reader is tried, not the tool needing a `task_id` ("gate" would be an id made up)."""
+    tasks = [tool("task_label", "Label a task.", {"id": TEXT, "label": TEXT}, ["id", "label"], source="mcp:home"),
+             tool("task_comment_list", "List a task's comments.", {"task_id": TEXT}, ["task_id"], source="mcp:home"),
+             tool("task_search", "Search tasks by title.", {"title": TEXT}, ["title"], source="mcp:home"),
+             tool("task_open", "Open a new task.", {"text": TEXT}, ["text"], source="mcp:home"), FORECAST]
+    names = {"": [('task_label",', 0.5), ('task_comment_list",', 0.25), ('task_search",', 0.15), ('task_open",', 0.1)]}
+    for text, wanted in (("Then put 'fix the gate' on my task list.", ("task_open", {"text": "fix the gate"})),
+                         ("Find the gate task", ("task_search", {"title": "gate"}))):
+        wants = [("task_label", {"id": "3", "label": "gate"}), ("task_comment_list", {"task_id": "gate"}),
+                 ("task_search", {"title": "gate"}), ("task_open", {"text": "fix the gate"})]
+        assert await decided(FakeLlama({text: wants}, name_tokens=names), user(text), tasks) == [wanted]
+
+
+async def test_an_optional_filter_said_for_an_earlier_request_is_not_carried_into_a_new_one() -> None:
+    """The chore's words, said when it was added, do not narrow "Which chores do I have now?" to that chore; a
+    filter the new message says is kept, and so is one a short follow-up's message before it says."""
+    add = tool("chore_add", "Add a chore.", {"text": TEXT, "room": TEXT}, ["text"], source="mcp:home")
+    listing = tool("chore_list", "List the chores.", {"room": TEXT, "status": TEXT}, [], source="mcp:home",
+                   read_only=True)
+    before = [*user("Add 'descale the kettle' to my chores, for the kitchen."),
+              *called("c1", "chore_add", '{"text": "descale the kettle", "room": "kitchen"}', '{"id": 4}'),
+              {"role": "assistant", "content": "Added."}]
+    for text, wanted in (("Which chores do I have now?", {}), ("Which chores are there in the kitchen?",
+                                                               {"room": "kitchen"})):
+        model = FakeLlama({text: [("chore_list", {"room": "kitchen"})]})
+        assert await decided(model, [*before, *user(text)], [add, listing]) == [("chore_list", wanted)]
+    follow = [*user("Which chores are open in the kitchen?"), {"role": "assistant", "content": "Two."},
+              *user("And done?")]
+    model = FakeLlama({"And done?": [("chore_list", {"room": "kitchen", "status": "done"})]}, shy=0.9)
+    assert await decided(model, follow, [add, listing]) == [("chore_list", {"room": "kitchen", "status": "done"})]

@@ -590,3 +590,14 @@ def test_the_one_required_text_parameter_of_a_tool_named_for_files_is_not_taken_
     ops = tool("file_ops", "File operations.", {"action": TEXT, "file_path": TEXT}, ["action"])
     reader = tool("read_files", "A reader.", {"requests": {"type": "array"}}, ["requests"])
     assert not _takes_file(ops, "action") and _takes_file(ops, "file_path") and _takes_file(reader, "requests")
+
+
+async def test_a_servers_own_folder_given_where_the_message_names_one_inside_it_is_that_folder(tmp_path) -> None:
+    (tmp_path / "receipts" / "2026").mkdir(parents=True)
+    shelf = _shelf(str(tmp_path))
+    for text in ("List my receipts folder, please.", "Qu'y a-t-il dans le dossier receipts ?"):
+        model = FakeLlama({text: [("catalog", {"dir": str(tmp_path)})]})
+        assert await decided(model, user(text), shelf) == [("catalog", {"dir": f"{tmp_path}/receipts"})], text
+    text = "What does my documents folder hold?"  # no folder of the server's named: its own stays
+    model = FakeLlama({text: [("catalog", {"dir": str(tmp_path)})]})
+    assert await decided(model, user(text), shelf) == [("catalog", {"dir": str(tmp_path)})]

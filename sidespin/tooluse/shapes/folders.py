@@ -13,6 +13,8 @@ Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.
 - `folders.file_said`: where a file is taken and the message names one file, a path naming no file the person
   named is that file; a name alone ending one file the person named is that file.
 - `folders.file_listed`: a folder given for a file is its one file the last listing named and the message speaks of.
+- `folders.folder_said`: a server's folder given where a folder is taken, while the message names one folder inside
+  it, is that folder.
 - `folders.file_requests`: a list of objects that takes files: each object's file placed; where none holds one, one
   object per file the message names, under the key its schema or description names for a file."""
 
@@ -173,6 +175,9 @@ def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[
         value = named[0]
     if (path := _resolved(value, places)) is None:
         return value
+    inner = folders_named(decision.talk.last, places) if _takes_place(tool, name) and path in places else []
+    if len(inner) == 1 and (path := _resolved(inner[0], places) or path) != value:  # a server's folder given
+        decision.notes.append("folders.folder_said")
     if _takes_file(tool, name) and os.path.isdir(path) and (listed := _listed(decision, path)):
         decision.notes.append("folders.file_listed")
         return listed
