@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from typing import Any, Callable, Container
 
 from loguru import logger
 
@@ -29,17 +29,19 @@ def mendable(talk: Talk) -> set[str]:
             if len(places) == 1 and all(a.place <= places[0] for a in turn if a.name == name)}
 
 
-def to_mend(call: ToolCall, talk: Talk) -> tuple[ToolCall, str, list[dict[str, Any]]] | None:
+def to_mend(call: ToolCall, talk: Talk,
+            readers: Container[str] = ()) -> tuple[ToolCall, str, list[dict[str, Any]]] | None:
     """The failed call `call` stands for, its error and every arguments its tool was tried with: `call` itself when
-    it failed and nothing succeeded since, the tool's failed call when `call` succeeded; else None."""
+    it failed and no call succeeded since but of `readers` (tools that only read change nothing it needs), the tool's
+    failed call when `call` succeeded; else None."""
     made = talk.this_turn
     mine = [a for a in made if a.name == call.name]
     succeeded = [a.arguments for a in mine if not a.failed]
     failures = [a for a in mine if a.failed and a.arguments not in succeeded]
     tried = [a.arguments for a in mine]
     if failure := next((a for a in reversed(failures) if a.arguments == call.arguments), None):
-        since = any(not a.failed and (a.place > failure.place or (a.place == failure.place and a.name != call.name))
-                    for a in made)
+        since = any(not a.failed and a.name not in readers and (
+            a.place > failure.place or (a.place == failure.place and a.name != call.name)) for a in made)
         return None if since else (call, failure.answer, tried)
     return ((ToolCall(call.name, failures[-1].arguments), failures[-1].answer, tried)
             if failures and call.arguments in succeeded else None)

@@ -303,9 +303,8 @@ class Decider:
 
     @staticmethod
     def _far(d: Decision, call: ToolCall) -> bool:
-        """Whether an answer's first call carries nothing the conversation said and its tool is far from the message:
-        no word in common (BM25) and its gist's cosine under `MEANING_FLOOR` (a call on the model's wish alone, where
-        no shape's rule chose the table for the message)."""
+        """Whether an answer's first call, where no shape chose the table, carries nothing the conversation said and
+        its tool is far from the message: no word in common (BM25), its gist's cosine under `MEANING_FLOOR`."""
         if d.calls or d.talk.again or d.shaped or any(mentioned(v, d.said, k) for k, v in call.arguments.items()
                                                     if not isinstance(v, bool)):
             return False
@@ -335,7 +334,7 @@ class Decider:
 
     async def mend(self, d: Decision) -> Stage | None:
         assert d.call is not None
-        found = to_mend(d.call, d.talk)
+        found = to_mend(d.call, d.talk, {t.name for t in d.tools if reads(t, d.tools)})
         if found is None:
             return self.more
         call, error, tried = found

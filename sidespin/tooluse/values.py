@@ -80,7 +80,9 @@ def telling_words(text: str) -> list[str]:
 REQUEST_AT = (r"(?i)(?:^|[.!?;:,«\"]\s*|\b(?:please|you|to|and|then|also|now|et|puis|tu|vous|bitte|und|dann|du|y|"
               r"luego|usted|e|poi)\s+)")
 _CHANGE = (r"(?:create|make|write|save|add|append|insert|put|set|change|replace|edit|update|delete|remove|rename|move|"
-           r"copy|stage|commit|push|upload|rewrite|fix|cr[ée]e[rz]?|[ée]cri[st]|[ée]crire|ajoute[rz]?|modifie[rz]?|"
+           r"copy|stage|commit|push|upload|rewrite|fix|mark|complete|finish|close|archive|cancel|clear|reset|restore|"
+           r"enable|disable|toggle|start|stop|pause|resume|marque[rz]?|termine[rz]?|annule[rz]?|markiere|erledige|"
+           r"marca|completa|cancela|segna|cr[ée]e[rz]?|[ée]cri[st]|[ée]crire|ajoute[rz]?|modifie[rz]?|"
            r"supprime[rz]?|renomme[rz]?|d[ée]place[rz]?|erstelle|schreib\w*|f[üu]ge|[äa]ndere|l[öo]sche|speicher\w*|"
            r"crea[r]?|escribe|a[ñn]ade|cambia|borra|elimina|mueve|guarda|scrivi|aggiungi|sposta|salva)")
 
@@ -96,7 +98,7 @@ def reads(tool: Tool, tools: Sequence[Tool], *, actions: bool = False) -> bool:
     if tool.read_only or any(t.read_only or t.destructive for t in tools if t.source == tool.source):
         return tool.read_only
     words = words_of(tool.name)
-    return bool(READ_VERBS & set(words)) and not re.search(r"\b" + _CHANGE, " ".join(words)) or actions and bool(
+    return bool(READ_VERBS & set(words)) and not re.search(rf"\b{_CHANGE}\b", " ".join(words)) or actions and bool(
         _READS.search(f"{' '.join(words)} {tool.description[:300]}"))
 
 

@@ -182,6 +182,8 @@ POST = tool("post_entry", "Insert a row into the ledger's entries.",
     ("Add an entry: lunch, 12 euros.", True), ("Ajoute une ligne : café, 3 euros.", True),
     ("Which entries are from May?", True),  # no change asked, but a word of the tool's own
     ("Order me a coffee.", True),  # a value it takes
+    ("Mark the taxi as paid.", True), ("Close the one from Monday.", True),  # a change of state
+    ("Markiere den Eintrag vom Montag als erledigt.", True),
 ])
 async def test_a_first_call_of_a_tool_that_changes_things_needs_a_change_asked_or_a_word_of_its_own(text, called):
     """A request no tool does ("order me a taxi") is not an insert because the model leans to call what is offered."""
@@ -557,3 +559,18 @@ async def test_an_optional_filter_said_for_an_earlier_request_is_not_carried_int
               *user("And done?")]
     model = FakeLlama({"And done?": [("chore_list", {"room": "kitchen", "status": "done"})]}, shy=0.9)
     assert await decided(model, follow, [add, listing]) == [("chore_list", {"room": "kitchen", "status": "done"})]
+
+
+async def test_a_call_that_failed_is_not_made_again_as_it_was_after_calls_that_only_read() -> None:
+    """`book_room` failed; a reading call succeeded since, which cannot make it succeed: written again as it was, it
+    is mended or not made. After a call that changes things (a room freed), the same call may be made again."""
+    book = tool("book_room", "Book a meeting room.", {"room": TEXT}, ["room"], source="mcp:rooms")
+    rooms = tool("list_rooms", "List the meeting rooms.", {}, [], source="mcp:rooms", read_only=True)
+    free = tool("free_room", "Cancel a room's booking.", {"room": TEXT}, ["room"], source="mcp:rooms")
+    text = "Book the Fjord room and tell me which rooms there are."
+    talk = [*user(text), *called("c1", "book_room", '{"room": "Fjord"}', "Error: the room is taken"),
+            *called("c2", "list_rooms", "{}", "Fjord, Delta")]
+    model = FakeLlama({}, after={text: [("book_room", {"room": "Fjord"})]}, p_call=0.99)
+    assert await decided(model, talk, [book, rooms, free]) == []
+    freed = [*talk, *called("c3", "free_room", '{"room": "Fjord"}', "Freed.")]
+    assert await decided(model, freed, [book, rooms, free]) == [("book_room", {"room": "Fjord"})]

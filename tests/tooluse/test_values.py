@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sidespin.tooluse.values import as_said, asked_parameters, grounded, invented, mentioned, said_in
+from sidespin.tooluse.values import as_said, asked_parameters, grounded, invented, mentioned, reads, said_in
 from tests.tooluse.tools import CONVERT, FORECAST, tool
 
 
@@ -61,3 +61,10 @@ def test_a_percentage_goes_as_a_decimal_where_the_tool_asks_for_one_and_a_run_on
     said = said_in(["a loan at 5% over 15, 20 or 30 years"])
     assert as_said(loan, {"rate": 5, "years": 152000}, said) == {"rate": 0.05, "years": 15}
     assert as_said(loan, {"rate": 0.05, "years": 20}, said) == {"rate": 0.05, "years": 20}
+
+
+def test_a_tool_whose_name_says_a_reading_verb_reads_though_a_word_of_it_begins_like_a_change() -> None:
+    """"address" begins like "add", "settings" like "set": whole words of the name tell a change."""
+    for name in ("get_address", "read_settings", "list_started_timers"):
+        assert reads(tool(name, "Some lookup.", {}, []), []), name
+    assert not reads(tool("list_and_delete", "Some cleanup.", {}, []), [])
