@@ -11,10 +11,11 @@ from typing import Any, Sequence
 from sidespin.formats import to_openai_tool
 from sidespin.tools import Tool
 from sidespin.tooluse.call_format import CallFormat
-from sidespin.tooluse.values import READ_VERBS, asks_change, reads, telling_words, words_of
+from sidespin.tooluse.schema import listed as listed_values
+from sidespin.tooluse.values import REQUEST_AT, READ_VERBS, allowed, asks_change, reads, telling_words, words_of
 
 __all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "system_prompt", "cut",
-           "deprecated_for", "names_said", "named", "family_named"]
+           "deprecated_for", "names_said", "named", "family_named", "action_named"]
 
 SHORTLIST = 10  # tools read all at once; more are read a table at a time
 TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: about 1,950 tokens at most
@@ -63,6 +64,14 @@ def family_named(tools: Sequence[Tool], message: str) -> set[str]:
     said = telling_words(message)
     found = [names for (_, word), names in families.items() if len(names) > 1 and any(w.startswith(word) for w in said)]
     return found[0] if len(found) == 1 and len(found[0]) < len(tools) else set()
+
+
+def action_named(tools: Sequence[Tool], message: str) -> set[str]:
+    """The tools a reading verb the message opens a request with is an allowed value of (`core.action_named`): "List
+    the files…" of `dir_ops(action: "create" | "list" | "delete")`."""
+    verbs = {verb.lower() for verb in re.findall(REQUEST_AT + r"(\w+)", message)} & READ_VERBS
+    return {t.name for t in tools for n in t.required if verbs & {v.lower() for v in allowed(t.parameters.get(n))
+                                                                  + listed_values(t, n)}}
 
 
 def cut(text: str, limit: int) -> str:

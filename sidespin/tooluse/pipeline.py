@@ -27,7 +27,7 @@ from sidespin.tooluse.decision import NAMED_FLOOR, Decision
 from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
-from sidespin.tooluse.offer import deprecated_for, family_named, held_said, named, names_said, tables
+from sidespin.tooluse.offer import action_named, deprecated_for, family_named, held_said, named, names_said, tables
 from sidespin.tooluse.relevance import rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
@@ -81,17 +81,13 @@ class Decider:
     async def decide(self, messages: Sequence[dict[str, Any]], tools: Sequence[Tool]) -> list[ToolCall]:
         """The calls the last message asks for ([] for none); raises `MalformedToolCall` or `BackendError`."""
         async with self.busy:
-            return await self._decide(messages, tools)
-
-    async def _decide(self, messages: Sequence[dict[str, Any]], tools: Sequence[Tool]) -> list[ToolCall]:
-        started = time.perf_counter()
-        talk = Talk(messages)
-        decision = Decision(talk, list(tools), shapes_for(tools, self.switches), said_in(talk.texts()), self.embedder)
-        stage: Stage | None = self.shortlist
-        while stage is not None:
-            stage = await stage(decision)
-        logger.info("TOOLUSE_DECISION {} in {:.3f}s", json.dumps(decision.summary()), time.perf_counter() - started)
-        return decision.calls
+            started, talk = time.perf_counter(), Talk(messages)
+            d = Decision(talk, list(tools), shapes_for(tools, self.switches), said_in(talk.texts()), self.embedder)
+            stage: Stage | None = self.shortlist
+            while stage is not None:
+                stage = await stage(d)
+            logger.info("TOOLUSE_DECISION {} in {:.3f}s", json.dumps(d.summary()), time.perf_counter() - started)
+            return d.calls
 
     # --- 1. shortlist ----------------------------------------------------------------------------------------
 
@@ -180,18 +176,17 @@ class Decider:
             d.narrowed = d.narrowed or len(d.names) < before
         if not again and not d.narrowed and d.named & set(d.names):  # the person named it: it, not a look-alike
             d.names, d.narrowed = {n: t for n, t in d.names.items() if n in d.named}, True
-        elif not again and not d.narrowed and (family := family_named(list(d.names.values()), d.talk.last)):
+        elif not again and not d.narrowed and (family := family_named(list(d.names.values()), d.talk.last)
+                                               or action_named(list(d.names.values()), d.talk.last)):
             d.names = {n: t for n, t in d.names.items() if n in family}  # among them, the checks still hold
-        if second is not None:  # the larger model names the calls and writes them, on its own prompt
-            await second.hand_over(d)
-            return None
+        if second is not None:  # the larger model names the calls and writes them, on its own prompt (no stage after)
+            return await second.hand_over(d)
         d.written = d.prompt + (await self.model.call_format()).opening
         return self.which
 
     async def _second(self) -> Decider | None:
         """The larger model's decider, once loaded; None where there is none (or it could not start, from then on)."""
-        second = await self.second() if self.second is not None else None
-        if second is None:
+        if (second := await self.second() if self.second is not None else None) is None:
             self.second = None
         return second
 
@@ -387,8 +382,7 @@ class Decider:
                        for k, v in new.items() for s in same)  # a part of what an earlier call wrote there
             said = [k for k, v in new.items() if mentioned(v, asked, k) and not isinstance(v, bool)]
             return bool(said) and not held and all(k in said or own_word(tool, k, v) for k, v in new.items())
-        required = [n for n in tool.required if n in call.arguments]
         places = {p.rstrip("/") for p in tool.places}
         values_said = all(mentioned(call.arguments[n], asked, n) or str(call.arguments[n]).rstrip("/") in places
-                          for n in required)
+                          for n in tool.required if n in call.arguments)
         return values_said and await self._fits(tool, d.talk.last)

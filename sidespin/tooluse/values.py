@@ -9,8 +9,7 @@
   results: `core.optional_now`); `asked_parameters` names optional ones the message asks for.
 - `invented`: required values nothing mentions (neither the conversation nor the tool's own text and folders),
   that restate their parameter's description, that are an example of the tool's text no one said, that copy a
-  parameter's name or a JSON type no one said (`{"name": "content"}`, `{"unit_type": "string"}`), or a phrase as an
-  id (`{"id": "Renew passport"}`).
+  parameter's name or a JSON type no one said (`{"name": "content"}`), or a phrase as an id (`{"id": "Renew it"}`).
 - `as_said`: a percentage for a parameter that asks a decimal is the decimal; digits run on past a number said are
   cut back to it."""
 

@@ -7,7 +7,8 @@ import pytest
 
 from sidespin.tooluse.call_format import FALLBACK, read_format
 from sidespin.tooluse.model import names_grammar
-from sidespin.tooluse.offer import SHORTLIST, TABLE_CHARS, family_named, named, offered, offered_table, tables
+from sidespin.tooluse.offer import (SHORTLIST, TABLE_CHARS, action_named, family_named, named, offered, offered_table,
+                                   tables)
 from sidespin.tooluse.schema import MAX_ITEMS, arguments_schema, bounds_for
 from tests.route_fake import BETWEEN, CLOSE, OPEN, FakeLlama
 from tests.tooluse.tools import TEXT, tool
@@ -130,3 +131,17 @@ def test_a_family_is_named_only_by_a_word_that_is_no_verb_and_only_within_one_se
                                                                            ("note_add", "mcp:b"), ("note_get", "mcp:b"))]
     assert family_named(readers + KITCHEN, "Read the file a.txt") == set()
     assert family_named(twins, "Add a note") == set()
+
+
+CELLAR = [tool("vault_ops", "Vault operations.", {"action": {"enum": ["open", "list", "seal"]}, "vault": TEXT}, ["action"],
+               source="mcp:cellar"),
+          tool("shelf", 'Shelf work.\nop: "count" | "add"', {"op": TEXT}, ["op"], source="mcp:cellar"),
+          tool("read_label", "Read a bottle's label.", {"bottle": TEXT}, ["bottle"], source="mcp:cellar")]
+
+
+@pytest.mark.parametrize("text, wanted", [("List the vaults in my cellar.", {"vault_ops"}),
+                                          ("Could you count the bottles on the shelf?", {"shelf"}),
+                                          ("Please seal the old vault.", set()),  # a change: no reading verb
+                                          ("Which wines age best?", set())])
+def test_a_reading_verb_a_request_opens_with_names_the_tools_that_allow_it_as_a_value(text, wanted) -> None:
+    assert action_named(CELLAR, text) == wanted

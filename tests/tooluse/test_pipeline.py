@@ -574,3 +574,13 @@ async def test_a_call_that_failed_is_not_made_again_as_it_was_after_calls_that_o
     assert await decided(model, talk, [book, rooms, free]) == []
     freed = [*talk, *called("c3", "free_room", '{"room": "Fjord"}', "Freed.")]
     assert await decided(model, freed, [book, rooms, free]) == [("book_room", {"room": "Fjord"})]
+
+
+async def test_a_reading_verb_a_tool_allows_as_a_value_chooses_it_over_a_look_alike_the_model_likes_more() -> None:
+    vault = tool("vault_ops", "Vault operations.", {"action": {"enum": ["open", "list", "seal"]}}, ["action"],
+                 source="mcp:cellar")
+    label = tool("read_label", "Read a bottle's label.", {"bottle": TEXT}, ["bottle"], source="mcp:cellar")
+    text = "List the vaults in my cellar."
+    model = FakeLlama({text: [("read_label", {"bottle": "cellar"}), ("vault_ops", {"action": "list"})]},
+                      name_tokens={"": [('read_label",', 0.7), ('vault_ops",', 0.3)]})
+    assert await decided(model, user(text), [vault, label]) == [("vault_ops", {"action": "list"})]

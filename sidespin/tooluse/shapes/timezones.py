@@ -42,10 +42,7 @@ _NEAR, _MARGIN, _SPELLED = 0.75, 0.05, 0.5  # a name's cosine to a place, its le
 
 @functools.cache
 def _zones() -> dict[str, str]:
-    try:
-        return {zone.casefold(): zone for zone in zoneinfo.available_timezones()}
-    except OSError:
-        return {}
+    return {zone.casefold(): zone for zone in zoneinfo.available_timezones()}
 
 
 def _place(text: str) -> str:
