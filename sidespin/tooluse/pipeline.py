@@ -239,7 +239,7 @@ class Decider:
         """The next name, once an answer, when the answer's first call was refused: the tool left that words and
         meaning both rank first (`core.agreed`), else the model's next likeliest; where the refused call's values were
         made up, not one requiring one named alike (`core.made_up_for_all`: "id" said for none, nor "todo_id"); where
-        the message asks a change, not one that only reads (`core.change_not_read`)."""
+        the message asks to make a new thing, not one that only reads (`core.new_not_read`: no id to find first)."""
         aliases = [n for n, t in d.names.items() if deprecated_for(t) == refused]
         if d.calls or d.retried or len(d.names) - len(aliases) < 2:
             return None
@@ -247,9 +247,9 @@ class Decider:
         alike = {(words_of(n) or [n])[-1] for n in made_up}  # by their names' last words
         passed = {refused, *aliases} | {n for n, t in d.names.items()
                                         if alike & {w[-1] for w in map(words_of, t.required) if w}}
-        if not d.talk.again and asks_change(d.talk.last):
+        if not d.talk.again and asks_change(d.talk.last, new=True):
             passed |= {n for n, t in d.names.items() if reads(t, d.table)}
-            d.notes.append("core.change_not_read")
+            d.notes.append("core.new_not_read")
         d.names = {n: t for n, t in d.names.items() if n not in passed}
         left = [r for r in d.ranked if r.tool.name in d.names]
         by_words = min((r for r in left if r.bm25 is not None), key=lambda r: r.bm25, default=None)

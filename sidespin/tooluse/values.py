@@ -78,12 +78,13 @@ def telling_words(text: str) -> list[str]:
 # where a request's verb stands: first in a clause, or after "please", "can you", "to", "and", "then"…
 REQUEST_AT = (r"(?i)(?:^|[.!?;:,«\"]\s*|\b(?:please|you|to|and|then|also|now|et|puis|tu|vous|bitte|und|dann|du|y|"
               r"luego|usted|e|poi)\s+)")
-_CHANGE = (r"(?:create|make|write|save|add|append|insert|put|set|change|replace|edit|update|delete|remove|rename|move|"
-           r"copy|stage|commit|push|upload|rewrite|fix|mark|complete|finish|close|archive|cancel|clear|reset|restore|"
-           r"enable|disable|toggle|start|stop|pause|resume|marque[rz]?|termine[rz]?|annule[rz]?|markiere|erledige|"
-           r"marca|completa|cancela|segna|cr[ée]e[rz]?|[ée]cri[st]|[ée]crire|ajoute[rz]?|modifie[rz]?|"
-           r"supprime[rz]?|renomme[rz]?|d[ée]place[rz]?|erstelle|schreib\w*|f[üu]ge|[äa]ndere|l[öo]sche|speicher\w*|"
-           r"crea[r]?|escribe|a[ñn]ade|cambia|borra|elimina|mueve|guarda|scrivi|aggiungi|sposta|salva)")
+_NEW = (r"(?:create|make|write|save|add|append|insert|put|cr[ée]e[rz]?|[ée]cri[st]|[ée]crire|ajoute[rz]?|erstelle|"
+        r"schreib\w*|f[üu]ge|speicher\w*|crea[r]?|escribe|a[ñn]ade|guarda|scrivi|aggiungi|salva)")  # of a new thing
+_CHANGE = (rf"(?:{_NEW}|set|change|replace|edit|update|delete|remove|rename|move|copy|stage|commit|push|upload|"
+           r"rewrite|fix|mark|complete|finish|close|archive|cancel|clear|reset|restore|enable|disable|toggle|start|"
+           r"stop|pause|resume|marque[rz]?|termine[rz]?|annule[rz]?|markiere|erledige|marca|completa|cancela|segna|"
+           r"modifie[rz]?|supprime[rz]?|renomme[rz]?|d[ée]place[rz]?|[äa]ndere|l[öo]sche|cambia|borra|elimina|mueve|"
+           r"sposta)")
 
 
 _READS = re.compile(r"(?i)\b(?:list|read|get|show|search|find|view)(?:s|ing)?\b")
@@ -101,10 +102,10 @@ def reads(tool: Tool, tools: Sequence[Tool], *, actions: bool = False) -> bool:
         _READS.search(f"{' '.join(words)} {tool.description[:300]}"))
 
 
-def asks_change(text: str) -> bool:
-    """Whether a message asks to make or change something: a change's verb where a request's verb stands ("what is
-    it set to?" asks none)."""
-    return re.search(REQUEST_AT + _CHANGE + r"\b", text) is not None
+def asks_change(text: str, new: bool = False) -> bool:
+    """Whether a message asks to make or change something (with `new`, to make a new thing: "add", not "mark"): a
+    change's verb where a request's verb stands ("what is it set to?" asks none)."""
+    return re.search(REQUEST_AT + (_NEW if new else _CHANGE) + r"\b", text) is not None
 
 
 def change_asked(tool: Tool, message: str, table: Sequence[Tool] = ()) -> bool:

@@ -529,14 +529,16 @@ async def test_what_was_made_up_for_one_tool_is_not_asked_of_another_and_no_id_i
 async def test_after_a_refused_call_a_change_asked_goes_to_no_tool_that_only_reads_nor_needing_an_id_alike() -> None:
     """The model's first tool needs an id no one said. "Put 'fix the gate' on my task list": its next likeliest
     tools, one needing a `task_id`, one that only reads, are passed over for the one that adds; "Find the gate
-    task" asks no change: the reader is tried, not the tool needing a `task_id` ("gate" would be an id made up)."""
+    task" asks no change, "Mark the gate task as done" no new thing: the reader is tried (it finds the id), not the
+    tool needing a `task_id` ("gate" would be an id made up)."""
     tasks = [tool("task_label", "Label a task.", {"id": TEXT, "label": TEXT}, ["id", "label"], source="mcp:home"),
              tool("task_comment_list", "List a task's comments.", {"task_id": TEXT}, ["task_id"], source="mcp:home"),
              tool("task_search", "Search tasks by title.", {"title": TEXT}, ["title"], source="mcp:home"),
              tool("task_open", "Open a new task.", {"text": TEXT}, ["text"], source="mcp:home"), FORECAST]
     names = {"": [('task_label",', 0.5), ('task_comment_list",', 0.25), ('task_search",', 0.15), ('task_open",', 0.1)]}
     for text, wanted in (("Then put 'fix the gate' on my task list.", ("task_open", {"text": "fix the gate"})),
-                         ("Find the gate task", ("task_search", {"title": "gate"}))):
+                         ("Find the gate task", ("task_search", {"title": "gate"})),
+                         ("Mark the gate task as done.", ("task_search", {"title": "gate"}))):
         wants = [("task_label", {"id": "3", "label": "gate"}), ("task_comment_list", {"task_id": "gate"}),
                  ("task_search", {"title": "gate"}), ("task_open", {"text": "fix the gate"})]
         assert await decided(FakeLlama({text: wants}, name_tokens=names), user(text), tasks) == [wanted]
