@@ -32,7 +32,7 @@ from sidespin.tooluse.relevance import rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (as_said, asked_parameters, asks_change, change_asked, grounded, invented,
-                                     mentioned, own_word, reads, said_in, words_of)
+                                     last_word, mentioned, own_word, reads, said_in, words_of)
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
 
@@ -244,9 +244,8 @@ class Decider:
         if d.calls or d.retried or len(d.names) - len(aliases) < 2:
             return None
         d.retried = True
-        alike = {(words_of(n) or [n])[-1] for n in made_up}  # by their names' last words
-        passed = {refused, *aliases} | {n for n, t in d.names.items()
-                                        if alike & {w[-1] for w in map(words_of, t.required) if w}}
+        alike = set(map(last_word, made_up))
+        passed = {refused, *aliases} | {n for n, t in d.names.items() if alike & set(map(last_word, t.required))}
         if not d.talk.again and asks_change(d.talk.last, new=True):
             passed |= {n for n, t in d.names.items() if reads(t, d.table)}
             d.notes.append("core.new_not_read")
@@ -313,8 +312,7 @@ class Decider:
 
     async def _asked(self, written: str, tool: Tool, raw: str, arguments: dict[str, Any], message: str,
                      bounds: Bounds) -> dict[str, Any]:
-        """`arguments` with the optional values the message asks for that the model left out, each written after the
-        others under its own schema."""
+        """`arguments` with the optional values the message asks for that the model left out, each written next."""
         for name in asked_parameters(tool, arguments, message):
             head = raw.rstrip().removesuffix("}").rstrip()
             opening = head + ("" if head == "{" else ", ") + json.dumps(name) + ": "

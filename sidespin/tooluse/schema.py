@@ -60,8 +60,7 @@ def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds
 def listed(tool: Tool, name: str) -> list[str]:
     """The values a tool's description lists for text parameter `name` without enum, as `name: "a" | "b"`, or as
     `name:` then lines `- "a": …` (a docstring's Args); or under a heading that says the parameter's words, as
-    "Available operations: mean, median" or "Supported unit types:" then lines `- length: …`; [] where it lists
-    fewer than two."""
+    "Available operations: mean, median" or "Supported unit types:" then lines `- length: …`; [] for under two."""
     schema = tool.parameters.get(name) or {}
     if not isinstance(schema, dict) or schema.get("enum") or schema.get("type", "string") != "string":
         return []

@@ -10,8 +10,7 @@
 - `invented`: required values nothing mentions (neither the conversation nor the tool's own text and folders),
   that restate their parameter's description, that are an example of the tool's text no one said, that copy a
   parameter's name or a JSON type no one said (`{"name": "content"}`), or a phrase as an id (`{"id": "Renew it"}`).
-- `as_said`: a percentage for a parameter that asks a decimal is the decimal; digits run on past a number said are
-  cut back to it."""
+- `as_said`: a percentage goes as a decimal where its parameter asks one; digits run on past a number said are cut."""
 
 from __future__ import annotations
 
@@ -26,7 +25,7 @@ from loguru import logger
 from sidespin.tools import Tool
 
 __all__ = ["said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented", "as_said",
-           "words_of", "telling_words", "allowed", "REQUEST_AT", "asks_change", "change_asked", "reads",
+           "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT", "asks_change", "change_asked", "reads",
            "READ_VERBS", "own_word"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -68,6 +67,12 @@ def words_of(text: str) -> list[str]:
     """The words of a name or a sentence, lower case: `getCurrentWeather` → get current weather; a word hyphenated
     after a function word or a letter is one ("to-do" → todo, "e-mail" → email)."""
     return [w.lower() for w in _WORD.findall(_JOINED.sub(r"\1\2", _CAMEL.sub(" ", text)))]
+
+
+def last_word(name: str) -> str:
+    """The last word of a parameter's name, singular: what it names ("entry_ids" → id, "todoId" → id, "q" → q)."""
+    word = (words_of(name) or [name.lower()])[-1]
+    return word[:-1] if len(word) > 2 and word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
 
 
 def telling_words(text: str) -> list[str]:
@@ -146,8 +151,7 @@ def _whole(text: str, said: str) -> bool:
 
 def mentioned(value: Any, said: str, name: str = "") -> bool:
     """Whether the conversation (`said`, from `said_in`) mentions `value`, the value of parameter `name`: a text by one
-    of its telling words, a word of 6 letters or more by all but its last three, five at least ("kilometers" of
-    "kilometres")."""
+    of its telling words, a word of 6 letters or more by all but its last three ("kilometers" of "kilometres")."""
     if isinstance(value, bool) or (isinstance(value, str) and value.strip().lower() in _SWITCH):
         return any(word[:5] in said for word in words_of(name) if len(word) >= 4)  # a switch, by its name
     if isinstance(value, (int, float)):
@@ -217,7 +221,8 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
                                                     and value == 0) or _all_in(value, own, name) or (
             isinstance(value, str) and _CODE.fullmatch(value) is not None)
         copied = isinstance(value, str) and (value in tool.parameters or value in _TYPES) and not mentioned(value, said)
-        phrase = isinstance(value, str) and " " in value.strip() and words_of(name)[-1:] == ["id"]  # no id is a phrase
+        phrase = last_word(name) == "id" and any(isinstance(v, str) and " " in v.strip()  # no id is a phrase
+                                                 for v in (value if isinstance(value, list) else [value]))
         if not known or copied or phrase or _restates(tool, name, value) or _an_example(tool, name, value, said):
             made_up.append(name)
     return made_up

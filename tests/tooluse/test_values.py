@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from sidespin.tooluse.values import as_said, asked_parameters, grounded, invented, mentioned, reads, said_in
-from tests.tooluse.tools import CONVERT, FORECAST, tool
+from sidespin.tooluse.values import as_said, asked_parameters, grounded, invented, last_word, mentioned, reads, said_in
+from tests.tooluse.tools import CONVERT, FORECAST, TEXT, tool
 
 
 def test_what_was_said_has_number_words_clock_times_and_scaled_numbers_as_digits() -> None:
@@ -52,6 +52,18 @@ def test_required_values_nothing_mentions_restates_or_only_exemplifies_are_made_
                     said_in(["20 dollars in euros"])) == []  # codes for things said in words
     assert invented(CONVERT, {"amount": 30, "from_currency": "USD", "to_currency": "EUR"},
                     said_in(["20 dollars in euros"])) == ["amount"]
+
+
+def test_an_id_or_a_list_of_ids_written_as_a_phrase_is_made_up() -> None:
+    """Whatever the parameter's name says an id ("id", "entryIds", "todo_ids"), a phrase in it is made up."""
+    said = said_in(["Move 'order pizza for Friday' to the weekend list"])
+    move = tool("move", "Move entries to a list.", {"entryIds": {"type": "array", "items": TEXT}, "list": TEXT},
+                ["entryIds", "list"])
+    assert invented(move, {"entryIds": ["order pizza for Friday"], "list": "weekend"}, said) == ["entryIds"]
+    assert invented(move, {"entryIds": "order pizza for Friday", "list": "weekend"}, said) == ["entryIds"]
+    assert invented(move, {"entryIds": ["Friday"], "list": "weekend"}, said) == []
+    assert [last_word(n) for n in ("todo_ids", "entryIds", "id", "status", "address", "q")] == [
+        "id", "id", "id", "status", "address", "q"]
 
 
 def test_a_percentage_goes_as_a_decimal_where_the_tool_asks_for_one_and_a_run_on_number_is_cut_back() -> None:

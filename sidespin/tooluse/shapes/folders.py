@@ -130,8 +130,7 @@ class Folders(Shape):
 
 def _requests(decision: Decision, tool: Tool, name: str, value: list, places: list[str]) -> list:
     """A list of objects that takes files (`folders.file_requests`): each one's file, under the key its items' schema
-    or the description's example names for one (`"path": "/abs/file"`), placed; where none has one, one per file
-    named. Any other list as it is."""
+    or the description's example names (`"path": "/abs/file"`), placed; else one per file named; others as they are."""
     items = (tool.parameters.get(name) or {}).get("items") or {}
     key = next((k for k in [*(items.get("properties") or {}), *_KEY.findall(tool.description)]
                 if _says(k, _PATH_NAMES)), None)

@@ -14,7 +14,7 @@ from typing import Sequence
 
 from sidespin.tools import Tool
 from sidespin.tooluse.decision import Decision, Shape
-from sidespin.tooluse.values import READ_VERBS, telling_words, words_of
+from sidespin.tooluse.values import READ_VERBS, last_word, telling_words, words_of
 
 __all__ = ["Memory", "stores", "asks_memory", "does"]
 
@@ -59,8 +59,7 @@ def does(tool: Tool, annotated: bool) -> str | None:
 
 def asks_memory(text: str) -> str | None:
     """What a message asks of a memory: "forget", "recall", "keep", or None. Of a store it addresses ("in your
-    memory", "the knowledge base"): what its first verb a store's tool may be named by does, else "recall" for a
-    question."""
+    memory", "the knowledge base"): what its first verb naming a store's tool does, else "recall" for a question."""
     text = text.strip()
     if _FORGET.search(text) and not _KEEP.search(text):
         return "forget"
@@ -108,7 +107,7 @@ class Memory(Shape):
 
 def _by_id(tool: Tool) -> bool:
     """Whether a tool requires an id ("id", "entry_ids")."""
-    return any(words_of(name)[-1:] in (["id"], ["ids"]) for name in tool.required)
+    return any(last_word(name) == "id" for name in tool.required)
 
 
 def _kept_before(decision: Decision) -> bool:
