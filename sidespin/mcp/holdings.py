@@ -10,6 +10,14 @@ the approval policy would run that call without asking (`may_run`: the tool is m
 `auto`; `"tools": {"list_tables": {"approval": "ask"}}` in config.json stops it). Each call is logged
 (`MCP_HOLDINGS`); a failure or a timeout leaves the server's holdings as they were.
 
+A server that runs SQL (`query_tool`: a tool with a required text parameter named `sql`, `query` or `statement`
+whose own or whose tool's description says SQL, that only reads or whose name says no change) is asked its own
+schema the same way, under the same approval check: SQLite's `sqlite_master`, else the standard
+`information_schema.columns`, each read for table names and their columns (`tables_in`: identifiers only, at most
+`MAX_COLUMNS` a table in `MAX_HELD` characters, the shortest tables first). Each table is held as `orders(id, customer_id, total)`, so a request in the person's words
+("how many orders came in April?") reaches the tool that runs the query, and the query is written on the columns
+the database has.
+
 `names_in` reads the names a listing gives: the strings of a JSON or Python literal (of its records, the fields
 whose key says name, title, subject or text where they have one), else the lines, less their bullets and bracketed
 tags; names over `MAX_NAME` characters, paths, headings, sentences and identifiers (dates, times, hexadecimal ids,
@@ -31,13 +39,29 @@ from loguru import logger
 from sidespin.tools import Tool
 from sidespin.tooluse.values import words_of
 
-__all__ = ["listing_tools", "names_in", "read_holdings", "MAX_NAMES", "MAX_NAME", "MAX_LISTINGS", "TIMEOUT"]
+__all__ = ["listing_tools", "names_in", "query_tool", "tables_in", "read_holdings", "SCHEMA_QUERIES", "MAX_NAMES",
+           "MAX_NAME", "MAX_LISTINGS", "MAX_COLUMNS", "MAX_HELD", "TIMEOUT"]
 
 MAX_NAMES = 30  # names kept a server
 MAX_NAME = 40  # characters of a name at most
 MAX_LISTINGS = 3  # listing tools called a server
+MAX_COLUMNS = 16  # columns held a table
+MAX_HELD = 160  # characters of a table's columns held
 TIMEOUT = 10.0  # seconds a listing may take
+SCHEMA_QUERIES = (  # a database's own account of its tables: SQLite's, then the SQL standard's
+    "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY "
+    "length(sql)",  # the shortest first: a result cut short loses the widest tables
+    "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema NOT IN "
+    "('information_schema', 'pg_catalog', 'mysql', 'performance_schema', 'sys') ORDER BY table_name, ordinal_position")
+_QUERY_PARAMETER = frozenset({"sql", "query", "statement", "sql_query"})
+_CHANGE_NAME = frozenset("write insert update delete create drop alter modify".split())
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,39}$")
+_NAMED = r'(?:"([^"]*)"|`([^`]*)`|\[([^\]]*)\]|([^\s"`\[\]()]+))'  # an identifier, quoted or bare
+_CREATE = re.compile(rf"(?is)\bCREATE\s+(?:TEMP(?:ORARY)?\s+)?(TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?"
+                     rf"(?:{_NAMED}\.)?{_NAMED}\s*(\(|AS\b)?")
+_CONSTRAINT = frozenset({"primary", "foreign", "unique", "check", "constraint"})
 _READ = 20_000  # characters of a listing read
+_SCHEMA_READ = 200_000  # ... of a schema
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 _TAGS = re.compile(r"(?:\s*(?:[\[(][^\])]*[\])]|(?<=\s)\d{4}-\d\d-\d\d[\dT:.Z+-]*))+\s*$")  # trailing tags, dates
 _NAMING = re.compile(r"(?i)^(?:\w+[_ ])?(?:name|title|label|subject|text)$")  # a record's field that names it
@@ -77,28 +101,131 @@ def _strings(value: Any, depth: int = 0, listed: bool = False) -> list[str]:
     return [s for item in items for s in _strings(item, depth + 1, isinstance(value, list))] if depth < 8 else []
 
 
+def query_tool(tools: Sequence[Tool]) -> tuple[Tool, str] | None:
+    """The tool of one server that runs SQL and its query parameter (see the module docstring): one that only reads
+    first, else the first whose name says no change and that is not marked destructive; None where there is none."""
+    found = []
+    for tool in tools:
+        for name in tool.required:
+            schema = tool.parameters.get(name)
+            said = f"{tool.description} {schema.get('description', '') if isinstance(schema, dict) else ''}"
+            if (name.lower() in _QUERY_PARAMETER and isinstance(schema, dict) and schema.get("type") == "string"
+                    and re.search(r"(?i)\bsql", said) and not tool.destructive
+                    and not _CHANGE_NAME & set(words_of(tool.name))):
+                found.append((tool, name))
+                break
+    return next((f for f in found if f[0].read_only or "read" in words_of(f[0].name)), found[0] if found else None)
+
+
+def tables_in(text: str) -> tuple[str, ...]:
+    """A schema query's result as tables held, `name(column, …)`: from `CREATE TABLE` statements (SQLite's
+    `sqlite_master`), else from rows or records of a table's and a column's name (`information_schema`). Names that
+    are not plain identifiers are left out."""
+    value = _literal(text[:_SCHEMA_READ])
+    statements = "\n".join(_texts(value)) if isinstance(value, (list, dict)) else text[:_SCHEMA_READ]
+    tables: dict[str, list[str]] = {}
+    for found in _CREATE.finditer(statements):
+        name = next((g for g in found.groups()[5:9] if g is not None), "")
+        if _IDENT.match(name):
+            table = found.group(1).upper() == "TABLE" and found.group(10) == "("
+            tables[name] = _columns(statements, found.end()) if table else []
+    if not tables:
+        for row in _rows(value, text[:_SCHEMA_READ]):
+            if len(row) >= 2 and _IDENT.match(row[0]) and _IDENT.match(row[1]) and row[0].lower() != "table_name":
+                tables.setdefault(row[0], []).append(row[1])
+    return tuple(f"{name}({_fitting(columns[:MAX_COLUMNS])})" if columns else name
+                 for name, columns in list(tables.items())[:MAX_NAMES])
+
+
+def _fitting(columns: list[str]) -> str:
+    """The columns, comma-separated, as many as fit `MAX_HELD` characters."""
+    kept = [c for i, c in enumerate(columns) if len(", ".join(columns[:i + 1])) <= MAX_HELD]
+    return ", ".join(kept) + (", …" if len(kept) < len(columns) else "")
+
+
+def _literal(text: str) -> Any:
+    """A result's JSON or Python literal, or None."""
+    for parse in (json.loads, ast.literal_eval):
+        try:
+            return parse(text.strip())
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+    return None
+
+
+def _texts(value: Any, depth: int = 0) -> list[str]:
+    """Every string in a JSON value, keys aside, to a depth of 8."""
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else []
+    return [s for item in items for s in _texts(item, depth + 1)] if depth < 8 else []
+
+
+def _columns(text: str, start: int) -> list[str]:
+    """The column names of a `CREATE TABLE`'s list that opens before `start`: each part's first word, at depth one,
+    but constraints."""
+    depth, part, parts = 1, "", []
+    for char in text[start:start + _SCHEMA_READ]:
+        depth += (char == "(") - (char == ")")
+        if depth == 0 or (char == "," and depth == 1):
+            parts.append(part)
+            part = ""
+            if depth == 0:
+                break
+        else:
+            part += char
+    named = (re.match(_NAMED, p.strip()) for p in parts)
+    words = [next(g for g in m.groups() if g is not None) for m in named if m]
+    return [w for w in words if _IDENT.match(w) and w.lower() not in _CONSTRAINT]
+
+
+def _rows(value: Any, text: str) -> list[list[str]]:
+    """A result's rows as lists of texts: a literal's records' or lists' values (of the first list a record holds),
+    else its lines split at |, tab or a comma."""
+    if value is None:
+        return [[c.strip(" '\"") for c in re.split(r"[|\t,]", line.strip().strip("|"))] for line in text.splitlines()]
+    if isinstance(value, dict):
+        value = next((v for v in value.values() if isinstance(v, list)), [])
+    return [[str(v) for v in (r.values() if isinstance(r, dict) else r)]
+            for r in (value if isinstance(value, list) else []) if isinstance(r, (dict, list))]
+
+
+async def _output(server: str, tool: Tool, arguments: dict[str, Any],
+                  call: Callable[[Tool, dict[str, Any]], Awaitable[Any]]) -> str | None:
+    """The text of one call made for the holdings, or None (logged) where it failed, hung or gave no text."""
+    try:
+        result = await asyncio.wait_for(call(tool, arguments), TIMEOUT)
+    except Exception as error:  # a listing that fails or hangs leaves the holdings as they were
+        logger.warning("MCP_HOLDINGS {} {} failed: {}", server, tool.name, error)
+        return None
+    if getattr(result, "error", None) is not None or not isinstance(getattr(result, "output", None), str):
+        logger.warning("MCP_HOLDINGS {} {} gave no text", server, tool.name)
+        return None
+    return result.output
+
+
 async def read_holdings(server: str, tools: Sequence[Tool], may_run: Callable[[Tool], bool],
-                        call: Callable[[Tool], Awaitable[Any]]) -> tuple[str, ...] | None:
-    """The names `server` holds, read by calling (`call(tool)` with no arguments, giving a `ToolResult`) each of
-    its listing tools that `may_run`; None where none may run or every listing failed."""
+                        call: Callable[[Tool, dict[str, Any]], Awaitable[Any]]) -> tuple[str, ...] | None:
+    """The names `server` holds, read by calling (`call(tool, arguments)`, giving a `ToolResult`) each of its
+    listing tools with no arguments, and its query tool with `SCHEMA_QUERIES` until one gives tables, where they
+    `may_run`; None where none may run or every call failed."""
     names: list[str] = []
-    read = False
-    for tool in listing_tools(tools):
+    read = schema = False
+    querying = query_tool(tools)
+    for tool, arguments in [(t, {}) for t in listing_tools(tools)] + (
+            [(querying[0], {querying[1]: q}) for q in SCHEMA_QUERIES] if querying else []):
         if not may_run(tool):
             logger.info("MCP_HOLDINGS {} {} not read: it would need a person's approval", server, tool.name)
             continue
-        try:
-            result = await asyncio.wait_for(call(tool), TIMEOUT)
-        except Exception as error:  # a listing that fails or hangs leaves the holdings as they were
-            logger.warning("MCP_HOLDINGS {} {} failed: {}", server, tool.name, error)
-            continue
-        if getattr(result, "error", None) is not None or not isinstance(getattr(result, "output", None), str):
-            logger.warning("MCP_HOLDINGS {} {} gave no text", server, tool.name)
-            continue
-        read = True
-        names.extend(names_in(result.output))
+        if schema:  # one schema query answered
+            break
+        if (output := await _output(server, tool, arguments, call)) is not None:
+            found = tables_in(output) if arguments else names_in(output)
+            read, schema = True, bool(arguments and found)
+            names.extend(found)
     if not read:
         return None
-    holds = tuple(dict.fromkeys(names))[:MAX_NAMES]
+    held = {n.split("(")[0] for n in names if "(" in n}
+    holds = tuple(dict.fromkeys(n for n in names if "(" in n or n not in held))[:MAX_NAMES]
     logger.info("MCP_HOLDINGS {} holds {} name(s): {}", server, len(holds), ", ".join(holds)[:300])
     return holds

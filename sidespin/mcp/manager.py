@@ -31,7 +31,7 @@ from sidespin.mcp.catalog import Catalog, PromptMessage, Reading, prompt_message
 from sidespin.mcp.config import ServerConfig
 from sidespin.mcp.connection import STARTUP_TIMEOUT, Connection, ServerStatus
 from sidespin.mcp.content import render_result, tool_from_mcp
-from sidespin.mcp.holdings import listing_tools, read_holdings
+from sidespin.mcp.holdings import listing_tools, query_tool, read_holdings
 from sidespin.mcp.places import folders
 from sidespin.mcp.subscriptions import Subscriptions
 from sidespin.questions import QuestionDesk
@@ -347,7 +347,8 @@ class MCPManager:
         unasked, and give the names to its tools in the registry."""
         if self.may_run is None or self.connection(server).status != "ready":
             return
-        holds = await read_holdings(server, self._server_tools(server), self.may_run, lambda tool: tool.invoke({}))
+        holds = await read_holdings(server, self._server_tools(server), self.may_run,
+                                    lambda tool, arguments: tool.invoke(arguments))
         if holds is not None:
             self._holds[server] = holds
             for tool in self._server_tools(server):  # as they are now: the server may have come back meanwhile
@@ -360,7 +361,7 @@ class MCPManager:
         if self.may_run is None or (running is not None and not running.done()):
             return
         listings = listing_tools(self._server_tools(server))
-        if not listings or any(t.name in (after, f"{server}__{after}") for t in listings):
+        if not (listings or query_tool(self._server_tools(server))) or any(t.name in (after, f"{server}__{after}") for t in listings):
             return
         self._reading[server] = asyncio.get_running_loop().create_task(self.read_holdings(server))
 

@@ -34,7 +34,7 @@ def deprecated_for(tool: Tool) -> str | None:
 def held_said(tools: Sequence[Tool], message: str) -> bool:
     """Whether the message says, as whole words, a name of 3 letters or more its server holds (`Tool.holds`)."""
     said = f" {' '.join(words_of(message))} "
-    return any(len(n) >= 3 and f" {' '.join(words_of(n))} " in said for t in tools for n in t.holds)
+    return any(len(n) >= 3 and f" {' '.join(words_of(n.split('(')[0]))} " in said for t in tools for n in t.holds)
 
 
 def names_said(tools: Sequence[Tool], message: str) -> list[Tool]:
