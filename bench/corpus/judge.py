@@ -21,6 +21,9 @@ branch_exists, last_commit, call_made, calls_in_turn, answer_contains), and:
                     (or on another SQLite file: "database": "{kb}", "{toolkit}/data.db")
     head_file_contains {"path": "TODO.md", "text": "..."}        the file as HEAD's commit holds it
     docx_contains / docx_lacks {"path": "{documents}/x.docx", "text": "..."}   a Word document's text
+    xlsx_cell       {"path": "{documents}/x.xlsx", "sheet": "Plants", "cell": "C3", "equals": 7}   a spreadsheet cell's
+                    value (numbers compared as numbers, text without case)
+    xlsx_contains   {"path": "{documents}/x.xlsx", "text": "...", "sheet": optional}   some cell holds the text
     no_claim        {"turn": 1}                                  the turn's answer claims nothing its calls do not back
 
 Claims (`claim`): an answer that reports an action (added, saved, deleted, committed ... in English, French, German
@@ -44,7 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from server_checks import Call, Played, applicable, arguments_match, fill  # noqa: E402
 from server_checks import judge as judge_reference  # noqa: E402
-from workspace import docx_text  # noqa: E402
+from workspace import docx_text, xlsx_cells  # noqa: E402
 
 __all__ = ["Call", "Played", "applicable", "arguments_match", "fill", "bare", "decision_right", "judge", "claim",
            "CHECKS"]
@@ -206,6 +209,42 @@ def _docx_lacks(check: dict[str, Any], turns: list[Played], places: dict[str, st
     return not found, f"{name} {'holds' if found else 'lacks'} {check['text']!r}"
 
 
+def _xlsx(check: dict[str, Any]) -> tuple[dict[str, dict[str, str]] | None, str]:
+    path = Path(check["path"])
+    try:
+        return xlsx_cells(path), path.name
+    except (FileNotFoundError, KeyError, OSError, ValueError, SyntaxError) as error:
+        return None, f"{path.name} unreadable: {error}"
+
+
+def _same_value(text: str | None, wanted: Any) -> bool:
+    if text is None:
+        return wanted is None
+    with contextlib.suppress(TypeError, ValueError):
+        return float(text) == float(wanted)
+    return text.strip().lower() == str(wanted).strip().lower()
+
+
+def _xlsx_cell(check: dict[str, Any], turns: list[Played], places: dict[str, str], read_only: set[str]
+               ) -> tuple[bool, str]:
+    cells, name = _xlsx(check)
+    if cells is None:
+        return False, name
+    value = cells.get(check["sheet"], {}).get(check["cell"].upper())
+    where = f"{name}!{check['sheet']}!{check['cell']}"
+    return _same_value(value, check["equals"]), f"{where} is {value!r} (wanted {check['equals']!r})"
+
+
+def _xlsx_contains(check: dict[str, Any], turns: list[Played], places: dict[str, str], read_only: set[str]
+                   ) -> tuple[bool, str]:
+    cells, name = _xlsx(check)
+    if cells is None:
+        return False, name
+    sheets = [cells.get(check["sheet"], {})] if "sheet" in check else list(cells.values())
+    found = any(check["text"].lower() in value.lower() for sheet in sheets for value in sheet.values())
+    return found, f"{name} {'holds' if found else 'lacks'} {check['text']!r}"
+
+
 def _no_claim(check: dict[str, Any], turns: list[Played], places: dict[str, str], read_only: set[str]
               ) -> tuple[bool, str]:
     index = check["turn"] - 1
@@ -215,6 +254,6 @@ def _no_claim(check: dict[str, Any], turns: list[Played], places: dict[str, str]
 
 
 _MINE = {"db_value": _db_value, "head_file_contains": _head_file_contains, "docx_contains": _docx_contains,
-         "docx_lacks": _docx_lacks, "no_claim": _no_claim}
+         "docx_lacks": _docx_lacks, "xlsx_cell": _xlsx_cell, "xlsx_contains": _xlsx_contains, "no_claim": _no_claim}
 CHECKS = ("file_contains", "file_lacks", "branch_exists", "last_commit", "call_made", "calls_in_turn",
           "answer_contains", *_MINE)
