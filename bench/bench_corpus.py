@@ -1,4 +1,4 @@
-"""Tool use on MCP servers sidespin was not built on: one half of bench/corpus (dev, dev2, blind), as a person uses it.
+"""Tool use on MCP servers sidespin was not built on: a half of bench/corpus (dev, dev2, dev3, blind), as one uses it.
 
 The half's servers (bench/corpus/<half>/servers.json, installed by bench/corpus/setup, nothing fetched) are
 connected through an mcp.json written into a temporary workspace with the half's world (files, Word documents, a

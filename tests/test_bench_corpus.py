@@ -20,7 +20,8 @@ sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(CORPUS))
 
 from judge import CHECKS, Call, Played, claim, decision_right, judge  # noqa: E402
-from workspace import HALVES, docx_text, load_servers, make_workspace, missing_programs, serving  # noqa: E402
+from workspace import (HALVES, docx_text, load_servers, make_workspace, missing_programs, serving,  # noqa: E402
+                       xlsx_cells)
 
 from sidespin.tools import ToolCall  # noqa: E402
 
@@ -61,6 +62,8 @@ def test_each_half_has_ten_scripts_judged_by_known_checks(half: str) -> None:
         wanted.add("write, then stage, then commit")
     if "notes" in kinds and half == "dev2":
         wanted.add("a to-do added, then listed")
+    if half == "dev3":
+        wanted |= {"a spreadsheet cell changed, then a sum over the sheet", "a spreadsheet row added, then read back"}
     assert wanted <= covers
     assert any(isinstance(m, dict) and m.get("new_conversation") for s in scripts for m in s["messages"])
 
@@ -81,6 +84,18 @@ def test_the_second_dev_half_uses_servers_of_neither_other_half_for_each_kind() 
     assert not {s.package for s in dev2} & others
     assert {"files", "memory", "sql", "calculator", "notes"} <= {s.kind for s in dev2}
     assert all(s.registry in ("npm", "pypi") and s.licence in ("MIT", "Apache-2.0", "BSD-3-Clause") for s in dev2)
+
+
+def test_the_third_dev_half_uses_servers_of_no_other_half_for_each_kind() -> None:
+    dev3 = load_servers("dev3")
+    others = {s.package for half in ("dev", "blind", "dev2") for s in load_servers(half)}
+    others |= {"@modelcontextprotocol/server-everything", "@modelcontextprotocol/server-filesystem",
+               "@modelcontextprotocol/server-memory", "mcp-server-git", "mcp-server-time"}  # bench_servers.py's
+    assert not {s.package for s in dev3} & others
+    kinds = {s.kind for s in dev3}
+    assert {"documents", "sql", "files", "git"} <= kinds
+    assert kinds & {"time", "calculator"} and kinds & {"memory", "notes"}
+    assert all(s.registry in ("npm", "pypi") and s.licence in ("MIT", "Apache-2.0", "BSD-3-Clause") for s in dev3)
 
 
 # --- the judge, offline ----------------------------------------------------------------------------------
@@ -181,6 +196,31 @@ def test_the_second_dev_half_resets_its_knowledge_base_and_its_notes_and_to_dos(
     assert judge(kb, [], places)[0] and judge(todos, [], places)[0]
     assert "moose-lake-42" in note.read_text() and note.read_text().startswith("---\ntags: [\"travel\"]")
     assert "shop" in json.loads(space.database_metadata.read_text())["databases"]  # keyed by the file's stem
+
+
+@pytest.mark.skipif(bool(missing_programs("dev3")), reason="corpus servers missing: run bench/corpus/setup")
+def test_the_third_dev_half_resets_its_spreadsheets_its_database_and_its_memory_store(tmp_path: Path) -> None:
+    space = make_workspace(tmp_path, "dev3")
+    places = space.places()
+    assert space.database.name == "music-school.db"
+    lavender = {"check": "xlsx_cell", "path": places["documents"] + "/plant-sale.xlsx", "sheet": "Plants", "cell": "C3",
+                "equals": 6}
+    students = {"check": "db_value", "sql": "SELECT count(*) FROM students", "equals": 14}
+    bike = {"check": "db_value", "database": places["agent_memory"],
+            "sql": "SELECT count(*) FROM memories WHERE value LIKE '%3917%'", "equals": 1}
+    assert judge(lavender, [], places)[0] and judge(students, [], places)[0] and judge(bike, [], places)[0]
+    assert xlsx_cells(space.documents / "choir-rota.xlsx")["Rota"]["B4"] == "Ruth"
+    assert judge({"check": "xlsx_contains", "path": places["documents"] + "/choir-rota.xlsx", "text": "flapjacks"},
+                 [], places)[0]
+    (space.documents / "plant-sale.xlsx").unlink()
+    with sqlite3.connect(space.database) as db:
+        db.execute("DELETE FROM students WHERE id > 10")
+    with sqlite3.connect(space.agent_memory) as db:
+        db.execute("DELETE FROM memories")
+    assert not any(judge(check, [], places)[0] for check in (lavender, students, bike))
+
+    space.reset()
+    assert judge(lavender, [], places)[0] and judge(students, [], places)[0] and judge(bike, [], places)[0]
 
 
 def test_a_word_document_is_read_from_its_xml(tmp_path: Path) -> None:

@@ -254,6 +254,7 @@ def _no_claim(check: dict[str, Any], turns: list[Played], places: dict[str, str]
 
 
 _MINE = {"db_value": _db_value, "head_file_contains": _head_file_contains, "docx_contains": _docx_contains,
-         "docx_lacks": _docx_lacks, "xlsx_cell": _xlsx_cell, "xlsx_contains": _xlsx_contains, "no_claim": _no_claim}
+         "docx_lacks": _docx_lacks, "xlsx_cell": _xlsx_cell, "xlsx_contains": _xlsx_contains,
+         "no_claim": _no_claim}
 CHECKS = ("file_contains", "file_lacks", "branch_exists", "last_commit", "call_made", "calls_in_turn",
           "answer_contains", *_MINE)
