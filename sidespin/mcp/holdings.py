@@ -14,9 +14,9 @@ A server that runs SQL (`query_tool`: a tool with a required text parameter name
 whose own or whose tool's description says SQL, that only reads or whose name says no change) is asked its own
 schema the same way, under the same approval check: SQLite's `sqlite_master`, else the standard
 `information_schema.columns`, each read for table names and their columns (`tables_in`: identifiers only, at most
-`MAX_COLUMNS` a table in `MAX_HELD` characters, the shortest tables first). Each table is held as `orders(id, customer_id, total)`, so a request in the person's words
-("how many orders came in April?") reaches the tool that runs the query, and the query is written on the columns
-the database has.
+`MAX_COLUMNS` a table in `MAX_HELD` characters, the shortest tables first). Each table is held as
+`orders(id, customer_id, total)`, so a request in the person's words ("how many orders came in April?") reaches
+the tool that runs the query, and the query is written on the columns the database has.
 
 `names_in` reads the names a listing gives: the strings of a JSON or Python literal (of its records, the fields
 whose key says name, title, subject or text where they have one), else the lines, less their bullets and bracketed

@@ -62,9 +62,6 @@ class Decision:
     retried: bool = False  # the answer's next name was tried already (once an answer)
     notes: list[str] = field(default_factory=list)  # the rule ids that acted, for the log
 
-    def tool(self, name: str) -> Tool:
-        return next(t for t in self.tools if t.name == name)
-
     @property
     def shaped(self) -> bool:
         """Whether a shape's rule chose the table, or the tools, for the message."""

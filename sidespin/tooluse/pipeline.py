@@ -32,7 +32,7 @@ from sidespin.tooluse.relevance import rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (as_said, asked_parameters, asks_change, change_asked, grounded, invented,
-                                     last_word, mentioned, own_word, reads, said_in, words_of)
+                                     last_word, mentioned, own_word, reads, said_in, telling_words, words_of)
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
 
@@ -94,8 +94,7 @@ class Decider:
     async def shortlist(self, d: Decision) -> Stage | None:
         if not d.tools:
             return None
-        if d.talk.again and not (mendable(d.talk) or d.talk.rounds < len(d.talk.parts)):  # no failed call to mend, and
-            # each part of the message had its round of calls (a small model keeps calling; one request is one round)
+        if d.talk.again and not (mendable(d.talk) or d.talk.rounds < len(d.talk.parts)):  # one request, one round
             logger.info("TOOLUSE_SHORTLIST none: the message's {} part(s) had their calls, and none failed",
                         max(1, len(d.talk.parts)))
             return None
@@ -227,8 +226,14 @@ class Decider:
             return self._retry(d, name)
         if not d.calls and not d.narrowed and not (d.shaped or change_asked(d.names[name], d.talk.last, d.table)):
             logger.info("TOOLUSE_WHICH {} p={}: it changes things, and the message asks no change", name, shown)
-            d.notes.append("core.change_asked")  # meant to do what was asked, no tool does it: no other name
-            return None
+            d.notes.append("core.change_asked")  # meant to do what was asked, no tool does it: no other name but
+            last = d.talk.answered[-1].answer if d.talk.answered and not d.talk.again else ""  # a reader's, for a
+            if not set(telling_words(d.talk.last)) & set(telling_words(last)):  # thing it gave: core.read_what_came
+                return None
+            d.notes.append("core.read_what_came")
+            d.names = {n: t for n, t in d.names.items()  # not the tool that gave the result: one that reads a thing
+                       if n == name or reads(t, d.table, actions=True) and n != d.talk.last_called}
+            return self._retry(d, name)
         if not d.calls and not d.narrowed and not await self._fits(d.names[name], d.talk.last):
             logger.info("TOOLUSE_WHICH {} p={}: it does not do what was asked", name, shown)
             return self._retry(d, name)
@@ -351,8 +356,7 @@ class Decider:
             logger.info("TOOLUSE_MORE {} not kept: the message does not ask for it", call.name)
             return None
         d.calls.append(call)
-        form = await self.model.call_format()
-        d.written += form.call_text(call.name, call.arguments)
+        d.written += (form := await self.model.call_format()).call_text(call.name, call.arguments)
         if len(d.calls) >= MAX_CALLS:
             return None
         goes_on = await self.model.goes_on(d.written)
@@ -360,8 +364,7 @@ class Decider:
         if not goes_on:
             if d.talk.again or not d.talk.asks_several:
                 return None
-            # a small model writes one call where the message asks the same thing of several values: one more
-            # call of a tool this answer called is tried, and again after each one kept (`_asked_for` ends it)
+            # one call written where several values are asked: one more of a tool called (`_asked_for` ends it)
             d.names = {c.name: d.names[c.name] for c in d.calls if c.name in d.names}
         d.written += form.separator
         return self.which

@@ -586,3 +586,20 @@ async def test_a_reading_verb_a_tool_allows_as_a_value_chooses_it_over_a_look_al
     model = FakeLlama({text: [("read_label", {"bottle": "cellar"}), ("vault_ops", {"action": "list"})]},
                       name_tokens={"": [('read_label",', 0.7), ('vault_ops",', 0.3)]})
     assert await decided(model, user(text), [vault, label]) == [("vault_ops", {"action": "list"})]
+
+
+async def test_a_request_about_a_thing_the_last_result_gave_goes_to_a_reader_when_the_first_tool_would_change_things():
+    """The bins were listed; "Show me the compost bin" is refused for `bin_empty` (it changes things, nothing asks a
+    change) and goes to the reader that takes a bin, the next likeliest; a request sharing no word with the last
+    result ("Show me a magic trick") and one with no result before it get no call."""
+    bins = [tool("bin_list", "List the bins.", {}, [], source="mcp:yard"),
+            tool("bin_empty", "Empty a bin: deletes what it holds.", {"bin": TEXT}, ["bin"], source="mcp:yard"),
+            tool("bin_read", "Read what a bin holds.", {"bin": TEXT}, ["bin"], source="mcp:yard")]
+    before = [*user("Which bins are there?"), *called("c1", "bin_list", "{}", '["compost-bin", "glass-bin"]'),
+              {"role": "assistant", "content": "compost-bin and glass-bin."}]
+    names = {"": [('bin_empty",', 0.6), ('bin_read",', 0.3), ('bin_list",', 0.1)]}
+    for history, text, wanted in ((before, "Show me the compost bin.", [("bin_read", {"bin": "compost-bin"})]),
+                                  (before, "Show me a magic trick.", []), ([], "Show me the compost bin.", [])):
+        model = FakeLlama({text: [("bin_empty", {"bin": "compost-bin"}), ("bin_read", {"bin": "compost-bin"})]},
+                          name_tokens=names)
+        assert await decided(model, [*history, *user(text)], bins) == wanted, text

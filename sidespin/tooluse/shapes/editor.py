@@ -167,7 +167,7 @@ class Editor(Shape):
         return kept
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
-        tool, message = decision.tool(call.name), decision.talk.last
+        tool, message = decision.names[call.name], decision.talk.last
         if (pair := replacing_pair(tool)) is not None and (texts := _quoted(message)):
             return await self._quoted(decision, call, pair, texts, model, written)
         readers = {t.name for t in decision.tools if t.source == tool.source and t.read_only} or {

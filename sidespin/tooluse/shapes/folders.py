@@ -116,7 +116,7 @@ class Folders(Shape):
         return {t.name: t for t in kept} or decision.names
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
-        tool = decision.tool(call.name)
+        tool = decision.names[call.name]
         places = [place.rstrip("/") for place in tool.places]
         arguments = dict(call.arguments)
         for name, value in call.arguments.items():

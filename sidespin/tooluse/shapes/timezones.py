@@ -126,7 +126,7 @@ class TimeZones(Shape):
         return "timezones.now_asked" if _NOW.search(decision.talk.last) and self.applies(tools) else None
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
-        tool = decision.tool(call.name)
+        tool = decision.names[call.name]
         arguments = dict(call.arguments)
         zones, others = zones_named(decision.talk.last, decision.embedder)
         translated = set(zones) - set(zones_named(decision.talk.last)[0]) if decision.embedder else set()
