@@ -20,10 +20,10 @@ the tool that runs the query, and the query is written on the columns the databa
 
 `names_in` reads the names a listing gives: the strings of a JSON or Python literal (of its records, the fields
 whose key says name, title, subject or text where they have one), else the lines, less their bullets and bracketed
-tags; names over `MAX_NAME` characters, paths, headings, sentences and identifiers (dates, times, hexadecimal ids,
-numbers) are left out, and `MAX_NAMES` are kept. Each of the server's tools carries them (`Tool.holds`): relevance
-ranks them with the tool's words, and the decision's prompt says "It holds …" after the description. Nothing else
-of the result reaches a prompt.
+tags; a file's path is its name (`/home/a/plan.xlsx`: `plan.xlsx`); names over `MAX_NAME` characters, other paths,
+headings, sentences and identifiers (dates, times, hexadecimal ids, numbers) are left out, and `MAX_NAMES` are kept.
+Each of the server's tools carries them (`Tool.holds`): relevance ranks them with the tool's words, and the
+decision's prompt says "It holds …" after the description. Nothing else of the result reaches a prompt.
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ _SCHEMA_READ = 200_000  # ... of a schema
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s*")
 _TAGS = re.compile(r"(?:\s*(?:[\[(][^\])]*[\])]|(?<=\s)\d{4}-\d\d-\d\d[\dT:.Z+-]*))+\s*$")  # trailing tags, dates
 _NAMING = re.compile(r"(?i)^(?:\w+[_ ])?(?:name|title|label|subject|text)$")  # a record's field that names it
+_FILE_PATH = re.compile(r"^\S*[/\\][^/\\\s]+\.[A-Za-z][A-Za-z0-9]{0,4}$")  # "/home/a/plan.xlsx", no space
 _IDENTIFIER = re.compile(r"(?i)^(?:[\W\d_]*|[\da-f]{8,}(?:-[\da-f]+)*|\d{4}-\d\d-\d\d(?:\b|T).*)$")
 
 
@@ -76,15 +77,10 @@ def listing_tools(tools: Sequence[Tool]) -> list[Tool]:
 def names_in(text: str) -> tuple[str, ...]:
     """The names a listing's text gives, in order, each once (see the module docstring)."""
     text = text[:_READ]
-    try:
-        value: Any = json.loads(text)
-    except (ValueError, RecursionError):
-        try:
-            value = ast.literal_eval(text.strip())
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            value = None
+    value = _literal(text)
     found = _strings(value) if isinstance(value, (list, dict)) else [
         _TAGS.sub("", _BULLET.sub("", line)).strip() for line in text.splitlines()]
+    found = [re.split(r"[/\\]", n)[-1] if _FILE_PATH.match(n) else n for n in found]  # a file's path: its name
     kept = [n for n in found if n and len(n) <= MAX_NAME and "/" not in n and "\\" not in n
             and not n.endswith((":", ".")) and not _IDENTIFIER.match(n)]
     return tuple(dict.fromkeys(kept))[:MAX_NAMES]

@@ -43,6 +43,8 @@ def test_names_are_a_literals_strings_or_a_lists_lines_without_paths_headings_or
     assert names_in("- Wifi [home]\n- Bike service [bike, todo]\n2. Gift ideas") == ("Wifi", "Bike service",
                                                                                     "Gift ideas")
     assert names_in("Allowed directories:\n/tmp/x/files\nNo notes.") == ()
+    assert names_in('["/srv/docs/rota.xlsx", "C:\\\\docs\\\\plan.md", "/srv/docs/old files/a.txt"]') == ("rota.xlsx",
+                                                                                             "plan.md")
     assert names_in("x" * 41) == () and len(names_in("\n".join(f"n{i}" for i in range(100)))) == 30
 
 
