@@ -93,6 +93,8 @@ _CHANGE = (rf"(?:{_NEW}|set|change|replace|edit|update|delete|remove|rename|move
 
 
 _READS = re.compile(r"(?i)\b(?:list|read|get|show|search|find|view)(?:s|ing)?\b")
+_ASKS_YOU = re.compile(r"(?i)\b(?:can|could|would|will)\s+(?:you|u)\b|\bplease\b|\b(?:peux|pouvez|kannst|können|"
+                      r"puedes|puede|potresti)\b")  # a question that asks for a thing done
 READ_VERBS = frozenset("get list read search find show view query fetch lookup retrieve describe count".split())
 
 
@@ -115,16 +117,17 @@ def asks_change(text: str, new: bool = False) -> bool:
 
 def change_asked(tool: Tool, message: str, table: Sequence[Tool] = ()) -> bool:
     """Whether `tool` may open an answer to `message` (`core.change_asked`): it is marked read-only, its opening names
-    no change ("Adds…", "INSERT") or a reading too, or the message asks one or shares a word (first five letters) with
-    the tool's name, description or parameters (their notes, their allowed values), but one every name of its
-    `table` says ("note" of `add_note`, `read_note`)."""
+    no change ("Adds…", "INSERT") or a reading too, or the message asks one or, no question but one asking you ("What
+    changed in the last commit?" is one), shares a word (first five letters) with the tool's name, description or
+    parameters (their notes, their allowed values), but one every name of its `table` says ("note" of `add_note`)."""
     own = f"{' '.join(words_of(tool.name))} {tool.description}"
     if tool.read_only or not re.search(r"(?i)\b" + _CHANGE + r"(?:s|es|d|ed)?\b", own[:300]) or asks_change(
             message) or _READS.search(own[:300].replace("_", " ")):  # one of its actions reads ("list_roots")
         return True
     own += json.dumps(tool.input_schema, ensure_ascii=False)
     common = set.intersection(*({w[:5] for w in words_of(t.name)} for t in table)) if len(table) > 1 else set()
-    return bool({w[:5] for w in telling_words(own)} & {w[:5] for w in telling_words(message)} - common)
+    shared = {w[:5] for w in telling_words(own)} & {w[:5] for w in telling_words(message)} - common
+    return bool(shared) and not (message.rstrip().endswith("?") and not _ASKS_YOU.search(message))
 
 
 def said_in(texts: Sequence[str]) -> str:

@@ -180,8 +180,9 @@ POST = tool("post_entry", "Insert a row into the ledger's entries.",
 @pytest.mark.parametrize("text, called", [
     ("Order me a taxi to the station at six.", False), ("Please ship the blue kettle to Porto.", False),
     ("Add an entry: lunch, 12 euros.", True), ("Ajoute une ligne : café, 3 euros.", True),
-    ("Which entries are from May?", True),  # no change asked, but a word of the tool's own
-    ("Order me a coffee.", True),  # a value it takes
+    ("Order the entries from May.", True),  # no change asked, but a word of the tool's own
+    ("Which entries are from May?", False), ("Welche entries wurden geändert?", False),  # a question asks none
+    ("Order me a coffee.", True), ("Could you order me a coffee?", True),  # a value it takes
     ("Mark the taxi as paid.", True), ("Close the one from Monday.", True),  # a change of state
     ("Markiere den Eintrag vom Montag als erledigt.", True),
 ])
@@ -465,7 +466,8 @@ def test_a_word_every_tool_of_the_table_is_named_for_does_not_let_a_change_open_
     notebook = [tool(f"{verb}_note", f"{verb.title()} a note.", {"title": TEXT}, ["title"], source="mcp:nb")
                 for verb in ("add", "read", "delete")]
     assert not change_asked(notebook[0], "What did I write in my Wifi note?", notebook)
-    assert change_asked(notebook[0], "What did I write in my Wifi note?")  # the word is the tool's own, alone
+    assert change_asked(notebook[0], "My Wifi note: the code is 4412.")  # the word is the tool's own, alone
+    assert not change_asked(notebook[0], "What did I write in my Wifi note?")  # ... but a question asks no change
     assert change_asked(notebook[0], "Add a note: call mom", notebook)
 
 

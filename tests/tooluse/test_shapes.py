@@ -13,7 +13,9 @@ from sidespin.tooluse import Decider
 from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.shapes import check_switches, shapes_for
 from sidespin.tooluse.shapes.editor import replacing_pair
-from sidespin.tooluse.shapes.folders import files_named, folders_named
+from sidespin.tooluse.conversation import Talk
+from sidespin.tooluse.decision import Decision
+from sidespin.tooluse.shapes.folders import Folders, files_named, folders_named
 from sidespin.tooluse.shapes.memory import asks_memory, stores
 from sidespin.tooluse.shapes.timezones import as_zone, zones_named
 from sidespin.tooluse.shapes.calculator import asks_calculation, calculates
@@ -223,6 +225,25 @@ async def test_a_file_named_is_read_by_the_server_whose_readers_take_a_file_not_
     for text, path in (("trip.md?", "trip.md"), (f"open {HOME}/trip.md", f"{HOME}/trip.md")):
         model = FakeLlama({text: [("cat", {"file": path}), ("history", {"repository": path})]}, p_call=0.2)
         assert await decided(model, user(text), [HISTORY, RECORD, *DOCS]) == [("cat", {"file": f"{HOME}/trip.md"})]
+
+
+def test_a_file_named_favours_the_server_whose_folder_holds_it_else_every_server_that_reads_files(tmp_path) -> None:
+    """Two servers read files in their folders; "setlist.md" is one level down in the second's: only its table is
+    favoured, and a third's folder holding the second's is not (its nearest folder is the second's); a file no
+    folder holds (a new one) favours both, as before."""
+    (tmp_path / "grids").mkdir()
+    (tmp_path / "drawer" / "gigs").mkdir(parents=True)
+    (tmp_path / "drawer" / "gigs" / "setlist.md").write_text("1. Blue in Green")
+    grid = tool("read_grid", "Read a grid's cells.", {"path": TEXT}, ["path"], source="mcp:grid", read_only=True,
+                places=(str(tmp_path / "grids"),))
+    plain = tool("read_text", "Read a text file.", {"path": TEXT}, ["path"], source="mcp:drawer", read_only=True,
+                 places=(str(tmp_path / "drawer"),))
+    above = tool("print_file", "Print a file.", {"path": TEXT}, ["path"], source="mcp:printer", read_only=True,
+                 places=(str(tmp_path),))
+    for text, favoured in (("Read me setlist.md", [None, "folders.file_named", None]),
+                           ("Read me tour.md", ["folders.file_named"] * 3)):
+        decision = Decision(Talk(user(text)), [grid, plain, above], [Folders()], text.lower())
+        assert [Folders().favours(decision, [t]) for t in (grid, plain, above)] == favoured, text
 
 
 async def test_a_file_name_alone_is_the_file_the_conversation_named_in_its_folder() -> None:

@@ -2,8 +2,9 @@
 
 Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.reads`. Rules (docs/tool-use-rules.md):
 
-- `folders.file_named`: a message naming a file reads the table with a tool that takes one; the call, down to
-  `NAMED_FLOOR`, is a reader's, or a changer's where the message asks to make or change something.
+- `folders.file_named`: a message naming a file reads the table with a tool that takes one, where its server's folder
+  is the nearest that holds the file or no server's holds it; the call, down to `NAMED_FLOOR`, is a reader's, or a changer's where the
+  message asks to make or change something.
 - `folders.folder_named`: a message naming a folder the server holds (called a folder, or written "name/") reads
   that table; the call, down to `NAMED_FLOOR`, is a tool's that takes a folder.
 - `folders.file_before`: a change asked after the last call took a file, naming none, goes to that table's tools
@@ -20,6 +21,7 @@ Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.
 
 from __future__ import annotations
 
+import glob
 import os
 import posixpath
 import re
@@ -75,6 +77,14 @@ def _takes_file(tool: Tool, name: str) -> bool:
     return said and not _says(name, _FOLDER_NAMES) and not _says(tool.name, _FOLDER_NAMES)
 
 
+def _homes(text: str, tools: Sequence[Tool]) -> set[str]:
+    """The folders of `tools`' servers that hold a file the message names (in them or one level down), the nearest."""
+    places = {p for t in tools for p in t.places}
+    found = {m for p in places for f in files_named(text) for m in glob.glob(glob.escape(p) + "/" + glob.escape(f))
+             + glob.glob(glob.escape(p) + "/*/" + glob.escape(f))}
+    return {max((p for p in places if _inside(m, p)), key=len) for m in found}
+
+
 def _takes_place(tool: Tool, name: str) -> bool:
     """Whether parameter `name` takes a folder: it says so, or takes a path and its tool's name says folder."""
     return _says(name, _FOLDER_NAMES) or (_says(tool.name, _FOLDER_NAMES) and _says(name, _PATH_NAMES))
@@ -97,8 +107,9 @@ class Folders(Shape):
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
         message = decision.talk.last
         reading = not asks_change(message)
-        if files_named(message) or _ABSOLUTE.search(message):
-            return "folders.file_named" if _taking(_takes_file, tools, reading=reading) else None
+        if files_named(message) or _ABSOLUTE.search(message):  # its table, unless another server's folder holds it
+            held = not (homes := _homes(message, decision.tools)) or homes & {p for t in tools for p in t.places}
+            return "folders.file_named" if held and _taking(_takes_file, tools, reading=reading) else None
         folders = _taking(_takes_place, tools, reading=reading, actions=True)
         if folders and folders_named(message, [p for t in folders for p in t.places]):
             return "folders.folder_named"
