@@ -87,10 +87,12 @@ def names_in(text: str) -> tuple[str, ...]:
 
 
 def _strings(value: Any, depth: int = 0, listed: bool = False) -> list[str]:
-    """The string values in a literal, depth first, to a depth of 8 (keys are not names); of a record in a list
-    with a field whose key says name, title, subject or text, that field's."""
+    """The string values in a literal, depth first, to a depth of 8 (keys are not names, but of a record of numbers
+    alone); of a record in a list with a field whose key says name, title, subject or text, that field's."""
     if isinstance(value, str):
         return [value.strip()]
+    if isinstance(value, dict) and value and not any(isinstance(v, (str, list, dict)) for v in value.values()):
+        return [str(key).strip() for key in value]  # things named by their keys, a number each ({"a.xlsx": 5593})
     naming = [v for k, v in value.items() if _NAMING.match(str(k)) and isinstance(v, str)] if listed and isinstance(
         value, dict) else []
     items = naming or (value.values() if isinstance(value, dict) else value if isinstance(value, list) else [])

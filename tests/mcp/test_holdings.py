@@ -40,6 +40,7 @@ def test_a_listing_takes_no_required_argument_is_not_destructive_and_says_list()
 def test_names_are_a_literals_strings_or_a_lists_lines_without_paths_headings_or_sentences():
     assert names_in("[{'name': 'customers'}, {'name': 'orders'}]") == ("customers", "orders")
     assert names_in('{"tables": ["a", "b", "a"]}') == ("a", "b")
+    assert names_in('{"budget.xlsx": 5593, "rota.xlsx": 4964}') == ("budget.xlsx", "rota.xlsx")  # sizes by name
     assert names_in("- Wifi [home]\n- Bike service [bike, todo]\n2. Gift ideas") == ("Wifi", "Bike service",
                                                                                     "Gift ideas")
     assert names_in("Allowed directories:\n/tmp/x/files\nNo notes.") == ()

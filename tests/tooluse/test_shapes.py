@@ -291,6 +291,18 @@ async def test_a_folder_named_is_listed_by_a_tool_that_takes_a_folder_inside_the
     assert await decided(model, user(missing), shelf) == []  # no folder of the server's: the core's bar holds
 
 
+async def test_a_question_about_the_persons_files_lists_a_folder_of_the_server_that_holds_them(tmp_path) -> None:
+    """"Welche Dateien habe ich?" names no file or folder: the shelf's table is read, the call is one that takes a
+    folder and only reads, in the server's folder, though the model would peek at a file; no change is asked of it."""
+    shelf = _shelf(str(tmp_path))
+    for text in ("Welche Dateien habe ich?", "Where are my files about the trip?", "Montre-moi mes fichiers."):
+        model = FakeLlama({text: [("peek", {"file": "trip"}), ("catalog", {"dir": str(tmp_path)})]}, p_call=0.2)
+        assert await decided(model, user(text), [*DOCS, *shelf]) == [("catalog", {"dir": str(tmp_path)})], text
+    text = "Tidy up my files."  # a change: not this rule's
+    model = FakeLlama({text: [("make_folder", {"folder": "tidy"})]}, p_call=0.2)
+    assert await decided(model, user(text), [*DOCS, *shelf]) == []
+
+
 SETTINGS = "[audio]\nvolume = 7\n[display]\ntheme = light\n"
 
 

@@ -7,6 +7,8 @@ Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.
   message asks to make or change something.
 - `folders.folder_named`: a message naming a folder the server holds (called a folder, or written "name/") reads
   that table; the call, down to `NAMED_FLOOR`, is a tool's that takes a folder.
+- `folders.files_asked`: a message asking about the person's files (the word, plural, in four languages), naming
+  none, reads the table of a tool that takes a folder and only reads; the call is such a tool's.
 - `folders.file_before`: a change asked after the last call took a file, naming none, goes to that table's tools
   that take a file and change things, down to `NAMED_FLOOR`.
 - `folders.inside`: a relative path, one under the folders' parent, or one in a folder lacking it, goes to the one
@@ -46,6 +48,7 @@ _EDITS = re.compile(REQUEST_AT + r"(?:set|change|replace|edit|update|turn|raise|
                     r"aggiungi)\b")
 _FOLDER_WORD = re.compile(r"(?i)\b(?:folders?|director(?:y|ies)|dossiers?|r[ée]pertoires?|ordner|verzeichnis(?:se)?|"
                           r"carpetas?|directorios?|cartell[ae])\b")
+_FILES_WORD = re.compile(r"(?i)\b(?:files|fichiers|dateien|archivos|ficheros)\b")  # the person's files, as a whole
 _SHORT = 5  # words of a message at most that may speak of the file before without naming it ("turn it down to 4")
 _PATH_NAMES = frozenset({"path", "paths", "file", "files", "filename", "filepath", "source", "destination"})
 _FOLDER_NAMES = frozenset({"dir", "directory", "folder", "repo", "repository", "root", "cwd", "workspace", "workdir"})
@@ -113,6 +116,8 @@ class Folders(Shape):
         folders = _taking(_takes_place, tools, reading=reading, actions=True)
         if folders and folders_named(message, [p for t in folders for p in t.places]):
             return "folders.folder_named"
+        if folders and reading and _FILES_WORD.search(message):  # "What files do I have?", "dans mes fichiers"
+            return "folders.files_asked"
         return "folders.file_before" if _EDITS.search(message) and _of_file_before(decision, tools) else None
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
@@ -122,7 +127,7 @@ class Folders(Shape):
         if {"folders.file_before", "folders.file_named"} & set(decision.notes):
             kept = [t for t in _taking(_takes_file, offered, reading=not changing)
                     if not (changing and reads(t, offered))]
-        elif "folders.folder_named" in decision.notes:
+        elif {"folders.folder_named", "folders.files_asked"} & set(decision.notes):
             kept = _taking(_takes_place, offered, reading=not changing, actions=True)
         return {t.name: t for t in kept} or decision.names
 
