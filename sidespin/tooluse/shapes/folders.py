@@ -3,8 +3,8 @@
 Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.reads`. Rules (docs/tool-use-rules.md):
 
 - `folders.file_named`: a message naming a file reads the table with a tool that takes one, where its server's folder
-  is the nearest that holds the file or no server's holds it; the call, down to `NAMED_FLOOR`, is a reader's, or a changer's where the
-  message asks to make or change something.
+  is the nearest holding the file or none holds it; the call, down to `NAMED_FLOOR`, is a reader's (a changer's where
+  the message asks to make or change something).
 - `folders.folder_named`: a message naming a folder the server holds (called a folder, or written "name/") reads
   that table; the call, down to `NAMED_FLOOR`, is a tool's that takes a folder.
 - `folders.files_asked`: a message asking about the person's files (the word, plural, in four languages), naming
