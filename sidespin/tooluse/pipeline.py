@@ -32,7 +32,7 @@ from sidespin.tooluse.relevance import rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (as_said, asked_parameters, asks_change, change_asked, grounded, invented,
-                                     last_word, mentioned, own_word, reads, said_in, telling_words, words_of)
+                                     last_word, mentioned, own_word, reads, said_in, words_of)
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
 
@@ -119,8 +119,8 @@ class Decider:
     def _table(d: Decision, cut: list[list[Tool]]) -> tuple[int, str]:
         """The table the model reads, and why: one a shape favours for the message; one with a tool the message names
         by 2 words or more ("my to-do list": `todo_list`), else with the family it names ("a to-do": `todo_*`); after
-        results, the failed call's to mend, else the most relevant to the parts left; for a short follow-up, the last
-        call's; else the most relevant. A table with nothing left to call this turn is passed over."""
+        results, the failed call's to mend, else the most relevant to the parts left; for a follow-up, short or sharing
+        a word with the last result (`core.follow_up`), the last call's; else the most relevant. A table with nothing left to call this turn is passed over."""
         if len(cut) == 1:
             return 0, "the only table"
         closed = _closed(d)
@@ -137,8 +137,8 @@ class Decider:
         if d.talk.again and mending:
             return next(i for i, table in enumerate(cut) if any(t.name in mending for t in table)), "a call to mend"
         last = [i for i in open_ if any(t.name == d.talk.last_called for t in cut[i])]
-        if last and not d.talk.again and len(words_of(d.talk.last)) <= _FOLLOW_UP:
-            return last[0], "a short follow-up of its last call"
+        if last and not d.talk.again and (len(words_of(d.talk.last)) <= _FOLLOW_UP or d.talk.about_last_result):
+            return last[0], "a follow-up of its last call, short or about its result"
         bonus = {i: _CONTINUITY * scores[relevant[0]] for i in last}
         best = max(relevant, key=lambda i: scores[i] + bonus.get(i, 0.0))
         return best, "the most relevant" + (", with the last call's" if best in last else "")
@@ -227,8 +227,7 @@ class Decider:
         if not d.calls and not d.narrowed and not (d.shaped or change_asked(d.names[name], d.talk.last, d.table)):
             logger.info("TOOLUSE_WHICH {} p={}: it changes things, and the message asks no change", name, shown)
             d.notes.append("core.change_asked")  # meant to do what was asked, no tool does it: no other name but
-            last = d.talk.answered[-1].answer if d.talk.answered and not d.talk.again else ""  # a reader's, for a
-            if not set(telling_words(d.talk.last)) & set(telling_words(last)):  # thing it gave: core.read_what_came
+            if not d.talk.about_last_result:  # a reader's, for a thing the last result gave (core.read_what_came)
                 return None
             d.notes.append("core.read_what_came")
             d.names = {n: t for n, t in d.names.items()  # not the tool that gave the result: one that reads a thing

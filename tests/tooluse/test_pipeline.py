@@ -111,6 +111,24 @@ async def test_the_table_of_the_tool_called_last_is_a_candidate_for_a_follow_up(
     assert await decided(model, talk, tools) == [("forecast", {"city": "Bergen"})]
 
 
+async def test_a_follow_up_about_a_thing_the_last_result_gave_reads_the_last_calls_table() -> None:
+    """After a listing gave "lisbon.md", "Montre-moi le programme de Lisbonne, s'il te plaît" (long, and sharing
+    "programme" with the dates server's tools) reads the listing's table; one sharing no word with the result does
+    not."""
+    listing = tool("list_dir", "List a folder.", {"path": TEXT}, ["path"], source="mcp:drawer", read_only=True)
+    reading = tool("read_text", "Read a text file.", {"path": TEXT}, ["path"], source="mcp:drawer", read_only=True)
+    dates = [tool(f"date_{v}", f"Date programme: {v} a date.", {"date": TEXT}, ["date"], source="mcp:dates")
+             for v in ("add", "subtract", "parse", "format", "compare", "shift", "round", "check", "name", "week")]
+    talk = [*user("Quels fichiers dans travel ?"), *called("c1", "list_dir", '{"path": "travel"}',
+                                                         "lisbon.md\nporto.md"),
+            {"role": "assistant", "content": "lisbon.md et porto.md."}]
+    read = [("read_text", {"path": "lisbon.md"})]
+    for text, wanted in (("Montre-moi le programme de Lisbonne, s'il te plaît.", read),
+                         ("Montre-moi le programme de Noël, s'il te plaît.", [])):
+        model = FakeLlama({text: [("read_text", {"path": "lisbon.md"})]})
+        assert await decided(model, [*talk, *user(text)], [listing, reading, *dates]) == wanted, text
+
+
 async def test_a_follow_up_begun_with_and_is_ranked_with_the_message_before_it() -> None:
     text = "And how many of those were stored after March by someone from Oslo?"
     talk = [*user("How many orders are in the shop database?"),
