@@ -31,9 +31,8 @@ def mendable(talk: Talk) -> set[str]:
 
 def to_mend(call: ToolCall, talk: Talk,
             readers: Container[str] = ()) -> tuple[ToolCall, str, list[dict[str, Any]]] | None:
-    """The failed call `call` stands for, its error and every arguments its tool was tried with: `call` itself when
-    it failed and no call succeeded since but of `readers` (tools that only read change nothing it needs), the tool's
-    failed call when `call` succeeded; else None."""
+    """The failed call `call` stands for, its error and every arguments its tool was tried with: `call` if it failed
+    and no call but of `readers` (they change nothing it needs) succeeded since, its tool's failed one if it did."""
     made = talk.this_turn
     mine = [a for a in made if a.name == call.name]
     succeeded = [a.arguments for a in mine if not a.failed]

@@ -60,8 +60,8 @@ def _query(d: Decision) -> str:
 
 
 def _closed(d: Decision) -> set[str]:
-    """The tools not to call again this turn: those called since the message (but one whose failed call may be
-    mended), and those deprecated for one of them."""
+    """The tools not to call again this turn: those called since the message (but to mend a failed call), and those
+    deprecated for one."""
     closed = {a.name for a in d.talk.this_turn} - mendable(d.talk)
     return closed | {t.name for t in d.tools if deprecated_for(t) in closed}
 
@@ -138,7 +138,7 @@ class Decider:
             return next(i for i, table in enumerate(cut) if any(t.name in mending for t in table)), "a call to mend"
         last = [i for i in open_ if any(t.name == d.talk.last_called for t in cut[i])]
         if last and not d.talk.again and (len(words_of(d.talk.last)) <= _FOLLOW_UP or d.talk.about_last_result):
-            return last[0], "a follow-up of its last call, short or about its result"
+            return last[0], "a follow-up of its last call"
         bonus = {i: _CONTINUITY * scores[relevant[0]] for i in last}
         best = max(relevant, key=lambda i: scores[i] + bonus.get(i, 0.0))
         return best, "the most relevant" + (", with the last call's" if best in last else "")
@@ -372,8 +372,7 @@ class Decider:
         """Whether a call after the answer's first is one more thing the message asks: of a tool called before in
         the answer, one of its new values at least the message mentions, the others too or they are the tool's own
         words (`own_word`: "weight", "lb"), and no earlier call holds one in the same parameter (a list written whole
-        is not written again in parts); of another tool, its required values the message mentions (or its server's
-        folder), and the model says it fits."""
+        is not written in parts); of another tool, its required values said (or its folder), and the model's yes."""
         asked = said_in([d.talk.last])
         same = [c.arguments for c in d.calls if c.name == call.name]
         if same:

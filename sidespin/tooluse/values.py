@@ -232,8 +232,7 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
 
 
 def own_word(tool: Tool, name: str, value: Any) -> bool:
-    """Whether a text value of parameter `name` is the tool's own: allowed by its schema, or said by its description
-    ("lb" where it lists "weight: g, kg, oz, lb")."""
+    """Whether a text value of parameter `name` is allowed by the tool's schema or said by its description ("lb")."""
     return isinstance(value, str) and (value in allowed(tool.parameters.get(name)) or _all_in(
         value, tool.description.lower(), name))
 

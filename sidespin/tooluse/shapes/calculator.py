@@ -31,8 +31,7 @@ _OPERATORS = (("/", r"(?:divid\w*|geteilt|divis\w*)\b|[÷/]"), ("*", r"(?:times|
 
 
 def calculates(tool: Tool) -> bool:
-    """Whether a tool's name or its description's first sentence says it calculates or evaluates, or says an
-    arithmetic operation and it requires numbers only."""
+    """Whether a tool's name or first sentence says it calculates, or an operation and it requires numbers only."""
     first = re.split(r"(?<=[.!?:])\s", " ".join(tool.description.split()), maxsplit=1)[0]
     said = f"{tool.name.replace('_', ' ').replace('-', ' ')} {first[:200]}"
     if _CALCULATES.search(said):
@@ -46,9 +45,8 @@ def asks_calculation(text: str) -> bool:
 
 
 def on_result(talk: Talk) -> str | None:
-    """The calculation a message asks of the last result ("350 * 12"; a share of it, "350 * 15 / 100"), where it
-    holds one number and an operation on it and the conversation's last call, before this turn, gave a number (or
-    one equation: the number after its "=")."""
+    """The calculation a message asks of the last result ("350 * 12"; a share, "350 * 15 / 100"): one number and an
+    operation in it, a number (or an equation's, after "=") from the last call before this turn."""
     last = talk.answered[-1].answer.strip() if talk.answered and not talk.this_turn else ""
     numbers = re.findall(r"\d+(?:[.,]\d+)?", talk.last)
     equals = re.findall(rf"=\s*({_NUMBER})(?![\d.])", last)  # a result shown as an equation: "1250 * 1.08 = 1350.0"

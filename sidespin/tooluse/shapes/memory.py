@@ -42,8 +42,7 @@ _FORGET = re.compile(r"(?i)" + _ASKED + r"(?:forget|vergiss|oublie|olvida|diment
 
 
 def stores(tool: Tool) -> bool:
-    """Whether a tool belongs to a memory store: its name, description or server's name speaks of memory or of a
-    knowledge graph or base ("KB")."""
+    """Whether a tool's name, description or server speaks of memory or a knowledge graph or base ("KB")."""
     server = tool.source.split(":", 1)[1] if tool.source.startswith("mcp:") else ""
     return bool(_STORE.search(f"{server} {tool.name.replace('_', ' ')} {tool.description[:200]}"))
 
@@ -81,8 +80,8 @@ class Memory(Shape):
 
     @staticmethod
     def _asked(decision: Decision) -> str | None:
-        """What the last message asks of a memory (`asks_memory`; "recall" for a question about the person, or about
-        what the conversation gave a store to keep)."""
+        """What the last message asks of a memory (`asks_memory`; "recall" for a question of the person or of what
+        a store was given)."""
         text, ranked = decision.talk.last, decision.ranked
         if (asked := asks_memory(text)) is None and _QUESTION.search(text) and _kept_before(decision):
             return "recall"
