@@ -120,7 +120,8 @@ class Decider:
         """The table the model reads, and why: one a shape favours for the message; one with a tool the message names
         by 2 words or more ("my to-do list": `todo_list`), else with the family it names ("a to-do": `todo_*`); after
         results, the failed call's to mend, else the most relevant to the parts left; for a follow-up, short or sharing
-        a word with the last result (`core.follow_up`), the last call's; else the most relevant. A table with nothing left to call this turn is passed over."""
+        a word with the last result, the last call's; else the most relevant. A table with nothing left to call this
+        turn is passed over."""
         if len(cut) == 1:
             return 0, "the only table"
         closed = _closed(d)
