@@ -1,5 +1,6 @@
-"""One mend from an error: a failed call written again (`to_mend`) gets the model's next likeliest value for the
-value the error names (`another_value`), but not one that writes the error's words back or a call already made."""
+"""One mend from an error: a failed call written again (`to_mend`) gets, for the value the error names
+(`another_value`), a value the error offers ("Available sheets: 'Plants'"), else the model's next likeliest, but not
+one that writes the error's words back or a call already made."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ __all__ = ["to_mend", "mendable", "another_value"]
 _VALUE_TOKENS, _OTHER_IDEA, _IDEAS = 12, 0.003, 4  # a value's tokens read, least chance of another, others tried
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')
 _WORD_OF = re.compile(r"[^\W\d_]{4,}")
+_OFFERS = re.compile(r"(?i)\b(?:available|valid|allowed|supported|existing|expected|possible|one of|did you mean|"
+                     r"choose from|options? are)\b([^\n]{0,300})")
+_QUOTED = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"")
 _FILE = re.compile(r"^(?:[/~\\]|\.{1,2}/|[A-Za-z]:)|\.[A-Za-z][A-Za-z0-9]{0,4}$")  # a path: no near miss of another
 
 
@@ -46,6 +50,12 @@ def to_mend(call: ToolCall, talk: Talk,
             if failures and call.arguments in succeeded else None)
 
 
+def _offered(error: str) -> list[str]:
+    """The values an error offers in quotes after "available", "valid", "one of", "did you mean"… (`core.mend`)."""
+    found = _OFFERS.search(error)
+    return [a or b for a, b in _QUOTED.findall(found.group(1))] if found else []
+
+
 async def another_value(model: Model, written: str, call: ToolCall, error: str, tried: list[dict[str, Any]],
                         makes: Callable[[ToolCall], bool] = lambda call: True) -> ToolCall | None:
     """`call` (written after `written`) with another value where the error names one and `makes` accepts; or None."""
@@ -55,6 +65,11 @@ async def another_value(model: Model, written: str, call: ToolCall, error: str, 
         logger.info("TOOLUSE_MEND_NOTHING {}: the error names none of its values", call.name)
         return None
     parameter, value = max(named, key=lambda pair: len(pair[1]))  # the longest string the error names, not a path
+    for other in _offered(error):  # "Available sheets: 'Plants'": a value the error offers, in its order
+        if other != value and (mended := {**call.arguments, parameter: other}) not in tried and makes(
+                ToolCall(call.name, mended)):
+            logger.info("TOOLUSE_MEND {}.{}: {!r} for {!r}, as the error offers", call.name, parameter, other, value)
+            return ToolCall(call.name, mended)
     others = {k: v for k, v in call.arguments.items() if k != parameter}  # as JSON left open for `parameter`'s value
     written += (json.dumps(others, ensure_ascii=False)[:-1] + ", " if others else "{") + json.dumps(parameter) + ': "'
     ideas: list[tuple[float, str, str]] = []  # probability, the value before it, the token

@@ -414,6 +414,20 @@ class Hesitant(FakeLlama):
 CLOCK = tool("clock", "The current time in a time zone.", {"zone": {"type": "string"}}, ["zone"], read_only=True)
 
 
+async def test_a_failed_call_takes_a_value_its_error_offers_for_the_value_it_names() -> None:
+    """A grid reader's error lists the sheets there are: the call written again as it failed takes the one offered
+    (the error's words are otherwise never written back); an error offering only the failed value mends nothing."""
+    grid = tool("read_cells", "Read a sheet's cells.", {"path": TEXT, "sheet": TEXT}, ["path", "sheet"],
+                read_only=True)
+    text = "What's the price of lavender in plants.xlsx?"
+    for error, wanted in (("Error: Sheet 'Lavender' not found. Available sheets: 'Plants', 'Pots'.", "Plants"),
+                          ("Error: Sheet 'Lavender' is empty. Valid sheets: 'Lavender'.", None)):
+        failed = [*user(text), *called("c1", "read_cells", '{"path": "plants.xlsx", "sheet": "Lavender"}', error)]
+        model = FakeLlama({}, after={text: [("read_cells", {"path": "plants.xlsx", "sheet": "Lavender"})]}, p_call=0.99)
+        calls = await decided(model, failed, [grid, FORECAST])
+        assert calls == ([("read_cells", {"path": "plants.xlsx", "sheet": wanted})] if wanted else []), error
+
+
 async def test_a_failed_call_written_again_gets_the_models_next_likeliest_value_once() -> None:
     text = "time in Tokyo"
     failed = [*user(text), *called("c1", "clock", '{"zone": "Europe/Tokyo"}',
