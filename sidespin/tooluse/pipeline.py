@@ -27,12 +27,13 @@ from sidespin.tooluse.decision import NAMED_FLOOR, Decision
 from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
-from sidespin.tooluse.offer import action_named, deprecated_for, family_named, held_said, named, names_said, tables
+from sidespin.tooluse.offer import (action_named, deprecated_for, family_named, held_said, held_word, named, names_said,
+                                    tables)
 from sidespin.tooluse.relevance import rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
-from sidespin.tooluse.values import (as_said, asked_parameters, asks_change, change_asked, grounded, invented,
-                                     last_word, mentioned, own_word, reads, said_in, words_of)
+from sidespin.tooluse.values import (as_said, asked_parameters, asks_change, asks_question, change_asked, grounded,
+                                     invented, last_word, mentioned, own_word, reads, said_in, words_of)
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
 
@@ -227,9 +228,9 @@ class Decider:
             return self._retry(d, name)
         if not d.calls and not d.narrowed and not (d.shaped or change_asked(d.names[name], d.talk.last, d.table)):
             logger.info("TOOLUSE_WHICH {} p={}: it changes things, and the message asks no change", name, shown)
-            d.notes.append("core.change_asked")  # meant to do what was asked, no tool does it: no other name but
-            if not d.talk.about_last_result:  # a reader's, for a thing the last result gave (core.read_what_came)
-                return None
+            d.notes.append("core.change_asked")  # meant to do what was asked, no tool does it: no other name but a
+            if not (d.talk.about_last_result or asks_question(d.talk.last) and held_word(d.table, d.talk.last)):
+                return None  # reader's, for a thing the last result gave or one held asked of (core.read_what_came)
             d.notes.append("core.read_what_came")
             d.names = {n: t for n, t in d.names.items()  # not the tool that gave the result: one that reads a thing
                        if n == name or reads(t, d.table, actions=True) and n != d.talk.last_called}

@@ -26,6 +26,7 @@ from sidespin.tools import Tool
 
 __all__ = ["said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented", "as_said",
            "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT", "asks_change", "change_asked", "reads",
+           "asks_question",
            "READ_VERBS", "own_word"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -127,7 +128,12 @@ def change_asked(tool: Tool, message: str, table: Sequence[Tool] = ()) -> bool:
     own += json.dumps(tool.input_schema, ensure_ascii=False)
     common = set.intersection(*({w[:5] for w in words_of(t.name)} for t in table)) if len(table) > 1 else set()
     shared = {w[:5] for w in telling_words(own)} & {w[:5] for w in telling_words(message)} - common
-    return bool(shared) and not (message.rstrip().endswith("?") and not _ASKS_YOU.search(message))
+    return bool(shared) and not asks_question(message)
+
+
+def asks_question(message: str) -> bool:
+    """Whether a message is a question that asks to know, not for a thing done ("could you…", "please")."""
+    return message.rstrip().endswith("?") and not _ASKS_YOU.search(message)
 
 
 def said_in(texts: Sequence[str]) -> str:

@@ -625,7 +625,8 @@ async def test_a_reading_verb_a_tool_allows_as_a_value_chooses_it_over_a_look_al
 async def test_a_request_about_a_thing_the_last_result_gave_goes_to_a_reader_when_the_first_tool_would_change_things():
     """The bins were listed; "Show me the compost bin" is refused for `bin_empty` (it changes things, nothing asks a
     change) and goes to the reader that takes a bin, the next likeliest; a request sharing no word with the last
-    result ("Show me a magic trick") and one with no result before it get no call."""
+    result ("Show me a magic trick") and one with no result before it get no call. A question about a thing the
+    server holds goes to the reader too; an order sharing a word with it, and a question sharing none, do not."""
     bins = [tool("bin_list", "List the bins.", {}, [], source="mcp:yard"),
             tool("bin_empty", "Empty a bin: deletes what it holds.", {"bin": TEXT}, ["bin"], source="mcp:yard"),
             tool("bin_read", "Read what a bin holds.", {"bin": TEXT}, ["bin"], source="mcp:yard")]
@@ -637,3 +638,10 @@ async def test_a_request_about_a_thing_the_last_result_gave_goes_to_a_reader_whe
         model = FakeLlama({text: [("bin_empty", {"bin": "compost-bin"}), ("bin_read", {"bin": "compost-bin"})]},
                           name_tokens=names)
         assert await decided(model, [*history, *user(text)], bins) == wanted, text
+    for one in bins:  # what the yard holds, read from its listing: a question about one of them is asked of a reader
+        one.holds = ("compost-bin", "glass-bin")
+    for text, wanted in (("What's left in the compost bin?", [("bin_read", {"bin": "compost-bin"})]),
+                         ("Order a compost bin.", []), ("Is the garden open today?", [])):
+        model = FakeLlama({text: [("bin_empty", {"bin": "compost-bin"}), ("bin_read", {"bin": "compost-bin"})]},
+                          name_tokens=names)
+        assert await decided(model, user(text), bins) == wanted, text
