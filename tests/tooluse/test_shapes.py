@@ -453,6 +453,8 @@ def test_a_tool_that_says_an_operation_and_takes_numbers_only_calculates_and_sha
     assert not calculates(search) and calculates(tool("calc", "Evaluate a math expression.", {"e": TEXT}, ["e"]))
     assert [asks_calculation(t) for t in ("How much is 15% of 80?", "square root of 1764", "page 15 of 80")] == [
         True, True, False]
+    assert [asks_calculation(t) for t in ("Add Ana, who joined on 2025-06-02.", "Born 3.4.1990, right?",
+                                          "What's 2025 - 6?")] == [False, False, True]  # a date is no subtraction
 
 
 async def test_a_calculation_on_a_server_of_one_tool_an_operation_is_named_among_the_tools_that_calculate() -> None:

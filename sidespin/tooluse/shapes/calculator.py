@@ -25,6 +25,7 @@ _CALCULATION = re.compile(r"(?i)\d[\d.,]*\s*(?:[-+*/×x÷^%]|times|plus|minus|di
                           r"\d\s*%\s*(?:of|de|von|di|du)\s+\d|"
                           r"(?:square root|sqrt|racine carr[ée]e|ra[íi]z cuadrada|wurzel)"
                           r"\s*(?:of|de|aus|von)?\s*\(?\d")
+_DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b")
 _NUMBER = r"-?\d+(?:\.\d+)?"
 _OPERATORS = (("/", r"(?:divid\w*|geteilt|divis\w*)\b|[÷/]"), ("*", r"(?:times|mal|fois|por|multipl\w*)\b|[x×*]"),
               ("+", r"(?:plus|más|add\w*)\b|[+]"), ("-", r"(?:minus|menos|moins|weniger|subtract\w*)\b|[-−]"))
@@ -41,7 +42,8 @@ def calculates(tool: Tool) -> bool:
 
 
 def asks_calculation(text: str) -> bool:
-    return _CALCULATION.search(text) is not None
+    """Whether a message holds a calculation (a date, "2025-06-02", is none)."""
+    return _CALCULATION.search(_DATE.sub(" ", text)) is not None
 
 
 def on_result(talk: Talk) -> str | None:
