@@ -12,9 +12,10 @@ the approval policy would run that call without asking (`may_run`: the tool is m
 
 A server that runs SQL (`query_tool`: a tool with a required text parameter named `sql`, `query` or `statement`
 whose own or whose tool's description says SQL, that only reads or whose name says no change) is asked its own
-schema the same way, under the same approval check: SQLite's `sqlite_master`, else the standard
-`information_schema.columns`, each read for table names and their columns (`tables_in`: identifiers only, at most
-`MAX_COLUMNS` a table in `MAX_HELD` characters, the shortest tables first). Each table is held as
+schema the same way, under the same approval check (where it also takes a database's path, for each database file
+in its folders: `_databases`): SQLite's `sqlite_master`, else the standard `information_schema.columns`, each read
+for table names and their columns (`tables_in`: identifiers only, at most `MAX_COLUMNS` a table in `MAX_HELD`
+characters, the shortest tables first). Each table is held as
 `orders(id, customer_id, total)`, so a request in the person's words ("how many orders came in April?") reaches
 the tool that runs the query, and the query is written on the columns the database has.
 
@@ -30,7 +31,9 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import glob
 import json
+import os
 import re
 from typing import Any, Awaitable, Callable, Sequence
 
@@ -53,6 +56,9 @@ SCHEMA_QUERIES = (  # a database's own account of its tables: SQLite's, then the
     "length(sql)",  # the shortest first: a result cut short loses the widest tables
     "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema NOT IN "
     "('information_schema', 'pg_catalog', 'mysql', 'performance_schema', 'sys') ORDER BY table_name, ordinal_position")
+_DATABASE_PARAMETER = re.compile(r"(?i)path|file|db|database")
+_DATABASE_FILES = (".db", ".sqlite", ".sqlite3")
+MAX_DATABASES = 3  # database files a server's schema is read from
 _QUERY_PARAMETER = frozenset({"sql", "query", "statement", "sql_query"})
 _CHANGE_NAME = frozenset("write insert update delete create drop alter modify".split())
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_$]{0,39}$")
@@ -113,6 +119,20 @@ def query_tool(tools: Sequence[Tool]) -> tuple[Tool, str] | None:
                 found.append((tool, name))
                 break
     return next((f for f in found if f[0].read_only or "read" in words_of(f[0].name)), found[0] if found else None)
+
+
+def _databases(tool: Tool, parameter: str) -> list[dict[str, Any]]:
+    """The other arguments a schema query is run with: none where the query is the one required parameter; where
+    the others each take a database file (named for a path, a file or a database), each of the database files in
+    the tool's folders (`*.db`, `*.sqlite`, `*.sqlite3`, one level down at most; `MAX_DATABASES`); else none run."""
+    others = [name for name in tool.required if name != parameter]
+    if not others:
+        return [{}]
+    if not all(_DATABASE_PARAMETER.search(name) for name in others):
+        return []
+    found = sorted({f for place in tool.places for pattern in ("*", "*/*") for suffix in _DATABASE_FILES
+                    for f in glob.glob(os.path.join(glob.escape(place), pattern + suffix))})
+    return [{name: path for name in others} for path in found[:MAX_DATABASES]]
 
 
 def tables_in(text: str) -> tuple[str, ...]:
@@ -208,18 +228,22 @@ async def read_holdings(server: str, tools: Sequence[Tool], may_run: Callable[[T
     listing tools with no arguments, and its query tool with `SCHEMA_QUERIES` until one gives tables, where they
     `may_run`; None where none may run or every call failed."""
     names: list[str] = []
-    read = schema = False
-    querying = query_tool(tools)
-    for tool, arguments in [(t, {}) for t in listing_tools(tools)] + (
-            [(querying[0], {querying[1]: q}) for q in SCHEMA_QUERIES] if querying else []):
+    read, answered = False, set()  # the databases a schema query answered for
+    calls: list[tuple[Tool, dict[str, Any], str]] = [(t, {}, "") for t in listing_tools(tools)]
+    if (querying := query_tool(tools)) is not None:
+        tool, parameter = querying
+        calls += [(tool, {**base, parameter: q}, json.dumps(base)) for base in _databases(tool, parameter)
+                  for q in SCHEMA_QUERIES]
+    for tool, arguments, database in calls:
         if not may_run(tool):
             logger.info("MCP_HOLDINGS {} {} not read: it would need a person's approval", server, tool.name)
             continue
-        if schema:  # one schema query answered
-            break
+        if database in answered:
+            continue
         if (output := await _output(server, tool, arguments, call)) is not None:
             found = tables_in(output) if arguments else names_in(output)
-            read, schema = True, bool(arguments and found)
+            read = True
+            answered |= {database} if arguments and found else set()
             names.extend(found)
     if not read:
         return None

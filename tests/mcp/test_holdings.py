@@ -118,6 +118,17 @@ async def test_a_server_that_runs_sql_is_asked_its_schema_and_its_tools_hold_the
         assert all(line.startswith("SELECT") for line in record.read_text().splitlines())  # it only read
 
 
+async def test_a_server_that_runs_sql_on_a_database_file_it_is_given_is_asked_the_schema_of_those_in_its_folder(
+        tmp_path):
+    """`query_file(db_path, sql_query)`: the database files in the server's folder (its cwd) are read."""
+    settings, record = _ledger(tmp_path, "by-path")
+    config = json.loads((tmp_path / "mcp.json").read_text())
+    config["servers"]["ledger"]["cwd"] = str(tmp_path)
+    (tmp_path / "mcp.json").write_text(json.dumps(config))
+    async with Engine.open(settings, backend=ScriptedBackend([]), approval="auto") as engine:
+        assert "invoices(id, client, amount, issued_on)" in engine.registry.get("query_file").holds
+
+
 async def test_a_schema_is_not_read_through_a_tool_that_would_need_approval(tmp_path):
     settings, record = _ledger(tmp_path)
     async with Engine.open(settings, backend=ScriptedBackend([]), approval="ask") as engine:

@@ -1,9 +1,9 @@
 """A stdio MCP server that runs SQL on an SQLite file, for reading a database's schema (sidespin.mcp.holdings).
 
-    python ledger_server.py DATABASE RECORD [standard]
+    python ledger_server.py DATABASE RECORD [standard] [by-path]
 
-`run_sql(sql)` runs one statement and gives its rows as JSON records; `add_row(table, values)` inserts. With
-`standard`, it answers like a server whose database has no `sqlite_master`: a query naming it fails, and one of
+`run_sql(sql)` runs one statement and gives its rows as JSON records (with `by-path`, `query_file(db_path,
+sql_query)` on the database file it is given); `add_row(table, values)` inserts. With `standard`, it answers like a server whose database has no `sqlite_master`: a query naming it fails, and one of
 `information_schema.columns` gives the columns as a Markdown table. Each SQL text run is appended to RECORD.
 """
 
@@ -20,12 +20,11 @@ STANDARD = "standard" in sys.argv[3:]
 server = MCPServer("ledger")
 
 
-@server.tool()
-def run_sql(sql: str) -> str:
+def run_sql(sql: str, database: str = DATABASE) -> str:
     """Run a SQL statement on the ledger and return its rows."""
     with open(RECORD, "a", encoding="utf-8") as record:
         record.write(sql.replace("\n", " ") + "\n")
-    with sqlite3.connect(DATABASE) as db:
+    with sqlite3.connect(database) as db:
         if STANDARD and "sqlite_master" in sql:
             raise ValueError("relation sqlite_master does not exist")
         if STANDARD and "information_schema" in sql:
@@ -35,6 +34,14 @@ def run_sql(sql: str) -> str:
         cursor = db.execute(sql)
         names = [d[0] for d in cursor.description or []]
         return json.dumps([dict(zip(names, row)) for row in cursor.fetchall()])
+
+
+def query_file(db_path: str, sql_query: str) -> str:
+    """Execute a SQL query on the SQLite database file at db_path."""
+    return run_sql(sql_query, db_path)
+
+
+server.tool()(query_file if "by-path" in sys.argv[3:] else run_sql)
 
 
 @server.tool()
