@@ -3,8 +3,9 @@
     python ledger_server.py DATABASE RECORD [standard] [by-path]
 
 `run_sql(sql)` runs one statement and gives its rows as JSON records (with `by-path`, `query_file(db_path,
-sql_query)` on the database file it is given); `add_row(table, values)` inserts. With `standard`, it answers like a server whose database has no `sqlite_master`: a query naming it fails, and one of
-`information_schema.columns` gives the columns as a Markdown table. Each SQL text run is appended to RECORD.
+sql_query)` on the database file it is given); `add_row(table, values)` inserts. With `standard`, it answers like
+a server whose database has no `sqlite_master`: a query naming it fails, and one of `information_schema.columns`
+gives the columns as a Markdown table. Each SQL text run is appended to RECORD.
 """
 
 from __future__ import annotations
