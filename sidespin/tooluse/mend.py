@@ -50,12 +50,6 @@ def to_mend(call: ToolCall, talk: Talk,
             if failures and call.arguments in succeeded else None)
 
 
-def _offered(error: str) -> list[str]:
-    """The values an error offers in quotes after "available", "valid", "one of", "did you mean"… (`core.mend`)."""
-    found = _OFFERS.search(error)
-    return [a or b for a, b in _QUOTED.findall(found.group(1))] if found else []
-
-
 async def another_value(model: Model, written: str, call: ToolCall, error: str, tried: list[dict[str, Any]],
                         makes: Callable[[ToolCall], bool] = lambda call: True) -> ToolCall | None:
     """`call` (written after `written`) with another value where the error names one and `makes` accepts; or None."""
@@ -65,7 +59,8 @@ async def another_value(model: Model, written: str, call: ToolCall, error: str, 
         logger.info("TOOLUSE_MEND_NOTHING {}: the error names none of its values", call.name)
         return None
     parameter, value = max(named, key=lambda pair: len(pair[1]))  # the longest string the error names, not a path
-    for other in _offered(error):  # "Available sheets: 'Plants'": a value the error offers, in its order
+    offered = [a or b for a, b in _QUOTED.findall(found.group(1))] if (found := _OFFERS.search(error)) else []
+    for other in offered:  # "Available sheets: 'Plants'": a value the error offers, in its order
         if other != value and (mended := {**call.arguments, parameter: other}) not in tried and makes(
                 ToolCall(call.name, mended)):
             logger.info("TOOLUSE_MEND {}.{}: {!r} for {!r}, as the error offers", call.name, parameter, other, value)

@@ -15,7 +15,7 @@ from sidespin.tooluse.schema import listed as listed_values
 from sidespin.tooluse.values import REQUEST_AT, READ_VERBS, allowed, asks_change, reads, telling_words, words_of
 
 __all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "system_prompt", "cut",
-           "deprecated_for", "names_said", "named", "family_named", "action_named", "held_word"]
+           "deprecated_for", "names_said", "named", "family_named", "action_named"]
 
 SHORTLIST = 10  # tools read all at once; more are read a table at a time
 TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: about 1,950 tokens at most
@@ -31,16 +31,12 @@ def deprecated_for(tool: Tool) -> str | None:
     return found.group(1) if (found := _DEPRECATED.search(tool.description)) else None
 
 
-def held_said(tools: Sequence[Tool], message: str) -> bool:
-    """Whether the message says, as whole words, a name of 3 letters or more its server holds (`Tool.holds`)."""
-    said = f" {' '.join(words_of(message))} "
-    return any(len(n) >= 3 and f" {' '.join(words_of(n.split('(')[0]))} " in said for t in tools for n in t.holds)
-
-
-def held_word(tools: Sequence[Tool], message: str) -> bool:
-    """Whether the message says a word (its first five letters) of a name the tools' server holds ("my budget")."""
-    said = {w[:5] for w in telling_words(message) if len(w) >= 4}
-    return any(said & {w[:5] for w in telling_words(n.split("(")[0])} for t in tools for n in t.holds)
+def held_said(tools: Sequence[Tool], message: str, whole: bool = True) -> bool:
+    """Whether the message says a name of 3 letters or more the tools' server holds (`Tool.holds`) as whole words, or
+    not `whole`, a word of it (its first five letters: "my budget" of `budget-2025.xlsx`)."""
+    said, words = f" {' '.join(words_of(message))} ", {w[:5] for w in telling_words(message) if len(w) >= 4}
+    return any(f" {' '.join(words_of(n))} " in said if whole else words & {w[:5] for w in telling_words(n)}
+               for t in tools for n in (h.split("(")[0] for h in t.holds) if len(n) >= 3)
 
 
 def names_said(tools: Sequence[Tool], message: str) -> list[Tool]:

@@ -27,8 +27,7 @@ from sidespin.tooluse.decision import NAMED_FLOOR, Decision
 from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
-from sidespin.tooluse.offer import (action_named, deprecated_for, family_named, held_said, held_word, named, names_said,
-                                    tables)
+from sidespin.tooluse.offer import action_named, deprecated_for, family_named, held_said, named, names_said, tables
 from sidespin.tooluse.relevance import rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
@@ -229,7 +228,7 @@ class Decider:
         if not d.calls and not d.narrowed and not (d.shaped or change_asked(d.names[name], d.talk.last, d.table)):
             logger.info("TOOLUSE_WHICH {} p={}: it changes things, and the message asks no change", name, shown)
             d.notes.append("core.change_asked")  # meant to do what was asked, no tool does it: no other name but a
-            if not (d.talk.about_last_result or asks_question(d.talk.last) and held_word(d.table, d.talk.last)):
+            if not (d.talk.about_last_result or asks_question(d.talk.last) and held_said(d.table, d.talk.last, False)):
                 return None  # reader's, for a thing the last result gave or one held asked of (core.read_what_came)
             d.notes.append("core.read_what_came")
             d.names = {n: t for n, t in d.names.items()  # not the tool that gave the result: one that reads a thing

@@ -161,8 +161,7 @@ def _requests(decision: Decision, tool: Tool, name: str, value: list, places: li
 def _of_file_before(decision: Decision, tools: Sequence[Tool]) -> bool:
     """Whether the message, short or sharing a word with its result, is about the file the last call of `tools` took."""
     return any(t.name == decision.talk.last_called for t in _taking(_takes_file, tools, reading=False)) and (
-        len(words_of(decision.talk.last)) <= _SHORT
-        or bool(set(telling_words(decision.talk.last)) & set(telling_words(decision.talk.answered[-1].answer))))
+        len(words_of(decision.talk.last)) <= _SHORT or decision.talk.about_last_result)
 
 
 def _inside(path: str, place: str) -> bool:
