@@ -107,7 +107,15 @@ def reads(tool: Tool, tools: Sequence[Tool], *, actions: bool = False) -> bool:
         return tool.read_only
     words = words_of(tool.name)
     return bool(READ_VERBS & set(words)) and not re.search(rf"\b{_CHANGE}\b", " ".join(words)) or actions and bool(
-        _READS.search(f"{' '.join(words)} {tool.description[:300]}"))
+        _READS.search(_actions(tool)))
+
+
+def _actions(tool: Tool) -> str:
+    """What a tool says it does: its name's words, its description's first sentence and the actions its description
+    names as identifiers ("list_roots"); not a verb further on ("formulas using it will show #NAME?")."""
+    first = re.split(r"(?<=[.;!?])\s", " ".join(tool.description.split()), maxsplit=1)[0]
+    named = re.findall(r"\b[a-z]+(?:_[a-z]+)+\b|\b[a-z]+(?:[A-Z][a-z]+)+\b", tool.description[:600])
+    return " ".join([*words_of(tool.name), first[:300], *(" ".join(words_of(n)) for n in named)])
 
 
 def asks_change(text: str, new: bool = False) -> bool:
@@ -123,7 +131,7 @@ def change_asked(tool: Tool, message: str, table: Sequence[Tool] = ()) -> bool:
     parameters (their notes, their allowed values), but one every name of its `table` says ("note" of `add_note`)."""
     own = f"{' '.join(words_of(tool.name))} {tool.description}"
     if tool.read_only or not re.search(r"(?i)\b" + _CHANGE + r"(?:s|es|d|ed)?\b", own[:300]) or asks_change(
-            message) or _READS.search(own[:300].replace("_", " ")):  # one of its actions reads ("list_roots")
+            message) or _READS.search(_actions(tool)):  # one of its actions reads ("list_roots")
         return True
     own += json.dumps(tool.input_schema, ensure_ascii=False)
     common = set.intersection(*({w[:5] for w in words_of(t.name)} for t in table)) if len(table) > 1 else set()

@@ -219,6 +219,8 @@ def test_a_tool_of_several_actions_one_of_which_reads_may_open_an_answer_that_as
     meta = tool("config_ops", "Config operations. - set_root: add a root - get_info: a file's metadata", {}, [])
     assert change_asked(ops, "Léeme qué hay en la carpeta.") and change_asked(meta, "Wann wurde x.csv geändert?")
     assert not change_asked(POST, "Léeme qué hay en la carpeta.")
+    unname = tool("delete_defined_name", "Delete a defined name; formulas using it will show #NAME?.", {}, [])
+    assert not change_asked(unname, "Send Brigitte an email to thank her.")  # a verb further on is no action
 
 
 async def test_a_first_call_of_a_tool_the_model_says_does_not_do_what_was_asked_is_not_made() -> None:
