@@ -373,42 +373,35 @@ def _make_repo(repo: Path, spec: dict[str, Any]) -> None:
 def _write_documents(folder: Path, documents: dict[str, list[list[str]]]) -> None:
     """Each document ([[style, text], ...] paragraphs; style "Title", "Heading 1" ... or "") as a .docx, written
     with python-docx from the document server's own venv (sidespin does not depend on it)."""
-    if not documents:
-        return
-    if not OFFICE_PYTHON.exists():
-        raise RuntimeError(f"{OFFICE_PYTHON} is missing: run bench/corpus/setup")
-    script = (
-        "import json, sys\nfrom docx import Document\n"
-        "for name, paragraphs in json.load(sys.stdin).items():\n"
-        "    doc = Document()\n"
-        "    for style, text in paragraphs:\n"
-        "        doc.add_paragraph(text, style=style or None)\n"
-        f"    doc.save({str(folder)!r} + '/' + name)\n"
-    )
-    subprocess.run([str(OFFICE_PYTHON), "-c", script], input=json.dumps(documents).encode(), check=True,
-                   capture_output=True)
+    if documents:
+        _run_with(OFFICE_PYTHON, "import json, sys\nfrom docx import Document\n"
+                  "for name, paragraphs in json.load(sys.stdin).items():\n"
+                  "    doc = Document()\n"
+                  "    for style, text in paragraphs:\n"
+                  "        doc.add_paragraph(text, style=style or None)\n"
+                  f"    doc.save({str(folder)!r} + '/' + name)\n", documents)
 
 
 def _write_spreadsheets(folder: Path, spreadsheets: dict[str, dict[str, list[list[Any]]]]) -> None:
     """Each workbook ({sheet: rows}, the first row its header) as an .xlsx, written with openpyxl from the
     spreadsheet server's own venv."""
-    if not spreadsheets:
-        return
-    if not EXCEL_PYTHON.exists():
-        raise RuntimeError(f"{EXCEL_PYTHON} is missing: run bench/corpus/setup")
-    script = (
-        "import json, sys\nfrom openpyxl import Workbook\n"
-        "for name, sheets in json.load(sys.stdin).items():\n"
-        "    book = Workbook()\n"
-        "    book.remove(book.active)\n"
-        "    for title, rows in sheets.items():\n"
-        "        sheet = book.create_sheet(title)\n"
-        "        for row in rows:\n"
-        "            sheet.append(row)\n"
-        f"    book.save({str(folder)!r} + '/' + name)\n"
-    )
-    subprocess.run([str(EXCEL_PYTHON), "-c", script], input=json.dumps(spreadsheets).encode(), check=True,
-                   capture_output=True)
+    if spreadsheets:
+        _run_with(EXCEL_PYTHON, "import json, sys\nfrom openpyxl import Workbook\n"
+                  "for name, sheets in json.load(sys.stdin).items():\n"
+                  "    book = Workbook()\n"
+                  "    book.remove(book.active)\n"
+                  "    for title, rows in sheets.items():\n"
+                  "        sheet = book.create_sheet(title)\n"
+                  "        for row in rows:\n"
+                  "            sheet.append(row)\n"
+                  f"    book.save({str(folder)!r} + '/' + name)\n", spreadsheets)
+
+
+def _run_with(python: Path, script: str, data: Any) -> None:
+    """`script` run by a server's own `python` (its venv holds the library it needs), `data` as JSON on its stdin."""
+    if not python.exists():
+        raise RuntimeError(f"{python} is missing: run bench/corpus/setup")
+    subprocess.run([str(python), "-c", script], input=json.dumps(data).encode(), check=True, capture_output=True)
 
 
 def xlsx_cells(path: Path) -> dict[str, dict[str, str]]:
