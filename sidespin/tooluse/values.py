@@ -102,7 +102,7 @@ READ_VERBS = frozenset("get list read search find show view query fetch lookup r
 def reads(tool: Tool, tools: Sequence[Tool], *, actions: bool = False) -> bool:
     """Whether `tool` only reads: it is marked read-only; where its server marks none of its tools (among `tools`),
     its name says a reading verb and no change (`read_files`, `todo_list`; not `list_and_delete`), or, with
-    `actions`, one of the actions its description opens with reads ("create, list, or delete")."""
+    `actions`, one of its actions reads (`_actions`: "create, list, or delete", "list_roots")."""
     if tool.read_only or any(t.read_only or t.destructive for t in tools if t.source == tool.source):
         return tool.read_only
     words = words_of(tool.name)
