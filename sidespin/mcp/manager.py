@@ -355,13 +355,15 @@ class MCPManager:
                 tool.holds = holds
 
     def reread_holdings(self, server: str, after: str | None = None) -> None:
-        """Read `server`'s holdings again in the background (`read_holdings`), unless it has no listing tool, a
-        reading is under way, or `after`, the tool whose call changed things, is one of its listings."""
+        """Read `server`'s holdings again in the background (`read_holdings`), unless it has neither a listing tool
+        nor a tool that runs SQL, a reading is under way, or `after`, the tool whose call changed things, is one of
+        its listings."""
         running = self._reading.get(server)
         if self.may_run is None or (running is not None and not running.done()):
             return
-        listings = listing_tools(self._server_tools(server))
-        if not (listings or query_tool(self._server_tools(server))) or any(t.name in (after, f"{server}__{after}") for t in listings):
+        tools = self._server_tools(server)
+        listings = listing_tools(tools)
+        if not (listings or query_tool(tools)) or any(t.name in (after, f"{server}__{after}") for t in listings):
             return
         self._reading[server] = asyncio.get_running_loop().create_task(self.read_holdings(server))
 
