@@ -88,7 +88,7 @@ import mcp_types  # noqa: E402
 
 from sidespin.approvals import Ruling  # noqa: E402
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolProposed, TurnDone  # noqa: E402
-from sidespin.ladder import rungs_of  # noqa: E402
+from sidespin.rungs import rungs_of  # noqa: E402
 from sidespin.llm.base import Backend  # noqa: E402
 from sidespin.llm.embedded import DEFAULT_N_CTX, EmbeddedBackend  # noqa: E402
 from sidespin.llm.openai import OpenAIBackend  # noqa: E402

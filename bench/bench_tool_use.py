@@ -59,7 +59,7 @@ from sidespin.config import load_settings  # noqa: E402
 from sidespin.engine import Engine  # noqa: E402
 from sidespin.errors import MalformedToolCall  # noqa: E402
 from sidespin.events import ErrorNotice, MalformedCall, TextDelta, ToolFinished, ToolProposed, TurnDone  # noqa: E402
-from sidespin.ladder import Choice  # noqa: E402
+from sidespin.rungs import Choice  # noqa: E402
 from sidespin.llm.embedded import DEFAULT_MODEL_FILE, EmbeddedBackend  # noqa: E402
 from sidespin.llm.openai import OpenAIBackend  # noqa: E402
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm  # noqa: E402

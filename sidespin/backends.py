@@ -21,7 +21,7 @@ from loguru import logger
 
 from sidespin.config import Settings
 from sidespin.events import ModelLoading
-from sidespin.ladder import Choice, choose_rung
+from sidespin.rungs import Choice, choose_rung
 from sidespin.llm import Backend, backend_from_spec, make_backend
 from sidespin.tools import ToolRegistry
 

@@ -159,7 +159,7 @@ async def _list_tools(args: argparse.Namespace) -> tuple[list[dict[str, Any]], A
 
 def _rung_line(args: argparse.Namespace) -> str:
     """Which rung of the ladder the configured model uses, without loading it."""
-    from sidespin.ladder import choose_rung, rungs_of
+    from sidespin.rungs import choose_rung, rungs_of
     from sidespin.llm import make_backend
 
     settings = _settings(args)

@@ -29,7 +29,7 @@ from sidespin.config import Settings
 from sidespin.errors import BackendError, MCPServerError, NotSaved, ToolNotOffered, TranscriptError
 from sidespin.events import ErrorNotice, Event, ToolProposed, TurnDone
 from sidespin.formats import image_attachments
-from sidespin.ladder import Choice, choose_rung
+from sidespin.rungs import Choice, choose_rung
 from sidespin.limits import TurnControl
 from sidespin.llm import Backend
 from sidespin.offer import Plugins, plugins_for, poke_default

@@ -58,7 +58,7 @@ from sidespin.llm.base import Backend, Delta
 from sidespin.llm.llama import counting
 from sidespin.protocol import holds_call_syntax, poke_prompt
 from sidespin.questions import CallScope, current_call
-from sidespin.ladder import choose_rung
+from sidespin.rungs import choose_rung
 from sidespin.rungs import Ask, Request, Rung, rung_named
 from sidespin.tools import DEFAULT_TIMEOUT, Tool, ToolCall, ToolRegistry, ToolResult
 

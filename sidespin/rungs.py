@@ -1,5 +1,7 @@
 """The rungs of the ladder, one per way a model asks for tools: `Native` (the backend's tool definitions), `Route`
-(`sidespin.tooluse` decides, the model only answers), `Xml` (a salted prompt teaches the `<mcp-request>` block)."""
+(`sidespin.tooluse` decides, the model only answers), `Xml` (a salted prompt teaches the `<mcp-request>` block).
+`tool_mode` in config.json (or SIDESPIN_TOOL_MODE) names one; `auto` (the default) takes the first in `PREFERENCE`
+the backend offers (`rungs_of`, `choose_rung`)."""
 
 from __future__ import annotations
 
@@ -16,8 +18,10 @@ from sidespin.tooluse import offered_table, tables
 from sidespin.tools import FAILED, Tool, ToolCall, failed
 from sidespin.transcript.markers import fence_for
 
-__all__ = ["ANSWER_LEAD", "Ask", "Request", "Rung", "Native", "Route", "Xml", "rung_named"]
+__all__ = ["ANSWER_LEAD", "Ask", "Request", "Rung", "Native", "Route", "Xml", "rung_named", "Choice", "PREFERENCE",
+           "rungs_of", "choose_rung"]
 
+PREFERENCE = ("route", "native", "xml")
 ANSWER_LEAD = "So,"  # what the answer's hidden beginning ends with: the model goes on to answer from the results
 
 
@@ -105,6 +109,28 @@ class Route(Rung):
 
 def rung_named(name: str) -> Rung:
     return {rung.name: rung for rung in (Native, Route, Xml)}[name]()
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The chosen rung and where the choice came from: `config`, or `default` (the backend's best)."""
+
+    name: str
+    source: str
+
+    def describe(self) -> dict[str, Any]:
+        return {"tool_rung": self.name, "tool_rung_source": self.source}
+
+
+def rungs_of(backend: Backend) -> list[str]:
+    """The rungs this backend offers, best first (`route` where llama.cpp's own completion endpoint is reachable)."""
+    offered = {"route": backend.supports_routing, "native": backend.supports_tools, "xml": True}
+    return [rung for rung in PREFERENCE if offered[rung]]
+
+
+def choose_rung(backend: Backend, tool_mode: str) -> Choice:
+    """The configured rung, or the best this backend offers."""
+    return Choice(tool_mode, "config") if tool_mode != "auto" else Choice(rungs_of(backend)[0], "default")
 
 
 def narrated_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

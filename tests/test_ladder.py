@@ -7,7 +7,7 @@ from typing import Any
 
 from sidespin.events import TextDelta, ToolFinished, ToolProposed, ToolStarted
 from sidespin.formats import call_to_openai
-from sidespin.ladder import Choice, choose_rung
+from sidespin.rungs import Choice, choose_rung
 from sidespin.rally import Conversation, RallyOptions, chat_with_llm
 from sidespin.tooluse import Decider
 from sidespin.rungs import narrated_history

@@ -7,9 +7,8 @@ from typing import Any, ClassVar, Sequence
 
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.conversation import Talk
-from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.model import Model
-from sidespin.tooluse.relevance import Ranked
+from sidespin.tooluse.relevance import Embedder, Ranked
 
 __all__ = ["Decision", "Shape", "NAMED_FLOOR"]
 

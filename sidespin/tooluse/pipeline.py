@@ -24,11 +24,10 @@ from sidespin.tools import Tool, ToolCall, coerce_arguments
 from sidespin.tooluse.call_format import Llama
 from sidespin.tooluse.conversation import Talk, parts_of
 from sidespin.tooluse.decision import NAMED_FLOOR, Decision
-from sidespin.tooluse.embeddings import Embedder
 from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
 from sidespin.tooluse.offer import action_named, deprecated_for, family_named, held_said, named, names_said, tables
-from sidespin.tooluse.relevance import rank, table_scores
+from sidespin.tooluse.relevance import Embedder, rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (as_said, asked_parameters, asks_change, asks_question, change_asked, grounded,

@@ -9,7 +9,7 @@ import pytest
 from sidespin.errors import MalformedToolCall
 from sidespin.tools import Tool
 from sidespin.tooluse import Decider
-from sidespin.tooluse.embeddings import Embedder
+from sidespin.tooluse.relevance import Embedder
 from sidespin.tooluse.offer import SHORTLIST, tables
 from sidespin.tooluse.pipeline import MAX_CALLS
 from sidespin.tooluse.values import change_asked

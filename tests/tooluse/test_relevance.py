@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from sidespin.tooluse.embeddings import Embedder
+from sidespin.tooluse.relevance import Embedder
 from sidespin.tooluse.offer import tables
 from sidespin.tooluse.relevance import rank, table_scores
 from tests.tooluse.tools import ADD_NOTE, CONVERT, EVALUATE, FIND_NOTES, FORECAST, RUN_SQL, STATUS, tool

@@ -10,7 +10,7 @@ import pytest
 from sidespin.errors import ConfigError
 from sidespin.tools import Tool
 from sidespin.tooluse import Decider
-from sidespin.tooluse.embeddings import Embedder
+from sidespin.tooluse.relevance import Embedder
 from sidespin.tooluse.shapes import check_switches, shapes_for
 from sidespin.tooluse.shapes.editor import replacing_pair
 from sidespin.tooluse.conversation import Talk

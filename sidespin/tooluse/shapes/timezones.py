@@ -20,7 +20,7 @@ from loguru import logger
 
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.decision import Decision, Shape
-from sidespin.tooluse.embeddings import Embedder
+from sidespin.tooluse.relevance import Embedder
 from sidespin.tooluse.model import Model
 from sidespin.tooluse.values import mentioned, words_of
 
