@@ -31,7 +31,8 @@ from sidespin.tooluse.relevance import Embedder, rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (as_said, asked_parameters, asks_change, asks_question, change_asked, grounded,
-                                     invented, last_word, mentioned, own_word, reads, said_in, words_of)
+                                     invented, kind_asked, last_word, mentioned, own_word, reads, said_in,
+                                     words_of)
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
 
@@ -221,6 +222,11 @@ class Decider:
             name = other
         d.name = name
         shown = "?" if chance is None else f"{chance:.2f}"
+        if not kind_asked(d.names[name], d.talk.last):  # at any stage: no deletion, nor a new thing, not asked
+            logger.info("TOOLUSE_WHICH {} p={}: it deletes or makes a new thing, and the message asks no such change",
+                        name, shown)
+            d.notes.append("core.kind_asked")
+            return self._retry(d, name)
         if not d.calls and len(d.names) > 1 and chance is not None and chance < NAME_FLOOR and not d.narrowed:
             logger.info("TOOLUSE_WHICH {} p={}: the model does not know which tool", name, shown)
             return self._retry(d, name)
@@ -286,8 +292,9 @@ class Decider:
             if d.calls or d.retried:  # a try past what the model wrote itself: no call
                 return None
             raise MalformedToolCall(f"the arguments for {tool.name} do not fit its schema: {error}", raw) from None
-        now = said_in([_query(d), *d.talk.texts(turn=True)])  # optional values: said for this request
-        call: ToolCall | None = ToolCall(tool.name, grounded(tool, as_said(tool, arguments, d.said), now))
+        now = said_in([_query(d), *d.talk.texts(turn=True)])  # optional values: said for this request; switches: asked
+        call: ToolCall | None = ToolCall(tool.name, grounded(tool, as_said(tool, arguments, d.said), now,
+                                                             said_in([_query(d)])))
         for shape in d.shapes:
             if call is not None:
                 call = await shape.amend(d, call, self.model, written)

@@ -6,7 +6,7 @@
   e-mail only whole, a web address by its host, a file's name with its extension; a switch by its parameter's name;
   a list when all its items are; an object when any of its values is.
 - `grounded` drops optional values not said for this request (its message, the one before for a follow-up, the turn's
-  results: `core.optional_now`); `asked_parameters` names optional ones the message asks for.
+  results; a switch, the person's words alone: `core.optional_now`); `asked_parameters` names optional ones asked for.
 - `invented`: required values nothing mentions (neither the conversation nor the tool's own text and folders),
   that restate their parameter's description, that are an example of the tool's text no one said, that copy a
   parameter's name or a JSON type no one said (`{"name": "content"}`), or a phrase as an id (`{"id": "Renew it"}`).
@@ -26,8 +26,7 @@ from sidespin.tools import Tool
 
 __all__ = ["said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented", "as_said",
            "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT", "asks_change", "change_asked", "reads",
-           "asks_question",
-           "READ_VERBS", "own_word"]
+           "asks_question", "kind_asked", "READ_VERBS", "own_word"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -89,10 +88,15 @@ _NEW = (r"(?:create|make|write|save|add|append|insert|put|cr[ée]e[rz]?|[ée]cri
 _CHANGE = (rf"(?:{_NEW}|set|change|replace|edit|update|delete|remove|rename|move|copy|stage|commit|push|upload|"
            r"rewrite|fix|mark|complete|finish|close|archive|cancel|clear|reset|restore|enable|disable|toggle|start|"
            r"stop|pause|resume|marque[rz]?|termine[rz]?|annule[rz]?|markiere|erledige|marca|completa|cancela|segna|"
-           r"modifie[rz]?|supprime[rz]?|renomme[rz]?|d[ée]place[rz]?|[äa]ndere|l[öo]sche|cambia|borra|elimina|mueve|"
-           r"sposta)")
+           r"modifie[rz]?|supprime[rz]?|renomme[rz]?|d[ée]place[rz]?|[äa]ndere|l[öo]sche|entferne|cambia|borra|elimina|"
+           r"mueve|sposta)")
 
 
+_DELETES = re.compile(r"(?i)\b(?:delete|remove|erase|drop|clear|purge|wipe|forget|discard|supprime[rz]?|efface[rz]?|"
+                      r"oublie[rz]?|l[öo]sche\w*|entferne\w*|vergiss|borra|elimina|quita|olvida|cancella|rimuovi|"
+                      r"dimentica)")
+_DELETING = frozenset("delete remove erase drop clear purge wipe destroy forget unset del rm trash discard".split())
+_MAKING = frozenset("create new make init".split())
 _READS = re.compile(r"(?i)\b(?:list|read|get|show|search|find|view)(?:s|ing)?\b")
 _ASKS_YOU = re.compile(r"(?i)\b(?:can|could|would|will)\s+(?:you|u)\b|\bplease\b|\b(?:peux|pouvez|kannst|können|"
                       r"puedes|puede|potresti)\b")  # a question that asks for a thing done
@@ -127,16 +131,27 @@ def asks_change(text: str, new: bool = False) -> bool:
 def change_asked(tool: Tool, message: str, table: Sequence[Tool] = ()) -> bool:
     """Whether `tool` may open an answer to `message` (`core.change_asked`): it is marked read-only, its opening names
     no change ("Adds…", "INSERT") or a reading too, or the message asks one or, no question but one asking you ("What
-    changed in the last commit?" is one), shares a word (first five letters) with the tool's name, description or
-    parameters (their notes, their allowed values), but one every name of its `table` says ("note" of `add_note`)."""
-    own = f"{' '.join(words_of(tool.name))} {tool.description}"
-    if tool.read_only or not re.search(r"(?i)\b" + _CHANGE + r"(?:s|es|d|ed)?\b", own[:300]) or asks_change(
-            message) or _READS.search(_actions(tool)):  # one of its actions reads ("list_roots")
+    changed in the last commit?" is one), shares a word (first five letters) with what the tool says it does
+    (`_actions`) or its parameters (their notes, their allowed values), but one every name of its `table` says ("note"
+    of `add_note`); not a word further on in its description ("tables get new names" is no "table for two")."""
+    opening, own = f"{' '.join(words_of(tool.name))} {tool.description}"[:300], _actions(tool)
+    if tool.read_only or not re.search(r"(?i)\b" + _CHANGE + r"(?:s|es|d|ed)?\b", opening) or asks_change(message) or (
+            _READS.search(own)):  # one of its actions reads ("list_roots")
         return True
     own += json.dumps(tool.input_schema, ensure_ascii=False)
     common = set.intersection(*({w[:5] for w in words_of(t.name)} for t in table)) if len(table) > 1 else set()
     shared = {w[:5] for w in telling_words(own)} & {w[:5] for w in telling_words(message)} - common
     return bool(shared) and not asks_question(message)
+
+
+def kind_asked(tool: Tool, message: str) -> bool:
+    """Whether `message` asks the kind of change `tool`'s name says (`core.kind_asked`): a tool that deletes, a deletion
+    (a verb of one in five languages); a tool that makes a new thing, no change but a new thing ("change the price"
+    is no `create_workbook`). Any other tool: True."""
+    words = set(words_of(tool.name))
+    if words & _DELETING:
+        return _DELETES.search(message) is not None
+    return not words & _MAKING or not asks_change(message) or asks_change(message, new=True)
 
 
 def asks_question(message: str) -> bool:
@@ -201,13 +216,15 @@ def allowed(schema: Any) -> list[str]:
     return [v for v in schema.get("enum") or items.get("enum") or [] if isinstance(v, str)]
 
 
-def grounded(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
-    """`arguments` without the optional values `said` never mentions (of an optional list, the items it mentions)."""
+def grounded(tool: Tool, arguments: dict[str, Any], said: str, asked: str | None = None) -> dict[str, Any]:
+    """`arguments` without the optional values `said` never mentions (of an optional list, the items it mentions); a
+    switch (a boolean) only where `asked`, the person's words, mentions it: a result's "pass overwrite=true" is none."""
     kept = {}
     for name, value in arguments.items():
         if name not in tool.required and isinstance(value, list) and len(value) > 1:
             value = [item for item in value if mentioned(item, said, name)] or value
-        if name in tool.required or (mentioned(value, said, name) and not _restates(tool, name, value)):
+        heard = asked if asked is not None and isinstance(value, bool) else said
+        if name in tool.required or (mentioned(value, heard, name) and not _restates(tool, name, value)):
             kept[name] = value
         else:
             logger.info("TOOLUSE_ARGUMENT_DROPPED {}.{}: optional, and not said for this request", tool.name, name)

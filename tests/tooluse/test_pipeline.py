@@ -214,6 +214,45 @@ async def test_a_first_call_of_a_tool_that_changes_things_needs_a_change_asked_o
     assert [name for name, _ in await decided(model, user(text), [POST, RUN_SQL])] == ["post_entry"] * called
 
 
+STOCK = tool("stock_item", "Put an item on the pantry's shelf.", {"item": TEXT}, ["item"], source="mcp:pantry")
+BIN = tool("discard_item", "Remove an item from the pantry for good.", {"item": TEXT}, ["item"], source="mcp:pantry",
+           destructive=True)
+FRESH = tool("create_pantry", "Create a new, empty pantry file.", {"name": TEXT, "replace": {"type": "boolean"}},
+             ["name"], source="mcp:pantry", destructive=True)
+PRICE = tool("set_price", "Set an item's price in the pantry.", {"item": TEXT, "price": {"type": "number"}},
+             ["item", "price"], source="mcp:pantry")
+
+
+@pytest.mark.parametrize("text, item, first, then, wanted", [
+    ("Put the oat milk on the shelf.", "oat milk", "discard_item", "stock_item", "stock_item"),  # no deletion asked
+    ("Ajoute le lait d'avoine.", "lait", "discard_item", "stock_item", "stock_item"),
+    ("Throw out the oat milk, please remove it.", "oat milk", "discard_item", "stock_item", "discard_item"),
+    ("Entferne die Hafermilch.", "Hafermilch", "discard_item", "stock_item", "discard_item"),
+    ("Change the price of oat milk to 3.", "oat milk", "create_pantry", "set_price", "set_price"),  # not a new thing
+    ("Create a pantry called oat milk.", "oat milk", "create_pantry", "set_price", "create_pantry"),
+])
+async def test_a_tool_that_deletes_or_makes_a_new_thing_is_called_only_where_that_kind_of_change_is_asked(
+        text, item, first, then, wanted) -> None:
+    """`core.kind_asked`, on a pantry server in no bench: the model's first name deletes (or creates) where the
+    message asks to add (or to change a value); its next likeliest is taken instead."""
+    arguments = {"stock_item": {"item": item}, "discard_item": {"item": item}, "set_price": {"item": item, "price": 3},
+                 "create_pantry": {"name": item}}
+    model = FakeLlama({text: [(first, arguments[first]), (then, arguments[then])]}, p_call=0.9,
+                      name_tokens={"": [(f'{first}",', 0.6), (f'{then}",', 0.2)]})
+    assert [n for n, _ in await decided(model, user(text), [STOCK, BIN, FRESH, PRICE])] == [wanted]
+
+
+async def test_a_word_a_changing_tool_says_only_further_on_in_its_description_does_not_make_it_asked() -> None:
+    """`core.change_asked`: "Book me a table" shares "table" with a page copier's later sentence, not with what it
+    is for; "Copy my travel page" shares its purpose."""
+    copier = tool("duplicate_page", "Duplicate a page of the notebook. Its tables get new names.", {"page": TEXT},
+                  ["page"], source="mcp:notebook")
+    for text, called in (("Book me a table for two at eight tonight.", False), ("Duplicate my travel page.", True),
+                         ("My travel page, one more like it for the notebook", True)):
+        model = FakeLlama({text: [("duplicate_page", {"page": "travel"})]}, p_call=0.9)
+        assert [n for n, _ in await decided(model, user(text), [copier])] == ["duplicate_page"] * called, text
+
+
 def test_a_tool_of_several_actions_one_of_which_reads_may_open_an_answer_that_asks_no_change() -> None:
     ops = tool("dir_ops", "Directory operations: create, list, or delete.", {"action": TEXT}, ["action"])
     meta = tool("config_ops", "Config operations. - set_root: add a root - get_info: a file's metadata", {}, [])
@@ -268,7 +307,7 @@ COLUMNS = tool("show_columns", "List the columns of a table and their types.", {
 
 async def test_where_the_first_name_is_refused_the_tool_words_and_meaning_both_rank_first_is_tried() -> None:
     """Real embeddings: the model's first name does not fit; its next likeliest would; the one the message's words
-    and meaning agree on is tried instead."""
+    and meaning agree on is tried instead. Without them, the next likeliest deletes, which no one asked: no call."""
     text = "Which columns does the invoices table hold?"
     wants = {text: [("run_statement", {"sql": "SELECT * FROM invoices"}), ("drop_index", {"name": "invoices"}),
                     ("show_columns", {"table": "invoices"})]}
@@ -276,7 +315,7 @@ async def test_where_the_first_name_is_refused_the_tool_words_and_meaning_both_r
     model = FakeLlama(wants, name_tokens=names, misfits=frozenset({"run_statement"}))
     assert await decided(model, user(text), [RUN, DROP, COLUMNS], embedder=Embedder()) == [
         ("show_columns", {"table": "invoices"})]
-    assert await decided(model, user(text), [RUN, DROP, COLUMNS]) == [("drop_index", {"name": "invoices"})]
+    assert await decided(model, user(text), [RUN, DROP, COLUMNS]) == []
 
 
 async def test_a_tool_marked_deprecated_is_the_tool_its_description_says_to_use_instead() -> None:

@@ -18,7 +18,7 @@ from sidespin.tooluse.decision import Decision
 from sidespin.tooluse.shapes.folders import Folders, files_named, folders_named
 from sidespin.tooluse.shapes.memory import asks_memory, stores
 from sidespin.tooluse.shapes.timezones import as_zone, zones_named
-from sidespin.tooluse.shapes.calculator import asks_calculation, calculates
+from sidespin.tooluse.shapes.calculator import Calculator, asks_calculation, calculates
 from tests.route_fake import FakeLlama, WritesAnEdit
 from tests.tooluse.tools import ADD_NOTE, EVALUATE, FORECAST, called, tool
 
@@ -227,10 +227,10 @@ async def test_a_file_named_is_read_by_the_server_whose_readers_take_a_file_not_
         assert await decided(model, user(text), [HISTORY, RECORD, *DOCS]) == [("cat", {"file": f"{HOME}/trip.md"})]
 
 
-def test_a_file_named_favours_the_server_whose_folder_holds_it_else_every_server_that_reads_files(tmp_path) -> None:
+def test_a_file_named_favours_the_server_whose_folder_holds_it_else_files_like_it_else_every_one(tmp_path) -> None:
     """Two servers read files in their folders; "setlist.md" is one level down in the second's: only its table is
-    favoured, and a third's folder holding the second's is not (its nearest folder is the second's); a file no
-    folder holds (a new one) favours both, as before."""
+    favoured, and a third's folder holding the second's is not (its nearest folder is the second's); a file no folder
+    holds (a new one) favours the server whose folder holds files of its extension, else every server."""
     (tmp_path / "grids").mkdir()
     (tmp_path / "drawer" / "gigs").mkdir(parents=True)
     (tmp_path / "drawer" / "gigs" / "setlist.md").write_text("1. Blue in Green")
@@ -241,7 +241,8 @@ def test_a_file_named_favours_the_server_whose_folder_holds_it_else_every_server
     above = tool("print_file", "Print a file.", {"path": TEXT}, ["path"], source="mcp:printer", read_only=True,
                  places=(str(tmp_path),))
     for text, favoured in (("Read me setlist.md", [None, "folders.file_named", None]),
-                           ("Read me tour.md", ["folders.file_named"] * 3)):
+                           ("Write tour.md", [None, "folders.file_named", None]),
+                           ("Read me tour.txt", ["folders.file_named"] * 3)):
         decision = Decision(Talk(user(text)), [grid, plain, above], [Folders()], text.lower())
         assert [Folders().favours(decision, [t]) for t in (grid, plain, above)] == favoured, text
 
@@ -455,6 +456,20 @@ def test_a_tool_that_says_an_operation_and_takes_numbers_only_calculates_and_sha
         True, True, False]
     assert [asks_calculation(t) for t in ("Add Ana, who joined on 2025-06-02.", "Born 3.4.1990, right?",
                                           "What's 2025 - 6?")] == [False, False, True]  # a date is no subtraction
+
+
+def test_where_a_tool_calculates_strictly_a_calculation_reads_its_table_not_one_of_dates_or_fixed_numbers() -> None:
+    """Two servers in no bench: a calendar whose tools say they calculate but take dates (`days_between`), or take a
+    number of days (`shift_days`), and an abacus evaluating an expression: "What's 312 times 0.4?" reads the abacus."""
+    span = tool("days_between", "Calculate the days between two dates.", {"from": TEXT, "to": TEXT}, ["from", "to"],
+                source="mcp:calendar")
+    shift = tool("shift_days", "Add days to today's date.", {"days": NUMBER}, ["days"], source="mcp:calendar")
+    abacus = tool("evaluate", "Compute a formula exactly.", {"formula": TEXT}, ["formula"], source="mcp:abacus")
+    text = "What's 312 times 0.4?"
+    decision = Decision(Talk(user(text)), [span, shift, abacus], [Calculator()], text.lower())
+    assert [Calculator().favours(decision, t) for t in ([span, shift], [abacus])] == [None, "calculator.asked"]
+    alone = Decision(Talk(user(text)), [span, shift], [Calculator()], text.lower())  # no strict one: as before
+    assert Calculator().favours(alone, [span, shift]) == "calculator.asked"
 
 
 async def test_a_calculation_on_a_server_of_one_tool_an_operation_is_named_among_the_tools_that_calculate() -> None:

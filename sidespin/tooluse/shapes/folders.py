@@ -3,8 +3,8 @@
 Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.reads`. Rules (docs/tool-use-rules.md):
 
 - `folders.file_named`: a message naming a file reads the table with a tool that takes one, where its server's folder
-  is the nearest holding the file or none holds it; the call, down to `NAMED_FLOOR`, is a reader's (a changer's where
-  the message asks to make or change something).
+  is the nearest holding the file (a new file: files of its extension) or none holds one; the call, down to
+  `NAMED_FLOOR`, is a reader's (a changer's where the message asks to make or change something).
 - `folders.folder_named`: a message naming a folder the server holds (called a folder, or written "name/") reads
   that table; the call, down to `NAMED_FLOOR`, is a tool's that takes a folder.
 - `folders.files_asked`: a message asking about the person's files (the word, plural, in four languages), naming
@@ -81,10 +81,13 @@ def _takes_file(tool: Tool, name: str) -> bool:
 
 
 def _homes(text: str, tools: Sequence[Tool]) -> set[str]:
-    """The folders of `tools`' servers that hold a file the message names (in them or one level down), the nearest."""
-    places = {p for t in tools for p in t.places}
-    found = {m for p in places for f in files_named(text) for m in glob.glob(glob.escape(p) + "/" + glob.escape(f))
-             + glob.glob(glob.escape(p) + "/*/" + glob.escape(f))}
+    """The folders of `tools`' servers that hold a file the message names (in them or one level down), the nearest;
+    where none does (a new file), those holding files of its extension."""
+    places, named = {p for t in tools for p in t.places}, files_named(text)
+    found: set[str] = set()
+    for patterns in ([glob.escape(f) for f in named], ["*." + glob.escape(f.rsplit(".", 1)[1]) for f in named]):
+        found = found or {m for p in places for f in patterns
+                          for m in glob.glob(glob.escape(p) + "/" + f) + glob.glob(glob.escape(p) + "/*/" + f)}
     return {max((p for p in places if _inside(m, p)), key=len) for m in found}
 
 
