@@ -247,10 +247,10 @@ async def test_a_word_a_changing_tool_says_only_further_on_in_its_description_do
     is for; "Copy my travel page" shares its purpose."""
     copier = tool("duplicate_page", "Duplicate a page of the notebook. Its tables get new names.", {"page": TEXT},
                   ["page"], source="mcp:notebook")
-    for text, called in (("Book me a table for two at eight tonight.", False), ("Duplicate my travel page.", True),
-                         ("My travel page, one more like it for the notebook", True)):
+    for text, made in (("Book me a table for two at eight tonight.", False), ("Duplicate my travel page.", True),
+                       ("My travel page, one more like it for the notebook", True)):
         model = FakeLlama({text: [("duplicate_page", {"page": "travel"})]}, p_call=0.9)
-        assert [n for n, _ in await decided(model, user(text), [copier])] == ["duplicate_page"] * called, text
+        assert [n for n, _ in await decided(model, user(text), [copier])] == ["duplicate_page"] * made, text
 
 
 def test_a_tool_of_several_actions_one_of_which_reads_may_open_an_answer_that_asks_no_change() -> None:
