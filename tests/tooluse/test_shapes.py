@@ -105,6 +105,68 @@ async def test_a_change_between_two_quoted_texts_goes_from_one_to_the_other() ->
         ("substitute", {"file": f"{HOME}/trip.md", "old_str": "Crew: Ana", "new_str": "Crew: Eve"})]
 
 
+class RewritesTheFile(FakeLlama):
+    """A model that, asked to write a file's text again under a grammar of its lines, writes `text`."""
+
+    def __init__(self, *args: Any, text: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.text, self.grammars = text, []
+
+    async def complete(self, prompt: str, grammar: str | None, json_schema: dict[str, Any] | None,
+                       max_tokens: int) -> str:
+        if grammar is not None and "added )?" in grammar:
+            self.grammars.append(grammar)
+            return json.dumps(self.text)
+        return await super().complete(prompt, grammar, json_schema, max_tokens)
+
+
+def _cabinet(home: str) -> list[Tool]:
+    """A file server in no bench that writes whole files only, with a switch to add at the end."""
+    return [tool("peek", "Show a file's text.", {"file": TEXT}, ["file"], source="mcp:cabinet", read_only=True,
+                 places=(home,)),
+            tool("put", "Write a file.", {"file": TEXT, "body": TEXT, "append": {"type": "boolean"}}, ["file", "body"],
+                 source="mcp:cabinet", places=(home,), destructive=True)]
+
+
+@pytest.mark.parametrize("writes, rewrites, wanted", [
+    ("keep_days = 30", "[backup]\nkeep_days = 30\nhost = nas\n", "[backup]\nkeep_days = 30\nhost = nas\n"),
+    ("[backup]\nkeep_days = 30\nhost = nas\n", "never asked", "[backup]\nkeep_days = 30\nhost = nas\n"),
+    ("keep_days = 30", "[backup]\nkeep_days = 30\nhost = cloud\n", None),  # a line no one asked for changed
+])
+async def test_a_whole_file_written_after_it_was_read_keeps_its_lines_but_the_ones_asked(tmp_path, writes, rewrites,
+                                                                                         wanted) -> None:
+    """`editor.whole_file`: a one-line `body` would have erased the file; written again under a grammar of its lines
+    it keeps them; a rewrite changing a line the message does not speak of is refused."""
+    (tmp_path / "backup.ini").write_text("[backup]\nkeep_days = 14\nhost = nas\n")
+    path, text = str(tmp_path / "backup.ini"), "Keep 30 days instead."
+    read = [*user("Open backup.ini"), *called("c1", "peek", json.dumps({"file": path}),
+                                               "[backup]\nkeep_days = 14\nhost = nas\n"),
+            {"role": "assistant", "content": "It keeps 14 days."}, *user(text)]
+    model = RewritesTheFile({text: [("put", {"file": path, "body": writes})]}, text=rewrites)
+    calls = await decided(model, read, _cabinet(str(tmp_path)))
+    assert calls == ([("put", {"file": path, "body": wanted})] if wanted else [])
+    assert len(model.grammars) == (writes != wanted or wanted is None)
+
+
+async def test_a_whole_file_not_read_is_added_to_where_the_tool_can_and_otherwise_not_written(tmp_path) -> None:
+    (tmp_path / "lisbon.md").write_text("# Lisbon\n- tram 28\n")
+    path, add, put = str(tmp_path / "lisbon.md"), "Add a line 'fado dinner' to lisbon.md.", "Write 'fado' in lisbon.md."
+    new = str(tmp_path / "porto.md")
+    cabinet = _cabinet(str(tmp_path))
+    for text, arguments, wanted in (
+            (add, {"file": path, "body": "fado dinner"}, {"file": path, "body": "fado dinner", "append": True}),
+            (put, {"file": path, "body": "fado"}, None),  # no addition asked: the file's text would be lost
+            ("Overwrite lisbon.md with 'fado dinner'.", {"file": path, "body": "fado dinner"},
+             {"file": path, "body": "fado dinner"}),  # as asked
+            ("Write porto.md with the line 'port wine'.", {"file": new, "body": "port wine"},
+             {"file": new, "body": "port wine"})):  # a new file: as written
+        model = FakeLlama({text: [("put", arguments)]})
+        assert await decided(model, user(text), cabinet) == ([("put", wanted)] if wanted else []), text
+    without = [cabinet[0], tool("put", "Write a file.", {"file": TEXT, "body": TEXT}, ["file", "body"],
+                                source="mcp:cabinet", places=(str(tmp_path),))]
+    assert await decided(FakeLlama({add: [("put", {"file": path, "body": "fado dinner"})]}), user(add), without) == []
+
+
 # --- folders --------------------------------------------------------------------------------------------------
 
 

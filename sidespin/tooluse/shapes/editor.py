@@ -3,12 +3,17 @@
 - `editor.to_add`: adding to a file the conversation read, or changing a quoted text, offers the replacing tool alone.
 - `editor.keeps_file`: an addition keeps a line of the file read and adds lines saying a word of the message (written
   again under a grammar of the file's lines once), else it is refused.
-- `editor.quoted`: a change between quoted texts goes from one of them to another."""
+- `editor.quoted`: a change between quoted texts goes from one of them to another.
+- `editor.whole_file`: a tool writing a file's whole text (`whole_text`), for a file the conversation read, keeps
+  its lines but at most `_CHANGED` that say a word of the message (written again under a grammar of its lines once),
+  else it is refused; for a file that exists and was not read, it adds (its switch to add on, where asked), is
+  overwritten where asked, or is refused: the file's text would be lost."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 from typing import Any, Sequence
 
@@ -27,6 +32,7 @@ _OLD, _NEW = re.compile(r"^old(?:[_A-Z]|$)"), re.compile(r"^new(?:[_A-Z]|$)")
 _ADDING = re.compile(r"(?i)\b(?:add|append|insert|put|ajoute[rz]?|füge|hinzu|añade|agrega|aggiungi)\b")
 _REPLACING = re.compile(r"(?i)\b(?:replace|instead|rather than|swap|remove|delete|change|rename|remplace|"
                         r"ersetze|reemplaza|sostituisci)\b|\bnew (?:file|folder|directory)\b")
+_OVERWRITE = re.compile(r"(?i)\b(?:overwrit\w*|[ée]cras\w*|[üu]berschreib\w*|sobrescrib\w*|sovrascriv\w*)")
 _CHANGING = re.compile(r"(?i)\b(?:change|replace|edit|update|correct|fix|swap|substitute|turn|modif(?:y|ie|ica)|"
                        r"remplace|ändere|ersetze|cambia|reemplaza|sostituisci)\b")
 _QUOTED = re.compile(r'"([^"\n]{1,200})"|“([^”\n]{1,200})”|«\s?([^»\n]{1,200}?)\s?»'
@@ -35,6 +41,8 @@ _WORD = re.compile(r"[^\W_]+")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")  # a Markdown list's item
 _LISTING = re.compile(r"[^,\n]+,[^,\n]+,[^,\n]+$")  # a line that lists three things or more
 _CHARACTER = '[^"\\\\\\x00-\\x1f]'  # of a JSON string as written: not its end, an escape or a control character
+_TEXT_NAMES, _ADD_NAMES = frozenset("content contents text body data".split()), frozenset({"append", "add"})
+_CHANGED = 3  # lines of a file read that a whole write may change or add
 MOST_LINES, _LONGEST_LINE = 60, 200  # lines of a file an edit may start from, and characters of each
 _ADDED_LINE, _ADDED_LINES, _ADDED_ITEM = 120, 5, 60  # an addition's longest line, most lines, longest listed item
 
@@ -53,6 +61,34 @@ def replacing_pair(tool: Tool) -> Pair | None:
         if isinstance(items, dict) and (inner := pair(items.get("properties") or {})) is not None:
             return name, *inner
     return None
+
+
+def whole_text(tool: Tool) -> str | None:
+    """The required text parameter of a tool writing a file's whole text (`write_file(path, content)`), or None."""
+    texts = [n for n in tool.required if n.lower() in _TEXT_NAMES and (tool.parameters.get(n) or {}).get("type") ==
+             "string"]
+    paths = [n for n in tool.parameters if re.search(r"(?i)path|file", n)]
+    return texts[0] if len(texts) == 1 and paths and replacing_pair(tool) is None else None
+
+
+def _kept(text: str, written: Any, message: str) -> bool:
+    """Whether `written` keeps the lines of `text` but at most `_CHANGED`, each changed or added one saying a word of
+    `message`, and changes something."""
+    if not isinstance(written, str):
+        return False
+    before, after = text.splitlines(), written.splitlines()
+    new = [line for line in after if line not in before]
+    return 0 < len(new) <= _CHANGED and len([b for b in before if b not in after]) <= len(new) and all(
+        _says_a_word(line, message) for line in new)
+
+
+def _whole_grammar(text: str) -> str:
+    """A grammar for a JSON string of `text`'s lines, each as it is or written anew, with a line added after any."""
+    quote, newline = gbnf_literal('"'), gbnf_literal("\\n")  # as JSON writes them
+    lines = [gbnf_literal(json.dumps(line, ensure_ascii=False)[1:-1]) for line in text.splitlines()[:MOST_LINES]]
+    parts = f" {newline} ".join(f"( {line} | added ) ( {newline} added )?" for line in lines)
+    end = f"{newline} {quote}" if text.endswith("\n") else quote
+    return f"root ::= {quote} {parts} {end}\nadded ::= {_CHARACTER} {_CHARACTER}{{0,{_ADDED_LINE - 1}}}"
 
 
 def _asks_to_add(message: str) -> bool:
@@ -152,7 +188,7 @@ class Editor(Shape):
     id = "editor"
 
     def applies(self, tools: Sequence[Tool]) -> bool:
-        return any(replacing_pair(tool) is not None for tool in tools)
+        return any(replacing_pair(tool) is not None or whole_text(tool) is not None for tool in tools)
 
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
         return "editor.to_add" if _asks_an_edit(decision) and self.applies(tools) else None
@@ -172,6 +208,9 @@ class Editor(Shape):
             return await self._quoted(decision, call, pair, texts, model, written)
         readers = {t.name for t in decision.tools if t.source == tool.source and t.read_only} or {
             t.name for t in decision.tools if t.name != tool.name}
+        if pair is None and (field := whole_text(tool)) is not None:
+            return await self._whole(decision, call, field, _text_read(decision.talk, call.arguments, readers), model,
+                                     written)
         if pair is None or not _asks_to_add(message) or (
                 text := _text_read(decision.talk, call.arguments, readers)) is None:
             return call
@@ -183,6 +222,28 @@ class Editor(Shape):
             decision.notes.append("editor.keeps_file")
         if kept is None:
             logger.info("TOOLUSE_REFUSED editor.keeps_file {}: it adds no line the message says", call.name)
+            return None
+        return ToolCall(call.name, kept, call.id)
+
+    async def _whole(self, decision: Decision, call: ToolCall, field: str, text: str | None, model: Model,
+                     written: str) -> ToolCall | None:
+        """`call` of a tool writing a file's whole text, as `editor.whole_file` has it; None where refused."""
+        tool, message = decision.names[call.name], decision.talk.last
+        if text is None:  # not read: a new file, or one to replace, as written; else added to where it can and is asked
+            if _OVERWRITE.search(message) or not any(isinstance(v, str) and os.path.isfile(v)
+                                                     for v in call.arguments.values()):
+                return call
+            adds = [n for n, s in tool.parameters.items() if n.lower() in _ADD_NAMES and (s or {}).get("type") ==
+                    "boolean"]
+            kept = {**call.arguments, adds[0]: True} if adds and _asks_to_add(message) else None
+        elif _kept(text, call.arguments.get(field), message):
+            return call
+        else:
+            arguments = await _again(call, (None, field, field), _whole_grammar(text), model, written)
+            kept = arguments if arguments is not None and _kept(text, arguments.get(field), message) else None
+        decision.notes.append("editor.whole_file")
+        if kept is None:
+            logger.info("TOOLUSE_REFUSED editor.whole_file {}: the file's text would be lost", call.name)
             return None
         return ToolCall(call.name, kept, call.id)
 

@@ -45,7 +45,7 @@ _EDITS = re.compile(REQUEST_AT + r"(?:set|change|replace|edit|update|turn|raise|
                     r"switch|add|append|insert|remove|delete|rename|mets|mettez|change[rz]?|remplace[rz]?|baisse[rz]?|"
                     r"augmente[rz]?|ajoute[rz]?|supprime[rz]?|stell\w*|setz\w*|[äa]nder\w*|senk\w*|erh[öo]h\w*|"
                     r"f[üu]g\w*|l[öo]sch\w*|pon|ponga|cambia|baja|sube|a[ñn]ade|borra|quita|imposta|abbassa|alza|"
-                    r"aggiungi)\b")
+                    r"aggiungi)\b|\b(?:instead|rather than|plut[ôo]t|stattdessen|en (?:su|vez)|invece)\b")  # or replaced
 _FOLDER_WORD = re.compile(r"(?i)\b(?:folders?|director(?:y|ies)|dossiers?|r[ée]pertoires?|ordner|verzeichnis(?:se)?|"
                           r"carpetas?|directorios?|cartell[ae])\b")
 _FILES_WORD = re.compile(r"(?i)\b(?:files|fichiers|dateien|archivos|ficheros)\b")  # the person's files, as a whole
