@@ -83,7 +83,8 @@ def _format_in(start: str, one: str, two: str) -> CallFormat | None:
     value_end = one.find("}", argument)
     second = two.find(f"{_NAME_MARK}1")
     first_end = two.find("}", two.find(f'"{_ARGUMENT_MARK}"', two.find(name))) + 1
-    if at < 0 or _NAME_MARK not in start or head == 0 or brace < 0 or value_end < 0 or second < 0 or first_end <= 0:
+    if at < 0 or _NAME_MARK not in start or head == 0 or brace <= at + len(name) or value_end < 0 or second < 0 or (
+            first_end <= 0):  # nothing between a name and its arguments: no name's end to read
         return None
     separator = two[first_end:second]
     closing = commonprefix([one[value_end + 1:], separator])

@@ -1,6 +1,6 @@
 """What the decision asks the model, through llama.cpp's own endpoints: never a free answer, always a probability
 (`call_chance`, `likeliest_name`, `fit_chance`, `goes_on`) or a continuation under a grammar or a schema
-(`arguments`, `value_after`, `name_by_grammar`), after the conversation in the model's own chat template (`prompt`)."""
+(`arguments`, `value_after`, `string_rest`), after the conversation in the model's own chat template (`prompt`)."""
 
 from __future__ import annotations
 
@@ -69,10 +69,7 @@ class Model:
 
     async def likeliest_name(self, written: str, names: Sequence[str]) -> tuple[str, float] | None:
         """The name of `names` likeliest after `written` as a whole and its probability; None if none is found."""
-        form = await self.call_format()
-        if not form.between:
-            return None
-        ends = [name + form.between[0] for name in names]
+        ends = [name + (await self.call_format()).between[0] for name in names]
         frontier = [(0.0, "")]  # minus the log probability, the text written so far
         for _ in range(_NAME_STEPS):
             if not frontier:
@@ -85,13 +82,6 @@ class Model:
                 if token and p > 0 and any(end.startswith(longer) or longer.startswith(end) for end in ends):
                     heapq.heappush(frontier, (cost - math.log(p), longer))
         return None
-
-    async def name_by_grammar(self, written: str, names: Sequence[str]) -> str | None:
-        """A name of `names` written after `written` under a grammar of the names; None if it wrote none."""
-        form = await self.call_format()
-        answer = await self.llama.complete(written, names_grammar(names, form.between), None, 48)
-        name = answer.removesuffix(form.between)
-        return name if name in names else None
 
     async def fit_chance(self, tool: Tool, asked: str) -> float:
         """The chance of "yes" over "no" that `tool` (and what it holds) does what `asked` asks (1.0: neither)."""

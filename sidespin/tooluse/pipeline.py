@@ -211,8 +211,6 @@ class Decider:
         if not d.names:
             return None
         found = await self.model.likeliest_name(d.written, list(d.names))
-        if found is None and not (await self.model.call_format()).between:  # no name's end known: under a grammar
-            found = (name, None) if (name := await self.model.name_by_grammar(d.written, list(d.names))) else None
         if found is None:
             logger.info("TOOLUSE_WHICH none: no offered name is among the model's likeliest")
             return None
@@ -221,13 +219,13 @@ class Decider:
             d.notes.append("core.deprecated")
             name = other
         d.name = name
-        shown = "?" if chance is None else f"{chance:.2f}"
+        shown = f"{chance:.2f}"
         if not kind_asked(d.names[name], d.talk.last):  # at any stage: no deletion, nor a new thing, not asked
             logger.info("TOOLUSE_WHICH {} p={}: it deletes or makes a new thing, and the message asks no such change",
                         name, shown)
             d.notes.append("core.kind_asked")
             return self._retry(d, name)
-        if not d.calls and len(d.names) > 1 and chance is not None and chance < NAME_FLOOR and not d.narrowed:
+        if not d.calls and len(d.names) > 1 and chance < NAME_FLOOR and not d.narrowed:
             logger.info("TOOLUSE_WHICH {} p={}: the model does not know which tool", name, shown)
             return self._retry(d, name)
         if not d.calls and not d.narrowed and not (d.shaped or change_asked(d.names[name], d.talk.last, d.table)):

@@ -9,7 +9,8 @@
   results; a switch, the person's words alone: `core.optional_now`); `asked_parameters` names optional ones asked for.
 - `invented`: required values nothing mentions (neither the conversation nor the tool's own text and folders),
   that restate their parameter's description, that are an example of the tool's text no one said, that copy a
-  parameter's name or a JSON type no one said (`{"name": "content"}`), or a phrase as an id (`{"id": "Renew it"}`).
+  parameter's name or a JSON type no one said (`{"name": "content"}`), a phrase as an id (`{"id": "Renew it"}`), or
+  an id or a key a reading tool looks up that no one said whole nor a server holds (`{"key": "mum_birthday"}`).
 - `as_said`: a percentage goes as a decimal where its parameter asks one; digits run on past a number said are cut."""
 
 from __future__ import annotations
@@ -255,8 +256,9 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
                                                     and value == 0) or _all_in(value, own, name) or (
             isinstance(value, str) and _CODE.fullmatch(value) is not None)
         copied = isinstance(value, str) and (value in tool.parameters or value in _TYPES) and not mentioned(value, said)
-        phrase = last_word(name) == "id" and any(isinstance(v, str) and " " in v.strip()  # no id is a phrase
-                                                 for v in (value if isinstance(value, list) else [value]))
+        ids, kind = [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)], last_word(name)
+        phrase = kind == "id" and any(" " in v.strip() for v in ids) or (  # no id is a phrase; one looked up is known
+            kind in ("id", "key") and reads(tool, (tool,)) and not all(_whole(v.lower(), places) for v in ids))
         if not known or copied or phrase or _restates(tool, name, value) or _an_example(tool, name, value, said):
             made_up.append(name)
     return made_up

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from sidespin.tooluse.values import as_said, asked_parameters, grounded, invented, last_word, mentioned, reads, said_in
 from tests.tooluse.tools import CONVERT, FORECAST, TEXT, tool
 
@@ -80,3 +82,19 @@ def test_a_tool_whose_name_says_a_reading_verb_reads_though_a_word_of_it_begins_
     for name in ("get_address", "read_settings", "list_started_timers"):
         assert reads(tool(name, "Some lookup.", {}, []), []), name
     assert not reads(tool("list_and_delete", "Some cleanup.", {}, []), [])
+
+
+def test_an_id_or_key_a_reader_looks_up_is_one_said_whole_or_held_while_one_a_writer_stores_may_be_new() -> None:
+    """A recall by key in a store in no bench: "mum_birthday" put together from words said is made up for a lookup;
+    the key said whole, or one the store holds, is not; a new key to store under is the writer's to make."""
+    lookup = tool("fetch_entry", "Get one saved entry by its key.", {"entry_key": TEXT}, ["entry_key"],
+                  source="mcp:jar")
+    keep = tool("put_entry", "Save an entry under a key.", {"entry_key": TEXT, "text": TEXT}, ["entry_key", "text"],
+                source="mcp:jar")
+    said = said_in(["What do you remember about my mum's birthday?"])
+    assert invented(lookup, {"entry_key": "mum_birthday"}, said) == ["entry_key"]
+    assert invented(lookup, {"entry_key": "birthday"}, said) == []
+    held = dataclasses.replace(lookup, holds=("mum_birthday",))
+    assert invented(held, {"entry_key": "mum_birthday"}, said) == []
+    assert invented(keep, {"entry_key": "mum_birthday", "text": "mum's birthday"}, said) == []
+    assert invented(lookup, {"entry_key": ["birthday", "mum_party"]}, said) == ["entry_key"]  # every one in a list
