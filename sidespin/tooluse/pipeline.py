@@ -117,11 +117,12 @@ class Decider:
 
     @staticmethod
     def _table(d: Decision, cut: list[list[Tool]]) -> tuple[int, str]:
-        """The table the model reads, and why: one a shape favours for the message; one with a tool the message names
-        by 2 words or more ("my to-do list": `todo_list`), else with the family it names ("a to-do": `todo_*`); after
-        results, the failed call's to mend, else the most relevant to the parts left; for a follow-up, short or sharing
-        a word with the last result, the last call's; else the most relevant. A table with nothing left to call this
-        turn is passed over."""
+        """The table the model reads, and why: one a shape favours for the message (one with a tool of the kind of
+        change asked, or that reads, first: `core.kind_asked`); one with a tool the message names by 2 words or more
+        ("my to-do list": `todo_list`), else with the family it names ("a to-do": `todo_*`); after results, the failed
+        call's to mend, else the most relevant to the parts left; for a follow-up, short or sharing a word with the
+        last result, the last call's; else the most relevant. A table with nothing left to call this turn is passed
+        over."""
         if len(cut) == 1:
             return 0, "the only table"
         closed = _closed(d)
@@ -129,8 +130,10 @@ class Decider:
         scores = table_scores(cut, d.ranked)
         relevant = sorted(open_, key=lambda i: -scores[i])
         favoured = [i for i in relevant if any(shape.favours(d, cut[i]) for shape in d.shapes)]
+        change = asks_change(d.talk.last)  # of those, first one with a tool of the kind asked: a change, else a reading
+        fits = [i for i in favoured if any(kind_asked(t, d.talk.last) and reads(t, cut[i]) != change for t in cut[i])]
         if favoured and not d.talk.again:
-            return favoured[0], "a shape favours it"
+            return (fits or favoured)[0], "a shape favours it"
         named = d.named or family_named(d.tools, d.talk.last)  # a tool, else the one family of all, named
         if named and not d.talk.again:
             return next(i for i in relevant + list(range(len(cut))) if named & {t.name for t in cut[i]}), "named"

@@ -10,7 +10,7 @@ import pytest
 from sidespin.errors import ConfigError
 from sidespin.tools import Tool
 from sidespin.tooluse import Decider
-from sidespin.tooluse.relevance import Embedder
+from sidespin.tooluse.relevance import Embedder, rank
 from sidespin.tooluse.shapes import check_switches, shapes_for
 from sidespin.tooluse.shapes.editor import replacing_pair
 from sidespin.tooluse.conversation import Talk
@@ -713,3 +713,20 @@ async def test_a_servers_own_folder_given_where_the_message_names_one_inside_it_
     text = "What does my documents folder hold?"  # no folder of the server's named: its own stays
     model = FakeLlama({text: [("catalog", {"dir": str(tmp_path)})]})
     assert await decided(model, user(text), shelf) == [("catalog", {"dir": str(tmp_path)})]
+
+
+def test_of_a_servers_tables_a_shape_favours_one_with_a_tool_of_the_kind_of_change_asked_is_read_first(tmp_path):
+    """A spreadsheet server in no bench, cut in two tables: "change the price…" in a file it holds ranks the table
+    of tools that make new books first by its words; the one with a tool that changes cells is read instead, and a
+    question reads a table with a tool that reads."""
+    (tmp_path / "plan.xlsx").write_bytes(b"")
+    home, path = (str(tmp_path),), {"path": TEXT}
+    new = [tool(f"create_{kind}", f"Create a new price {kind}.", path, ["path"], source="mcp:grid", places=home)
+           for kind in ("book", "tab", "chart")]
+    cells = [tool("write_cells", "Write values into cells.", path, ["path"], source="mcp:grid", places=home),
+             tool("read_cells", "Read values from cells.", path, ["path"], source="mcp:grid", places=home,
+                  read_only=True)]
+    for text in ("In plan.xlsx, change the price of tea to 4.", "What prices are in plan.xlsx?"):
+        decision = Decision(Talk(user(text)), [*new, *cells], [Folders()], text.lower())
+        decision.ranked = rank(decision.tools, text, None)
+        assert Decider._table(decision, [new, cells]) == (1, "a shape favours it"), text
