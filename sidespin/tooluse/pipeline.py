@@ -162,7 +162,9 @@ class Decider:
             d.notes.append("core.follow_up_alone")
         if not again:  # a message naming a tool or what it holds, or one a shape serves: down to a floor; shapes narrow
             floors = {"core.tool_named": NAMED_FLOOR} if names_said(d.table, d.talk.last) else {}
-            floors |= {"core.held_named": NAMED_FLOOR} if held_said(d.table, d.talk.last) else {}
+            held = held_said(d.table, d.talk.last) or asks_question(d.talk.last) and held_said(d.table, d.talk.last,
+                                                                                               False, files=True)
+            floors |= {"core.held_named": NAMED_FLOOR} if held else {}  # or a question, by a word of a file's name
             floors |= {rule: shape.floor for shape in d.shapes if (rule := shape.favours(d, d.table))}
             if floors and d.bar > d.chance >= min(floors.values()):
                 d.notes.extend(floors)

@@ -156,8 +156,9 @@ def kind_asked(tool: Tool, message: str) -> bool:
 
 
 def asks_question(message: str) -> bool:
-    """Whether a message is a question that asks to know, not for a thing done ("could you…", "please")."""
-    return message.rstrip().endswith("?") and not _ASKS_YOU.search(message)
+    """Whether a message asks a question to know (a sentence of it ends with "?"; "How much…? It's in my budget."),
+    not for a thing done ("could you…", "please")."""
+    return re.search(r"\?(?:\s|$)", message) is not None and not _ASKS_YOU.search(message)
 
 
 def said_in(texts: Sequence[str]) -> str:

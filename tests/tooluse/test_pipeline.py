@@ -182,6 +182,19 @@ async def test_a_message_naming_what_a_server_holds_is_written_as_a_call_down_to
         assert bool(await decided(model, user(text), tools)) == calls, text
 
 
+async def test_a_question_saying_a_word_of_a_file_the_server_holds_is_written_as_a_call_down_to_the_floor() -> None:
+    """A question about a held file by a word of its name ("the rota" of `choir-rota.ods`), the chance near 0.3; a
+    statement, or a word of a held name that is no file's, is not; a question may go on after its "?"."""
+    sheet = tool("read_sheet", "Return a sheet's cells.", {"path": TEXT}, ["path"], source="mcp:calc", read_only=True)
+    held = dataclasses.replace(sheet, holds=("choir-rota.ods", "Bike service"))
+    for text, calls in (("Who hosts in June, according to the rota?", True),
+                        ("Who hosts in June? Look at the rota.", True),
+                        ("The rota says Ruth hosts in June.", False),  # no question
+                        ("Is a bike faster than a bus?", False)):  # a word of a name that is no file's
+        model = FakeLlama({text: [("read_sheet", {"path": "choir-rota.ods"})]}, p_call=0.3)
+        assert bool(await decided(model, user(text), [held])) == calls, text
+
+
 async def test_a_name_the_server_holds_is_a_value_known_though_the_message_said_it_in_other_words() -> None:
     text = "Combien de factures impayées ?"
     ledger = tool("run_select", "Run a SELECT statement.", {"statement": TEXT}, ["statement"], source="mcp:ledger")
