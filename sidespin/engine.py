@@ -485,7 +485,7 @@ async def open_mcp(
     manager = await stack.enter_async_context(
         MCPManager(configs, strict=strict, token_dir=Path(settings.data_dir) / "oauth", sign_ins=sign_ins,
                    apps=AppShelf(Path(settings.data_dir) / "apps"),
-                   max_result_chars=settings.max_result_chars)
+                   max_result_chars=settings.max_result_chars, private=[Path(settings.data_dir) / INDEX_FILE])
     )
     manager.register_into(registry)
     return manager

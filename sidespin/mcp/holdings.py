@@ -35,7 +35,7 @@ import glob
 import json
 import os
 import re
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Awaitable, Callable, Collection, Sequence
 
 from loguru import logger
 
@@ -121,17 +121,19 @@ def query_tool(tools: Sequence[Tool]) -> tuple[Tool, str] | None:
     return next((f for f in found if f[0].read_only or "read" in words_of(f[0].name)), found[0] if found else None)
 
 
-def _databases(tool: Tool, parameter: str) -> list[dict[str, Any]]:
+def _databases(tool: Tool, parameter: str, private: Collection[str] = ()) -> list[dict[str, Any]]:
     """The other arguments a schema query is run with: none where the query is the one required parameter; where
     the others each take a database file (named for a path, a file or a database), each of the database files in
-    the tool's folders (`*.db`, `*.sqlite`, `*.sqlite3`, one level down at most; `MAX_DATABASES`); else none run."""
+    the tool's folders (`*.db`, `*.sqlite`, `*.sqlite3`, one level down at most; `MAX_DATABASES`) but `private`
+    ones (sidespin's own); else none run."""
     others = [name for name in tool.required if name != parameter]
     if not others:
         return [{}]
     if not all(_DATABASE_PARAMETER.search(name) for name in others):
         return []
     found = sorted({f for place in tool.places for pattern in ("*", "*/*") for suffix in _DATABASE_FILES
-                    for f in glob.glob(os.path.join(glob.escape(place), pattern + suffix))})
+                    for f in glob.glob(os.path.join(glob.escape(place), pattern + suffix))
+                    if os.path.realpath(f) not in private})
     return [{name: path for name in others} for path in found[:MAX_DATABASES]]
 
 
@@ -223,16 +225,18 @@ async def _output(server: str, tool: Tool, arguments: dict[str, Any],
 
 
 async def read_holdings(server: str, tools: Sequence[Tool], may_run: Callable[[Tool], bool],
-                        call: Callable[[Tool, dict[str, Any]], Awaitable[Any]]) -> tuple[str, ...] | None:
+                        call: Callable[[Tool, dict[str, Any]], Awaitable[Any]],
+                        private: Collection[str] = ()) -> tuple[str, ...] | None:
     """The names `server` holds, read by calling (`call(tool, arguments)`, giving a `ToolResult`) each of its
-    listing tools with no arguments, and its query tool with `SCHEMA_QUERIES` until one gives tables, where they
-    `may_run`; None where none may run or every call failed."""
+    listing tools with no arguments, and its query tool with `SCHEMA_QUERIES` until one gives tables (never on the
+    `private` database files, real paths: sidespin's own), where they `may_run`; None where none may run or every
+    call failed."""
     names: list[str] = []
     read, answered = False, set()  # the databases a schema query answered for
     calls: list[tuple[Tool, dict[str, Any], str]] = [(t, {}, "") for t in listing_tools(tools)]
     if (querying := query_tool(tools)) is not None:
         tool, parameter = querying
-        calls += [(tool, {**base, parameter: q}, json.dumps(base)) for base in _databases(tool, parameter)
+        calls += [(tool, {**base, parameter: q}, json.dumps(base)) for base in _databases(tool, parameter, private)
                   for q in SCHEMA_QUERIES]
     for tool, arguments, database in calls:
         if not may_run(tool):

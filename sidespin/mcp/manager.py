@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, Sequence
 
 import mcp_types as types
 from loguru import logger
@@ -69,8 +70,10 @@ class MCPManager:
         sign_ins: auth.SignIns | None = None,
         apps: AppShelf | None = None,
         max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+        private: Sequence[Path] = (),
     ) -> None:
         """`token_dir` keeps each remote server's OAuth tokens (`<data_dir>/oauth`; None: in memory only);
+        `private`: sidespin's own database files, never read for a server's holdings;
         `sign_ins` holds the sign-ins waiting for `/oauth/callback` (default: redirect to port 5001);
         `apps` keeps the MCP Apps results are drawn with (None: results carry no app);
         `max_result_chars`: what one string of a stdio server's answer may hold (`Connection`)."""
@@ -92,6 +95,7 @@ class MCPManager:
             if not config.disabled
         }
         self.apps = apps
+        self._private = {os.path.realpath(path) for path in private}
         self.disabled = [config for config in configs if config.disabled]
         """Servers mcp.json lists with `"disabled": true`: never started, shown greyed on the page."""
         self._restarts: dict[str, asyncio.Task[None]] = {}
@@ -348,7 +352,7 @@ class MCPManager:
         if self.may_run is None or self.connection(server).status != "ready":
             return
         holds = await read_holdings(server, self._server_tools(server), self.may_run,
-                                    lambda tool, arguments: tool.invoke(arguments))
+                                    lambda tool, arguments: tool.invoke(arguments), self._private)
         if holds is not None:
             self._holds[server] = holds
             for tool in self._server_tools(server):  # as they are now: the server may have come back meanwhile

@@ -11,6 +11,7 @@ from pathlib import Path
 from sidespin.config import load_settings
 from sidespin.engine import Engine
 from sidespin.mcp.holdings import listing_tools, names_in, query_tool, tables_in
+from sidespin.search import INDEX_FILE
 from sidespin.tools import Tool
 from sidespin.tooluse.offer import offered
 from sidespin.tooluse.relevance import rank
@@ -120,13 +121,18 @@ async def test_a_server_that_runs_sql_is_asked_its_schema_and_its_tools_hold_the
 
 async def test_a_server_that_runs_sql_on_a_database_file_it_is_given_is_asked_the_schema_of_those_in_its_folder(
         tmp_path):
-    """`query_file(db_path, sql_query)`: the database files in the server's folder (its cwd) are read."""
+    """`query_file(db_path, sql_query)`: the database files in the server's folder (its cwd) are read, but sidespin's
+    own search index, which sits there too (the data folder is the server's folder): it is not the person's data."""
     settings, record = _ledger(tmp_path, "by-path")
     config = json.loads((tmp_path / "mcp.json").read_text())
     config["servers"]["ledger"]["cwd"] = str(tmp_path)
     (tmp_path / "mcp.json").write_text(json.dumps(config))
+    with sqlite3.connect(tmp_path / INDEX_FILE) as index:  # where sidespin keeps its own, as its table is named
+        index.execute("CREATE TABLE IF NOT EXISTS files (conversation TEXT, title TEXT)")
     async with Engine.open(settings, backend=ScriptedBackend([]), approval="auto") as engine:
-        assert "invoices(id, client, amount, issued_on)" in engine.registry.get("query_file").holds
+        holds = engine.registry.get("query_file").holds
+        assert "invoices(id, client, amount, issued_on)" in holds
+        assert not any(name.startswith("files(") for name in holds), holds  # the index's table
 
 
 async def test_a_schema_is_not_read_through_a_tool_that_would_need_approval(tmp_path):
