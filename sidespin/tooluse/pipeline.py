@@ -32,7 +32,7 @@ from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (as_said, asked_parameters, asks_change, asks_question, change_asked, grounded,
                                      invented, kind_asked, last_word, mentioned, own_word, reads, said_in,
-                                     words_of)
+                                     telling_words, words_of)
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
 
@@ -380,16 +380,20 @@ class Decider:
 
     async def _asked_for(self, call: ToolCall, tool: Tool, d: Decision) -> bool:
         """Whether a call after the answer's first is one more thing the message asks: of a tool called before in
-        the answer, one of its new values at least the message mentions, the others too or they are the tool's own
-        words (`own_word`: "weight", "lb"), and no earlier call holds one in the same parameter (a list written whole
-        is not written in parts); of another tool, its required values said (or its folder), and the model's yes."""
+        the answer, one of its new values at least the message mentions (a text, by a word no earlier call wrote in
+        that parameter), the others too or they are the tool's own words (`own_word`: "weight", "lb"), and no earlier
+        call holds one in the same parameter (a list written whole is not written in parts); of another tool, its
+        required values said (or its folder), and the model's yes."""
         asked = said_in([d.talk.last])
         same = [c.arguments for c in d.calls if c.name == call.name]
         if same:
             new = {k: v for k, v in call.arguments.items() if all(v != s.get(k) for s in same)}
             held = any(isinstance(v, str) and isinstance(s.get(k), str) and v.casefold() in s[k].casefold()
                        for k, v in new.items() for s in same)  # a part of what an earlier call wrote there
-            said = [k for k, v in new.items() if mentioned(v, asked, k) and not isinstance(v, bool)]
+            words = set(telling_words(d.talk.last))  # a text: by a word of the message no earlier call put there
+            said = [k for k, v in new.items() if mentioned(v, asked, k) and not isinstance(v, bool) and (
+                not isinstance(v, str) or set(telling_words(v)) & words - {w for s in same
+                                                                          for w in telling_words(str(s.get(k, "")))})]
             return bool(said) and not held and all(k in said or own_word(tool, k, v) for k, v in new.items())
         places = {p.rstrip("/") for p in tool.places}
         values_said = all(mentioned(call.arguments[n], asked, n) or str(call.arguments[n]).rstrip("/") in places

@@ -416,6 +416,11 @@ async def test_values_one_call_already_used_are_not_asked_again_by_another_call_
     legs = [("book_trip", {"origin": "Lima", "destination": "Quito"}),
             ("book_trip", {"origin": "Quito", "destination": "Bogota"})]
     assert await decided(FakeLlama({text: legs}, writes=1), user(text), [book]) == legs  # a value in another place
+    run = tool("run_statement", "Run a SQL statement on the choir's database.", {"sql": TEXT}, ["sql"])
+    text = "Add a singer to choir.db: Ines Moreau, alto, joined 2024."
+    insert = ("run_statement", {"sql": "INSERT INTO singers (name, voice) VALUES ('Ines Moreau', 'alto')"})
+    wants = {text: [insert, ("run_statement", {"sql": "SELECT * FROM singers WHERE id = 1"})]}
+    assert await decided(FakeLlama(wants, writes=1), user(text), [run]) == [insert]  # nothing new the message said
 
 
 async def test_a_call_after_the_first_that_the_message_does_not_ask_for_is_not_kept() -> None:
