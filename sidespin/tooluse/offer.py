@@ -12,10 +12,11 @@ from sidespin.formats import to_openai_tool
 from sidespin.tools import Tool
 from sidespin.tooluse.call_format import CallFormat
 from sidespin.tooluse.schema import listed as listed_values
-from sidespin.tooluse.values import REQUEST_AT, READ_VERBS, allowed, asks_change, reads, telling_words, words_of
+from sidespin.tooluse.values import (REQUEST_AT, READ_VERBS, allowed, asks_change, asks_question, reads, telling_words,
+                                     words_of)
 
 __all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "system_prompt", "cut",
-           "deprecated_for", "names_said", "named", "family_named", "action_named"]
+           "deprecated_for", "held_said", "held_asked", "names_said", "named", "family_named", "action_named"]
 
 SHORTLIST = 10  # tools read all at once; more are read a table at a time
 TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: about 1,950 tokens at most
@@ -38,6 +39,12 @@ def held_said(tools: Sequence[Tool], message: str, whole: bool = True, files: bo
     names = [n for t in tools for n in (h.split("(")[0] for h in t.holds) if len(n) >= 3 and "." in n[1:] or not files]
     return any(f" {' '.join(words_of(n))} " in said if whole else words & {w[:5] for w in telling_words(n)}
                for n in names if len(n) >= 3)
+
+
+def held_asked(tools: Sequence[Tool], message: str) -> bool:
+    """Whether the message names a thing the tools' server holds (`held_said`), or asks a question saying a word of a
+    file it holds ("Who hosts in June, according to the rota?" of `choir-rota.xlsx`)."""
+    return held_said(tools, message) or asks_question(message) and held_said(tools, message, False, files=True)
 
 
 def names_said(tools: Sequence[Tool], message: str) -> list[Tool]:

@@ -26,7 +26,8 @@ from sidespin.tooluse.conversation import Talk, parts_of
 from sidespin.tooluse.decision import NAMED_FLOOR, Decision
 from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
-from sidespin.tooluse.offer import action_named, deprecated_for, family_named, held_said, named, names_said, tables
+from sidespin.tooluse.offer import (action_named, deprecated_for, family_named, held_asked, held_said, named,
+                                    names_said, tables)
 from sidespin.tooluse.relevance import Embedder, rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
@@ -161,10 +162,8 @@ class Decider:
             d.chance = max(d.chance, await self.model.call_chance(await self.model.prompt(alone, d.table)))
             d.notes.append("core.follow_up_alone")
         if not again:  # a message naming a tool or what it holds, or one a shape serves: down to a floor; shapes narrow
-            floors = {"core.tool_named": NAMED_FLOOR} if names_said(d.table, d.talk.last) else {}
-            held = held_said(d.table, d.talk.last) or asks_question(d.talk.last) and held_said(d.table, d.talk.last,
-                                                                                               False, files=True)
-            floors |= {"core.held_named": NAMED_FLOOR} if held else {}  # or a question, by a word of a file's name
+            named = (("core.tool_named", names_said), ("core.held_named", held_asked))
+            floors = {rule: NAMED_FLOOR for rule, says in named if says(d.table, d.talk.last)}
             floors |= {rule: shape.floor for shape in d.shapes if (rule := shape.favours(d, d.table))}
             if floors and d.bar > d.chance >= min(floors.values()):
                 d.notes.extend(floors)
@@ -226,8 +225,7 @@ class Decider:
         d.name = name
         shown = f"{chance:.2f}"
         if not kind_asked(d.names[name], d.talk.last):  # at any stage: no deletion, nor a new thing, not asked
-            logger.info("TOOLUSE_WHICH {} p={}: it deletes or makes a new thing, and the message asks no such change",
-                        name, shown)
+            logger.info("TOOLUSE_WHICH {} p={}: it deletes or makes a new thing, which is not asked", name, shown)
             d.notes.append("core.kind_asked")
             return self._retry(d, name)
         if not d.calls and len(d.names) > 1 and chance < NAME_FLOOR and not d.narrowed:
