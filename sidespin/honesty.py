@@ -62,6 +62,7 @@ _CODE_TALK = re.compile(r"(?i)\b(?:below|here is|here's|following|example|functi
 _THINGS = r"file|document|table|database|list|memory|memories|notes?|graph|repository|repo|folder|directory"
 _HOLDS = re.compile(rf"\b(?:the|your|this|that)\s+(?:[\w-]+\s+)?({_THINGS})\s+(?:currently\s+|now\s+)?"
                     r"(?:contains|holds|has|have|shows|says|lists|includes|reads|stores)\b", re.IGNORECASE)
+_QUANTITY = re.compile(r"(?i)\b(?:how (?:many|much)|wie ?viele?|combien|cu[áa]nt[oa]s?|quant[ie])\b")
 _RESULT_NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.]*\d)")
 MONTHS = "jan feb mar apr may jun jul aug sep oct nov dec".split()
 _ISO_DATE = re.compile(r"(?<!\d)(?<!\d\.)(\d{4})([-./])(\d{1,2})\2(\d{1,2})(?!\.?\d)")
@@ -192,11 +193,14 @@ def claimed_content(text: str) -> tuple[str, str] | None:
     return next(((s, found.group(1).lower()) for s in _sentences(text) if (found := _HOLDS.search(s))), None)
 
 
-def unchecked_arithmetic(text: str, asked: str) -> str | None:
-    """A number the answer gives that `asked` does not, when `asked` asks for a calculation; else None."""
-    given = set(_RESULT_NUMBER.findall(asked.replace(",", "")))
-    numbers = (n for n in _RESULT_NUMBER.findall(text.replace(",", "")) if n not in given)
-    return next(numbers, None) if asks_calculation(asked) else None
+def unchecked_arithmetic(text: str, asked: str, said: str = "") -> str | None:
+    """A number the answer gives that `asked` does not, when `asked` asks for a calculation, or that neither gives
+    nor `said` (the conversation and its results), when it asks how many or how much; else None."""
+    calculation = asks_calculation(asked)
+    if not calculation and not _QUANTITY.search(asked):
+        return None
+    given = set(_RESULT_NUMBER.findall((asked if calculation else f"{said} {asked}").replace(",", "")))
+    return next((n for n in _RESULT_NUMBER.findall(text.replace(",", "")) if n not in given), None)
 
 
 @dataclass
@@ -222,7 +226,7 @@ def unfounded(facts: Facts) -> tuple[str, str] | None:
         return action, ACTION_NOTICE.format(claim=action[:80])
     calculator = next((t for t in facts.offered if calculates(t)), None)
     if calculator is not None and calculator.name not in facts.called and (
-            number := unchecked_arithmetic(facts.text, facts.asked)) is not None:
+            number := unchecked_arithmetic(facts.text, facts.asked, facts.said)) is not None:
         return number, ARITHMETIC_NOTICE.format(tool=calculator.name, claim=number)
     return _after_calls(facts) if facts.called else _without_calls(facts)
 

@@ -435,3 +435,20 @@ async def test_arithmetic_answered_in_words_while_a_tool_that_calculates_is_offe
     plain = [e async for e in chat_with_llm(Conversation(), "What is the capital of Peru?", backend=ScriptedBackend(
         [["Lima, since 1535."]]), registry=ToolRegistry([evaluate]), options=RallyOptions(mode="xml"))]
     assert not [e for e in plain if isinstance(e, ErrorNotice)]
+
+
+async def test_a_quantity_worked_out_in_words_from_a_result_while_a_tool_that_calculates_is_offered_is_marked() -> None:
+    """"How many full weeks is that?" after a result of 286 days: "40 weeks" comes from no tool; a count a result
+    gives ("There are 14") is not marked."""
+    call = {"id": "c1", "type": "function", "function": {"name": "date_diff", "arguments": '{"start": "2025-03-14"}'}}
+    history = [{"role": "user", "content": "How many days from 14 March to 25 December 2025?"},
+               {"role": "assistant", "content": "", "tool_calls": [call]},
+               {"role": "tool", "tool_call_id": "c1", "name": "date_diff", "content": "286 days"},
+               {"role": "assistant", "content": "There are 286 days between them."}]
+    for text, answer, marked in (("And how many full weeks is that?", "That is 40 full weeks.", "40"),
+                                 ("Und wie viele Tage sind das?", "Es sind 286 Tage.", None)):
+        events = [e async for e in chat_with_llm(Conversation(), text, backend=ScriptedBackend([[answer]]),
+                                                 registry=ToolRegistry([evaluate]), history=history,
+                                                 options=RallyOptions(mode="xml"))]
+        notices = [e.message for e in events if isinstance(e, ErrorNotice)]
+        assert notices == ([ARITHMETIC_NOTICE.format(tool="evaluate", claim=marked)] if marked else []), text
