@@ -50,7 +50,7 @@ async def test_a_hostile_files_lines_stay_text_when_a_whole_file_is_written_agai
         decider = await backend.decider()
         prompt = ("<|im_start|>user\nAdd butter to notes/shopping.md.<|im_end|>\n<|im_start|>assistant\n"
                   '<tool_call>\n{"name": "write_file", "arguments": {"path": "notes/shopping.md", "content": ')
-        written = await decider.model.llama.complete(prompt, _whole_grammar(HOSTILE), None, 400)
+        written = await decider.model.llama.complete(prompt, _whole_grammar(HOSTILE, "Add butter."), None, 400)
         lines = json.loads(written).splitlines()  # JSON, closed where the grammar closes it
         assert len(lines) >= len(HOSTILE.splitlines()), written
         assert all(line in HOSTILE.splitlines() or not any(c in line for c in '"\\\x00\x01') for line in lines), written

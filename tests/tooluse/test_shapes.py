@@ -148,6 +148,18 @@ async def test_a_whole_file_written_after_it_was_read_keeps_its_lines_but_the_on
     assert len(model.grammars) == (writes != wanted or wanted is None)
 
 
+async def test_a_change_of_the_file_read_before_is_written_to_that_file_whatever_path_the_model_wrote(tmp_path):
+    """`folders.file_before`: "/mnt/nas", a path the file's own text says, is not the file the change is of."""
+    (tmp_path / "backup.ini").write_text("[backup]\ntarget = /mnt/nas\nkeep_days = 14\n")
+    path, text = str(tmp_path / "backup.ini"), "Keep 30 days instead."
+    read = [*user("Open backup.ini"), *called("c1", "peek", json.dumps({"file": path}),
+                                               "[backup]\ntarget = /mnt/nas\nkeep_days = 14\n"),
+            {"role": "assistant", "content": "It keeps 14 days."}, *user(text)]
+    whole = "[backup]\ntarget = /mnt/nas\nkeep_days = 30\n"
+    model = RewritesTheFile({text: [("put", {"file": "/mnt/nas", "body": whole})]}, text=whole)
+    assert await decided(model, read, _cabinet(str(tmp_path))) == [("put", {"file": path, "body": whole})]
+
+
 async def test_a_whole_file_not_read_is_added_to_where_the_tool_can_and_otherwise_not_written(tmp_path) -> None:
     (tmp_path / "lisbon.md").write_text("# Lisbon\n- tram 28\n")
     path, add, put = str(tmp_path / "lisbon.md"), "Add a line 'fado dinner' to lisbon.md.", "Write 'fado' in lisbon.md."

@@ -5,7 +5,8 @@
   again under a grammar of the file's lines once), else it is refused.
 - `editor.quoted`: a change between quoted texts goes from one of them to another.
 - `editor.whole_file`: a tool writing a file's whole text (`whole_text`), for a file the conversation read, keeps
-  its lines but at most `_CHANGED` that say a word of the message (written again under a grammar of its lines once),
+  its lines but at most `_CHANGED` that say a word of the message (written again, where not, under a grammar of its
+  lines, those saying a word of the message anew, and a line added),
   else it is refused; for a file that exists and was not read, it adds (its switch to add on, where asked), is
   overwritten where asked, or is refused: the file's text would be lost."""
 
@@ -82,13 +83,18 @@ def _kept(text: str, written: Any, message: str) -> bool:
         _says_a_word(line, message) for line in new)
 
 
-def _whole_grammar(text: str) -> str:
-    """A grammar for a JSON string of `text`'s lines, each as it is or written anew, with a line added after any."""
+def _whole_grammar(text: str, message: str) -> str:
+    """A grammar for a JSON string of `text`'s lines as they are, but those saying a word of `message` (from a key's
+    "=" or ":" on, where there is one, written anew), then a line added, or none."""
     quote, newline = gbnf_literal('"'), gbnf_literal("\\n")  # as JSON writes them
-    lines = [gbnf_literal(json.dumps(line, ensure_ascii=False)[1:-1]) for line in text.splitlines()[:MOST_LINES]]
-    parts = f" {newline} ".join(f"( {line} | added ) ( {newline} added )?" for line in lines)
-    end = f"{newline} {quote}" if text.endswith("\n") else quote
-    return f"root ::= {quote} {parts} {end}\nadded ::= {_CHARACTER} {_CHARACTER}{{0,{_ADDED_LINE - 1}}}"
+    words, parts = {w for w in _WORD.findall(message.lower()) if len(w) >= 3}, []
+    for line in text.splitlines()[:MOST_LINES]:
+        written, key = gbnf_literal(json.dumps(line, ensure_ascii=False)[1:-1]) if line else "", re.match(
+            r"[^=:]*[=:][ \t]*", line)
+        anew = f"{gbnf_literal(json.dumps(key.group(), ensure_ascii=False)[1:-1])} added" if key else "added"
+        parts.append(f"( {written} | {anew} )" if words & set(_WORD.findall(line.lower())) else written)
+    end = f"( {newline} added )? {newline if text.endswith(chr(10)) else ''} {quote}"
+    return f"root ::= {quote} {f' {newline} '.join(parts)} {end}\nadded ::= {_CHARACTER}{{1,{_ADDED_LINE}}}"
 
 
 def _asks_to_add(message: str) -> bool:
@@ -239,7 +245,7 @@ class Editor(Shape):
         elif _kept(text, call.arguments.get(field), message):
             return call
         else:
-            arguments = await _again(call, (None, field, field), _whole_grammar(text), model, written)
+            arguments = await _again(call, (None, field, field), _whole_grammar(text, message), model, written)
             kept = arguments if arguments is not None and _kept(text, arguments.get(field), message) else None
         decision.notes.append("editor.whole_file")
         if kept is None:

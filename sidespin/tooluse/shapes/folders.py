@@ -10,7 +10,7 @@ Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.
 - `folders.files_asked`: a message asking about the person's files (the word, plural, in four languages), naming
   none, reads the table of a tool that takes a folder and only reads; the call is such a tool's.
 - `folders.file_before`: a change asked after the last call took a file, naming none, goes to that table's tools
-  that take a file and change things, down to `NAMED_FLOOR`.
+  that take a file and change things, down to `NAMED_FLOOR`, and to that file.
 - `folders.inside`: a relative path, one under the folders' parent, or one in a folder lacking it, goes to the one
   folder holding it (a way out is left as written); a file where a folder is taken is the server's folder.
 - `folders.file_said`: where a file is taken and the message names one file, a path naming no file the person
@@ -45,7 +45,7 @@ _EDITS = re.compile(REQUEST_AT + r"(?:set|change|replace|edit|update|turn|raise|
                     r"switch|add|append|insert|remove|delete|rename|mets|mettez|change[rz]?|remplace[rz]?|baisse[rz]?|"
                     r"augmente[rz]?|ajoute[rz]?|supprime[rz]?|stell\w*|setz\w*|[äa]nder\w*|senk\w*|erh[öo]h\w*|"
                     r"f[üu]g\w*|l[öo]sch\w*|pon|ponga|cambia|baja|sube|a[ñn]ade|borra|quita|imposta|abbassa|alza|"
-                    r"aggiungi)\b|\b(?:instead|rather than|plut[ôo]t|stattdessen|en (?:su|vez)|invece)\b")  # or replaced
+                    r"aggiungi)\b|\b(?:instead|rather than|plut[ôo]t|stattdessen|en (?:su|vez)|invece)\b")  # replaced
 _FOLDER_WORD = re.compile(r"(?i)\b(?:folders?|director(?:y|ies)|dossiers?|r[ée]pertoires?|ordner|verzeichnis(?:se)?|"
                           r"carpetas?|directorios?|cartell[ae])\b")
 _FILES_WORD = re.compile(r"(?i)\b(?:files|fichiers|dateien|archivos|ficheros)\b")  # the person's files, as a whole
@@ -185,6 +185,10 @@ def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[
     """`value` of parameter `name` as a path the server can open in one of its `places` (the module's rules)."""
     if value.startswith("~") or "://" in value:
         return value
+    before = [v for v in decision.talk.answered[-1].arguments.values() if isinstance(v, str)] if (
+        "folders.file_before" in decision.notes and decision.talk.answered) else []
+    if _takes_file(tool, name) and len(before) == 1 and value != before[0]:  # the file the change is of
+        return before[0]
     named = files_named(decision.talk.last)
     if _takes_file(tool, name) and len(named) == 1 and posixpath.basename(value) not in {
             posixpath.basename(f) for f in files_named(decision.talk.told)}:
