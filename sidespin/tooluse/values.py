@@ -98,6 +98,7 @@ _DELETES = re.compile(r"(?i)\b(?:delete|remove|erase|drop|clear|purge|wipe|forge
                       r"dimentica)")
 _DELETING = frozenset("delete remove erase drop clear purge wipe destroy forget unset del rm trash discard".split())
 _MAKING = frozenset("create new make init".split())
+_NEW_THING = re.compile(r"(?i)\b(?:new|set up|nouvel\w*|nouveau|neue\w*|nuev[oa]s?|nuov[oa])\b")  # "set up a new account"
 _READS = re.compile(r"(?i)\b(?:list|read|get|show|search|find|view)(?:s|ing)?\b")
 _ASKS_YOU = re.compile(r"(?i)\b(?:can|could|would|will)\s+(?:you|u)\b|\bplease\b|\b(?:peux|pouvez|kannst|können|"
                       r"puedes|puede|potresti)\b")  # a question that asks for a thing done
@@ -148,11 +149,12 @@ def change_asked(tool: Tool, message: str, table: Sequence[Tool] = ()) -> bool:
 def kind_asked(tool: Tool, message: str) -> bool:
     """Whether `message` asks the kind of change `tool`'s name says (`core.kind_asked`): a tool that deletes, a deletion
     (a verb of one in five languages); a tool that makes a new thing, no change but a new thing ("change the price"
-    is no `create_workbook`). Any other tool: True."""
+    is no `create_workbook`; "Set up a new account" is one). Any other tool: True."""
     words = set(words_of(tool.name))
     if words & _DELETING:
         return _DELETES.search(message) is not None
-    return not words & _MAKING or not asks_change(message) or asks_change(message, new=True)
+    return not words & _MAKING or not asks_change(message) or asks_change(message, new=True) or _NEW_THING.search(
+        message) is not None
 
 
 def asks_question(message: str) -> bool:

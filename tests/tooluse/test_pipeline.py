@@ -243,6 +243,7 @@ PRICE = tool("set_price", "Set an item's price in the pantry.", {"item": TEXT, "
     ("Entferne die Hafermilch.", "Hafermilch", "discard_item", "stock_item", "discard_item"),
     ("Change the price of oat milk to 3.", "oat milk", "create_pantry", "set_price", "set_price"),  # not a new thing
     ("Create a pantry called oat milk.", "oat milk", "create_pantry", "set_price", "create_pantry"),
+    ("Set up a new pantry, oat milk.", "oat milk", "create_pantry", "set_price", "create_pantry"),
 ])
 async def test_a_tool_that_deletes_or_makes_a_new_thing_is_called_only_where_that_kind_of_change_is_asked(
         text, item, first, then, wanted) -> None:
