@@ -93,12 +93,12 @@ _CHANGE = (rf"(?:{_NEW}|set|change|replace|overwrite|edit|update|delete|remove|r
            r"elimina|mueve|sposta)")
 
 
-_DELETES = re.compile(r"(?i)\b(?:delete|remove|erase|drop|clear|purge|wipe|forget|discard|supprime[rz]?|efface[rz]?|"
-                      r"oublie[rz]?|l[öo]sche\w*|entferne\w*|vergiss|borra|elimina|quita|olvida|cancella|rimuovi|"
-                      r"dimentica)")
+_DELETES = re.compile(r"(?i)\b(?:delete|remove|erase|drop|clear|clean|purge|wipe|forget|discard|supprime[rz]?|"
+                      r"efface[rz]?|oublie[rz]?|l[öo]sche\w*|entferne\w*|vergiss|borra|elimina|quita|olvida|cancella|"
+                      r"rimuovi|dimentica)")
 _DELETING = frozenset("delete remove erase drop clear purge wipe destroy forget unset del rm trash discard".split())
 _MAKING = frozenset("create new make init".split())
-_NEW_THING = re.compile(r"(?i)\b(?:new|set up|nouvel\w*|nouveau|neue\w*|nuev[oa]s?|nuov[oa])\b")  # "set up a new account"
+_NEW_THING = re.compile(r"(?i)\b(?:new|set up|nouvel\w*|nouveau|neue\w*|nuev[oa]s?|nuov[oa])\b")  # "set up a new …"
 _READS = re.compile(r"(?i)\b(?:list|read|get|show|search|find|view)(?:s|ing)?\b")
 _ASKS_YOU = re.compile(r"(?i)\b(?:can|could|would|will)\s+(?:you|u)\b|\bplease\b|\b(?:peux|pouvez|kannst|können|"
                       r"puedes|puede|potresti)\b")  # a question that asks for a thing done
