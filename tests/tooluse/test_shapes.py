@@ -158,6 +158,10 @@ async def test_a_change_of_the_file_read_before_is_written_to_that_file_whatever
     whole = "[backup]\ntarget = /mnt/nas\nkeep_days = 30\n"
     model = RewritesTheFile({text: [("put", {"file": "/mnt/nas", "body": whole})]}, text=whole)
     assert await decided(model, read, _cabinet(str(tmp_path))) == [("put", {"file": path, "body": whole})]
+    read[2]["content"] = json.dumps({"path": path, "content": "[backup]\ntarget = /mnt/nas\nkeep_days = 14\n"})
+    model = RewritesTheFile({text: [("put", {"file": path, "body": "keep_days = 30"})]}, text=whole)
+    assert await decided(model, read, _cabinet(str(tmp_path))) == [("put", {"file": path, "body": whole})]  # as JSON
+    assert model.grammars and '"target = /mnt/nas"' in model.grammars[0]  # the file's lines, not the JSON's
 
 
 async def test_a_whole_file_not_read_is_added_to_where_the_tool_can_and_otherwise_not_written(tmp_path) -> None:

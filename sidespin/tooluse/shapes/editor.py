@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -122,10 +123,15 @@ def _files_in(arguments: Any) -> set[str]:
 
 
 def _text_read(talk: Talk, arguments: dict[str, Any], readers: set[str]) -> str | None:
-    """The answer of the latest successful call of a reader given a file `arguments` names, or None."""
+    """The text of the latest successful call of a reader given a file `arguments` names (of a JSON object, its text
+    under `_TEXT_NAMES`: `{"path": …, "content": "…"}`), or None."""
     files = _files_in(arguments)
-    return next((done.answer for done in reversed(talk.answered) if done.name in readers and not done.failed and any(
+    answer = next((done.answer for done in reversed(talk.answered) if done.name in readers and not done.failed and any(
         a == b or a.endswith("/" + b) or b.endswith("/" + a) for a in files for b in _files_in(done.arguments))), None)
+    with contextlib.suppress(ValueError, AttributeError):
+        return next((v for k, v in json.loads(answer or "").items() if k.lower() in _TEXT_NAMES and isinstance(v, str)),
+                    answer)
+    return answer
 
 
 def _says_a_word(text: str, message: str) -> bool:
