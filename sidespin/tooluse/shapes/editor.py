@@ -5,10 +5,10 @@
   again under a grammar of the file's lines once), else it is refused.
 - `editor.quoted`: a change between quoted texts goes from one of them to another.
 - `editor.whole_file`: a tool writing a file's whole text (`whole_text`), for a file the conversation read, keeps
-  its lines but at most `_CHANGED` that say a word of the message (written again, where not, under a grammar of its
-  lines, those saying a word of the message anew, and a line added),
-  else it is refused; for a file that exists and was not read, it adds (its switch to add on, where asked), is
-  overwritten where asked, or is refused: the file's text would be lost."""
+  its lines but at most `_CHANGED` that say a word of the message (where not, written again under a grammar of its
+  lines, those saying a word of the message anew, and a line added), else it is refused; for a file that exists and
+  was not read, it adds (its switch to add on, where asked), is overwritten where asked, or is refused: the file's
+  text would be lost."""
 
 from __future__ import annotations
 
