@@ -36,7 +36,7 @@ def held_said(tools: Sequence[Tool], message: str, whole: bool = True, files: bo
     """Whether the message says a name of 3 letters or more the tools' server holds (`Tool.holds`; with `files`, a
     file's) as whole words, or not `whole`, a word of it (its first five letters: "my budget" of `budget-2025.xlsx`)."""
     said, words = f" {' '.join(words_of(message))} ", {w[:5] for w in telling_words(message) if len(w) >= 4}
-    names = [n for t in tools for n in (h.split("(")[0] for h in t.holds) if len(n) >= 3 and "." in n[1:] or not files]
+    names = [n for t in tools for n in (h.split("(")[0] for h in t.holds) if "." in n[1:] or not files]
     return any(f" {' '.join(words_of(n))} " in said if whole else words & {w[:5] for w in telling_words(n)}
                for n in names if len(n) >= 3)
 
