@@ -536,18 +536,22 @@ def test_a_tool_that_says_an_operation_and_takes_numbers_only_calculates_and_sha
                                           "What's 2025 - 6?")] == [False, False, True]  # a date is no subtraction
 
 
-def test_where_a_tool_calculates_strictly_a_calculation_reads_its_table_not_one_of_dates_or_fixed_numbers() -> None:
-    """Two servers in no bench: a calendar whose tools say they calculate but take dates (`days_between`), or take a
-    number of days (`shift_days`), and an abacus evaluating an expression: "What's 312 times 0.4?" reads the abacus."""
+def test_a_calculation_reads_the_table_of_a_tool_taking_numbers_or_an_expression_not_one_of_dates() -> None:
+    """Servers in no bench: a calendar whose tool says it calculates but takes dates (`days_between`), and one that
+    adds a number of days to today (`shift_days`, no calculator: one number and an operation of two), beside an
+    abacus evaluating an expression: "What's 312 times 0.4?" reads the abacus; a server of one tool per operation is
+    read too, whatever else says it calculates (a tip calculator)."""
     span = tool("days_between", "Calculate the days between two dates.", {"from": TEXT, "to": TEXT}, ["from", "to"],
                 source="mcp:calendar")
     shift = tool("shift_days", "Add days to today's date.", {"days": NUMBER}, ["days"], source="mcp:calendar")
     abacus = tool("evaluate", "Compute a formula exactly.", {"formula": TEXT}, ["formula"], source="mcp:abacus")
+    tip = tool("tip", "Calculate a tip.", {"bill": NUMBER, "percent": NUMBER}, ["bill", "percent"], source="mcp:dine")
     text = "What's 312 times 0.4?"
-    decision = Decision(Talk(user(text)), [span, shift, abacus], [Calculator()], text.lower())
-    assert [Calculator().favours(decision, t) for t in ([span, shift], [abacus])] == [None, "calculator.asked"]
-    alone = Decision(Talk(user(text)), [span, shift], [Calculator()], text.lower())  # no strict one: as before
-    assert Calculator().favours(alone, [span, shift]) == "calculator.asked"
+    decision = Decision(Talk(user(text)), [span, shift, abacus, TIMES, ROOT, tip], [Calculator()], text.lower())
+    assert [Calculator().favours(decision, t) for t in ([span, shift], [abacus], [TIMES, ROOT], [tip])] == [
+        None, "calculator.asked", "calculator.asked", "calculator.asked"]
+    alone = Decision(Talk(user(text)), [span, shift], [Calculator()], text.lower())  # none takes numbers: as before
+    assert Calculator().favours(alone, [span, shift]) == "calculator.asked" and not calculates(shift)
 
 
 async def test_a_calculation_on_a_server_of_one_tool_an_operation_is_named_among_the_tools_that_calculate() -> None:

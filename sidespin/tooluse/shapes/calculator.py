@@ -1,8 +1,8 @@
 """The `calculator` shape: tools that evaluate arithmetic (`calculates`); classes and evidence: docs/tool-use-rules.md.
 
 - `calculator.asked`: a message holding a calculation ("48 x 37", "12 plus 30", "7 fois 6", "15% of 80", a root)
-  reads the table of a tool that calculates (`calculates`, strictly where one does), is a call down to
-  `NAMED_FLOOR`, and names one of the tools that calculate.
+  reads the table of a tool that calculates (`calculates`: one taking numbers or an expression, where one does), is a
+  call down to `NAMED_FLOOR`, and names one of the tools that calculate.
 - `calculator.on_result`: one number and an operation on it ("now divide that by 4"), right after a numeric result, is
   read as `calculator.asked`, and a tool's one text parameter is written "<result> <operator> <number>"."""
 
@@ -26,24 +26,24 @@ _CALCULATION = re.compile(r"(?i)\d[\d.,]*\s*(?:[-+*/×x÷^%]|times|plus|minus|di
                           r"\d\s*%\s*(?:of|de|von|di|du)\s+\d|"
                           r"(?:square root|sqrt|racine carr[ée]e|ra[íi]z cuadrada|wurzel)"
                           r"\s*(?:of|de|aus|von)?\s*\(?\d")
-_EXPRESSION = re.compile(r"(?i)express|formula|equation|calculation")
+_UNARY = re.compile(r"(?i)\b(?:sqrt|root|square|cube|factorial|logarithm|log|abs\w*|negat\w*|reciprocal|percent\w*)\b")
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b")
 _NUMBER = r"-?\d+(?:\.\d+)?"
 _OPERATORS = (("/", r"(?:divid\w*|geteilt|divis\w*)\b|[÷/]"), ("*", r"(?:times|mal|fois|por|multipl\w*)\b|[x×*]"),
               ("+", r"(?:plus|más|add\w*)\b|[+]"), ("-", r"(?:minus|menos|moins|weniger|subtract\w*)\b|[-−]"))
 
 
-def calculates(tool: Tool, strict: bool = False) -> bool:
-    """Whether a tool's name or first sentence says it calculates, or an operation and it requires numbers only; with
-    `strict`, it says it calculates and requires numbers only or one expression (not `date_diff(start, end)`)."""
+def calculates(tool: Tool, operands: bool = False) -> bool:
+    """Whether a tool's name or first sentence says it calculates, or an operation and it requires numbers only (two,
+    or one for an operation of one number: not `add_days(days)`); with `operands`, it also takes what a calculation
+    gives: numbers only, or one text (an expression; not `date_diff(start, end)`)."""
     first = re.split(r"(?<=[.!?:])\s", " ".join(tool.description.split()), maxsplit=1)[0]
     said = f"{tool.name.replace('_', ' ').replace('-', ' ')} {first[:200]}"
     kinds = [(tool.parameters.get(name) or {}).get("type") for name in tool.required]
     numbers = bool(kinds) and all(kind in {"number", "integer"} for kind in kinds)
-    if strict:
-        return bool(_CALCULATES.search(said)) and (numbers or len(kinds) == 1 and bool(_EXPRESSION.search(
-            f"{tool.required[0]} {(tool.parameters.get(tool.required[0]) or {}).get('description') or ''}")))
-    return bool(_CALCULATES.search(said)) or numbers and bool(_OPERATION.search(said))
+    if operands and not (numbers or kinds == ["string"]):
+        return False
+    return bool(_CALCULATES.search(said)) or numbers and bool((_OPERATION if len(kinds) > 1 else _UNARY).search(said))
 
 
 def asks_calculation(text: str) -> bool:
@@ -77,8 +77,8 @@ class Calculator(Shape):
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
         rule = "calculator.asked" if asks_calculation(decision.talk.last) else (
             "calculator.on_result" if on_result(decision.talk) else None)
-        strict = any(calculates(tool, strict=True) for tool in decision.tools)  # where there is one, it calculates
-        return rule if rule and any(calculates(tool, strict) for tool in tools) else None
+        operands = any(calculates(tool, operands=True) for tool in decision.tools)  # where one takes a calculation's
+        return rule if rule and any(calculates(tool, operands) for tool in tools) else None
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
         chosen = {"calculator.asked", "calculator.on_result"} & set(decision.notes)
