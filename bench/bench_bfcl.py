@@ -52,7 +52,7 @@ The rules, before the code:
     python bench/bench_bfcl.py --multi-turn --categories multi_turn_base --limit 2 --n-ctx 16384
 
 Rungs: auto (the default: the rung the product takes with tool_mode auto, the first the backend
-offers in the ladder's order, `sidespin.ladder.rungs_of`: route for a llama.cpp model), route, xml
+offers in the ladder's order, `sidespin.rungs.rungs_of`: route for a llama.cpp model), route, xml
 or native (the same llama.cpp server spoken to with OpenAI `tools`). Models: qwen0.5b, qwen1.5b
 (`scripts/fetch-model qwen2.5-coder-1.5b`), or a .gguf path. One model at a time, --threads llama.cpp
 threads (default 1: the machine is shared); answers greedy (temperature 0, seed 42).

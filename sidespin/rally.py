@@ -81,7 +81,7 @@ class Conversation:
 
 @dataclass
 class RallyOptions:
-    mode: ToolMode = "auto"  # native, route, xml, or auto (`sidespin.ladder.choose_rung`)
+    mode: ToolMode = "auto"  # native, route, xml, or auto (`sidespin.rungs.choose_rung`)
     max_rounds: int = 8
     tool_timeout: float = DEFAULT_TIMEOUT
     system_prompt: str = ""
