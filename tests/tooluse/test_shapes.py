@@ -152,7 +152,7 @@ async def test_a_change_of_the_file_read_before_is_written_to_that_file_whatever
     """`folders.file_before`: "/mnt/nas", a path the file's own text says, is not the file the change is of."""
     (tmp_path / "backup.ini").write_text("[backup]\ntarget = /mnt/nas\nkeep_days = 14\n")
     path, text = str(tmp_path / "backup.ini"), "Keep 30 days instead."
-    read = [*user("Open backup.ini"), *called("c1", "peek", json.dumps({"file": path}),
+    read = [*user("Open backup.ini"), *called("c1", "peek", json.dumps({"file": path, "mode": "text"}),
                                                "[backup]\ntarget = /mnt/nas\nkeep_days = 14\n"),
             {"role": "assistant", "content": "It keeps 14 days."}, *user(text)]
     whole = "[backup]\ntarget = /mnt/nas\nkeep_days = 30\n"

@@ -185,8 +185,9 @@ def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[
     """`value` of parameter `name` as a path the server can open in one of its `places` (the module's rules)."""
     if value.startswith("~") or "://" in value:
         return value
-    before = [v for v in decision.talk.answered[-1].arguments.values() if isinstance(v, str)] if (
-        "folders.file_before" in decision.notes and decision.talk.answered) else []
+    last = decision.talk.answered[-1] if "folders.file_before" in decision.notes and decision.talk.answered else None
+    took = next((t for t in decision.tools if last is not None and t.name == last.name), None)
+    before = [v for k, v in last.arguments.items() if isinstance(v, str) and _takes_file(took, k)] if took else []
     if _takes_file(tool, name) and len(before) == 1 and value != before[0]:  # the file the change is of
         return before[0]
     named = files_named(decision.talk.last)
