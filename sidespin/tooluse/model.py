@@ -69,7 +69,8 @@ class Model:
 
     async def likeliest_name(self, written: str, names: Sequence[str]) -> tuple[str, float] | None:
         """The name of `names` likeliest after `written` as a whole and its probability; None if none is found."""
-        ends = [name + (await self.call_format()).between[0] for name in names]
+        end = (await self.call_format()).between[0]  # the first character after a name
+        ends = [name + end for name in names]
         frontier = [(0.0, "")]  # minus the log probability, the text written so far
         for _ in range(_NAME_STEPS):
             if not frontier:
