@@ -319,10 +319,29 @@ def test_a_file_named_favours_the_server_whose_folder_holds_it_else_files_like_i
     above = tool("print_file", "Print a file.", {"path": TEXT}, ["path"], source="mcp:printer", read_only=True,
                  places=(str(tmp_path),))
     for text, favoured in (("Read me setlist.md", [None, "folders.file_named", None]),
-                           ("Write tour.md", [None, "folders.file_named", None]),
+                           ("Show me tour.md", [None, "folders.file_named", None]),
                            ("Read me tour.txt", ["folders.file_named"] * 3)):
         decision = Decision(Talk(user(text)), [grid, plain, above], [Folders()], text.lower())
         assert [Folders().favours(decision, [t]) for t in (grid, plain, above)] == favoured, text
+
+
+def test_a_file_to_make_or_add_to_favours_a_server_with_a_tool_that_takes_its_text(tmp_path) -> None:
+    """A repository both a version control server and a file server work in: making a file (or adding to one) is for
+    the server that takes what is written, not the one that stages files; staging it is for the other."""
+    (tmp_path / "garden-app").mkdir()
+    (tmp_path / "garden-app" / "README.md").write_text("# Garden app\n")
+    places = (str(tmp_path / "garden-app"),)
+    vcs = [tool("vcs_stage", "Stage files for the next commit.", {"repo_path": TEXT, "files": {
+        "type": "array", "items": TEXT}}, ["repo_path", "files"], source="mcp:vcs", places=places),
+           tool("vcs_commit", "Record staged changes.", {"repo_path": TEXT, "message": TEXT}, ["repo_path", "message"],
+                source="mcp:vcs", places=places)]
+    disk = [tool("put_file", "Write a file.", {"path": TEXT, "text": TEXT}, ["path", "text"], source="mcp:disk",
+                 places=places)]
+    for text, favoured in (("In the garden-app repo, create PLANTS.md listing: basil", [None, "folders.file_named"]),
+                           ("Add a line 'prune roses' to README.md", [None, "folders.file_named"]),
+                           ("Stage PLANTS.md, please.", ["folders.file_named", "folders.file_named"])):
+        decision = Decision(Talk(user(text)), [*vcs, *disk], [Folders()], text.lower())
+        assert [Folders().favours(decision, table) for table in (vcs, disk)] == favoured, text
 
 
 async def test_a_file_name_alone_is_the_file_the_conversation_named_in_its_folder() -> None:
@@ -406,6 +425,8 @@ WALL = tool("wall_clock", "The time now in a zone.", {"zone": ZONE}, ["zone"], r
 def test_a_place_or_a_zone_under_the_wrong_area_is_its_zone_and_a_message_names_places() -> None:
     assert as_zone("Europe/Tokyo") == "Asia/Tokyo" and as_zone("Sao Paulo") == "America/Sao_Paulo"
     assert as_zone("PST") == "PST"
+    assert [as_zone(z) for z in ("Hong/Kong", "Buenos/Aires", "Los/Angeles", "Rio/Janeiro")] == [  # a place's words
+        "Asia/Hong_Kong", "America/Argentina/Buenos_Aires", "America/Los_Angeles", "Rio/Janeiro"]  # parted by "/"
     assert zones_named("What time is it in Lisbon and in Porto?") == (["Europe/Lisbon"], ["Porto"])
     assert zones_named("Is it day in Lima and in Oslo?")[0] == ["America/Lima", "Europe/Oslo"]  # in its order
 

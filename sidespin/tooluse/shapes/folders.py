@@ -2,9 +2,10 @@
 
 Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.reads`. Rules (docs/tool-use-rules.md):
 
-- `folders.file_named`: a message naming a file reads the table with a tool that takes one, where its server's folder
-  is the nearest holding the file (a new file: files of its extension) or none holds one; the call, down to
-  `NAMED_FLOOR`, is a reader's (a changer's where the message asks to make or change something).
+- `folders.file_named`: a message naming a file reads the table with a tool that takes one (and a text, where the
+  message asks to make or add a thing), where its server's folder is the nearest holding the file (a new file: files
+  of its extension) or none holds one; the call, down to `NAMED_FLOOR`, is a reader's (a changer's where the message
+  asks to make or change something).
 - `folders.folder_named`: a message naming a folder the server holds (called a folder, or written "name/") reads
   that table; the call, down to `NAMED_FLOOR`, is a tool's that takes a folder.
 - `folders.files_asked`: a message asking about the person's files (the word, plural, in four languages), naming
@@ -80,6 +81,12 @@ def _takes_file(tool: Tool, name: str) -> bool:
     return said and not _says(name, _FOLDER_NAMES) and not _says(tool.name, _FOLDER_NAMES)
 
 
+def _takes_text(tool: Tool) -> bool:
+    """Whether a tool requires a text besides its files and folders (`write_file(path, content)`; not `git_add`)."""
+    return any((tool.parameters.get(n) or {}).get("type") == "string" and not (_takes_file(tool, n) or _takes_place(
+        tool, n)) for n in tool.required)
+
+
 def _homes(text: str, tools: Sequence[Tool]) -> set[str]:
     """The folders of `tools`' servers that hold a file the message names (in them or one level down), the nearest;
     where none does (a new file), those holding files of its extension."""
@@ -115,7 +122,9 @@ class Folders(Shape):
         reading = not asks_change(message)
         if files_named(message) or _ABSOLUTE.search(message):  # its table, unless another server's folder holds it
             held = not (homes := _homes(message, decision.tools)) or homes & {p for t in tools for p in t.places}
-            return "folders.file_named" if held and _taking(_takes_file, tools, reading=reading) else None
+            takers = [t for t in _taking(_takes_file, tools, reading=reading)  # to make or add: with what is written
+                      if not asks_change(message, new=True) or _takes_text(t)]
+            return "folders.file_named" if held and takers else None
         folders = _taking(_takes_place, tools, reading=reading, actions=True)
         if folders and folders_named(message, [p for t in folders for p in t.places]):
             return "folders.folder_named"

@@ -1,6 +1,7 @@
 """The `timezones` shape: a parameter whose description gives an IANA zone example; rules: docs/tool-use-rules.md.
 
-- `timezones.as_zone`: a zone in another case, a zone's place, or its first words, is that zone.
+- `timezones.as_zone`: a zone in another case, a zone's place, or its first words (or a place's words parted by "/",
+  "Mexico/City"), is that zone.
 - `timezones.translated`: a place in another language is the zone of the place clearly nearest in meaning and spelling.
 - `timezones.place_named`: a zone no one said is the first place named the answer's calls have not used yet.
 - `timezones.now_asked`: a question of the time or date now reads a zone tool's table, a call down to `NAMED_FLOOR`.
@@ -73,9 +74,11 @@ def as_zone(value: Any) -> Any:
         return value
     if value.strip().casefold() in _zones():
         return _zones()[value.strip().casefold()]
-    place = _place(value.rsplit("/", 1)[-1])
-    named = [place] if place in _by_place() else [k for k in _by_place() if place and k.startswith(place + "_")]
-    return sorted(_by_place()[named[0]])[0] if len(named) == 1 else value
+    for place in (_place(value.rsplit("/", 1)[-1]), _place(value.replace("/", " "))):  # its last part, else all of it
+        named = [place] if place in _by_place() else [k for k in _by_place() if place and k.startswith(place + "_")]
+        if len(named) == 1:
+            return sorted(_by_place()[named[0]])[0]
+    return value
 
 
 def _names_in(text: str) -> list[list[str]]:
