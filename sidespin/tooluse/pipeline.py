@@ -29,7 +29,7 @@ from sidespin.tooluse.model import Model
 from sidespin.tooluse.offer import (action_named, deprecated_for, family_named, held_asked, held_said, named,
                                     names_said, tables)
 from sidespin.tooluse.relevance import Embedder, rank, table_scores
-from sidespin.tooluse.schema import MAX_STRING, Bounds, bounded, bounds_for
+from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, Bounds, bounded, bounds_for
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (as_said, asked_parameters, asks_change, asks_question, change_asked, grounded,
                                      invented, kind_asked, last_word, mentioned, own_word, reads, said_in,
@@ -250,7 +250,8 @@ class Decider:
         """The next name, once an answer, when the answer's first call was refused: the tool left that words and
         meaning both rank first (`core.agreed`), else the model's next likeliest; where the refused call's values were
         made up, not one requiring one named alike (`core.made_up_for_all`: "id" said for none, nor "todo_id"); where
-        the message asks to make a new thing, not one that only reads (`core.new_not_read`: no id to find first)."""
+        the message asks to make a new thing, not one that only reads (`core.new_not_read`: no id to find first); never
+        one of a kind of change not asked (`core.kind_asked`, `core.change_asked`)."""
         aliases = [n for n, t in d.names.items() if deprecated_for(t) == refused]
         if d.calls or d.retried or len(d.names) - len(aliases) < 2:
             return None
@@ -260,6 +261,8 @@ class Decider:
         if not d.talk.again and asks_change(d.talk.last, new=True):
             passed |= {n for n, t in d.names.items() if reads(t, d.table)}
             d.notes.append("core.new_not_read")
+        passed |= {n for n, t in d.names.items() if not kind_asked(t, d.talk.last) or not (  # nor one `which` refuses
+            d.narrowed or d.shaped or change_asked(t, d.talk.last, d.table))}
         d.names = {n: t for n, t in d.names.items() if n not in passed}
         left = [r for r in d.ranked if r.tool.name in d.names]
         by_words = min((r for r in left if r.bm25 is not None), key=lambda r: r.bm25, default=None)
@@ -282,8 +285,10 @@ class Decider:
     async def arguments(self, d: Decision) -> Stage | None:
         tool = d.names[d.name]
         written = d.written + d.name + (await self.model.call_format()).between
-        bounds = bounds_for(d.said)
-        raw = await self.model.arguments(written, tool, bounds) if tool.parameters else "{}"
+        bounds, same = bounds_for(d.said), [c.arguments for c in d.calls if c.name == tool.name]
+        texts = [len(v) for a in same for v in a.values() if isinstance(v, str)]  # a tool again: texts of its kind
+        longest = max([SHORT_STRING, *texts]) if same else None
+        raw = await self.model.arguments(written, tool, bounds, longest) if tool.parameters else "{}"
         try:
             arguments = json.loads(raw)
             if isinstance(arguments, dict):

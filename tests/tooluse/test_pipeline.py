@@ -12,6 +12,7 @@ from sidespin.tooluse import Decider
 from sidespin.tooluse.relevance import Embedder
 from sidespin.tooluse.offer import SHORTLIST, tables
 from sidespin.tooluse.pipeline import MAX_CALLS
+from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING
 from sidespin.tooluse.values import change_asked
 from tests.route_fake import FakeLlama
 from tests.tooluse.tools import (ADD_NOTE, CONVERT, EVALUATE, FIND_NOTES, FORECAST, OLD_FIND, RUN_SQL, STATUS, TEXT,
@@ -315,21 +316,24 @@ async def test_a_call_close_in_meaning_or_carrying_a_value_said_is_made(text, to
 
 RUN = tool("run_statement", "Run a SQL statement on the ledger database.", {"sql": TEXT}, ["sql"], source="mcp:ledger")
 DROP = tool("drop_index", "Drop an index of the ledger database.", {"name": TEXT}, ["name"], source="mcp:ledger")
+INDEXES = tool("list_indexes", "List the indexes of a table.", {"table": TEXT}, ["table"], source="mcp:ledger",
+               read_only=True)
 COLUMNS = tool("show_columns", "List the columns of a table and their types.", {"table": TEXT}, ["table"],
                source="mcp:ledger", read_only=True)
 
 
 async def test_where_the_first_name_is_refused_the_tool_words_and_meaning_both_rank_first_is_tried() -> None:
-    """Real embeddings: the model's first name does not fit; its next likeliest would; the one the message's words
-    and meaning agree on is tried instead. Without them, the next likeliest deletes, which no one asked: no call."""
+    """Real embeddings: the model's first name does not fit; the one the message's words and meaning agree on is
+    tried instead. Without them, the next likeliest that may be called: not the one that deletes, which no one asked
+    (`core.kind_asked`), but the index lister after it."""
     text = "Which columns does the invoices table hold?"
     wants = {text: [("run_statement", {"sql": "SELECT * FROM invoices"}), ("drop_index", {"name": "invoices"}),
-                    ("show_columns", {"table": "invoices"})]}
-    names = {"": [('run_statement",', 0.6), ('drop_index",', 0.3), ('show_columns",', 0.1)]}
+                    ("list_indexes", {"table": "invoices"}), ("show_columns", {"table": "invoices"})]}
+    names = {"": [('run_statement",', 0.5), ('drop_index",', 0.3), ('list_indexes",', 0.15), ('show_columns",', 0.05)]}
     model = FakeLlama(wants, name_tokens=names, misfits=frozenset({"run_statement"}))
-    assert await decided(model, user(text), [RUN, DROP, COLUMNS], embedder=Embedder()) == [
+    assert await decided(model, user(text), [RUN, DROP, INDEXES, COLUMNS], embedder=Embedder()) == [
         ("show_columns", {"table": "invoices"})]
-    assert await decided(model, user(text), [RUN, DROP, COLUMNS]) == []
+    assert await decided(model, user(text), [RUN, DROP, INDEXES, COLUMNS]) == [("list_indexes", {"table": "invoices"})]
 
 
 async def test_a_tool_marked_deprecated_is_the_tool_its_description_says_to_use_instead() -> None:
@@ -705,3 +709,38 @@ async def test_a_request_about_a_thing_the_last_result_gave_goes_to_a_reader_whe
         model = FakeLlama({text: [("bin_empty", {"bin": "compost-bin"}), ("bin_read", {"bin": "compost-bin"})]},
                           name_tokens=names)
         assert await decided(model, user(text), bins) == wanted, text
+
+
+async def test_a_tool_called_again_in_one_answer_writes_texts_no_longer_than_its_first_calls_first() -> None:
+    """One more call of a tool, where the model stopped after one and the message asks several things: its texts are
+    of the kind the first call wrote, so a model that loops in a long text is not first let run to `MAX_STRING`."""
+    text = "Add two notes: buy milk, and call mum"
+    wants = {text: [("add_note", {"title": "milk", "body": "buy milk"}),
+                    ("add_note", {"title": "mum", "body": "call mum"})]}
+    model = FakeLlama(wants, writes=1, loops_past=SHORT_STRING)
+    assert await decided(model, user(text), [ADD_NOTE]) == wants[text]
+    longest = [max(p.get("maxLength", 0) for p in a["schema"]["properties"].values())
+               for a in model.asked if a["kind"] == "complete" and a["schema"]]
+    assert longest[:2] == [MAX_STRING, SHORT_STRING] and set(longest[2:]) == {SHORT_STRING}  # the first cut off once
+
+
+@pytest.mark.parametrize("text, wanted", [
+    ("Muéstrame las piezas de antes de 1900.", "find_exhibits"),  # a reading request, no question mark
+    ("Zeig mir alle Stücke aus Bronze.", "find_exhibits"),
+    ("Add a new exhibit: a bronze bell from 1850.", "add_exhibit"),  # a change asked: the changer may follow
+])
+async def test_the_next_name_after_a_refusal_is_never_one_the_kind_of_change_asked_would_refuse(text, wanted) -> None:
+    """A museum catalogue in no bench: the model's first name does not fit, its next likeliest adds an exhibit where
+    the message asks to see some (`core.change_asked` would refuse it): the one try left goes to a reader."""
+    overview = tool("catalogue_overview", "Summarise the catalogue's sections.", {}, [], source="mcp:museum",
+                    read_only=True)
+    add = tool("add_exhibit", "Add an exhibit to the catalogue.", {"title": TEXT, "year": {"type": "integer"}},
+               ["title"], source="mcp:museum")
+    find = tool("find_exhibits", "Search the catalogue's exhibits.", {"query": TEXT}, ["query"], source="mcp:museum",
+                read_only=True)
+    arguments = {"add_exhibit": {"title": "bronze bell", "year": 1850},
+                 "find_exhibits": {"query": text.split()[-1][:-1]}, "catalogue_overview": {}}
+    names = {"": [('catalogue_overview",', 0.6), ('add_exhibit",', 0.3), ('find_exhibits",', 0.1)]}
+    model = FakeLlama({text: [(n, a) for n, a in arguments.items()]}, name_tokens=names,
+                      misfits=frozenset({"catalogue_overview"}))
+    assert [n for n, _ in await decided(model, user(text), [overview, add, find])] == [wanted]
