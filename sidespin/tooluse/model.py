@@ -1,9 +1,10 @@
 """What the decision asks the model, through llama.cpp's own endpoints: never a free answer, always a probability
 (`call_chance`, `likeliest_name`, `fit_chance`, `goes_on`) or a continuation under a grammar or a schema
-(`arguments`, `value_after`, `string_rest`), after the conversation in the model's own chat template (`prompt`)."""
+(`arguments`, `values_asked`, `string_rest`), after the conversation in the model's own chat template (`prompt`)."""
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import json
 import math
@@ -14,7 +15,8 @@ from loguru import logger
 from sidespin.tools import Tool
 from sidespin.tooluse.call_format import CallFormat, Llama, read_format
 from sidespin.tooluse.offer import DESCRIPTION, cut, offered_table, system_prompt
-from sidespin.tooluse.schema import SHORT_STRING, Bounds, arguments_schema, token_budget
+from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, Bounds, arguments_schema, bounded, token_budget
+from sidespin.tooluse.values import asked_parameters
 from sidespin.protocol.grammar import gbnf_literal
 
 __all__ = ["Model", "names_grammar", "STRING_REST"]
@@ -109,13 +111,21 @@ class Model:
                 logger.info("TOOLUSE_ARGUMENTS_UNFINISHED {} with strings of up to {} characters", tool.name, limit)
         return raw
 
-    async def value_after(self, written: str, schema: dict[str, Any]) -> Any:
-        """One value written after `written` (a JSON object open up to a key) under `schema`; None when cut off."""
-        value = await self.llama.complete(written, None, schema, token_budget({"properties": {"v": schema}}))
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return None
+    async def values_asked(self, written: str, tool: Tool, raw: str, message: str, bounds: Bounds) -> dict[str, Any]:
+        """The optional values `message` asks for (`values.asked_parameters`) that the arguments the model wrote (`raw`,
+        after `written`) leave out, each written next under its bounded schema; those cut off are left out."""
+        arguments, values = json.loads(raw), {}
+        for name in asked_parameters(tool, arguments, message):
+            head = raw.rstrip().removesuffix("}").rstrip()
+            opening = head + ("" if head == "{" else ", ") + json.dumps(name) + ": "
+            schema, value = bounded(tool.parameters[name], MAX_STRING, bounds), None
+            with contextlib.suppress(json.JSONDecodeError):
+                value = json.loads(await self.llama.complete(written + opening, None, schema, token_budget(
+                    {"properties": {"v": schema}})))
+            if value is not None:
+                values[name], raw = value, opening + json.dumps(value, ensure_ascii=False) + "}"
+                logger.info("TOOLUSE_ASKED_VALUE {}.{}: the message asks for it", tool.name, name)
+        return values
 
     async def string_rest(self, written: str) -> str:
         """The rest of a JSON string begun at the end of `written`, without its closing quote."""

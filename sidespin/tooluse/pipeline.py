@@ -29,9 +29,9 @@ from sidespin.tooluse.model import Model
 from sidespin.tooluse.offer import (action_named, deprecated_for, family_named, held_asked, held_said, named,
                                     names_said, tables)
 from sidespin.tooluse.relevance import Embedder, rank, table_scores
-from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, Bounds, bounded, bounds_for
+from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, bounds_for
 from sidespin.tooluse.shapes import shapes_for
-from sidespin.tooluse.values import (as_said, asked_parameters, asks_change, asks_question, change_asked, grounded,
+from sidespin.tooluse.values import (as_said, asks_change, asks_question, change_asked, grounded,
                                      invented, kind_asked, last_word, mentioned, own_word, reads, said_in,
                                      telling_words, words_of)
 
@@ -292,7 +292,7 @@ class Decider:
         try:
             arguments = json.loads(raw)
             if isinstance(arguments, dict):
-                arguments = await self._asked(written, tool, raw, arguments, d.talk.last, bounds)
+                arguments |= await self.model.values_asked(written, tool, raw, d.talk.last, bounds)
             arguments = coerce_arguments(tool.input_schema, arguments)
         except (json.JSONDecodeError, BadArguments) as error:
             if d.calls or d.retried:  # a try past what the model wrote itself: no call
@@ -326,19 +326,6 @@ class Decider:
         logger.info("TOOLUSE_FAR {} {} cosine={:.2f}: nothing said in it, and far in meaning from the message",
                     call.name, json.dumps(call.arguments, ensure_ascii=False)[:200], ranked.cosine)
         return True
-
-    async def _asked(self, written: str, tool: Tool, raw: str, arguments: dict[str, Any], message: str,
-                     bounds: Bounds) -> dict[str, Any]:
-        """`arguments` with the optional values the message asks for that the model left out, each written next."""
-        for name in asked_parameters(tool, arguments, message):
-            head = raw.rstrip().removesuffix("}").rstrip()
-            opening = head + ("" if head == "{" else ", ") + json.dumps(name) + ": "
-            value = await self.model.value_after(written + opening, bounded(tool.parameters[name], MAX_STRING, bounds))
-            if value is not None:
-                arguments = {**arguments, name: value}
-                raw = opening + json.dumps(value, ensure_ascii=False) + "}"
-                logger.info("TOOLUSE_ASKED_VALUE {}.{}: the message asks for it", tool.name, name)
-        return arguments
 
     # --- 5. mend ---------------------------------------------------------------------------------------------
 
