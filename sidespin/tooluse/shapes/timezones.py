@@ -16,12 +16,11 @@ import unicodedata
 import zoneinfo
 from typing import Any, Sequence
 
-import numpy
 from loguru import logger
 
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.decision import Decision, Shape
-from sidespin.tooluse.relevance import Embedder
+from sidespin.tooluse.relevance import Embedder, meant
 from sidespin.tooluse.model import Model
 from sidespin.tooluse.values import mentioned, words_of
 
@@ -38,7 +37,7 @@ _NOW = re.compile(r"(?i)\b(?:what time|time is it|today'?s date|date today|what 
                   r"quelle heure|quel jour sommes|qu[ée] hora|qu[ée] d[íi]a es hoy|qu[ée] fecha es|wie sp[äa]t|"
                   r"welcher tag ist heute|welches datum|che ore|che giorno [èe] oggi)\b")
 _CAPITALS = re.compile(r"[A-Z]+\.?$")  # "EST", "UTC", "PM": no place
-_NEAR, _MARGIN, _SPELLED = 0.75, 0.05, 0.5  # a name's cosine to a place, its lead on the next, spellings' likeness
+_SPELLED = 0.5  # how alike the spellings of a name and the place it says in another language are at least
 
 
 @functools.cache
@@ -94,15 +93,9 @@ def _names_in(text: str) -> list[list[str]]:
 
 def _translated(name: str, embedder: Embedder) -> list[str] | None:
     """The zones of the place `name` names in another language (`timezones.translated`), or None."""
-    places = list(_by_place())
-    vectors, query = embedder.texts([p.replace("_", " ").title() for p in places]), embedder.query(name)
-    if vectors is None or query is None or len(places) < 2:
-        return None
-    cosines = numpy.stack(vectors) @ query
-    first, second = numpy.argsort(-cosines)[:2]
-    near = cosines[first] >= _NEAR and cosines[first] - cosines[second] >= _MARGIN
-    return _by_place()[places[first]] if near and difflib.SequenceMatcher(
-        None, _place(name), places[first]).ratio() >= _SPELLED else None
+    place = _place(meant(name, [p.replace("_", " ").title() for p in _by_place()], embedder) or "")
+    alike = bool(place) and difflib.SequenceMatcher(None, _place(name), place).ratio() >= _SPELLED
+    return _by_place()[place] if alike else None
 
 
 def zones_named(text: str, embedder: Embedder | None = None) -> tuple[list[str], list[str]]:
