@@ -761,3 +761,17 @@ async def test_the_next_name_after_a_refusal_is_never_one_the_kind_of_change_ask
     model = FakeLlama({text: [(n, a) for n, a in arguments.items()]}, name_tokens=names,
                       misfits=frozenset({"catalogue_overview"}))
     assert [n for n, _ in await decided(model, user(text), [overview, add, find])] == [wanted]
+
+
+async def test_a_message_naming_one_thing_a_server_holds_is_for_a_tool_that_takes_a_thing_not_a_listing() -> None:
+    """A wiki server in no bench holds pages by title: asked about one ("my packing list"), the model's favourite,
+    the listing of every page, gives way to the tool that opens one; asked for the pages, the listing stays."""
+    listing = tool("list_pages", "List every page of the wiki.", {}, [], source="mcp:wiki", read_only=True)
+    opening = tool("open_page", "Open a page of the wiki.", {"title": TEXT}, ["title"], source="mcp:wiki",
+                   read_only=True)
+    wiki = [dataclasses.replace(t, holds=("Packing list", "Wifi")) for t in (listing, opening)]
+    names = {"": [('list_pages",', 0.7), ('open_page",', 0.3)]}
+    for text, wanted in (("What's on my packing list?", "open_page"), ("Which pages do I have?", "list_pages"),
+                         ("Qu'est-ce qu'il y a dans Packing list ?", "open_page")):
+        calls = {text: [("list_pages", {}), ("open_page", {"title": "Packing list"})]}
+        assert [n for n, _ in await decided(FakeLlama(calls, name_tokens=names), user(text), wiki)] == [wanted], text
