@@ -13,7 +13,8 @@ Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.
 - `folders.file_before`: a change asked after the last call took a file, naming none, goes to that table's tools
   that take a file and change things, down to `NAMED_FLOOR`, and to that file.
 - `folders.inside`: a relative path, one under the folders' parent, or one in a folder lacking it, goes to the one
-  folder holding it (a way out is left as written); a file where a folder is taken is the server's folder.
+  folder holding it (of several, the one repository a message saying "repository" means; a way out is left as
+  written); a file where a folder is taken is the server's folder.
 - `folders.file_said`: where a file is taken and the message names one file, a path naming no file the person
   named is that file; a name alone ending one file the person named is that file.
 - `folders.file_listed`: a folder given for a file is its one file the last listing named and the message speaks of.
@@ -49,6 +50,7 @@ _EDITS = re.compile(REQUEST_AT + r"(?:set|change|replace|edit|update|turn|raise|
                     r"aggiungi)\b|\b(?:instead|rather than|plut[ôo]t|stattdessen|en (?:su|vez)|invece)\b")  # replaced
 _FOLDER_WORD = re.compile(r"(?i)\b(?:folders?|director(?:y|ies)|dossiers?|r[ée]pertoires?|ordner|verzeichnis(?:se)?|"
                           r"carpetas?|directorios?|cartell[ae])\b")
+_REPOSITORY = re.compile(r"(?i)\b(?:repos?|repositor(?:y|ies|ios?|ium)|d[ée]p[ôo]ts?)\b")  # a version control's
 _FILES_WORD = re.compile(r"(?i)\b(?:files|fichiers|dateien|archivos|ficheros)\b")  # the person's files, as a whole
 _SHORT = 5  # words of a message at most that may speak of the file before without naming it ("turn it down to 4")
 _PATH_NAMES = frozenset({"path", "paths", "file", "files", "filename", "filepath", "source", "destination"})
@@ -204,7 +206,9 @@ def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[
             posixpath.basename(f) for f in files_named(decision.talk.told)}:
         decision.notes.append("folders.file_said")
         value = named[0]
-    if (path := _resolved(value, places)) is None:
+    if (path := _resolved(value, places)) is None and _REPOSITORY.search(decision.talk.last):  # of them, a repository
+        path = _resolved(value, [p for p in places if os.path.isdir(posixpath.join(p, ".git"))])
+    if path is None:
         return value
     inner = folders_named(decision.talk.last, places) if _takes_place(tool, name) and path in places else []
     if len(inner) == 1 and (path := _resolved(inner[0], places) or path) != value:  # a server's folder given
