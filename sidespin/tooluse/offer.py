@@ -46,8 +46,10 @@ def held_asked(tools: Sequence[Tool], message: str, embedder: Embedder | None = 
     """Whether the message names a thing the tools' server holds (`held_said`), or asks a question saying a word of a
     file it holds ("Who hosts in June, according to the rota?" of `choir-rota.xlsx`) or a word that says one of its
     names in another language (`relevance.meant`: "Combien de commandes…?" of `orders`)."""
-    if held_said(tools, message) or not asks_question(message):
-        return held_said(tools, message)
+    if held_said(tools, message):
+        return True
+    if not asks_question(message):
+        return False
     names = list(dict.fromkeys(h.split("(")[0] for t in tools for h in t.holds))
     return held_said(tools, message, False, files=True) or any(meant(w, names, embedder) for w in dict.fromkeys(
         telling_words(message)) if len(w) >= 4)
