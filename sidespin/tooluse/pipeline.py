@@ -184,8 +184,10 @@ class Decider:
         elif not again and not d.narrowed and (family := family_named(list(d.names.values()), d.talk.last)
                                                or action_named(list(d.names.values()), d.talk.last)):
             d.names = {n: t for n, t in d.names.items() if n in family}  # among them, the checks still hold
-        elif not again and not d.narrowed and held_said(d.table, d.talk.last):  # one thing held: a tool taking a thing
-            d.names = {n: t for n, t in d.names.items() if t.required} or d.names  # not one listing them all
+        elif not again and not d.narrowed and held_said(d.table, d.talk.last):  # one thing held: a tool taking a thing,
+            question = asks_question(d.talk.last)  # not a listing of all; for a question, one that reads
+            kept = {n: t for n, t in d.names.items() if t.required and (not question or reads(t, d.table))}
+            d.names, d.narrowed = (kept, question) if kept else (d.names, d.narrowed)
         if second is not None:  # the larger model names the calls and writes them, on its own prompt (no stage after)
             return await second.hand_over(d)
         d.written = d.prompt + (await self.model.call_format()).opening

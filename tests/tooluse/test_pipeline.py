@@ -769,9 +769,15 @@ async def test_a_message_naming_one_thing_a_server_holds_is_for_a_tool_that_take
     listing = tool("list_pages", "List every page of the wiki.", {}, [], source="mcp:wiki", read_only=True)
     opening = tool("open_page", "Open a page of the wiki.", {"title": TEXT}, ["title"], source="mcp:wiki",
                    read_only=True)
-    wiki = [dataclasses.replace(t, holds=("Packing list", "Wifi")) for t in (listing, opening)]
-    names = {"": [('list_pages",', 0.7), ('open_page",', 0.3)]}
+    renaming = tool("rename_page", "Rename a page of the wiki.", {"title": TEXT, "new_title": TEXT},
+                    ["title", "new_title"], source="mcp:wiki")
+    history = tool("page_history", "Show who edited a page.", {"title": TEXT}, ["title"], source="mcp:wiki",
+                   read_only=True)
+    wiki = [dataclasses.replace(t, holds=("Packing list", "Wifi")) for t in (listing, opening, renaming, history)]
+    names = {"": [('list_pages",', 0.7), ('rename_page",', 0.26), ('open_page",', 0.03), ('page_history",', 0.01)]}
     for text, wanted in (("What's on my packing list?", "open_page"), ("Which pages do I have?", "list_pages"),
-                         ("Qu'est-ce qu'il y a dans Packing list ?", "open_page")):
-        calls = {text: [("list_pages", {}), ("open_page", {"title": "Packing list"})]}
+                         ("Qu'est-ce qu'il y a dans Packing list ?", "open_page"),  # a question: a reader, however unsure
+                         ("Rename Packing list to Trip kit.", "rename_page")):  # else the tools taking a page
+        calls = {text: [("list_pages", {}), ("rename_page", {"title": "Packing list", "new_title": "Trip kit"}),
+                        ("open_page", {"title": "Packing list"}), ("page_history", {"title": "Packing list"})]}
         assert [n for n, _ in await decided(FakeLlama(calls, name_tokens=names), user(text), wiki)] == [wanted], text
