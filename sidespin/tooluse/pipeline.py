@@ -29,7 +29,7 @@ from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
 from sidespin.tooluse.offer import (action_named, deprecated_for, family_named, held_asked, held_said, named,
                                     names_said, tables)
-from sidespin.tooluse.relevance import Embedder, rank, table_scores
+from sidespin.tooluse.relevance import Embedder, agreed, rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, bounds_for
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (as_said, asks_change, asks_question, change_asked, grounded,
@@ -123,8 +123,8 @@ class Decider:
         change asked, or that reads, first: `core.kind_asked`); one with a tool the message names by 2 words or more
         ("my to-do list": `todo_list`), else with the family it names ("a to-do": `todo_*`); after results, the failed
         call's to mend, else the most relevant to the parts left; for a follow-up, short or sharing a word with the
-        last result, the last call's; else the most relevant. A table with nothing left to call this turn is passed
-        over."""
+        last result, the last call's, unless words and meaning both rank another table's tool first ("Stage that
+        file." after a write: `git_add`); else the most relevant. A table with nothing left to call is passed over."""
         if len(cut) == 1:
             return 0, "the only table"
         closed = _closed(d)
@@ -144,7 +144,9 @@ class Decider:
             return next(i for i, table in enumerate(cut) if any(t.name in mending for t in table)), "a call to mend"
         last = [i for i in open_ if any(t.name == d.talk.last_called for t in cut[i])]
         if last and not d.talk.again and (len(words_of(d.talk.last)) <= _FOLLOW_UP or d.talk.about_last_result):
-            return last[0], "a follow-up of its last call"
+            if (both := agreed(rank(d.tools, d.talk.last, d.embedder))) is None or both in cut[last[0]]:
+                return last[0], "a follow-up of its last call"
+            return next(i for i, table in enumerate(cut) if both in table), "a follow-up its own words place elsewhere"
         bonus = {i: _CONTINUITY * scores[relevant[0]] for i in last}
         best = max(relevant, key=lambda i: scores[i] + bonus.get(i, 0.0))
         return best, "the most relevant" + (", with the last call's" if best in last else "")
@@ -269,13 +271,10 @@ class Decider:
         passed |= {n for n, t in d.names.items() if not kind_asked(t, d.talk.last) or not (  # nor one `which` refuses
             d.narrowed or d.shaped or change_asked(t, d.talk.last, d.table))}
         d.names = {n: t for n, t in d.names.items() if n not in passed}
-        left = [r for r in d.ranked if r.tool.name in d.names]
-        by_words = min((r for r in left if r.bm25 is not None), key=lambda r: r.bm25, default=None)
-        by_meaning = min((r for r in left if r.meaning is not None), key=lambda r: r.meaning, default=None)
-        agreed = by_words is not None and by_words is by_meaning and len(d.names) > 1
-        if agreed:
-            d.names = {by_words.tool.name: by_words.tool}
-        d.notes.append("core.agreed" if agreed else "core.next_name")
+        both = agreed([r for r in d.ranked if r.tool.name in d.names]) if len(d.names) > 1 else None
+        if both is not None:
+            d.names = {both.name: both}
+        d.notes.append("core.agreed" if both else "core.next_name")
         return self.which
 
     async def _fits(self, tool: Tool, message: str) -> bool:

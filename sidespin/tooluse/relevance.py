@@ -24,7 +24,7 @@ from loguru import logger
 from sidespin.tools import Tool
 from sidespin.tooluse.values import telling_words, words_of
 
-__all__ = ["Ranked", "rank", "table_scores", "document", "gist", "Embedder", "PINNED", "meant"]
+__all__ = ["Ranked", "rank", "table_scores", "document", "gist", "Embedder", "PINNED", "meant", "agreed"]
 
 _FUSION = 60  # reciprocal rank fusion's constant (Cormack et al.)
 _SECOND = 0.001  # what a table's second best tool adds, as a share of its score: it breaks ties
@@ -153,6 +153,13 @@ def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list
     order = sorted(range(len(tools)), key=lambda i: (-scores[i], i))
     return [Ranked(tools[i], scores[i], words_place.get(i), meaning_place.get(i), cosines[i] if cosines else None)
             for i in order]
+
+
+def agreed(ranked: Sequence[Ranked]) -> Tool | None:
+    """The tool of `ranked` that the message's words (BM25) and its meaning (embeddings) both rank first, or None."""
+    by_words = min((r for r in ranked if r.bm25 is not None), key=lambda r: r.bm25, default=None)
+    by_meaning = min((r for r in ranked if r.meaning is not None), key=lambda r: r.meaning, default=None)
+    return by_words.tool if by_words is not None and by_words is by_meaning else None
 
 
 def table_scores(tables: Sequence[Sequence[Tool]], ranked: Sequence[Ranked]) -> list[float]:

@@ -186,8 +186,8 @@ async def test_a_message_naming_what_a_server_holds_is_written_as_a_call_down_to
 async def test_a_question_saying_a_held_name_in_another_language_is_written_as_a_call_down_to_the_floor() -> None:
     """Real embeddings, a lending library's database in no bench: "préstamos", "Mitglieder", "livres" say its tables
     `loans`, `members`, `books`; a question saying none of them, or a statement, is no call at the same chance."""
-    sql = dataclasses.replace(tool("run_sql", "Execute a SQL statement.", {"query": TEXT}, ["query"], source="mcp:library"),
-                              holds=("books(id, title)", "loans(id, book_id, due)", "members(id, name)"))
+    sql = tool("run_sql", "Execute a SQL statement.", {"query": TEXT}, ["query"], source="mcp:library")
+    sql = dataclasses.replace(sql, holds=("books(id, title)", "loans(id, book_id, due)", "members(id, name)"))
     embedder = Embedder()
     for text, calls in (("¿Cuántos préstamos vencen esta semana?", True),
                         ("Wie viele Mitglieder haben wir?", True),
@@ -776,8 +776,28 @@ async def test_a_message_naming_one_thing_a_server_holds_is_for_a_tool_that_take
     wiki = [dataclasses.replace(t, holds=("Packing list", "Wifi")) for t in (listing, opening, renaming, history)]
     names = {"": [('list_pages",', 0.7), ('rename_page",', 0.26), ('open_page",', 0.03), ('page_history",', 0.01)]}
     for text, wanted in (("What's on my packing list?", "open_page"), ("Which pages do I have?", "list_pages"),
-                         ("Qu'est-ce qu'il y a dans Packing list ?", "open_page"),  # a question: a reader, however unsure
+                         ("Qu'est-ce qu'il y a dans Packing list ?", "open_page"),  # a question: a reader, if unsure
                          ("Rename Packing list to Trip kit.", "rename_page")):  # else the tools taking a page
         calls = {text: [("list_pages", {}), ("rename_page", {"title": "Packing list", "new_title": "Trip kit"}),
                         ("open_page", {"title": "Packing list"}), ("page_history", {"title": "Packing list"})]}
         assert [n for n, _ in await decided(FakeLlama(calls, name_tokens=names), user(text), wiki)] == [wanted], text
+
+
+async def test_a_short_follow_up_reads_the_last_calls_table_unless_words_and_meaning_both_place_it_elsewhere() -> None:
+    """Real embeddings, a file server and a version control server in no bench: after a file is written, "Stage that
+    file." is for the version control's table (both rankings put its staging tool first); "Read it back." stays."""
+    disk = [tool(name, text, {"path": TEXT}, ["path"], source="mcp:disk") for name, text in (
+        ("put_file", "Write a text file."), ("read_file", "Read a text file's contents."),
+        ("list_dir", "List a folder's entries."), ("move_file", "Move or rename a file."),
+        ("file_info", "Size and dates of a file."), ("find_files", "Find files by a name pattern."))]
+    vcs = [tool(name, text, {"files": TEXT}, ["files"], source="mcp:vcs") for name, text in (
+        ("vcs_stage", "Add file contents to the staging area."), ("vcs_commit", "Record staged changes."),
+        ("vcs_status", "Show the working tree status."), ("vcs_log", "Show the commit history."),
+        ("vcs_diff", "Show unstaged changes."), ("vcs_branch", "List or create branches."))]
+    before = [*user("Write notes.txt saying hi"), *called("c1", "put_file", '{"path": "notes.txt"}', "Wrote notes.txt"),
+              {"role": "assistant", "content": "Done."}]
+    embedder = Embedder()
+    for text, wanted in (("Stage that file.", ("vcs_stage", {"files": "notes.txt"})),
+                         ("Read it back.", ("read_file", {"path": "notes.txt"}))):
+        model = FakeLlama({text: [wanted]})
+        assert await decided(model, [*before, *user(text)], [*disk, *vcs], embedder=embedder) == [wanted], text

@@ -87,6 +87,18 @@ async def test_an_addition_to_a_file_read_goes_to_the_replacing_tool_and_keeps_t
     assert (await decided(switched, read_then(ADD), DOCS, shapes={"editor": False}))[0][0] == "overwrite"
 
 
+async def test_an_edit_whose_new_text_is_its_old_is_not_made_and_the_next_name_is_tried() -> None:
+    """`editor.no_change`: "Tidy that file." after a read; the model's replacing call would change nothing."""
+    text = "Tidy that file."
+    same = {"file": f"{HOME}/trip.md", "old_str": "- passport", "new_str": "- passport"}
+    model = FakeLlama({text: [("substitute", same), ("cat", {"file": f"{HOME}/trip.md"})]},
+                      name_tokens={"": [('substitute",', 0.7), ('cat",', 0.2), ('overwrite",', 0.1)]})
+    assert await decided(model, read_then(text), DOCS) == [("cat", {"file": f"{HOME}/trip.md"})]
+    changed = {**same, "new_str": "- passport (valid)"}
+    model = FakeLlama({text: [("substitute", changed)]}, name_tokens={"": [('substitute",', 0.9), ('cat",', 0.1)]})
+    assert await decided(model, read_then(text), DOCS) == [("substitute", changed)]
+
+
 async def test_an_item_added_to_a_line_that_lists_goes_at_its_end_and_an_edit_adding_nothing_is_not_made() -> None:
     crew = "Add Dee to the crew in that file."
     wants = [("substitute", {"file": f"{HOME}/trip.md", "old_str": "Crew: Ana, Bo, Cy", "new_str": "Crew: Dee"})]

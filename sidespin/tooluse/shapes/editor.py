@@ -4,6 +4,7 @@
 - `editor.keeps_file`: an addition keeps a line of the file read and adds lines saying a word of the message (written
   again under a grammar of the file's lines once), else it is refused.
 - `editor.quoted`: a change between quoted texts goes from one of them to another.
+- `editor.no_change`: an edit whose every new text is its old is refused: it changes nothing.
 - `editor.whole_file`: a tool writing a file's whole text (`whole_text`), for a file the conversation read, keeps
   its lines but at most `_CHANGED` that say a word of the message (where not, written again under a grammar of its
   lines, those saying a word of the message anew, and a line added), else it is refused; for a file that exists and
@@ -164,6 +165,14 @@ def _added(arguments: dict[str, Any], pair: Pair, text: str, message: str) -> di
     return {**arguments, container: kept} if container is not None else kept[0]
 
 
+def _unchanged(arguments: dict[str, Any], pair: Pair) -> bool:
+    """Whether every edit of `arguments` replaces a text by itself."""
+    container, old, new = pair
+    edits = arguments.get(container) if container is not None else [arguments]
+    return isinstance(edits, list) and bool(edits) and all(isinstance(e, dict) and e.get(old) == e.get(new)
+                                                           for e in edits)
+
+
 def _opening(pair: Pair, line: str, then: str) -> str:
     container, old, new = pair
     inner = json.dumps(line, ensure_ascii=False)[1:-1]
@@ -216,7 +225,11 @@ class Editor(Shape):
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
         tool, message = decision.names[call.name], decision.talk.last
-        if (pair := replacing_pair(tool)) is not None and (texts := _quoted(message)):
+        if (pair := replacing_pair(tool)) is not None and _unchanged(call.arguments, pair):
+            logger.info("TOOLUSE_REFUSED editor.no_change {}: each edit's new text is its old", call.name)
+            decision.notes.append("editor.no_change")
+            return None
+        if pair is not None and (texts := _quoted(message)):
             return await self._quoted(decision, call, pair, texts, model, written)
         readers = {t.name for t in decision.tools if t.source == tool.source and t.read_only} or {
             t.name for t in decision.tools if t.name != tool.name}
