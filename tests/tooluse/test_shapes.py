@@ -278,22 +278,23 @@ async def test_a_path_for_a_server_of_several_folders_is_in_the_one_where_its_fo
         ("cat", {"file": f"{tmp_path}/{placed}" if placed else value})]
 
 
-@pytest.mark.parametrize("text, placed", [
-    ("Create {value} in my metronome repo with the line: tap tempo", "code/{name}"),
-    ("Crée {value} dans le dépôt avec la ligne : tempo", "code/{name}"),
-    ("Create {value} with the line: tap tempo", None)])  # no repository said: which folder is not known
-async def test_a_new_file_under_the_folders_parent_goes_to_the_repository_a_message_says(tmp_path, text, placed):
-    """A file server working in a notes folder and a repository (`.git`): a new file written under their parent goes
-    to the repository where the message says "repository" (in another language too), else stays as written."""
+@pytest.mark.parametrize("text, written, placed", [
+    ("Create TODO.md in my metronome repo with the line: tap tempo", "TODO.md", "code/TODO.md"),
+    ("Crée TODO.md dans le dépôt avec la ligne : tempo", "TODO.md", "code/TODO.md"),
+    ("Create TODO.md in my metronome repo with the line: tap tempo", "notes/TODO.md", "code/TODO.md"),
+    ("Create TODO.md with the line: tap tempo", "TODO.md", None),  # no repository said: which folder is not known
+    ("Create TODO.md with the line: tap tempo", "notes/TODO.md", None)])
+async def test_a_new_file_goes_to_the_repository_a_message_says(tmp_path, text, written, placed):
+    """A file server working in a notes folder and a repository (`.git`): a new file written under their parent, or
+    in the notes, goes to the repository where the message says "repository" (in another language too)."""
     tools = [tool("save", "Write a file's text.", {"file": TEXT, "text": TEXT}, ["file", "text"], source="mcp:docs",
                   places=(str(tmp_path / "notes"), str(tmp_path / "code")))]
     (tmp_path / "notes").mkdir()
     (tmp_path / "code" / ".git").mkdir(parents=True)
-    value = f"{tmp_path}/TODO.md"
-    text = text.format(value="TODO.md")
+    value = f"{tmp_path}/{written}"
     model = FakeLlama({text: [("save", {"file": value, "text": "tap tempo"})]})
     assert await decided(model, user(text), tools) == [
-        ("save", {"file": f"{tmp_path}/{placed.format(name='TODO.md')}" if placed else value, "text": "tap tempo"})]
+        ("save", {"file": f"{tmp_path}/{placed}" if placed else value, "text": "tap tempo"})]
 
 
 async def test_a_folder_given_where_a_file_is_taken_is_the_file_its_listing_named_that_the_message_speaks_of(

@@ -13,8 +13,8 @@ Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.
 - `folders.file_before`: a change asked after the last call took a file, naming none, goes to that table's tools
   that take a file and change things, down to `NAMED_FLOOR`, and to that file.
 - `folders.inside`: a relative path, one under the folders' parent, or one in a folder lacking it, goes to the one
-  folder holding it (of several, the one repository a message saying "repository" means; a way out is left as
-  written); a file where a folder is taken is the server's folder.
+  folder holding it (a way out is left as written); a file where a folder is taken is the server's folder. Where the
+  message says "repository" and one folder is one, a new file goes there.
 - `folders.file_said`: where a file is taken and the message names one file, a path naming no file the person
   named is that file; a name alone ending one file the person named is that file.
 - `folders.file_listed`: a folder given for a file is its one file the last listing named and the message speaks of.
@@ -206,10 +206,13 @@ def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[
             posixpath.basename(f) for f in files_named(decision.talk.told)}:
         decision.notes.append("folders.file_said")
         value = named[0]
-    if (path := _resolved(value, places)) is None and _REPOSITORY.search(decision.talk.last):  # of them, a repository
-        path = _resolved(value, [p for p in places if os.path.isdir(posixpath.join(p, ".git"))])
-    if path is None:
+    said = _REPOSITORY.search(decision.talk.last)  # "repository": of the folders, the one that is a repository
+    repos = [p for p in places if said and os.path.isdir(posixpath.join(p, ".git"))]
+    if (path := _resolved(value, places) or _resolved(value, repos)) is None:
         return value
+    home = next((p for p in places if _inside(path, p)), None)
+    if len(repos) == 1 and home not in (None, repos[0]) and not os.path.exists(path):  # a new file: in it
+        path = repos[0] + path[len(home):]
     inner = folders_named(decision.talk.last, places) if _takes_place(tool, name) and path in places else []
     if len(inner) == 1 and (path := _resolved(inner[0], places) or path) != value:  # a server's folder given
         decision.notes.append("folders.folder_said")
