@@ -2,7 +2,7 @@
 asks for; its stages in order in `pipeline`, the offer in `offer`, relevance in `relevance`, the model's questions
 in `model`, values said in `values`, rules for kinds of server in `shapes`."""
 
-from sidespin.tooluse.call_format import CallFormat, Llama
+from sidespin.tooluse.model import CallFormat, Llama
 from sidespin.tooluse.relevance import Embedder
 from sidespin.tooluse.offer import SHORTLIST, offered_table, tables
 from sidespin.tooluse.pipeline import FIT, THRESHOLD, Decider

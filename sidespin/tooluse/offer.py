@@ -10,13 +10,12 @@ from typing import Any, Sequence
 
 from sidespin.formats import to_openai_tool
 from sidespin.tools import Tool
-from sidespin.tooluse.call_format import CallFormat
 from sidespin.tooluse.relevance import Embedder, meant
 from sidespin.tooluse.schema import listed as listed_values
 from sidespin.tooluse.values import (REQUEST_AT, READ_VERBS, allowed, asks_change, asks_question, reads, telling_words,
                                      words_of)
 
-__all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "system_prompt", "cut",
+__all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "cut",
            "deprecated_for", "held_said", "held_asked", "names_said", "named", "family_named", "action_named"]
 
 SHORTLIST = 10  # tools read all at once; more are read a table at a time
@@ -173,11 +172,3 @@ def offered_table(tools: Sequence[Tool]) -> list[dict[str, Any]]:
 def _chars(tools: Sequence[Tool], description: int | None) -> int:
     """The characters of `tools` as offered with their descriptions cut to `description`."""
     return sum(len(json.dumps(offered(t, description), ensure_ascii=False)) for t in tools)
-
-
-def system_prompt(tools: Sequence[Tool], form: CallFormat) -> str:
-    """For a template that ignores `tools`: the tools and the call format, in a system message."""
-    listed = "\n".join(json.dumps(t, ensure_ascii=False) for t in offered_table(tools))
-    example = form.opening + form.call_text("<function-name>", {"<parameter>": "<value>"})
-    return ("You may call one or more functions to assist with the user query. The functions:\n"
-            f"{listed}\n\nTo call a function, answer with:\n{example}")

@@ -22,7 +22,7 @@ from loguru import logger
 
 from sidespin.errors import BadArguments, MalformedToolCall
 from sidespin.tools import Tool, ToolCall, coerce_arguments
-from sidespin.tooluse.call_format import Llama
+from sidespin.tooluse.model import Llama
 from sidespin.tooluse.conversation import Talk, parts_of
 from sidespin.tooluse.decision import NAMED_FLOOR, Decision
 from sidespin.tooluse.mend import another_value, mendable, to_mend

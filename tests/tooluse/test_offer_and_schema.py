@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sidespin.tooluse.call_format import FALLBACK, read_format
+from sidespin.tooluse.model import FALLBACK, read_format
 from sidespin.tooluse.model import names_grammar
 from sidespin.tooluse.offer import (SHORTLIST, TABLE_CHARS, action_named, family_named, named, offered, offered_table,
                                    tables)
