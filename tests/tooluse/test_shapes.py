@@ -278,6 +278,21 @@ async def test_a_path_for_a_server_of_several_folders_is_in_the_one_where_its_fo
         ("cat", {"file": f"{tmp_path}/{placed}" if placed else value})]
 
 
+async def test_a_new_file_under_the_folders_parent_goes_where_files_of_its_extension_are(tmp_path) -> None:
+    """A file server working in a letters folder and a code folder: a new `.txt` file written under their parent goes
+    to the one holding `.txt` files; a `.csv` file neither holds stays as written."""
+    tools = [tool("save", "Write a file's text.", {"file": TEXT, "text": TEXT}, ["file", "text"], source="mcp:docs",
+                  places=(str(tmp_path / "letters"), str(tmp_path / "code")))]
+    (tmp_path / "letters").mkdir()
+    (tmp_path / "letters" / "landlord.txt").write_text("Dear Sir,")
+    (tmp_path / "code").mkdir()
+    (tmp_path / "code" / "main.py").write_text("print(1)")
+    for name, placed in (("late.txt", f"{tmp_path}/letters/late.txt"), ("late.csv", f"{tmp_path}/late.csv")):
+        text = f"Write 'Ana, Bo' into a new file {name} in my folder."
+        model = FakeLlama({text: [("save", {"file": f"{tmp_path}/{name}", "text": "Ana, Bo"})]})
+        assert await decided(model, user(text), tools) == [("save", {"file": placed, "text": "Ana, Bo"})], name
+
+
 @pytest.mark.parametrize("text, written, placed", [
     ("Create TODO.md in my metronome repo with the line: tap tempo", "TODO.md", "code/TODO.md"),
     ("Crée TODO.md dans le dépôt avec la ligne : tempo", "TODO.md", "code/TODO.md"),

@@ -13,8 +13,9 @@ Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.
 - `folders.file_before`: a change asked after the last call took a file, naming none, goes to that table's tools
   that take a file and change things, down to `NAMED_FLOOR`, and to that file.
 - `folders.inside`: a relative path, one under the folders' parent, or one in a folder lacking it, goes to the one
-  folder holding it (a way out is left as written); a file where a folder is taken is the server's folder. Where the
-  message says "repository" and one folder is one, a new file goes there.
+  folder holding it (of several, the ones holding it, its folder, files of its extension; a way out is left as
+  written); a file where a folder is taken is the server's folder. Where the message says "repository" and one
+  folder is one, a new file goes there.
 - `folders.file_said`: where a file is taken and the message names one file, a path naming no file the person
   named is that file; a name alone ending one file the person named is that file.
 - `folders.file_listed`: a folder given for a file is its one file the last listing named and the message speaks of.
@@ -246,7 +247,13 @@ def _resolved(value: str, places: list[str]) -> str | None:
             return None
         relative = value[len(parents[0]) + 1:]
     found = [p for p in places if _inside(posixpath.normpath(posixpath.join(p, relative)), p)]
-    for holds in (os.path.exists, lambda path: os.path.isdir(posixpath.dirname(path))):  # it, else its folder
+    for holds in (os.path.exists, lambda path: os.path.isdir(posixpath.dirname(path)), _like):  # it, its folder…
         if len(found) > 1 and (held := [p for p in found if holds(posixpath.join(p, relative))]):
             found = held
     return posixpath.normpath(posixpath.join(found[0], relative)) if len(found) == 1 else None
+
+
+def _like(path: str) -> bool:
+    """Whether the folder of `path` holds a file of its extension."""
+    extension = posixpath.splitext(path)[1]
+    return bool(extension) and bool(glob.glob(glob.escape(posixpath.dirname(path)) + "/*" + glob.escape(extension)))
