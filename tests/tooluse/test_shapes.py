@@ -12,7 +12,7 @@ from sidespin.tools import Tool
 from sidespin.tooluse import Decider
 from sidespin.tooluse.relevance import Embedder, rank
 from sidespin.tooluse.shapes import check_switches, shapes_for
-from sidespin.tooluse.shapes.editor import replacing_pair
+from sidespin.tooluse.shapes.editor import Editor, replacing_pair
 from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.decision import Decision
 from sidespin.tooluse.shapes.folders import Folders, files_named, folders_named
@@ -399,6 +399,27 @@ async def test_a_file_name_alone_is_the_file_the_conversation_named_in_its_folde
         ("overwrite", {"file": f"{HOME}/notes/trip.md", "text": "Crew: Eve"})]
 
 
+async def test_a_file_the_person_named_written_in_no_folder_of_the_servers_is_that_file() -> None:
+    """`folders.file_said`: "travel/lisbon.md" named, the model writes "/tmp/lisbon.md" (no folder the server works
+    in): it is the named file in the server's folder; a path already in the folder is left as it is."""
+    text = "Then add a line 'fado dinner' to notes/trip.md."
+    for written in ("/tmp/trip.md", "/var/data/notes/trip.md", f"{HOME}/notes/trip.md"):
+        model = FakeLlama({text: [("overwrite", {"file": written, "text": "fado dinner"})]})
+        assert await decided(model, user(text), [OVERWRITE]) == [
+            ("overwrite", {"file": f"{HOME}/notes/trip.md", "text": "fado dinner"})], written
+
+
+def test_a_verb_inside_a_quoted_text_asks_no_addition() -> None:
+    """"… commit it with the message 'Add a to-do list'" quotes what is written: no addition to the file just written
+    (`editor.to_add`); "Add a line 'buy milk' to it" is one."""
+    written = [*user("Write notes/trip.md"), *called("c1", "overwrite", json.dumps({"file": f"{HOME}/notes/trip.md"}),
+                                                       "Wrote it.")]
+    for text, favoured in (("Stage it and commit it with the message 'Add a to-do list'.", None),
+                           ("Add a line 'buy milk' to it.", "editor.to_add")):
+        decision = Decision(Talk([*written, *user(text)]), DOCS, [Editor()], text.lower())
+        assert Editor().favours(decision, DOCS) == favoured, text
+
+
 def _shelf(home: str) -> list[Tool]:
     """A document server of another shape: a folder's listing, a file's text, a new folder."""
     return [tool("catalog", "List what a directory holds.", {"dir": TEXT}, ["dir"], source="mcp:shelf",
@@ -607,16 +628,20 @@ def test_a_calculation_reads_the_table_of_a_tool_taking_numbers_or_an_expression
     """Servers in no bench: a calendar whose tool says it calculates but takes dates (`days_between`), and one that
     adds a number of days to today (`shift_days`, no calculator: one number and an operation of two), beside an
     abacus evaluating an expression: "What's 312 times 0.4?" reads the abacus; a server of one tool per operation is
-    read too, whatever else says it calculates (a tip calculator)."""
+    read too, whatever else says it calculates (a tip calculator); not a date parser of "a date expression"."""
     span = tool("days_between", "Calculate the days between two dates.", {"from": TEXT, "to": TEXT}, ["from", "to"],
                 source="mcp:calendar")
     shift = tool("shift_days", "Add days to today's date.", {"days": NUMBER}, ["days"], source="mcp:calendar")
+    words = {"type": "string", "description": "A date in words, e.g. 'next Friday'"}
+    parse = tool("parse_date", "Parse a human-readable date expression.", {"description": words}, ["description"],
+                 source="mcp:calendar")
     abacus = tool("evaluate", "Compute a formula exactly.", {"formula": TEXT}, ["formula"], source="mcp:abacus")
     tip = tool("tip", "Calculate a tip.", {"bill": NUMBER, "percent": NUMBER}, ["bill", "percent"], source="mcp:dine")
     text = "What's 312 times 0.4?"
-    decision = Decision(Talk(user(text)), [span, shift, abacus, TIMES, ROOT, tip], [Calculator()], text.lower())
-    assert [Calculator().favours(decision, t) for t in ([span, shift], [abacus], [TIMES, ROOT], [tip])] == [
-        None, "calculator.asked", "calculator.asked", "calculator.asked"]
+    offered = [span, shift, parse, abacus, TIMES, ROOT, tip]
+    decision = Decision(Talk(user(text)), offered, [Calculator()], text.lower())
+    assert [Calculator().favours(decision, t) for t in ([span, shift, parse], [abacus], [TIMES, ROOT], [tip])] == [
+        None, "calculator.asked", "calculator.asked", "calculator.asked"]  # a date "expression" is no calculation's
     alone = Decision(Talk(user(text)), [span, shift], [Calculator()], text.lower())  # none takes numbers: as before
     assert Calculator().favours(alone, [span, shift]) == "calculator.asked" and not calculates(shift)
 
@@ -649,6 +674,9 @@ STORE = [KEEP, FIND, ERASE, FORECAST]
     ("Olvida lo que te dije sobre Pedro.", "forget"),
     ("How do I forget a wifi network on my Mac?", None), ("I can't remember the name of that movie", None),
     ("Please note: the gate code is 1234", None), ("Add a note: call mom", None),
+    ("Guarda también que le gusta la lavanda.", "keep"), ("Enregistre que Paul boit son café sans sucre.", "keep"),
+    ("Speichere bitte, dass Ada Tee mag.", "keep"), ("Save that file as notes.txt.", None),  # "save … that": a file
+    ("Guarda el archivo en la carpeta.", None), ("Salva il documento.", None),
 ])
 def test_a_message_asks_a_memory_to_keep_recall_or_forget_only_when_it_asks_the_assistant(text, asked) -> None:
     assert asks_memory(text) == asked

@@ -26,6 +26,7 @@ _CALCULATION = re.compile(r"(?i)\d[\d.,]*\s*(?:[-+*/×x÷^%]|times|plus|minus|di
                           r"\d\s*%\s*(?:of|de|von|di|du)\s+\d|"
                           r"(?:square root|sqrt|racine carr[ée]e|ra[íi]z cuadrada|wurzel)"
                           r"\s*(?:of|de|aus|von)?\s*\(?\d")
+_EXPRESSION = re.compile(r"(?i)expr|formula|equation|calculat|comput|math|arithmetic|sum\b")  # a text to evaluate
 _UNARY = re.compile(r"(?i)\b(?:sqrt|root|square|cube|factorial|logarithm|log|abs\w*|negat\w*|reciprocal|percent\w*)\b")
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b")
 _NUMBER = r"-?\d+(?:\.\d+)?"
@@ -36,12 +37,14 @@ _OPERATORS = (("/", r"(?:divid\w*|geteilt|divis\w*)\b|[÷/]"), ("*", r"(?:times|
 def calculates(tool: Tool, operands: bool = False) -> bool:
     """Whether a tool's name or first sentence says it calculates, or an operation and it requires numbers only (two,
     or one for an operation of one number: not `add_days(days)`); with `operands`, it also takes what a calculation
-    gives: numbers only, or one text (an expression; not `date_diff(start, end)`)."""
+    gives: numbers only, or one text its name or description calls an expression or a formula (not
+    `date_diff(start, end)`, nor `parse_date(description)` for "a date expression")."""
     first = re.split(r"(?<=[.!?:])\s", " ".join(tool.description.split()), maxsplit=1)[0]
     said = f"{tool.name.replace('_', ' ').replace('-', ' ')} {first[:200]}"
     kinds = [(tool.parameters.get(name) or {}).get("type") for name in tool.required]
     numbers = bool(kinds) and all(kind in {"number", "integer"} for kind in kinds)
-    if operands and not (numbers or kinds == ["string"]):
+    if operands and not (numbers or kinds == ["string"] and _EXPRESSION.search(
+            f"{tool.required[0]} {(tool.parameters.get(tool.required[0]) or {}).get('description') or ''}")):
         return False
     return bool(_CALCULATES.search(said)) or numbers and bool((_OPERATION if len(kinds) > 1 else _UNARY).search(said))
 

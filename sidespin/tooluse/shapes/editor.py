@@ -100,7 +100,10 @@ def _whole_grammar(text: str, message: str) -> str:
 
 
 def _asks_to_add(message: str) -> bool:
-    return bool(_ADDING.search(message)) and not _REPLACING.search(message)
+    """Whether a message asks to add, in its own words: a quoted text's are what is written ("… the message 'Add a
+    list'")."""
+    unquoted = _QUOTED.sub(" ", message)
+    return bool(_ADDING.search(unquoted)) and not _REPLACING.search(unquoted)
 
 
 def _quoted(message: str) -> list[str]:

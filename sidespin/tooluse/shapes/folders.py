@@ -17,7 +17,8 @@ Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.
   written); a file where a folder is taken is the server's folder. Where the message says "repository" and one
   folder is one, a new file goes there.
 - `folders.file_said`: where a file is taken and the message names one file, a path naming no file the person
-  named is that file; a name alone ending one file the person named is that file.
+  named, or naming it in no folder of the server's, is that file; a name alone ending one file the person named is
+  that file.
 - `folders.file_listed`: a folder given for a file is its one file the last listing named and the message speaks of.
 - `folders.folder_said`: a server's folder given where a folder is taken, while the message names one folder inside
   it, is that folder.
@@ -202,9 +203,10 @@ def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[
     before = [v for k, v in last.arguments.items() if isinstance(v, str) and _takes_file(took, k)] if took else []
     if _takes_file(tool, name) and len(before) == 1 and value != before[0]:  # the file the change is of
         return before[0]
-    named = files_named(decision.talk.last)
-    if _takes_file(tool, name) and len(named) == 1 and posixpath.basename(value) not in {
-            posixpath.basename(f) for f in files_named(decision.talk.told)}:
+    named, base = files_named(decision.talk.last), posixpath.basename(value)
+    elsewhere = value.startswith("/") and not any(_inside(value, p) for p in places)  # in no folder of the server's
+    if _takes_file(tool, name) and len(named) == 1 and (base not in {posixpath.basename(f) for f in files_named(
+            decision.talk.told)} or elsewhere and base == posixpath.basename(named[0]) != named[0]):
         decision.notes.append("folders.file_said")
         value = named[0]
     said = _REPOSITORY.search(decision.talk.last)  # "repository": of the folders, the one that is a repository

@@ -20,7 +20,8 @@ __all__ = ["Memory", "stores", "asks_memory", "does"]
 
 _STORE = re.compile(r"(?i)\b(?:memor(?:y|ies)|remember\w*|knowledge[ _-]?(?:graph|base)|kb)\b")
 _ASKED = r"(?:^|[.!?;:,]\s*|\b(?:please|can you|could you|would you|will you|i want you to|i'd like you to)\s+)"
-_KEEP = re.compile(r"(?i)(?:" + _ASKED + r"(?:remember|memori[sz]e|note that)\b|"
+_KEEP = re.compile(r"(?i)(?:" + _ASKED + r"(?:remember|memori[sz]e|note that|(?:guarda|gu[áa]rdame|enregistre|"
+                   r"sauvegarde|speichere?|salva)\b[^.!?]{0,20}?\b(?:que|dass|che))\b|"  # "guarda también que …"
                    r"\b(?:keep in mind|don'?t forget|do not forget|for later|for future reference|merk\w* (?:dir|es)|"
                    r"vergiss \w*\s*nicht|souviens|retiens|n'oublie pas|garde en t[êe]te|recuerda|acu[ée]rdate|"
                    r"no olvides|ten en cuenta|ricorda\w*|non dimenticare|tieni a mente)\b)")
