@@ -123,8 +123,9 @@ class Decider:
         change asked, or that reads, first: `core.kind_asked`); one with a tool the message names by 2 words or more
         ("my to-do list": `todo_list`), else with the family it names ("a to-do": `todo_*`); after results, the failed
         call's to mend, else the most relevant to the parts left; for a follow-up, short or sharing a word with the
-        last result, the last call's, unless words and meaning both rank another table's tool first ("Stage that
-        file." after a write: `git_add`); else the most relevant. A table with nothing left to call is passed over."""
+        last result, the last call's (unless, short and sharing no word with the result, its words and meaning both
+        rank another table's tool first: "Stage that file." after a write); else the most relevant. A table with
+        nothing left to call is passed over."""
         if len(cut) == 1:
             return 0, "the only table"
         closed = _closed(d)
@@ -144,7 +145,8 @@ class Decider:
             return next(i for i, table in enumerate(cut) if any(t.name in mending for t in table)), "a call to mend"
         last = [i for i in open_ if any(t.name == d.talk.last_called for t in cut[i])]
         if last and not d.talk.again and (len(words_of(d.talk.last)) <= _FOLLOW_UP or d.talk.about_last_result):
-            if (both := agreed(rank(d.tools, d.talk.last, d.embedder))) is None or both in cut[last[0]]:
+            both = None if d.talk.about_last_result else agreed(rank(d.tools, d.talk.last, d.embedder))
+            if both is None or both in cut[last[0]]:
                 return last[0], "a follow-up of its last call"
             return next(i for i, table in enumerate(cut) if both in table), "a follow-up its own words place elsewhere"
         bonus = {i: _CONTINUITY * scores[relevant[0]] for i in last}

@@ -27,7 +27,7 @@ from sidespin.tools import Tool
 
 __all__ = ["said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented", "as_said",
            "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT", "asks_change", "change_asked", "reads",
-           "asks_question", "kind_asked", "READ_VERBS", "own_word"]
+           "asks_question", "kind_asked", "READ_VERBS", "own_word", "QUOTED"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -60,6 +60,8 @@ _TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array",
 _EXAMPLES = re.compile(r"(?i)(?:\b(?:such as|for example|for instance|example|like)\b|\be\.g\.|\beg\.)\W{0,4}"
                        r"((?:['\"][^'\"\n]{1,80}['\"](?:\s*(?:,|or|and|,\s*or)\s*)?)+)")
 _QUOTED = re.compile(r"['\"]([^'\"\n]{1,80})['\"]")
+QUOTED = re.compile(r'"([^"\n]{1,200})"|“([^”\n]{1,200})”|«\s?([^»\n]{1,200}?)\s?»'
+                    r"|(?<![^\W_])'([^'\n]{1,200})'(?![^\W_])")  # a text quoted in a message: what is written
 _AS_DECIMAL = re.compile(r"(?i)(?:as an?|in|into) decimal|decimal form|fraction|\d%\s*(?:is|=|would be)\s*0\.\d|"
                          r"\b(?:rate|ratio|probability)\b")
 

@@ -801,3 +801,9 @@ async def test_a_short_follow_up_reads_the_last_calls_table_unless_words_and_mea
                          ("Read it back.", ("read_file", {"path": "notes.txt"}))):
         model = FakeLlama({text: [wanted]})
         assert await decided(model, [*before, *user(text)], [*disk, *vcs], embedder=embedder) == [wanted], text
+    journal = tool("read_journal", "Read the travel journal's itinerary.", {}, [], source="mcp:journal")
+    listed = [*user("What's in my trip folder?"), *called("c1", "list_dir", '{"path": "trip"}', "itinerary.md"),
+              {"role": "assistant", "content": "itinerary.md"}]
+    text, wanted = "Read me the itinerary.", ("read_file", {"path": "trip/itinerary.md"})  # a word of the result: stays
+    model = FakeLlama({text: [wanted]})
+    assert await decided(model, [*listed, *user(text)], [*disk, *vcs, journal], embedder=embedder) == [wanted]

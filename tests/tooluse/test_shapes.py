@@ -411,13 +411,15 @@ async def test_a_file_the_person_named_written_in_no_folder_of_the_servers_is_th
 
 def test_a_verb_inside_a_quoted_text_asks_no_addition() -> None:
     """"… commit it with the message 'Add a to-do list'" quotes what is written: no addition to the file just written
-    (`editor.to_add`); "Add a line 'buy milk' to it" is one."""
+    (`editor.to_add`), nor a change of it (`folders.file_before`); "Add 'milk' to it" is both."""
     written = [*user("Write notes/trip.md"), *called("c1", "overwrite", json.dumps({"file": f"{HOME}/notes/trip.md"}),
-                                                       "Wrote it.")]
-    for text, favoured in (("Stage it and commit it with the message 'Add a to-do list'.", None),
-                           ("Add a line 'buy milk' to it.", "editor.to_add")):
-        decision = Decision(Talk([*written, *user(text)]), DOCS, [Editor()], text.lower())
-        assert Editor().favours(decision, DOCS) == favoured, text
+                                                       "Wrote the to-do list.")]
+    for text, added in (("Stage it and commit it with the message 'Add a to-do list'.", False),
+                        ('Now commit it with the message "Add a to-do list".', False),
+                        ("Add 'milk' to it.", True)):
+        decision = Decision(Talk([*written, *user(text)]), DOCS, [Editor(), Folders()], text.lower())
+        assert Editor().favours(decision, DOCS) == ("editor.to_add" if added else None), text
+        assert Folders().favours(decision, DOCS) == ("folders.file_before" if added else None), text
 
 
 def _shelf(home: str) -> list[Tool]:

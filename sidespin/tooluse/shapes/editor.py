@@ -27,6 +27,7 @@ from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.decision import Decision, Shape
 from sidespin.tooluse.model import Model, names_grammar
+from sidespin.tooluse.values import QUOTED
 
 __all__ = ["Editor", "replacing_pair"]
 
@@ -38,8 +39,6 @@ _REPLACING = re.compile(r"(?i)\b(?:replace|instead|rather than|swap|remove|delet
 _OVERWRITE = re.compile(r"(?i)\b(?:overwrit\w*|[ée]cras\w*|[üu]berschreib\w*|sobrescrib\w*|sovrascriv\w*)")
 _CHANGING = re.compile(r"(?i)\b(?:change|replace|edit|update|correct|fix|swap|substitute|turn|modif(?:y|ie|ica)|"
                        r"remplace|ändere|ersetze|cambia|reemplaza|sostituisci)\b")
-_QUOTED = re.compile(r'"([^"\n]{1,200})"|“([^”\n]{1,200})”|«\s?([^»\n]{1,200}?)\s?»'
-                     r"|(?<![^\W_])'([^'\n]{1,200})'(?![^\W_])")
 _WORD = re.compile(r"[^\W_]+")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")  # a Markdown list's item
 _LISTING = re.compile(r"[^,\n]+,[^,\n]+,[^,\n]+$")  # a line that lists three things or more
@@ -102,7 +101,7 @@ def _whole_grammar(text: str, message: str) -> str:
 def _asks_to_add(message: str) -> bool:
     """Whether a message asks to add, in its own words: a quoted text's are what is written ("… the message 'Add a
     list'")."""
-    unquoted = _QUOTED.sub(" ", message)
+    unquoted = QUOTED.sub(" ", message)
     return bool(_ADDING.search(unquoted)) and not _REPLACING.search(unquoted)
 
 
@@ -110,7 +109,7 @@ def _quoted(message: str) -> list[str]:
     """The texts a request to change one text into another quotes (two to four), else []."""
     if _asks_to_add(message) or not _CHANGING.search(message):
         return []
-    texts = [next(part for part in found if part) for found in _QUOTED.findall(message)]
+    texts = [next(part for part in found if part) for found in QUOTED.findall(message)]
     texts = list(dict.fromkeys(t for t in texts if t.strip()))[:4]
     return texts if len(texts) >= 2 else []
 

@@ -36,7 +36,7 @@ from typing import Callable, Sequence
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.decision import Decision, Shape
 from sidespin.tooluse.model import Model
-from sidespin.tooluse.values import REQUEST_AT, asks_change, reads, telling_words, words_of
+from sidespin.tooluse.values import QUOTED, REQUEST_AT, asks_change, reads, telling_words, words_of
 
 __all__ = ["Folders", "files_named", "folders_named"]
 
@@ -134,7 +134,8 @@ class Folders(Shape):
             return "folders.folder_named"
         if folders and reading and _FILES_WORD.search(message):  # "What files do I have?", "dans mes fichiers"
             return "folders.files_asked"
-        return "folders.file_before" if _EDITS.search(message) and _of_file_before(decision, tools) else None
+        edits = _EDITS.search(QUOTED.sub(" ", message))  # a quoted text's words are what is written, not asked
+        return "folders.file_before" if edits and _of_file_before(decision, tools) else None
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
         changing = "folders.file_before" in decision.notes or asks_change(decision.talk.last)  # file_before asks one
