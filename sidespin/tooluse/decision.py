@@ -47,6 +47,7 @@ class Decision:
     said: str  # everything the conversation said (`sidespin.tooluse.values.said_in`)
     embedder: Embedder | None = None  # sentence embeddings, where they could be loaded
     ranked: list[Ranked] = field(default_factory=list)  # shortlist: the tools by relevance, best first
+    alone: list[Ranked] = field(default_factory=list)  # ... to the last message alone, where a follow-up's differs
     table: list[Tool] = field(default_factory=list)  # the tools the model reads for this decision
     named: set[str] = field(default_factory=set)  # the tools the message names by 2 words or more of their name
     prompt: str = ""  # the decision's prompt, with `table` offered

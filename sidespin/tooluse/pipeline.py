@@ -101,7 +101,9 @@ class Decider:
                         max(1, len(d.talk.parts)))
             return None
         cut = tables(d.tools)
-        d.ranked = await asyncio.to_thread(rank, d.tools, _query(d), self.embedder)
+        d.ranked = await asyncio.to_thread(rank, d.tools, query := _query(d), self.embedder)
+        same = query == d.talk.last or d.talk.again or not d.talk.last_called  # else a follow-up: judged by its own
+        d.alone = d.ranked if same else await asyncio.to_thread(rank, d.tools, d.talk.last, self.embedder)
         d.named = named(d.tools, d.talk.last)
         index, why = self._table(d, cut)
         d.table = cut[index]
@@ -145,8 +147,7 @@ class Decider:
             return next(i for i, table in enumerate(cut) if any(t.name in mending for t in table)), "a call to mend"
         last = [i for i in open_ if any(t.name == d.talk.last_called for t in cut[i])]
         if last and not d.talk.again and (len(words_of(d.talk.last)) <= _FOLLOW_UP or d.talk.about_last_result):
-            both = None if d.talk.about_last_result else agreed(rank(d.tools, d.talk.last, d.embedder))
-            if both is None or both in cut[last[0]]:
+            if d.talk.about_last_result or (both := agreed(d.alone)) is None or both in cut[last[0]]:
                 return last[0], "a follow-up of its last call"
             return next(i for i, table in enumerate(cut) if both in table), "a follow-up its own words place elsewhere"
         bonus = {i: _CONTINUITY * scores[relevant[0]] for i in last}

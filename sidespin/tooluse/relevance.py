@@ -98,9 +98,8 @@ def _open() -> Any:
 def meant(word: str, names: Sequence[str], embedder: Embedder | None) -> str | None:
     """The one of `names` that `word` says, in another language too ("commandes" of `orders`): its cosine at least
     `NEAR`, `MARGIN` ahead of the next name's; None where none is, or there are no embeddings."""
-    vectors = embedder.texts(list(names)) if embedder is not None and names else None
-    query = embedder.query(word) if vectors is not None and embedder is not None else None
-    if vectors is None or query is None:
+    if embedder is None or not names or (vectors := embedder.texts(list(names))) is None or (
+            query := embedder.query(word)) is None:
         return None
     cosines = sorted(((float(v @ query), n) for v, n in zip(vectors, names)), reverse=True) + [(0.0, "")]
     return cosines[0][1] if cosines[0][0] >= NEAR and cosines[0][0] - cosines[1][0] >= MARGIN else None

@@ -144,8 +144,7 @@ def _says_a_word(text: str, message: str) -> bool:
 def _added(arguments: dict[str, Any], pair: Pair, text: str, message: str) -> dict[str, Any] | None:
     """`arguments` with each edit kept to a line of `text` and what it adds that says a word of the message, or None."""
     container, old, new = pair
-    edits = arguments.get(container) if container is not None else [arguments]
-    if not isinstance(edits, list) or not edits:
+    if not (edits := _edits(arguments, pair)):
         return None
     lines = {line.strip() for line in text.splitlines()}
     kept = []
@@ -167,12 +166,16 @@ def _added(arguments: dict[str, Any], pair: Pair, text: str, message: str) -> di
     return {**arguments, container: kept} if container is not None else kept[0]
 
 
+def _edits(arguments: dict[str, Any], pair: Pair) -> list[Any]:
+    """The edits `arguments` hold: the list under the pair's container, else the arguments themselves; [] for none."""
+    edits = arguments.get(pair[0]) if pair[0] is not None else [arguments]
+    return edits if isinstance(edits, list) else []
+
+
 def _unchanged(arguments: dict[str, Any], pair: Pair) -> bool:
     """Whether every edit of `arguments` replaces a text by itself."""
-    container, old, new = pair
-    edits = arguments.get(container) if container is not None else [arguments]
-    return isinstance(edits, list) and bool(edits) and all(isinstance(e, dict) and e.get(old) == e.get(new)
-                                                           for e in edits)
+    edits = _edits(arguments, pair)
+    return bool(edits) and all(isinstance(e, dict) and e.get(pair[1]) == e.get(pair[2]) for e in edits)
 
 
 def _opening(pair: Pair, line: str, then: str) -> str:
@@ -277,9 +280,9 @@ class Editor(Shape):
     async def _quoted(self, decision: Decision, call: ToolCall, pair: Pair, texts: list[str], model: Model,
                       written: str) -> ToolCall:
         container, old, new = pair
-        edits = call.arguments.get(container) if container is not None else [call.arguments]
-        if isinstance(edits, list) and edits and all(isinstance(e, dict) and e.get(old) in texts and e.get(new) in texts
-                                                     and e.get(old) != e.get(new) for e in edits):
+        edits = _edits(call.arguments, pair)
+        if edits and all(isinstance(e, dict) and e.get(old) in texts and e.get(new) in texts
+                         and e.get(old) != e.get(new) for e in edits):
             return call
         quoted = [json.dumps(text, ensure_ascii=False) for text in texts]  # written again: from one of them to another
         options = [f"{one}, {json.dumps(new)}: {other}" for one, other in itertools.permutations(quoted, 2)]

@@ -126,8 +126,8 @@ class Folders(Shape):
         reading = not asks_change(message)
         if files_named(message) or _ABSOLUTE.search(message):  # its table, unless another server's folder holds it
             held = not (homes := _homes(message, decision.tools)) or homes & {p for t in tools for p in t.places}
-            takers = [t for t in _taking(_takes_file, tools, reading=reading)  # to make or add: with what is written
-                      if not asks_change(message, new=True) or _takes_text(t)]
+            new = asks_change(message, new=True)  # to make or add: a tool that takes what is written
+            takers = [t for t in _taking(_takes_file, tools, reading=reading) if not new or _takes_text(t)]
             return "folders.file_named" if held and takers else None
         folders = _taking(_takes_place, tools, reading=reading, actions=True)
         if folders and folders_named(message, [p for t in folders for p in t.places]):
