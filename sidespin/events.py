@@ -53,9 +53,11 @@ class Thought(Event):
 
 @dataclass
 class ToolProposed(Event):
-    """The model asked for a tool call."""
+    """The model asked for a tool call; `after_results`: the first call of a round that follows this turn's results
+    (a new answer of the model, not one more call of the answer before)."""
 
     call: ToolCall
+    after_results: bool = False
 
 
 @dataclass

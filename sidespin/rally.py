@@ -222,9 +222,9 @@ class _Turn:
                       "model's instructions rather than asked for")
             logger.warning("TOOL_CALL_SYNTAX_IN_ARGUMENTS conv={} {} id={}", self.conversation.id, call.name, call.id)
             return [MalformedCall(json.dumps({"name": call.name, "arguments": call.arguments}, default=str), reason)]
+        events: list[Event] = [ToolProposed(call, after_results=not current.calls and bool(self.called))]
         current.calls.append(call)
         self.called.append(call.name)
-        events: list[Event] = [ToolProposed(call)]
         key = _call_key(call)
         if key in self.seen and not self.use_retry(call):
             current.repeats += 1

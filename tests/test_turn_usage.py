@@ -1,5 +1,5 @@
-"""The tokens an answer cost: added up over the rounds of a turn, written in its transcript, and the same after a
-reload as they were live."""
+"""The rounds of a turn: the tokens they cost added up and written in its transcript, and the rounds read back apart
+after a reload or an approval, as they were live."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from sidespin.llm import Delta, TokenUsage
 from sidespin.protocol import format_block
 from sidespin.llm.llama import LlamaServer
 from sidespin.tooluse import Decider
+from sidespin.tooluse.conversation import Talk
 from sidespin.tools import ToolCall, tool
 from sidespin.transcript import parse
 from sidespin.web.live import LiveTurn, TurnBoard
@@ -80,6 +81,28 @@ async def test_an_answer_that_goes_on_after_an_approval_adds_to_its_usage(tmp_pa
         reloaded = engine.store.load(conversation.id).record(0)
     assert after.record.usage == Usage(430, 15, 233)  # the continuation starts from the answer as recorded
     assert reloaded.usage == after.record.usage
+
+
+async def test_a_turn_resumed_after_an_approval_reads_its_rounds_apart(tmp_path: Path) -> None:
+    # Round 1 looks up (runs at once); round 2, after its result, sends (asks a person); the turn resumes from the
+    # file. What the model and the decision read back must keep the two answers apart: merged into one, a turn
+    # reads as one round however many it made, and a decision that counts its rounds goes on calling.
+    backend = ScriptedBackend([
+        [format_block(ToolCall("lookup", {"city": "Lyon"}))],
+        [format_block(ToolCall("send_note", {"text": "12 °C in Lyon"}))],
+        ["Sent."],
+    ])
+    async with Engine.open(settings_in(tmp_path), backend=backend, approval="ask") as engine:
+        engine.registry.add(lookup)
+        engine.registry.add(send_note)
+        conversation = engine.conversation()
+        await played(engine, conversation, "Look Lyon up and send me a note of it.")
+        await played(engine, conversation, None, decisions=engine.decide(conversation, "ya", None).ready)
+        messages = engine.store.load(conversation.id).to_messages()
+    assert [(m["role"], [c["function"]["name"] for c in m.get("tool_calls", [])]) for m in messages] == [
+        ("user", []), ("assistant", ["lookup"]), ("tool", []), ("assistant", ["send_note"]), ("tool", []),
+        ("assistant", [])]
+    assert Talk(messages[:-1]).rounds == 2
 
 
 async def test_a_backend_that_reports_no_usage_leaves_no_line(tmp_path: Path) -> None:

@@ -59,6 +59,8 @@ The notes, so that a reloaded page draws exactly what was seen live (`sidespin.r
     {"interrupted": id}                  sidespin stopped while the call ran
     {"malformed": raw, "reason": why}    a tool call the model wrote and we could not read
     {"notice": message}                  a notice the person saw (a stop, a limit, an error)
+    {"round": true}                      before a proposal the model made after the results above
+                                         it, in a later round of the same turn
     {"stopped": true}                    the answer was stopped before it was complete
     {"usage": {"input": 812, "output": 64, "context": 876, "window": 8192, "counted": true}}
                                          the tokens the answer cost, every round added up
@@ -81,7 +83,8 @@ themselves become ONE assistant message with `tool_calls` (as the seed's
 example: both calls were proposed in the same answer), then one `tool`
 message per proposal in proposal order (its result, a refusal for `[n]`, or for a
 call that started and never finished, a result saying it was interrupted);
-text after the results starts a new assistant message. Thoughts and notes are not sent.
+text after the results, or a `{"round": true}` note, starts a new assistant message. Thoughts and notes are not
+sent.
 """
 
 from sidespin.transcript.markers import (

@@ -167,6 +167,8 @@ class TranscriptRecorder:
             transcript.add_answer(event)
         elif isinstance(event, ToolProposed):
             transcript.start_answer(self.model_name)
+            if event.after_results:
+                transcript.add_note({"round": True})
             transcript.add_proposal(event.call)
         elif isinstance(event, ToolStarted):
             transcript.mark_started(event.call)

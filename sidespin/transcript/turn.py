@@ -212,6 +212,8 @@ class Turn:
                 calls.append(segment)
             elif isinstance(segment, Result):
                 results[segment.call_id] = segment
+            elif isinstance(segment, Note) and segment.data.get("round") is True and calls:
+                flush(final=False)  # the calls after it are the model's next answer, after the results above
             elif isinstance(segment, (Thought, Note)):
                 continue
             elif segment.raw.strip():
