@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
 
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.conversation import Talk
+from sidespin.tooluse.mend import mendable
 from sidespin.tooluse.model import Model
+from sidespin.tooluse.offer import deprecated_for
 from sidespin.tooluse.relevance import Embedder, Ranked
+from sidespin.tooluse.values import asks_change, reads, words_of
 
-__all__ = ["Decision", "Shape", "NAMED_FLOOR"]
+__all__ = ["Decision", "Shape", "NAMED_FLOOR", "FOLLOW_UP"]
 
 NAMED_FLOOR = 0.15  # the chance of a call down to which a message that names a tool (or a shape serves) is one
+FOLLOW_UP = 5  # words of a message at most that read as a follow-up of the one before ("And in Tokyo?")
+_GOES_ON = re.compile(r"(?i)\W*(?:and|also|then|so|but|et|puis|alors|mais|und|dann|aber|y|luego|pero|e|poi|ma)\b")
 
 
 class Shape:
@@ -66,6 +72,33 @@ class Decision:
     def shaped(self) -> bool:
         """Whether a shape's rule chose the table, or the tools, for the message."""
         return any(note.split(".")[0] in {shape.id for shape in self.shapes} for note in self.notes)
+
+    @property
+    def query(self) -> str:
+        """What relevance is ranked against: the person's message; after results, its parts that had no round of
+        calls yet; a follow-up, short or begun with "and", "then"… ("And how many of those…?"), with the one before."""
+        talk = self.talk
+        if talk.again and len(talk.parts) > talk.rounds:
+            return " ".join(talk.parts[talk.rounds:])
+        if talk.previous and (len(words_of(talk.last)) <= FOLLOW_UP or _GOES_ON.match(talk.last)):
+            return f"{talk.previous} {talk.last}"
+        return talk.last
+
+    @property
+    def closed(self) -> set[str]:
+        """The tools not to call again this turn: those called since the message (but to mend a failed call), and
+        those deprecated for one."""
+        closed = {a.name for a in self.talk.this_turn} - mendable(self.talk)
+        return closed | {t.name for t in self.tools if deprecated_for(t) in closed}
+
+    def looked_up(self) -> bool:
+        """Whether the turn's one round only read, and did not fail, where the message asks a change: the change is
+        left (`core.change_after_read`: a look-up found the id it needs, a file was read before its edit)."""
+        tools = {t.name: t for t in self.tools}
+        done = self.talk.rounds == 1 and asks_change(self.talk.last) and all(
+            a.name in tools and reads(tools[a.name], self.tools) and not a.failed for a in self.talk.this_turn)
+        self.notes.extend(["core.change_after_read"] * done)
+        return done
 
     def summary(self) -> dict[str, Any]:
         """What the decision log line says."""

@@ -12,11 +12,12 @@ from sidespin.formats import to_openai_tool
 from sidespin.tools import Tool
 from sidespin.tooluse.relevance import Embedder, meant
 from sidespin.tooluse.schema import listed as listed_values
-from sidespin.tooluse.values import (REQUEST_AT, READ_VERBS, allowed, asks_change, asks_question, reads, telling_words,
-                                     words_of)
+from sidespin.tooluse.values import (REQUEST_AT, READ_VERBS, allowed, asks_change, asks_question, last_word, reads,
+                                     telling_words, words_of)
 
 __all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "cut",
-           "deprecated_for", "held_said", "held_asked", "names_said", "named", "family_named", "action_named"]
+           "deprecated_for", "held_said", "held_asked", "names_said", "named", "family_named", "action_named",
+           "look_ups"]
 
 SHORTLIST = 10  # tools read all at once; more are read a table at a time
 TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: about 1,950 tokens at most
@@ -81,6 +82,15 @@ def family_named(tools: Sequence[Tool], message: str) -> set[str]:
     said = telling_words(message)
     found = [names for (_, word), names in families.items() if len(names) > 1 and any(w.startswith(word) for w in said)]
     return found[0] if len(found) == 1 and len(found[0]) < len(tools) else set()
+
+
+def look_ups(tools: Sequence[Tool], refused: Tool, ids: set[str]) -> list[Tool]:
+    """The tools that only read of `refused`'s server and kind (a word of its name but a verb: "todo" of
+    `todo_update`, "task" of `complete_task`) that need none of `ids`, the ids no one said: they find one
+    (`core.look_up_first`)."""
+    kind = {w[:4] for w in telling_words(refused.name) if w not in READ_VERBS and not asks_change(w)}
+    return [t for t in tools if t.source == refused.source and t.name != refused.name and reads(t, tools)
+            and kind & {w[:4] for w in telling_words(t.name)} and not ids & {last_word(n) for n in t.required}]
 
 
 def action_named(tools: Sequence[Tool], message: str) -> set[str]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import time
 from functools import partial
 from typing import Any, Awaitable, Callable, Mapping, Sequence
@@ -24,11 +23,11 @@ from sidespin.errors import BadArguments, MalformedToolCall
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 from sidespin.tooluse.model import Llama
 from sidespin.tooluse.conversation import Talk, parts_of
-from sidespin.tooluse.decision import NAMED_FLOOR, Decision
+from sidespin.tooluse.decision import FOLLOW_UP, NAMED_FLOOR, Decision
 from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
-from sidespin.tooluse.offer import (action_named, deprecated_for, family_named, held_asked, held_said, named,
-                                    names_said, tables)
+from sidespin.tooluse.offer import (action_named, deprecated_for, family_named, held_asked, held_said, look_ups,
+                                    named, names_said, tables)
 from sidespin.tooluse.relevance import Embedder, agreed, rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, bounds_for
 from sidespin.tooluse.shapes import shapes_for
@@ -43,29 +42,10 @@ THRESHOLD = 0.5  # chance of a call's opening above which the model calls, unles
 MEANING_FLOOR = 0.15  # an unrelated tool's gist and a message: a cosine under this (relevance's embeddings)
 FIT = 0.35  # the model's "yes, it does what is asked" below this, and the first call is not made
 NAME_FLOOR = 0.05  # a first name less likely than this, among several, is the model not knowing which
-_FOLLOW_UP = 5  # words of a message at most that read as a follow-up of the one before ("And in Tokyo?")
-_GOES_ON = re.compile(r"(?i)\W*(?:and|also|then|so|but|et|puis|alors|mais|und|dann|aber|y|luego|pero|e|poi|ma)\b")
 _CONTINUITY = 0.5  # what the table of the conversation's last call adds to its relevance, as a share of the best's
 UNSURE_CALL = 0.25  # a chance of a call from this to the bar is the second model's to judge, where one runs
+_IDS = {"id", "uuid", "guid", "key"}  # what names a thing for a tool, not for a person
 Stage = Callable[[Decision], Awaitable["Stage | None"]]
-
-
-def _query(d: Decision) -> str:
-    """What relevance is ranked against: the person's message; after results, its parts that had no round of calls
-    yet; a follow-up, short or begun with "and", "then"… ("And how many of those…?"), with the message before it."""
-    parts, rounds = d.talk.parts, d.talk.rounds
-    if d.talk.again and len(parts) > rounds:
-        return " ".join(parts[rounds:])
-    if d.talk.previous and (len(words_of(d.talk.last)) <= _FOLLOW_UP or _GOES_ON.match(d.talk.last)):
-        return f"{d.talk.previous} {d.talk.last}"
-    return d.talk.last
-
-
-def _closed(d: Decision) -> set[str]:
-    """The tools not to call again this turn: those called since the message (but to mend a failed call), and those
-    deprecated for one."""
-    closed = {a.name for a in d.talk.this_turn} - mendable(d.talk)
-    return closed | {t.name for t in d.tools if deprecated_for(t) in closed}
 
 
 class Decider:
@@ -96,12 +76,12 @@ class Decider:
     async def shortlist(self, d: Decision) -> Stage | None:
         if not d.tools:
             return None
-        if d.talk.again and not (mendable(d.talk) or d.talk.rounds < len(d.talk.parts)):  # one request, one round
+        if d.talk.again and not (mendable(d.talk) or d.talk.rounds < len(d.talk.parts) or d.looked_up()):  # one round
             logger.info("TOOLUSE_SHORTLIST none: the message's {} part(s) had their calls, and none failed",
                         max(1, len(d.talk.parts)))
             return None
         cut = tables(d.tools)
-        d.ranked = await asyncio.to_thread(rank, d.tools, query := _query(d), self.embedder)
+        d.ranked = await asyncio.to_thread(rank, d.tools, query := d.query, self.embedder)
         same = query == d.talk.last or d.talk.again or not d.talk.last_called  # else a follow-up: judged by its own
         d.alone = d.ranked if same else await asyncio.to_thread(rank, d.tools, d.talk.last, self.embedder)
         d.named = named(d.tools, d.talk.last)
@@ -130,7 +110,7 @@ class Decider:
         nothing left to call is passed over."""
         if len(cut) == 1:
             return 0, "the only table"
-        closed = _closed(d)
+        closed = d.closed
         open_ = [i for i, table in enumerate(cut) if any(t.name not in closed for t in table)] or list(range(len(cut)))
         scores = table_scores(cut, d.ranked)
         relevant = sorted(open_, key=lambda i: -scores[i])
@@ -146,11 +126,11 @@ class Decider:
         if d.talk.again and mending:
             return next(i for i, table in enumerate(cut) if any(t.name in mending for t in table)), "a call to mend"
         last = [i for i in open_ if any(t.name == d.talk.last_called for t in cut[i])]
-        if last and not d.talk.again and (len(words_of(d.talk.last)) <= _FOLLOW_UP or d.talk.about_last_result):
+        if last and not d.talk.again and (len(words_of(d.talk.last)) <= FOLLOW_UP or d.talk.about_last_result):
             if d.talk.about_last_result or (both := agreed(d.alone)) is None or both in cut[last[0]]:
                 return last[0], "a follow-up of its last call"
             return next(i for i, table in enumerate(cut) if both in table), "a follow-up its own words place elsewhere"
-        bonus = {i: _CONTINUITY * scores[relevant[0]] for i in last}
+        bonus = {i: _CONTINUITY * scores[relevant[0]] for i in last if "core.change_after_read" not in d.notes}
         best = max(relevant, key=lambda i: scores[i] + bonus.get(i, 0.0))
         return best, "the most relevant" + (", with the last call's" if best in last else "")
 
@@ -179,7 +159,7 @@ class Decider:
         logger.info("TOOLUSE_WHETHER p_call={:.2f} bar={:.2f}{}", d.chance, d.bar, " (after results)" * again)
         if d.chance < d.bar:
             return None
-        closed = _closed(d) if again else set()
+        closed = d.closed if again else set()
         d.names = {t.name: t for t in d.table if t.name not in closed}
         for shape in d.shapes:
             before, d.names = len(d.names), shape.narrow(d)
@@ -259,21 +239,29 @@ class Decider:
     def _retry(self, d: Decision, refused: str, made_up: Sequence[str] = ()) -> Stage | None:
         """The next name, once an answer, when the answer's first call was refused: the tool left that words and
         meaning both rank first (`core.agreed`), else the model's next likeliest; where the refused call's values were
-        made up, not one requiring one named alike (`core.made_up_for_all`: "id" said for none, nor "todo_id"); where
-        the message asks to make a new thing, not one that only reads (`core.new_not_read`: no id to find first); never
-        one of a kind of change not asked (`core.kind_asked`, `core.change_asked`)."""
-        aliases = [n for n, t in d.names.items() if deprecated_for(t) == refused]
-        if d.calls or d.retried or len(d.names) - len(aliases) < 2:
+        made up, not one requiring one named alike (`core.made_up_for_all`: "id" said for none, nor "todo_id"), and
+        where that was an id and no tool left reads, the tools of its kind that find one (`core.look_up_first`, in any
+        part of the server's table); where the message asks to make a new thing, not one that only reads
+        (`core.new_not_read`: no id to find first); never one of a kind of change not asked (`core.kind_asked`,
+        `core.change_asked`)."""
+        if d.calls or d.retried or refused not in d.names:
             return None
-        d.retried = True
-        alike = set(map(last_word, made_up))
-        passed = {refused, *aliases} | {n for n, t in d.names.items() if alike & set(map(last_word, t.required))}
-        if not d.talk.again and asks_change(d.talk.last, new=True):
+        alike, tool = set(map(last_word, made_up)), d.names[refused]
+        passed = {refused} | {n for n, t in d.names.items() if deprecated_for(t) == refused
+                              or alike & set(map(last_word, t.required))}
+        if new := not d.talk.again and asks_change(d.talk.last, new=True):
             passed |= {n for n, t in d.names.items() if reads(t, d.table)}
-            d.notes.append("core.new_not_read")
         passed |= {n for n, t in d.names.items() if not kind_asked(t, d.talk.last) or not (  # nor one `which` refuses
             d.narrowed or d.shaped or change_asked(t, d.talk.last, d.table))}
-        d.names = {n: t for n, t in d.names.items() if n not in passed}
+        left = {n: t for n, t in d.names.items() if n not in passed}
+        if not new and (ids := alike & _IDS) and not any(reads(t, d.tools) for t in left.values()) and (
+                found := look_ups(d.tools, tool, ids)):  # an id no one said: a tool of its kind that finds it
+            left, d.narrowed = {t.name: t for t in found}, True
+            d.notes.append("core.look_up_first")
+        elif len(d.names) - sum(deprecated_for(t) == refused for t in d.names.values()) < 2:
+            return None
+        d.retried, d.names = True, left
+        d.notes.extend(["core.new_not_read"] * new)
         both = agreed([r for r in d.ranked if r.tool.name in d.names]) if len(d.names) > 1 else None
         if both is not None:
             d.names = {both.name: both}
@@ -305,9 +293,9 @@ class Decider:
             if d.calls or d.retried:  # a try past what the model wrote itself: no call
                 return None
             raise MalformedToolCall(f"the arguments for {tool.name} do not fit its schema: {error}", raw) from None
-        now = said_in([_query(d), *d.talk.texts(turn=True)])  # optional values: said for this request; switches: asked
+        now = said_in([d.query, *d.talk.texts(turn=True)])  # optional values: said for this request; switches: asked
         call: ToolCall | None = ToolCall(tool.name, grounded(tool, as_said(tool, arguments, d.said), now,
-                                                             said_in([_query(d)])))
+                                                             said_in([d.query])))
         for shape in d.shapes:
             if call is not None:
                 call = await shape.amend(d, call, self.model, written)

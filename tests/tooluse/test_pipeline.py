@@ -807,3 +807,36 @@ async def test_a_short_follow_up_reads_the_last_calls_table_unless_words_and_mea
     text, wanted = "Read me the itinerary.", ("read_file", {"path": "trip/itinerary.md"})  # a word of the result: stays
     model = FakeLlama({text: [wanted]})
     assert await decided(model, [*listed, *user(text)], [*disk, *vcs, journal], embedder=embedder) == [wanted]
+
+
+def _desk() -> tuple[list[Tool], Tool, Tool]:
+    """A server too large for one table, whose to-dos are changed by id and listed, with their ids, by a tool that
+    lands in another part of its table than the change's."""
+    kinds = "abcdefghijklmnop"
+    desk = [tool(f"note_add_{k}", f"Add a note of kind {k}: add words, add tags.", {"text": TEXT}, ["text"],
+                 source="mcp:desk") for k in kinds]
+    desk += [tool(f"todo_{verb}", f"{verb.capitalize()} a todo item, by its id.", {"id": TEXT}, ["id"],
+                  source="mcp:desk") for verb in ("done", "tag", "move", "lock", *kinds)]
+    listing = tool("todo_list", "List the todo items with their ids.", {}, [], source="mcp:desk", read_only=True)
+    return [*desk, listing], desk[len(kinds)], listing
+
+
+async def test_a_change_of_a_thing_named_by_its_words_looks_its_id_up_first_then_makes_the_change() -> None:
+    """"Mark the to-do 'Renew passport' as done": `todo_done` needs an id no one said. The tool of its kind that only
+    reads and needs none, though in another part of the server's table, is called first; after its result, the
+    change is decided. A question, or a change already made, has no round after its first."""
+    desk, done, listing = _desk()
+    assert not any(done in part and listing in part for part in tables(desk))
+    text = "Mark the to-do 'Renew passport' as done."
+    model = FakeLlama({text: [("todo_done", {"id": "7"}), ("todo_list", {})]}, p_call=0.9,
+                      name_tokens={"": [('todo_done",', 0.8), ('todo_tag",', 0.15), ("todo_", 0.05)],
+                                   "todo_": [('list",', 0.5)]})
+    assert await decided(model, user(text), desk) == [("todo_list", {})]
+    found = called("c1", "todo_list", "{}", '[{"id": "a1f0", "text": "Renew passport"}]')
+    after = FakeLlama({}, after={text: [("todo_done", {"id": "a1f0"})]}, p_call=0.99)
+    assert await decided(after, [*user(text), *found], desk) == [("todo_done", {"id": "a1f0"})]
+    question = "Which to-dos have I got?"
+    again = FakeLlama({}, after={question: [("todo_done", {"id": "a1f0"})]}, p_call=0.99)
+    assert await decided(again, [*user(question), *found], desk) == []
+    changed = called("c1", "todo_tag", '{"id": "a1f0"}', "Tagged.")
+    assert await decided(after, [*user(text), *changed], desk) == []
