@@ -295,7 +295,7 @@ class Decider:
             raise MalformedToolCall(f"the arguments for {tool.name} do not fit its schema: {error}", raw) from None
         now = said_in([d.query, *d.talk.texts(turn=True)])  # optional values: said for this request; switches: asked
         call: ToolCall | None = ToolCall(tool.name, grounded(tool, as_said(tool, arguments, d.said), now,
-                                                             said_in([d.query])))
+                                                             said_in([d.query]), d.said))
         for shape in d.shapes:
             if call is not None:
                 call = await shape.amend(d, call, self.model, written)

@@ -222,15 +222,19 @@ def allowed(schema: Any) -> list[str]:
     return [v for v in schema.get("enum") or items.get("enum") or [] if isinstance(v, str)]
 
 
-def grounded(tool: Tool, arguments: dict[str, Any], said: str, asked: str | None = None) -> dict[str, Any]:
+def grounded(tool: Tool, arguments: dict[str, Any], said: str, asked: str | None = None, told: str = "") -> dict[str, Any]:
     """`arguments` without the optional values `said` never mentions (of an optional list, the items it mentions); a
-    switch (a boolean) only where `asked`, the person's words, mentions it: a result's "pass overwrite=true" is none."""
+    switch (a boolean) only where `asked`, the person's words, mentions it: a result's "pass overwrite=true" is none.
+    Of a tool that changes things, a text of several words the conversation `told` (an earlier result) is kept: what
+    it writes, not a filter ("Write their names into borrowers.txt")."""
     kept = {}
     for name, value in arguments.items():
         if name not in tool.required and isinstance(value, list) and len(value) > 1:
             value = [item for item in value if mentioned(item, said, name)] or value
         heard = asked if asked is not None and isinstance(value, bool) else said
-        if name in tool.required or (mentioned(value, heard, name) and not _restates(tool, name, value)):
+        written = isinstance(value, str) and len(value.split()) >= 3 and not reads(tool, (tool,)) and mentioned(
+            value, told, name)
+        if name in tool.required or ((written or mentioned(value, heard, name)) and not _restates(tool, name, value)):
             kept[name] = value
         else:
             logger.info("TOOLUSE_ARGUMENT_DROPPED {}.{}: optional, and not said for this request", tool.name, name)

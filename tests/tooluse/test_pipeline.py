@@ -840,3 +840,29 @@ async def test_a_change_of_a_thing_named_by_its_words_looks_its_id_up_first_then
     assert await decided(again, [*user(question), *found], desk) == []
     changed = called("c1", "todo_tag", '{"id": "a1f0"}', "Tagged.")
     assert await decided(after, [*user(text), *changed], desk) == []
+
+
+async def test_a_text_a_tool_that_changes_things_writes_may_come_from_an_earlier_turns_result() -> None:
+    """"Write their names into a new file" after a turn whose result gave the names: the optional `content` is what
+    the call writes, kept though this request does not say it; a reader's optional filter from an earlier turn is
+    still dropped, and so is a text no one said."""
+    files = tool("file_ops", "File operations: write, append or delete.", {"action": TEXT, "file_path": TEXT,
+                 "content": TEXT}, ["action", "file_path"], source="mcp:disk", places=("/home/me",))
+    rooms = tool("list_rooms", "List the rooms of the house, by floor.", {"floor": TEXT}, [], source="mcp:house",
+                 read_only=True)
+    before = [*user("Who borrowed tools from the shed?"),
+              *called("c1", "run_sql", '{"sql": "SELECT name FROM loans"}', "Ana Ferreira\nCarlos Mendes"),
+              {"role": "assistant", "content": "Ana Ferreira and Carlos Mendes."}]
+    text = "Write their names into a new file borrowers.txt in my folder."
+    names = ("file_ops", {"action": "write", "file_path": "/home/me/borrowers.txt",
+                          "content": "Ana Ferreira\nCarlos Mendes"})
+    model = FakeLlama({text: [names]}, p_call=0.9)
+    assert await decided(model, [*before, *user(text)], [files, rooms, RUN_SQL]) == [names]
+    poem = ("file_ops", {"action": "write", "file_path": "/home/me/borrowers.txt", "content": "Roses are red today"})
+    assert await decided(FakeLlama({text: [poem]}, p_call=0.9), [*before, *user(text)], [files, rooms]) == [
+        ("file_ops", {"action": "write", "file_path": "/home/me/borrowers.txt"})]
+    floor = "Now tell me every room in the whole house, please."
+    earlier = [*user("Which rooms are on the upper floor?"), *called("c2", "list_rooms", '{"floor": "upper floor"}',
+                                                                     "Attic, Study"), *user(floor)]
+    model = FakeLlama({floor: [("list_rooms", {"floor": "upper floor"})]}, p_call=0.9)
+    assert await decided(model, earlier, [files, rooms]) == [("list_rooms", {})]
