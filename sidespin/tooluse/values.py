@@ -57,6 +57,7 @@ _FILE_NAME = re.compile(r"^(?:[/~.][^@]*|[^\s@]*)[^\s/@.]\.([A-Za-z][A-Za-z0-9]{
 _SWITCH = frozenset({"true", "false", "yes", "no"})
 _CODE = re.compile(r"[A-Z]{2,4}")
 _TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
+_SCHEMA_WORDS = frozenset({"anyOf", "oneOf", "allOf", "additionalProperties", "$ref", "$schema"})
 _EXAMPLES = re.compile(r"(?i)(?:\b(?:such as|for example|for instance|example|like)\b|\be\.g\.|\beg\.)\W{0,4}"
                        r"((?:['\"][^'\"\n]{1,80}['\"](?:\s*(?:,|or|and|,\s*or)\s*)?)+)")
 _QUOTED = re.compile(r"['\"]([^'\"\n]{1,80})['\"]")
@@ -264,13 +265,22 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
         known = mentioned(value, places, name) or (isinstance(value, (int, float)) and not isinstance(value, bool)
                                                     and value == 0) or _all_in(value, own, name) or (
             isinstance(value, str) and _CODE.fullmatch(value) is not None)
-        copied = isinstance(value, str) and (value in tool.parameters or value in _TYPES) and not mentioned(value, said)
+        copied = _schema_like(value) or isinstance(value, str) and (value in tool.parameters or value in _TYPES) and (
+            not mentioned(value, said))
         ids, kind = [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)], last_word(name)
         phrase = kind == "id" and any(" " in v.strip() for v in ids) or (  # no id is a phrase; one looked up is known
             kind in ("id", "key") and reads(tool, (tool,)) and not all(_whole(v.lower(), places) for v in ids))
         if not known or copied or phrase or _restates(tool, name, value) or _an_example(tool, name, value, said):
             made_up.append(name)
     return made_up
+
+
+def _schema_like(value: Any) -> bool:
+    """Whether a value is (or holds) a JSON schema, as a model copies its tool's: `{"anyOf": [{"type": "object"}]}`."""
+    if isinstance(value, list):
+        return any(_schema_like(item) for item in value)
+    return isinstance(value, dict) and (bool(_SCHEMA_WORDS & set(value)) or value.get("type") in _TYPES and len(
+        value) == 1 or any(_schema_like(item) for item in value.values()))
 
 
 def own_word(tool: Tool, name: str, value: Any) -> bool:

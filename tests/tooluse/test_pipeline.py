@@ -575,6 +575,18 @@ async def test_a_value_copying_a_parameters_name_or_a_json_type_no_one_said_is_m
         ("note_append", arguments)]
 
 
+async def test_a_value_copying_the_parameters_schema_is_made_up() -> None:
+    """A model writing `edits` as its schema (`{"anyOf": [...]}`) writes no edit; an edit's own keys are values."""
+    edits = {"anyOf": [{"type": "object", "additionalProperties": True}, {"type": "array"}]}
+    blocks = tool("edit_blocks", "Apply search/replace edits.", {"edits": edits}, ["edits"], source="mcp:editor")
+    text = "Read me garden/planting.md."
+    model = FakeLlama({text: [("edit_blocks", {"edits": edits})]})
+    assert await decided(model, user(text), [blocks]) == []
+    edit = {"edits": {"file_path": "garden/planting.md", "old": "garlic", "new": "leeks"}}
+    said = "In garden/planting.md, replace garlic with leeks."
+    assert await decided(FakeLlama({said: [("edit_blocks", edit)]}), user(said), [blocks]) == [("edit_blocks", edit)]
+
+
 def test_a_word_every_tool_of_the_table_is_named_for_does_not_let_a_change_open_an_answer() -> None:
     notebook = [tool(f"{verb}_note", f"{verb.title()} a note.", {"title": TEXT}, ["title"], source="mcp:nb")
                 for verb in ("add", "read", "delete")]
