@@ -18,6 +18,7 @@ from loguru import logger
 
 from sidespin.errors import BackendError
 from sidespin.tools import Tool
+from sidespin.tooluse.conversation import parts_of
 from sidespin.tooluse.offer import DESCRIPTION, cut, offered_table
 from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, Bounds, arguments_schema, bounded, token_budget
 from sidespin.tooluse.values import asked_parameters
@@ -172,6 +173,14 @@ class Model:
                 if token and p > 0 and any(end.startswith(longer) or longer.startswith(end) for end in ends):
                     heapq.heappush(frontier, (cost - math.log(p), longer))
         return None
+
+    async def fits(self, tool: Tool, message: str, floor: float) -> bool:
+        """Whether the model says `tool` does what `message` asks, or one of the things it asks: a yes of `floor` or
+        more to the message or one of its parts."""
+        for asked in [message, *parts_of(message)]:
+            if await self.fit_chance(tool, asked) >= floor:
+                return True
+        return False
 
     async def fit_chance(self, tool: Tool, asked: str) -> float:
         """The chance of "yes" over "no" that `tool` (and what it holds) does what `asked` asks (1.0: neither)."""

@@ -23,7 +23,7 @@ from loguru import logger
 from sidespin.errors import BadArguments, MalformedToolCall
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 from sidespin.tooluse.model import Llama
-from sidespin.tooluse.conversation import Talk, parts_of
+from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.decision import FOLLOW_UP, NAMED_FLOOR, Decision
 from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
@@ -167,9 +167,10 @@ class Decider:
             d.narrowed = d.narrowed or len(d.names) < before
         if not again and not d.narrowed and d.named & set(d.names):  # the person named it: it, not a look-alike
             d.names, d.narrowed = {n: t for n, t in d.names.items() if n in d.named}, True
-        elif not again and not d.narrowed and (family := family_named(list(d.names.values()), d.talk.last)
-                                               or action_named(list(d.names.values()), d.talk.last)):
+        elif not again and not d.narrowed and (family := family_named(listed := list(d.names.values()), d.talk.last)
+                                               or action_named(listed, d.talk.last)):
             d.names = {n: t for n, t in d.names.items() if n in family}  # among them, the checks still hold
+            d.notes.append("core.family_named" if family_named(listed, d.talk.last) else "core.action_named")
         elif not again and not d.narrowed and held_said(d.table, d.talk.last):  # one thing held: a tool taking a thing,
             question = asks_question(d.talk.last)  # not a listing of all; for a question, one that reads
             kept = {n: t for n, t in d.names.items() if t.required and (not question or reads(t, d.table))}
@@ -231,7 +232,7 @@ class Decider:
             d.names = {n: t for n, t in d.names.items()  # not the tool that gave the result: one that reads a thing
                        if n == name or reads(t, d.table, actions=True) and n != d.talk.last_called}
             return self._retry(d, name)
-        if not d.calls and not d.narrowed and not await self._fits(d.names[name], d.talk.last):
+        if not d.calls and not d.narrowed and not await self.model.fits(d.names[name], d.talk.last, self.fit):
             logger.info("TOOLUSE_WHICH {} p={}: it does not do what was asked", name, shown)
             return self._retry(d, name)
         logger.info("TOOLUSE_WHICH {} p={}", name, shown)
@@ -268,13 +269,6 @@ class Decider:
             d.names = {both.name: both}
         d.notes.append("core.agreed" if both else "core.next_name")
         return self.which
-
-    async def _fits(self, tool: Tool, message: str) -> bool:
-        """Whether the model says `tool` does what the message asks, or one of the things it asks."""
-        for asked in [message, *parts_of(message)]:
-            if await self.model.fit_chance(tool, asked) >= self.fit:
-                return True
-        return False
 
     # --- 4. arguments ----------------------------------------------------------------------------------------
 
@@ -314,8 +308,10 @@ class Decider:
         "Add a directory to the allowed whitelist", for "change the port in config/app.toml"); a value the message says
         is asked."""
         if d.calls or (action := action_of(tool, call.arguments)) is None or set(words_of(action[0])) <= set(
-                words_of(d.talk.last)) or await self._fits(
-                dataclasses.replace(tool, name=f"{tool.name} {action[0]}", description=action[1]), d.talk.last):
+                words_of(d.talk.last)):
+            return True
+        alone = dataclasses.replace(tool, name=f"{tool.name} {action[0]}", description=action[1])
+        if await self.model.fits(alone, d.talk.last, self.fit):
             return True
         logger.info("TOOLUSE_ACTION {} {}: it does not do what was asked", tool.name, action[0])
         d.notes.append("core.action_fits")
@@ -399,4 +395,4 @@ class Decider:
         places = {p.rstrip("/") for p in tool.places}
         values_said = all(mentioned(call.arguments[n], asked, n) or str(call.arguments[n]).rstrip("/") in places
                           for n in tool.required if n in call.arguments)
-        return values_said and await self._fits(tool, d.talk.last)
+        return values_said and await self.model.fits(tool, d.talk.last, self.fit)
