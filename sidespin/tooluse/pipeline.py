@@ -295,8 +295,9 @@ class Decider:
             if call is not None:
                 call = await shape.amend(d, call, self.model, written)
         made_up = invented(tool, call.arguments, d.said) if call is not None else []
+        shown = ", ".join(f"{n}={str(call.arguments[n])[:60]!r}" for n in made_up) if call is not None else ""
         logger.info("TOOLUSE_ARGUMENTS {} {}{}", tool.name, "refused" if call is None else f"{len(raw)} chars",
-                    f"; made up: {', '.join(made_up)}" if made_up else "")
+                    f"; made up: {shown}" if made_up else "")
         if call is None or made_up or self._far(d, call) or not await self._action_fits(d, tool, call):
             return self._retry(d, tool.name, made_up)
         d.call = call
