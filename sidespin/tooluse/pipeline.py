@@ -12,7 +12,6 @@ judging where this one is unsure), and the larger one names the calls and writes
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import time
 from functools import partial
@@ -30,7 +29,7 @@ from sidespin.tooluse.model import Model
 from sidespin.tooluse.offer import (action_named, deprecated_for, family_named, held_asked, held_said, look_ups,
                                     named, names_said, tables)
 from sidespin.tooluse.relevance import Embedder, agreed, rank, table_scores
-from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, action_of, bounds_for
+from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, bounds_for
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (as_said, asks_change, asks_question, change_asked, grounded,
                                      invented, kind_asked, last_word, mentioned, own_word, reads, said_in,
@@ -298,25 +297,10 @@ class Decider:
         shown = ", ".join(f"{n}={str(call.arguments[n])[:60]!r}" for n in made_up) if call is not None else ""
         logger.info("TOOLUSE_ARGUMENTS {} {}{}", tool.name, "refused" if call is None else f"{len(raw)} chars",
                     f"; made up: {shown}" if made_up else "")
-        if call is None or made_up or self._far(d, call) or not await self._action_fits(d, tool, call):
+        if call is None or made_up or self._far(d, call):
             return self._retry(d, tool.name, made_up)
         d.call = call
         return self.mend if d.talk.again else self.more
-
-    async def _action_fits(self, d: Decision, tool: Tool, call: ToolCall) -> bool:
-        """Whether an answer's first call of a tool of several actions asks one that does what the message asks, by the
-        model's yes to what the description says of that action alone (`core.action_fits`: `config_ops` "set_root",
-        "Add a directory to the allowed whitelist", for "change the port in config/app.toml"); a value the message says
-        is asked."""
-        if d.calls or (action := action_of(tool, call.arguments)) is None or set(words_of(action[0])) <= set(
-                words_of(d.talk.last)):
-            return True
-        alone = dataclasses.replace(tool, name=f"{tool.name} {action[0]}", description=action[1])
-        if await self.model.fits(alone, d.talk.last, self.fit):
-            return True
-        logger.info("TOOLUSE_ACTION {} {}: it does not do what was asked", tool.name, action[0])
-        d.notes.append("core.action_fits")
-        return False
 
     @staticmethod
     def _far(d: Decision, call: ToolCall) -> bool:

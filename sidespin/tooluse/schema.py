@@ -77,25 +77,6 @@ def listed(tool: Tool, name: str) -> list[str]:
     return list(dict.fromkeys(values)) if len(values) > 1 else []
 
 
-_ACTION = {"action", "operation", "op", "command", "cmd", "method", "mode"}  # names a tool's action
-
-
-def action_of(tool: Tool, arguments: dict[str, Any]) -> tuple[str, str] | None:
-    """Which of a tool's several actions a call asks (a required text, named as an action, of listed values): the
-    value and what the description says of it alone (its line, else the sentence that names it and no other value);
-    None for no such value or nothing said of it alone."""
-    for name in tool.required:
-        value, values = arguments.get(name), [*(tool.parameters.get(name) or {}).get("enum", []), *listed(tool, name)]
-        if name.lower() not in _ACTION or not isinstance(value, str) or value not in values:
-            continue
-        said = re.search(rf'(?m)^.*["\'`]{re.escape(value)}["\'`]\s*[:=-]+\s*(.+)$', tool.description) or re.search(
-            rf"[^.\n]*\b{re.escape(value)}\b[^.\n]*", tool.description)
-        text = (said.group(1) if said and said.lastindex else said.group(0) if said else "").strip()
-        others = {str(v) for v in values} - {value}
-        return (value, text) if text and not others & set(re.findall(r"[\w.-]+", text)) else None
-    return None
-
-
 def _object(properties: dict[str, Any], required: list[str] | None, max_string: int, bounds: Bounds) -> dict[str, Any]:
     """An object's schema: its properties bounded, no other keys allowed, those of `required` it has required."""
     nested = {name: bounded(sub or {}, max_string, bounds) for name, sub in properties.items()}

@@ -878,27 +878,3 @@ async def test_a_text_a_tool_that_changes_things_writes_may_come_from_an_earlier
                                                                      "Attic, Study"), *user(floor)]
     model = FakeLlama({floor: [("list_rooms", {"floor": "upper floor"})]}, p_call=0.9)
     assert await decided(model, earlier, [files, rooms]) == [("list_rooms", {})]
-
-
-async def test_a_tool_of_several_actions_is_called_for_an_action_that_does_what_was_asked() -> None:
-    """`cellar_ops` lists its actions, each with what it does; "change the port" in a file under `cellar/` chose it
-    with the action that adds a folder: the model says that action does not do it, and the next tool edits. An
-    action the message says, or one the model says does what is asked, is called."""
-    ops = tool("cellar_ops", 'Cellar operations.\n\nArgs:\n    action:\n        - "add_rack": Add a folder to the racks '
-               '(requires path)\n        - "count": Count the bottles\n    path: the folder', {"action": TEXT,
-               "path": TEXT}, ["action"], source="mcp:cellar")
-    edit = tool("edit_text", "Replace a text in a file.", {"path": TEXT, "old": TEXT, "new": TEXT},
-                ["path", "old", "new"], source="mcp:cellar")
-    text = "In cellar/app.toml, change the port from 8080 to 9090."
-    wants = [("cellar_ops", {"action": "add_rack"}), ("edit_text", {"path": "cellar/app.toml", "old": "8080",
-                                                                     "new": "9090"})]
-    names = {"": [('cellar_ops",', 0.7), ('edit_text",', 0.3)]}
-    model = FakeLlama({text: wants}, misfits=frozenset({"cellar_ops add_rack"}), name_tokens=names)
-    assert await decided(model, user(text), [ops, edit]) == [wants[1]]
-    model = FakeLlama({text: wants}, name_tokens=names)
-    assert await decided(model, user(text), [ops, edit]) == [wants[0]]
-    said = "Add_rack cellar/wines please, then count."
-    model = FakeLlama({said: [("cellar_ops", {"action": "add_rack", "path": "cellar/wines"})]},
-                      misfits=frozenset({"cellar_ops add_rack"}), name_tokens=names)
-    assert await decided(model, user(said), [ops, edit]) == [("cellar_ops", {"action": "add_rack",
-                                                                             "path": "cellar/wines"})]
