@@ -144,7 +144,8 @@ def _compact(schema: Any) -> Any:
 
 def tables(tools: Sequence[Tool]) -> list[list[Tool]]:
     """The tables a decision reads `tools` in: one when they are few, else each source's, cut to fit, a family of
-    its tools (names with the same first word: `todo_create`, `todo_list`) in one part where it fits."""
+    its tools (names with the same first word: `todo_create`, `todo_list`) in one part where it fits; a family cut
+    in parts has its listings (tools that only read and need no value: `todo_list`) in each of them."""
     if len(tools) <= SHORTLIST:
         return [list(tools)]
     sources: dict[str, list[Tool]] = {}
@@ -153,17 +154,19 @@ def tables(tools: Sequence[Tool]) -> list[list[Tool]]:
     parts: list[list[Tool]] = []
     for listed in sources.values():
         count = max(1, -(-_chars(listed, SHORTEST) // TABLE_CHARS))
-        size, families = -(-len(listed) // count), {}
+        size, families, mine = -(-len(listed) // count), {}, []
         for tool in listed:
             families.setdefault((words_of(tool.name) or [""])[0] if count > 1 else "", []).append(tool)
         part: list[Tool] = []
         for chunk in (f[i: i + size] for f in (families.values() if len(families) > 1 else [listed])
                       for i in range(0, len(f), size)):
             if part and len(part) + len(chunk) > size:  # the chunk starts the next part
-                parts.append(part)
+                mine.append(part)
                 part = []
             part += chunk
-        parts.append(part)
+        for part in [*mine, part]:  # a family cut in parts: its listings (they read, need nothing) in each
+            kin = [t for f, tools in families.items() if f and any(t in part for t in tools) for t in tools]
+            parts.append(part + [t for t in kin if t not in part and not t.required and reads(t, listed)])
     return parts
 
 

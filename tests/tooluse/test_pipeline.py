@@ -822,8 +822,7 @@ async def test_a_short_follow_up_reads_the_last_calls_table_unless_words_and_mea
 
 
 def _desk() -> tuple[list[Tool], Tool, Tool]:
-    """A server too large for one table, whose to-dos are changed by id and listed, with their ids, by a tool that
-    lands in another part of its table than the change's."""
+    """A server too large for one table, whose to-dos are changed by id and listed, with their ids, by one tool."""
     kinds = "abcdefghijklmnop"
     desk = [tool(f"note_add_{k}", f"Add a note of kind {k}: add words, add tags.", {"text": TEXT}, ["text"],
                  source="mcp:desk") for k in kinds]
@@ -834,11 +833,12 @@ def _desk() -> tuple[list[Tool], Tool, Tool]:
 
 
 async def test_a_change_of_a_thing_named_by_its_words_looks_its_id_up_first_then_makes_the_change() -> None:
-    """"Mark the to-do 'Renew passport' as done": `todo_done` needs an id no one said. The tool of its kind that only
-    reads and needs none, though in another part of the server's table, is called first; after its result, the
-    change is decided. A question, or a change already made, has no round after its first."""
+    """"Mark the to-do 'Renew passport' as done": `todo_done`, named, needs an id no one said. The tool of its kind
+    that only reads and needs none is called first; after its result, the change is decided. A question, or a change
+    already made, has no round after its first."""
     desk, done, listing = _desk()
-    assert not any(done in part and listing in part for part in tables(desk))
+    parts = [part for part in tables(desk) if any(t.name.startswith("todo_") for t in part)]
+    assert len(parts) > 1 and all(listing in part for part in parts)  # a family cut in parts: its listing in each
     text = "Mark the to-do 'Renew passport' as done."
     model = FakeLlama({text: [("todo_done", {"id": "7"}), ("todo_list", {})]}, p_call=0.9,
                       name_tokens={"": [('todo_done",', 0.8), ('todo_tag",', 0.15), ("todo_", 0.05)],
