@@ -31,7 +31,7 @@ from sidespin.tooluse.offer import (action_named, deprecated_for, family_named, 
 from sidespin.tooluse.relevance import Embedder, agreed, rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, bounds_for
 from sidespin.tooluse.shapes import shapes_for
-from sidespin.tooluse.values import (as_said, asks_change, asks_question, change_asked, grounded,
+from sidespin.tooluse.values import (as_said, asks_change, asks_question, change_asked, grounded, ids_as_listed,
                                      invented, kind_asked, last_word, mentioned, own_word, reads, said_in,
                                      telling_words, words_of)
 
@@ -288,8 +288,9 @@ class Decider:
                 return None
             raise MalformedToolCall(f"the arguments for {tool.name} do not fit its schema: {error}", raw) from None
         now = said_in([d.query, *d.talk.texts(turn=True)])  # optional values: said for this request; switches: asked
-        call: ToolCall | None = ToolCall(tool.name, grounded(tool, as_said(tool, arguments, d.said), now,
-                                                             said_in([d.query]), d.said))
+        arguments = ids_as_listed(tool, as_said(tool, arguments, d.said), [a.answer for a in d.talk.answered
+                                                                           if not a.failed], d.talk.last)
+        call: ToolCall | None = ToolCall(tool.name, grounded(tool, arguments, now, said_in([d.query]), d.said))
         for shape in d.shapes:
             if call is not None:
                 call = await shape.amend(d, call, self.model, written)

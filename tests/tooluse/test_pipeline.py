@@ -834,8 +834,9 @@ def _desk() -> tuple[list[Tool], Tool, Tool]:
 
 async def test_a_change_of_a_thing_named_by_its_words_looks_its_id_up_first_then_makes_the_change() -> None:
     """"Mark the to-do 'Renew passport' as done": `todo_done`, named, needs an id no one said. The tool of its kind
-    that only reads and needs none is called first; after its result, the change is decided. A question, or a change
-    already made, has no round after its first."""
+    that only reads and needs none is called first; after its result, the change is decided, with the id the listing
+    gives the thing the message names (a small model copies a long id badly). A question, or a change already made,
+    has no round after its first."""
     desk, done, listing = _desk()
     parts = [part for part in tables(desk) if any(t.name.startswith("todo_") for t in part)]
     assert len(parts) > 1 and all(listing in part for part in parts)  # a family cut in parts: its listing in each
@@ -844,9 +845,12 @@ async def test_a_change_of_a_thing_named_by_its_words_looks_its_id_up_first_then
                       name_tokens={"": [('todo_done",', 0.8), ('todo_tag",', 0.15), ("todo_", 0.05)],
                                    "todo_": [('list",', 0.5)]})
     assert await decided(model, user(text), desk) == [("todo_list", {})]
-    found = called("c1", "todo_list", "{}", '[{"id": "a1f0", "text": "Renew passport"}]')
-    after = FakeLlama({}, after={text: [("todo_done", {"id": "a1f0"})]}, p_call=0.99)
-    assert await decided(after, [*user(text), *found], desk) == [("todo_done", {"id": "a1f0"})]
+    found = called("c1", "todo_list", "{}", '[{"id": "a1f0c2d4", "text": "Renew passport", "status": "open"}, '
+                                           '{"id": "b7e19f03", "text": "Buy stamps", "status": "open"}]')
+    after = FakeLlama({}, after={text: [("todo_done", {"id": "a1f0c2d4"})]}, p_call=0.99)
+    assert await decided(after, [*user(text), *found], desk) == [("todo_done", {"id": "a1f0c2d4"})]
+    mangled = FakeLlama({}, after={text: [("todo_done", {"id": "a1f0c2"})]}, p_call=0.99)  # copied badly: the id
+    assert await decided(mangled, [*user(text), *found], desk) == [("todo_done", {"id": "a1f0c2d4"})]  # listed
     question = "Which to-dos have I got?"
     again = FakeLlama({}, after={question: [("todo_done", {"id": "a1f0"})]}, p_call=0.99)
     assert await decided(again, [*user(question), *found], desk) == []
