@@ -12,6 +12,7 @@ from typing import Any, Iterable, Sequence
 
 from sidespin.tools import Tool
 from sidespin.tooluse.shapes.calculator import asks_calculation, calculates
+from sidespin.tooluse.values import asks_change
 
 __all__ = ["Facts", "unfounded"]  # the checks and notices are named in the docs and read by their tests
 
@@ -161,6 +162,12 @@ def files_unread(text: str, asked: str, said: str) -> list[str]:
     return list(named) if len(named) >= 2 and _FILES_ASKED.search(asked) else []
 
 
+def file_shown_unread(text: str, asked: str) -> str | None:
+    """The first line an answer shows as content (`shown_after_failure`) where `asked` names a file and asks no
+    change: with no call, that is a file's content made up ("Read me planting.md." answered with a planting plan)."""
+    return shown_after_failure(text) if _FILE_NAMED.search(asked) and not asks_change(asked) else None
+
+
 def shown_after_failure(text: str) -> str | None:
     """The first line of what an answer shows as content (a fenced block, or three list or "name: value" lines)."""
     lines = [line for line in text.splitlines() if line.strip()]
@@ -254,6 +261,8 @@ def _without_calls(facts: Facts) -> tuple[str, str] | None:
         return files[0], UNREAD_NOTICE.format(files=", ".join(files[:3]) + (" …" if len(files) > 3 else ""))
     if (source := repeated_result(facts.text, facts.earlier)) is not None:
         return source, REPEAT_NOTICE.format(tool=source)
+    if any(t.places for t in facts.offered) and (shown := file_shown_unread(facts.text, facts.asked)):
+        return shown, CONTENT_NOTICE.format(thing="file")
     content = claimed_content(facts.text)
     return (content[0], CONTENT_NOTICE.format(thing=content[1])) if content is not None else None
 

@@ -452,3 +452,21 @@ async def test_a_quantity_worked_out_in_words_from_a_result_while_a_tool_that_ca
                                                  options=RallyOptions(mode="xml"))]
         notices = [e.message for e in events if isinstance(e, ErrorNotice)]
         assert notices == ([ARITHMETIC_NOTICE.format(tool="evaluate", claim=marked)] if marked else []), text
+
+
+async def test_a_named_file_shown_without_a_read_is_content_made_up() -> None:
+    """"Read me planting.md." after a listing of the folder: the 0.5B made no call and wrote a planting plan. Where
+    a tool reads the folders, a file the message names, shown with no call, did not come from it; an answer that
+    shows nothing, or a change asked of the file, is not that claim."""
+    in_folders = dataclasses.replace(read_file, places=("/home/me/files",))
+    plan = ("The planting plan is as follows:\n\n1. **Tomatoes**: in May.\n2. **Garlic**: in October.\n"
+            "3. **Beans**: in June.")
+    for message, answer, notices in (
+            ("Read me planting.md.", plan, [CONTENT_NOTICE.format(thing="file")]),
+            ("Read me planting.md.", "I could not open planting.md, sorry.", []),
+            ("What should I plant in May?", plan, []),
+            ("Add leeks to planting.md.", plan, [])):
+        events = [e async for e in chat_with_llm(Conversation(), message, backend=ScriptedBackend([[answer]]),
+                                                 registry=ToolRegistry([in_folders, write_file]),
+                                                 options=RallyOptions(mode="xml"))]
+        assert [e.message for e in events if isinstance(e, ErrorNotice)] == notices, message

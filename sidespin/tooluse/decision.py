@@ -76,7 +76,8 @@ class Decision:
     @property
     def query(self) -> str:
         """What relevance is ranked against: the person's message; after results, its parts that had no round of
-        calls yet; a follow-up, short or begun with "and", "then"… ("And how many of those…?"), with the one before."""
+        calls yet; a follow-up, short or begun with "and", "then"… ("And how many of those…?"), with the one
+        before."""
         talk = self.talk
         if talk.again and len(talk.parts) > talk.rounds:
             return " ".join(talk.parts[talk.rounds:])

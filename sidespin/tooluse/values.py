@@ -223,7 +223,8 @@ def allowed(schema: Any) -> list[str]:
     return [v for v in schema.get("enum") or items.get("enum") or [] if isinstance(v, str)]
 
 
-def grounded(tool: Tool, arguments: dict[str, Any], said: str, asked: str | None = None, told: str = "") -> dict[str, Any]:
+def grounded(tool: Tool, arguments: dict[str, Any], said: str, asked: str | None = None,
+             told: str = "") -> dict[str, Any]:
     """`arguments` without the optional values `said` never mentions (of an optional list, the items it mentions); a
     switch (a boolean) only where `asked`, the person's words, mentions it: a result's "pass overwrite=true" is none.
     Of a tool that changes things, a text of several words the conversation `told` (an earlier result) is kept: what
@@ -361,7 +362,8 @@ def ids_as_listed(tool: Tool, arguments: dict[str, Any], results: Sequence[str],
         found = {i for i, words in listed if len(words) == best}
         if best and len(found) == 1:
             fixed[name] = found.pop()
-            logger.info("TOOLUSE_ID_AS_LISTED {}.{}: the id a result gives the thing the message names", tool.name, name)
+            logger.info("TOOLUSE_ID_AS_LISTED {}.{}: the id a result gives the thing the message names", tool.name,
+                        name)
     return fixed
 
 
