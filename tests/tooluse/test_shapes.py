@@ -234,6 +234,21 @@ async def test_where_a_folder_server_marks_no_tool_its_reader_is_told_by_its_nam
     assert await decided(model, user(text), plain) == [wanted]
 
 
+@pytest.mark.parametrize("text", ["Wie groß ist die Datei trip.md und wann wurde sie zuletzt geändert?",
+                                  "When was trip.md last modified?", "Quelle est la taille de trip.md ?"])
+async def test_a_question_about_a_files_size_or_times_goes_to_a_tool_that_tells_them_not_its_text(text) -> None:
+    """The model likes the reader best; a question about the file's size or times is for a tool whose name or first
+    sentence says it tells them. A question about its text still reads it."""
+    stat = tool("file_stat", "Stat a file: its size and times.", {"file": TEXT}, ["file"], source="mcp:docs",
+                read_only=True, places=(HOME,))
+    names = {"": [('cat",', 0.8), ('file_stat",', 0.2)]}
+    model = FakeLlama({text: [("cat", {"file": "trip.md"}), ("file_stat", {"file": "trip.md"})]}, name_tokens=names)
+    assert await decided(model, user(text), [*DOCS, stat]) == [("file_stat", {"file": f"{HOME}/trip.md"})]
+    what = "What's in trip.md?"
+    model = FakeLlama({what: [("cat", {"file": "trip.md"})]}, name_tokens=names)
+    assert await decided(model, user(what), [*DOCS, stat]) == [("cat", {"file": f"{HOME}/trip.md"})]
+
+
 @pytest.mark.parametrize("text, file", [("Create packing.md with a line: socks", "packing.md"),
                                         ("Schreib in todo.txt: Milch kaufen", "todo.txt"),
                                         ("Renomme budget.csv en budget-2025.csv", "budget.csv")])

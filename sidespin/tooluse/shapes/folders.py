@@ -22,6 +22,8 @@ Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.
 - `folders.file_listed`: a folder given for a file is its one file the last listing named and the message speaks of.
 - `folders.folder_said`: a server's folder given where a folder is taken, while the message names one folder inside
   it, is that folder.
+- `folders.file_info`: a question about a named file's size or times (modified, created…) goes to the tools that take
+  a file whose name or first sentence says they tell them (info, metadata, stat, size).
 - `folders.file_requests`: a list of objects that takes files: each object's file placed; where none holds one, one
   object per file the message names, under the key its schema or description names for a file."""
 
@@ -53,6 +55,10 @@ _EDITS = re.compile(REQUEST_AT + r"(?:set|change|replace|edit|update|turn|raise|
 _FOLDER_WORD = re.compile(r"(?i)\b(?:folders?|director(?:y|ies)|dossiers?|r[ée]pertoires?|ordner|verzeichnis(?:se)?|"
                           r"carpetas?|directorios?|cartell[ae])\b")
 _REPOSITORY = re.compile(r"(?i)\b(?:repos?|repositor(?:y|ies|ios?|ium)|d[ée]p[ôo]ts?)\b")  # a version control's
+_ABOUT_FILE = re.compile(r"(?i)\b(?:when|wann|quand|cu[áa]ndo|quando)\b.{0,60}\b(?:modifi\w*|changed|edited|created|"
+                         r"updated|ge[äa]ndert|bearbeitet|erstellt|cambi\w*|cr[ée]\w*)|\b(?:how (?:big|large)|file size|size of|"
+                         r"gr[öo](?:ß|ss)e?|taille|tama[ñn]o|dimensione|metadata|m[ée]tadonn[ée]es)\b")  # a file's own
+_INFO = re.compile(r"(?i)\b(?:info|information|metadata|stat|stats|size)\b")  # what tells a file's size and times
 _FILES_WORD = re.compile(r"(?i)\b(?:files|fichiers|dateien|archivos|ficheros)\b")  # the person's files, as a whole
 _SHORT = 5  # words of a message at most that may speak of the file before without naming it ("turn it down to 4")
 _PATH_NAMES = frozenset({"path", "paths", "file", "files", "filename", "filepath", "source", "destination"})
@@ -144,6 +150,10 @@ class Folders(Shape):
         if {"folders.file_before", "folders.file_named"} & set(decision.notes):
             kept = [t for t in _taking(_takes_file, offered, reading=not changing)
                     if not (changing and reads(t, offered))]
+            if not changing and _ABOUT_FILE.search(decision.talk.last) and (info := [t for t in kept if _INFO.search(
+                    f"{' '.join(words_of(t.name))} {re.split(r'[.:]', t.description, maxsplit=1)[0]}")]):
+                kept = info  # a file's size or time asked: a tool that tells them, not its text
+                decision.notes.append("folders.file_info")
         elif {"folders.folder_named", "folders.files_asked"} & set(decision.notes):
             kept = _taking(_takes_place, offered, reading=not changing, actions=True)
         return {t.name: t for t in kept} or decision.names
