@@ -84,13 +84,18 @@ def family_named(tools: Sequence[Tool], message: str) -> set[str]:
     return found[0] if len(found) == 1 and len(found[0]) < len(tools) else set()
 
 
-def look_ups(tools: Sequence[Tool], refused: Tool, ids: set[str]) -> list[Tool]:
-    """The tools that only read of `refused`'s server and kind (a word of its name but a verb: "todo" of
-    `todo_update`, "task" of `complete_task`) that need none of `ids`, the ids no one said: they find one
-    (`core.look_up_first`)."""
+_MAKES = frozenset({"create", "new", "add", "make"})
+
+
+def look_ups(tools: Sequence[Tool], refused: Tool, ids: set[str], new: bool = False) -> list[Tool]:
+    """The tools of `refused`'s server and kind (a word of its name but a verb: "todo" of `todo_update`, "task" of
+    `complete_task`) that need none of `ids`, the ids no one said, and only read: they find one
+    (`core.look_up_first`); with `new`, that make a new thing (`create`, `new`, `add`, `make` in the name): it has no
+    id yet."""
     kind = {w[:4] for w in telling_words(refused.name) if w not in READ_VERBS and not asks_change(w)}
-    return [t for t in tools if t.source == refused.source and t.name != refused.name and reads(t, tools)
-            and kind & {w[:4] for w in telling_words(t.name)} and not ids & {last_word(n) for n in t.required}]
+    return [t for t in tools if t.source == refused.source and t.name != refused.name and (
+        _MAKES & set(words_of(t.name)) if new else reads(t, tools)) and kind & {w[:4] for w in telling_words(t.name)}
+            and not ids & {last_word(n) for n in t.required}]
 
 
 def action_named(tools: Sequence[Tool], message: str) -> set[str]:

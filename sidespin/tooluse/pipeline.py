@@ -255,9 +255,9 @@ class Decider:
         passed |= {n for n, t in d.names.items() if not kind_asked(t, d.talk.last) or not (  # nor one `which` refuses
             d.narrowed or d.shaped or change_asked(t, d.talk.last, d.table))}
         left = {n: t for n, t in d.names.items() if n not in passed}
-        if not new and (ids := alike & _IDS) and not any(reads(t, d.tools) for t in left.values()) and (
-                found := look_ups(d.tools, tool, ids)):  # an id no one said: a tool of its kind that finds it
-            left, d.narrowed = {t.name: t for t in found}, True
+        if (ids := alike & _IDS) and not any(reads(t, d.tools) != new for t in left.values()) and (
+                found := look_ups(d.tools, tool, ids, new)):  # an id no one said: a tool of its kind that finds it,
+            left, d.narrowed = {t.name: t for t in found}, True  # or for a new thing one that makes it
             d.notes.append("core.look_up_first")
         elif len(d.names) - sum(deprecated_for(t) == refused for t in d.names.values()) < 2:
             return None

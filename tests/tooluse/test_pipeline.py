@@ -882,3 +882,20 @@ async def test_a_text_a_tool_that_changes_things_writes_may_come_from_an_earlier
                                                                      "Attic, Study"), *user(floor)]
     model = FakeLlama({floor: [("list_rooms", {"floor": "upper floor"})]}, p_call=0.9)
     assert await decided(model, earlier, [files, rooms]) == [("list_rooms", {})]
+
+
+async def test_a_new_thing_asked_where_the_tools_named_need_an_id_goes_to_the_tool_of_its_kind_that_makes_one():
+    """"Put 'water the ferns' on my to-do list": the message's words name the `todo_put_*` tools ("put", "to-do"),
+    every one of which needs an id no one said; the tool of their kind that makes a to-do, named by none, is tried."""
+    kinds = "abcdefghijklmnopqrstuvwx"
+    desk = [tool(f"note_add_{k}", f"Add a note of kind {k}: add words, add tags.", {"text": TEXT}, ["text"],
+                 source="mcp:desk") for k in kinds]
+    desk += [tool(f"todo_put_{k}", f"Put label {k} on a todo item in your list, by its id.", {"id": TEXT}, ["id"],
+                  source="mcp:desk") for k in kinds]
+    create = tool("todo_create", "Create a todo item.", {"text": TEXT}, ["text"], source="mcp:desk")
+    desk.append(create)
+    text = "Put 'water the ferns' on my to-do list."
+    model = FakeLlama({text: [("todo_put_a", {"id": "7"}), ("todo_create", {"text": "water the ferns"})]},
+                      p_call=0.9, name_tokens={"": [('todo_put_a",', 0.8), ('todo_put_b",', 0.15), ("todo_", 0.05)],
+                                               "todo_": [('create",', 0.5)]})
+    assert await decided(model, user(text), desk) == [("todo_create", {"text": "water the ferns"})]
