@@ -241,10 +241,10 @@ class Decider:
         """The next name, once an answer, when the answer's first call was refused: the tool left that words and
         meaning both rank first (`core.agreed`), else the model's next likeliest; where the refused call's values were
         made up, not one requiring one named alike (`core.made_up_for_all`: "id" said for none, nor "todo_id"), and
-        where that was an id and no tool left reads, the tools of its kind that find one (`core.look_up_first`, in any
-        part of the server's table); where the message asks to make a new thing, not one that only reads
-        (`core.new_not_read`: no id to find first); never one of a kind of change not asked (`core.kind_asked`,
-        `core.change_asked`)."""
+        where that was an id and no tool left reads (asked a new thing: none is left), the tools of its kind that find
+        one (that make the thing: `core.look_up_first`, in any part of the server's table); where the message asks to
+        make a new thing, not one that only reads (`core.new_not_read`: no id to find first); never one of a kind of
+        change not asked (`core.kind_asked`, `core.change_asked`)."""
         if d.calls or d.retried or refused not in d.names:
             return None
         alike, tool = set(map(last_word, made_up)), d.names[refused]
