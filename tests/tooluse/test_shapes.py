@@ -247,6 +247,15 @@ async def test_a_question_about_a_files_size_or_times_goes_to_a_tool_that_tells_
     what = "What's in trip.md?"
     model = FakeLlama({what: [("cat", {"file": "trip.md"})]}, name_tokens=names)
     assert await decided(model, user(what), [*DOCS, stat]) == [("cat", {"file": f"{HOME}/trip.md"})]
+    ops = tool("config_ops", "Config and metadata operations.\n\nArgs:\n    action:\n        - \"set_root\": Add a root"
+               "\n        - \"get_info\": Get metadata for a file", {"action": TEXT, "path": TEXT}, ["action"],
+               source="mcp:docs", places=(HOME,))  # unmarked, of several actions one of which reads
+    reader = tool("read_file", "Read a file.", {"path": TEXT}, ["path"], source="mcp:docs", places=(HOME,))
+    names = {"": [('read_file",', 0.8), ('config_ops",', 0.2)]}
+    model = FakeLlama({text: [("read_file", {"path": "trip.md"}),
+                              ("config_ops", {"action": "get_info", "path": "trip.md"})]}, name_tokens=names)
+    assert await decided(model, user(text), [reader, ops]) == [
+        ("config_ops", {"action": "get_info", "path": f"{HOME}/trip.md"})]
 
 
 @pytest.mark.parametrize("text, file", [("Create packing.md with a line: socks", "packing.md"),

@@ -150,7 +150,8 @@ class Folders(Shape):
         if {"folders.file_before", "folders.file_named"} & set(decision.notes):
             kept = [t for t in _taking(_takes_file, offered, reading=not changing)
                     if not (changing and reads(t, offered))]
-            if not changing and _ABOUT_FILE.search(decision.talk.last) and (info := [t for t in kept if _INFO.search(
+            if not changing and _ABOUT_FILE.search(decision.talk.last) and (info := [t for t in _taking(
+                    _takes_file, offered, reading=True, actions=True) if _INFO.search(
                     f"{' '.join(words_of(t.name))} {re.split(r'[.:]', t.description, maxsplit=1)[0]}")]):
                 kept = info  # a file's size or time asked: a tool that tells them, not its text
                 decision.notes.append("folders.file_info")
