@@ -349,35 +349,22 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
 def ids_as_listed(tool: Tool, arguments: dict[str, Any], results: Sequence[str], message: str) -> dict[str, Any]:
     """`arguments` with a required id (a parameter whose name ends in id, key or uuid) that no result holds replaced
     by the id of the one record the results list that shares the most words with `message` ("Mark 'Renew passport'
-    as done" after a listing of `{"id": "a1f0…", "text": "Renew passport"}`): a small model copies long ids badly."""
-    records = [r for answer in results for r in _records(_json(answer))]
+    as done" after a listing of `{"id": "a1f0…", "text": "Renew passport"}`): a small model copies long ids badly.
+    A record is a result's text from one `"id": value` (or `id: value`, `id=value`) to the next, cut JSON too."""
     asked, fixed = set(telling_words(message)), dict(arguments)
     for name in (n for n in tool.required if last_word(n) in ("id", "key", "uuid") and isinstance(arguments.get(n),
                                                                                                   str)):
-        listed = [(str(r[k]), asked & set(telling_words(" ".join(str(v) for f, v in r.items() if f != k))))
-                  for r in records for k in r if last_word(k) == last_word(name) and isinstance(r[k], (str, int))]
+        found = re.compile(r"""["']?([\w-]+)["']?\s*[:=]\s*["']?([\w.:-]+)""")
+        listed = []
+        for answer in results:
+            hits = [m for m in found.finditer(answer) if last_word(m.group(1)) == last_word(name)]
+            listed += [(m.group(2), asked & set(telling_words(answer[m.end(): nxt.start() if nxt else None])))
+                       for m, nxt in zip(hits, [*hits[1:], None])]
         if arguments[name] in {i for i, _ in listed} or not listed:
             continue
         best = max(len(words) for _, words in listed)
-        found = {i for i, words in listed if len(words) == best}
-        if best and len(found) == 1:
-            fixed[name] = found.pop()
+        if best and len(ids := {i for i, words in listed if len(words) == best}) == 1:
+            fixed[name] = ids.pop()
             logger.info("TOOLUSE_ID_AS_LISTED {}.{}: the id a result gives the thing the message names", tool.name,
                         name)
     return fixed
-
-
-def _json(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (ValueError, TypeError):
-        return None
-
-
-def _records(value: Any) -> list[dict[str, Any]]:
-    """The JSON objects a result holds, at any depth."""
-    if isinstance(value, list):
-        return [r for item in value for r in _records(item)]
-    if isinstance(value, dict):
-        return [value, *(r for item in value.values() for r in _records(item))]
-    return []

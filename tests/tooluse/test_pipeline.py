@@ -851,6 +851,10 @@ async def test_a_change_of_a_thing_named_by_its_words_looks_its_id_up_first_then
     assert await decided(after, [*user(text), *found], desk) == [("todo_done", {"id": "a1f0c2d4"})]
     mangled = FakeLlama({}, after={text: [("todo_done", {"id": "a1f0c2"})]}, p_call=0.99)  # copied badly: the id
     assert await decided(mangled, [*user(text), *found], desk) == [("todo_done", {"id": "a1f0c2d4"})]  # listed
+    cut = called("c1", "todo_list", "{}", '{"items": [{"id": "b7e19f03", "text": "Buy stamps"}, {"id": "a1f0c2d4", '
+                                          '"text": "Renew passport", "tags": ["adm…')  # cut, as long results are
+    phrase = FakeLlama({}, after={text: [("todo_done", {"id": "Renew passport"})]}, p_call=0.99)
+    assert await decided(phrase, [*user(text), *cut], desk) == [("todo_done", {"id": "a1f0c2d4"})]
     question = "Which to-dos have I got?"
     again = FakeLlama({}, after={question: [("todo_done", {"id": "a1f0"})]}, p_call=0.99)
     assert await decided(again, [*user(question), *found], desk) == []
