@@ -28,7 +28,7 @@ from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
 from sidespin.tooluse.offer import (action_named, deprecated_for, family_named, held_asked, held_said, look_ups,
                                     named, names_said, tables)
-from sidespin.tooluse.relevance import Embedder, agreed, rank, table_scores
+from sidespin.tooluse.relevance import Embedder, agreed, meant, rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, bounds_for
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (as_said, asks_change, asks_question, change_asked, grounded, ids_as_listed,
@@ -307,7 +307,7 @@ class Decider:
     def _far(d: Decision, call: ToolCall) -> bool:
         """Whether an answer's first call, where no shape chose the table, carries nothing the conversation said (nor a
         name its server holds) and its tool is far from the message: no word in common (BM25), its gist's cosine under
-        `MEANING_FLOOR`."""
+        `MEANING_FLOOR`, no word of its name said in another language (`relevance.meant`)."""
         said = "\n".join([d.said, *d.names[call.name].holds]).lower()
         if d.calls or d.talk.again or d.shaped or any(mentioned(v, said, k) for k, v in call.arguments.items()
                                                     if not isinstance(v, bool)):
@@ -315,6 +315,8 @@ class Decider:
         ranked = next((r for r in d.ranked if r.tool.name == call.name), None)
         if ranked is None or ranked.cosine is None or ranked.cosine >= MEANING_FLOOR or ranked.bm25 is not None:
             return False
+        if any(meant(w, telling_words(call.name), d.embedder) for w in telling_words(d.talk.last) if len(w) >= 4):
+            return False  # a word of its name, said in another language ("notas" of `note_list`)
         d.notes.append("core.meaning_floor")
         logger.info("TOOLUSE_FAR {} {} cosine={:.2f}: nothing said in it, and far in meaning from the message",
                     call.name, json.dumps(call.arguments, ensure_ascii=False)[:200], ranked.cosine)

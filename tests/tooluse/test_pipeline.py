@@ -326,6 +326,12 @@ async def test_a_first_call_that_carries_nothing_said_to_a_tool_far_in_meaning_i
     ("Is the build machine running?", [JOKE, STATUS], ("server_status", {})),
     ("Will it rain in Bergen?", [FORECAST], ("forecast", {"city": "Bergen"})),  # a value said: no floor
     ("Welche Commits gab es heute?", [HISTORY, JOKE], ("history", {})),  # far in meaning, but a word in common
+    ("Enséñame qué notas tengo.", [tool("note_list", "List them; scope='' means the global scope (use a registered "
+                                        "name otherwise).", {}, source="mcp:desk", read_only=True), JOKE],
+     ("note_list", {})),  # far in meaning, no word in common, but a word of its name in Spanish
+    ("Montre-moi mes factures.", [tool("invoice_list", "List them; scope='' means the global scope (use a registered "
+                                       "name otherwise).", {}, source="mcp:books", read_only=True), JOKE],
+     ("invoice_list", {})),
 ])
 async def test_a_call_close_in_meaning_or_carrying_a_value_said_is_made(text, tools, wanted) -> None:
     assert await decided(FakeLlama({text: [wanted]}), user(text), tools, embedder=Embedder()) == [wanted]
