@@ -367,14 +367,16 @@ class Decider:
         """Whether a call after the answer's first is one more thing the message asks: of a tool called before in
         the answer, one of its new values at least the message mentions (a text, by a word no earlier call wrote in
         that parameter), the others too or they are the tool's own words (`own_word`: "weight", "lb"), and no earlier
-        call holds one in the same parameter (a list written whole is not written in parts); of another tool, its
-        required values said (or its folder), and the model's yes."""
+        call holds one in the same parameter, or the whole of its own there (a list written whole is not written in
+        parts, nor a text written again with more words); of another tool, its required values said (or its folder),
+        and the model's yes."""
         asked = said_in([d.talk.last])
         same = [c.arguments for c in d.calls if c.name == call.name]
         if same:
             new = {k: v for k, v in call.arguments.items() if all(v != s.get(k) for s in same)}
-            held = any(isinstance(v, str) and isinstance(s.get(k), str) and v.casefold() in s[k].casefold()
-                       for k, v in new.items() for s in same)  # a part of what an earlier call wrote there
+            held = any(isinstance(v, str) and isinstance(s.get(k), str) and (v.casefold() in s[k].casefold() or s[
+                k].strip() and s[k].casefold() in v.casefold()) for k, v in new.items() for s in same)  # a part of
+            # what an earlier call wrote there, or all of it with more words: the same thing again
             words = set(telling_words(d.talk.last))  # a text: by a word of the message no earlier call put there
             said = [k for k, v in new.items() if mentioned(v, asked, k) and not isinstance(v, bool) and (
                 not isinstance(v, str) or set(telling_words(v)) & words - {w for s in same

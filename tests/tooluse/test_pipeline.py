@@ -459,6 +459,19 @@ async def test_a_call_after_the_first_that_the_message_does_not_ask_for_is_not_k
     assert await decided(FakeLlama(wants), user(text), [FORECAST, EVALUATE]) == [("forecast", {"city": "Oslo"})]
 
 
+async def test_a_second_call_writing_the_first_calls_text_again_with_more_words_is_the_same_thing_again() -> None:
+    """"Fine. Then put 'order pizza for Friday' on my to-do list.": the to-do was made twice, the second with the
+    list's words added; two things the message lists are two calls."""
+    create = tool("todo_create", "Create a todo item.", {"text": TEXT}, ["text"], source="mcp:desk")
+    text = "Fine. Then put 'order pizza for Friday' on my to-do list."
+    again = [("todo_create", {"text": "order pizza for Friday"}), ("todo_create", {"text": "order pizza for Friday "
+                                                                                          "on my to-do list"})]
+    assert await decided(FakeLlama({text: again}), user(text), [create, FORECAST]) == [again[0]]
+    two = "Put 'order pizza' and 'call the plumber' on my to-do list."
+    both = [("todo_create", {"text": "order pizza"}), ("todo_create", {"text": "call the plumber"})]
+    assert await decided(FakeLlama({two: both}), user(two), [create, FORECAST]) == both
+
+
 async def test_a_model_that_calls_on_and_on_stops_at_the_limit() -> None:
     text = "Forecast for " + ", ".join(f"town{i}" for i in range(10))
     wants = {text: [("forecast", {"city": f"town{i}"}) for i in range(10)]}
