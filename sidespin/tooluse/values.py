@@ -57,6 +57,7 @@ _FILE_NAME = re.compile(r"^(?:[/~.][^@]*|[^\s@]*)[^\s/@.]\.([A-Za-z][A-Za-z0-9]{
 _SWITCH = frozenset({"true", "false", "yes", "no"})
 _CODE = re.compile(r"[A-Z]{2,4}")
 _TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
+_FIELD = re.compile(r"""["']?([\w-]+)["']?\s*[:=]\s*["']?([\w.:-]+)""")  # a record's field: `"id": "a1f0"`, `id=7`
 _SCHEMA_WORDS = frozenset({"anyOf", "oneOf", "allOf", "additionalProperties", "$ref", "$schema"})
 _EXAMPLES = re.compile(r"(?i)(?:\b(?:such as|for example|for instance|example|like)\b|\be\.g\.|\beg\.)\W{0,4}"
                        r"((?:['\"][^'\"\n]{1,80}['\"](?:\s*(?:,|or|and|,\s*or)\s*)?)+)")
@@ -354,10 +355,9 @@ def ids_as_listed(tool: Tool, arguments: dict[str, Any], results: Sequence[str],
     asked, fixed = set(telling_words(message)), dict(arguments)
     for name in (n for n in tool.required if last_word(n) in ("id", "key", "uuid") and isinstance(arguments.get(n),
                                                                                                   str)):
-        found = re.compile(r"""["']?([\w-]+)["']?\s*[:=]\s*["']?([\w.:-]+)""")
         listed = []
         for answer in results:
-            hits = [m for m in found.finditer(answer) if last_word(m.group(1)) == last_word(name)]
+            hits = [m for m in _FIELD.finditer(answer) if last_word(m.group(1)) == last_word(name)]
             listed += [(m.group(2), asked & set(telling_words(answer[m.end(): nxt.start() if nxt else None])))
                        for m, nxt in zip(hits, [*hits[1:], None])]
         if arguments[name] in {i for i, _ in listed} or not listed:

@@ -56,8 +56,9 @@ _FOLDER_WORD = re.compile(r"(?i)\b(?:folders?|director(?:y|ies)|dossiers?|r[ée]
                           r"carpetas?|directorios?|cartell[ae])\b")
 _REPOSITORY = re.compile(r"(?i)\b(?:repos?|repositor(?:y|ies|ios?|ium)|d[ée]p[ôo]ts?)\b")  # a version control's
 _ABOUT_FILE = re.compile(r"(?i)\b(?:when|wann|quand|cu[áa]ndo|quando)\b.{0,60}\b(?:modifi\w*|changed|edited|created|"
-                         r"updated|ge[äa]ndert|bearbeitet|erstellt|cambi\w*|cr[ée]\w*)|\b(?:how (?:big|large)|file size|size of|"
-                         r"gr[öo](?:ß|ss)e?|taille|tama[ñn]o|dimensione|metadata|m[ée]tadonn[ée]es)\b")  # a file's own
+                         r"updated|ge[äa]ndert|bearbeitet|erstellt|cambi\w*|cr[ée]{1,2}[ée]?\w*)|\b(?:how (?:big|large)|"
+                         r"file size|size of|gr[öo](?:ß|ss)e?|taille|tama[ñn]o|dimensione|metadata|"
+                         r"m[ée]tadonn[ée]es)\b")  # a file's own size and times asked
 _INFO = re.compile(r"(?i)\b(?:info|information|metadata|stat|stats|size)\b")  # what tells a file's size and times
 _FILES_WORD = re.compile(r"(?i)\b(?:files|fichiers|dateien|archivos|ficheros)\b")  # the person's files, as a whole
 _SHORT = 5  # words of a message at most that may speak of the file before without naming it ("turn it down to 4")
