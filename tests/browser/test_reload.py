@@ -9,6 +9,8 @@ transcript, and the two snapshots must be equal.
 
 from __future__ import annotations
 
+import re
+
 import base64
 import time
 from typing import Iterator
@@ -118,8 +120,8 @@ def test_a_reloaded_conversation_is_drawn_exactly_as_it_was_seen_live(page, app_
     for part in ("thought", 'data-status="done"', 'data-status="error"', "the sensor is offline",
                  "could not read a tool call", "data:image/png;base64,", "Lyon has <strong>12 °C</strong>"):
         assert part in first, part
-    assert "1.2" in page.inner_text("#card-" + page.get_attribute('[data-tool="slow_lookup"]', "data-call-id")) or \
-        "1.3" in page.inner_text('[data-tool="slow_lookup"] .tool-status')
+    took = re.search(r"done · (\d+\.\d+) s", page.inner_text('[data-tool="slow_lookup"] .tool-status'))
+    assert took and float(took.group(1)) >= 1.2  # its duration is shown (it sleeps 1.2 s; a busy machine, longer)
 
     page.fill("#msg", "Send a note: buy milk")
     page.press("#msg", "Enter")
