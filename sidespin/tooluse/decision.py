@@ -66,6 +66,7 @@ class Decision:
     call: ToolCall | None = None  # the call being written
     calls: list[ToolCall] = field(default_factory=list)  # the calls decided
     retried: bool = False  # the answer's next name was tried already (once an answer)
+    change_left: bool = False  # after results: the round only read, and the message asks a change (one more round)
     notes: list[str] = field(default_factory=list)  # the rule ids that acted, for the log
 
     @property
@@ -92,14 +93,12 @@ class Decision:
         closed = {a.name for a in self.talk.this_turn} - mendable(self.talk)
         return closed | {t.name for t in self.tools if deprecated_for(t) in closed}
 
-    def looked_up(self) -> bool:
+    def left_a_change(self) -> bool:
         """Whether the turn's one round only read, and did not fail, where the message asks a change: the change is
         left (`core.change_after_read`: a look-up found the id it needs, a file was read before its edit)."""
         tools = {t.name: t for t in self.tools}
-        done = self.talk.rounds == 1 and asks_change(self.talk.last) and all(
+        return self.talk.rounds == 1 and asks_change(self.talk.last) and all(
             a.name in tools and reads(tools[a.name], self.tools) and not a.failed for a in self.talk.this_turn)
-        self.notes.extend(["core.change_after_read"] * done)
-        return done
 
     def summary(self) -> dict[str, Any]:
         """What the decision log line says."""

@@ -31,7 +31,7 @@ from sidespin.tooluse.offer import (action_named, deprecated_for, family_named, 
 from sidespin.tooluse.relevance import Embedder, agreed, meant, rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, bounds_for
 from sidespin.tooluse.shapes import shapes_for
-from sidespin.tooluse.values import (as_said, asks_change, asks_question, change_asked, grounded, ids_as_listed,
+from sidespin.tooluse.values import (IDS, as_said, asks_change, asks_question, change_asked, grounded, ids_as_listed,
                                      invented, kind_asked, last_word, mentioned, own_word, reads, said_in,
                                      telling_words, words_of)
 
@@ -44,7 +44,6 @@ FIT = 0.35  # the model's "yes, it does what is asked" below this, and the first
 NAME_FLOOR = 0.05  # a first name less likely than this, among several, is the model not knowing which
 _CONTINUITY = 0.5  # what the table of the conversation's last call adds to its relevance, as a share of the best's
 UNSURE_CALL = 0.25  # a chance of a call from this to the bar is the second model's to judge, where one runs
-_IDS = {"id", "uuid", "guid", "key"}  # what names a thing for a tool, not for a person
 Stage = Callable[[Decision], Awaitable["Stage | None"]]
 
 
@@ -76,10 +75,13 @@ class Decider:
     async def shortlist(self, d: Decision) -> Stage | None:
         if not d.tools:
             return None
-        if d.talk.again and not (mendable(d.talk) or d.talk.rounds < len(d.talk.parts) or d.looked_up()):  # one round
-            logger.info("TOOLUSE_SHORTLIST none: the message's {} part(s) had their calls, and none failed",
-                        max(1, len(d.talk.parts)))
-            return None
+        if d.talk.again and not (mendable(d.talk) or d.talk.rounds < len(d.talk.parts)):  # one round each part,
+            d.change_left = d.left_a_change()  # unless it only read and the message asks a change
+            if not d.change_left:
+                logger.info("TOOLUSE_SHORTLIST none: the message's {} part(s) had their calls, and none failed",
+                            max(1, len(d.talk.parts)))
+                return None
+            d.notes.append("core.change_after_read")
         cut = tables(d.tools)
         d.ranked = await asyncio.to_thread(rank, d.tools, query := d.query, self.embedder)
         same = query == d.talk.last or d.talk.again or not d.talk.last_called  # else a follow-up: judged by its own
@@ -130,7 +132,7 @@ class Decider:
             if d.talk.about_last_result or (both := agreed(d.alone)) is None or both in cut[last[0]]:
                 return last[0], "a follow-up of its last call"
             return next(i for i, table in enumerate(cut) if both in table), "a follow-up its own words place elsewhere"
-        bonus = {i: _CONTINUITY * scores[relevant[0]] for i in last if "core.change_after_read" not in d.notes}
+        bonus = {i: _CONTINUITY * scores[relevant[0]] for i in last if not d.change_left}
         best = max(relevant, key=lambda i: scores[i] + bonus.get(i, 0.0))
         return best, "the most relevant" + (", with the last call's" if best in last else "")
 
@@ -166,10 +168,9 @@ class Decider:
             d.narrowed = d.narrowed or len(d.names) < before
         if not again and not d.narrowed and d.named & set(d.names):  # the person named it: it, not a look-alike
             d.names, d.narrowed = {n: t for n, t in d.names.items() if n in d.named}, True
-        elif not again and not d.narrowed and (family := family_named(listed := list(d.names.values()), d.talk.last)
-                                               or action_named(listed, d.talk.last)):
-            d.names = {n: t for n, t in d.names.items() if n in family}  # among them, the checks still hold
-            d.notes.append("core.family_named" if family_named(listed, d.talk.last) else "core.action_named")
+        elif not again and not d.narrowed and (family := self._family_or_action(list(d.names.values()), d.talk.last)):
+            d.names = {n: t for n, t in d.names.items() if n in family[1]}  # among them, the checks still hold
+            d.notes.append(family[0])
         elif not again and not d.narrowed and held_said(d.table, d.talk.last):  # one thing held: a tool taking a thing,
             question = asks_question(d.talk.last)  # not a listing of all; for a question, one that reads
             kept = {n: t for n, t in d.names.items() if t.required and (not question or reads(t, d.table))}
@@ -178,6 +179,14 @@ class Decider:
             return await second.hand_over(d)
         d.written = d.prompt + (await self.model.call_format()).opening
         return self.which
+
+    @staticmethod
+    def _family_or_action(tools: list[Tool], message: str) -> tuple[str, set[str]] | None:
+        """The rule and the tools of the one family the message names, else of the one action it names; else None."""
+        for rule, says in (("core.family_named", family_named), ("core.action_named", action_named)):
+            if found := says(tools, message):
+                return rule, found
+        return None
 
     async def _second(self) -> Decider | None:
         """The larger model's decider, once loaded; None where there is none (or it could not start, from then on)."""
@@ -255,7 +264,7 @@ class Decider:
         passed |= {n for n, t in d.names.items() if not kind_asked(t, d.talk.last) or not (  # nor one `which` refuses
             d.narrowed or d.shaped or change_asked(t, d.talk.last, d.table))}
         left = {n: t for n, t in d.names.items() if n not in passed}
-        if (ids := alike & _IDS) and not any(reads(t, d.tools) != new for t in left.values()) and (
+        if (ids := alike & IDS) and not any(reads(t, d.tools) != new for t in left.values()) and (
                 found := look_ups(d.tools, tool, ids, new)):  # an id no one said: a tool of its kind that finds it,
             left, d.narrowed = {t.name: t for t in found}, True  # or for a new thing one that makes it
             d.notes.append("core.look_up_first")

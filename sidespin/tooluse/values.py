@@ -25,7 +25,7 @@ from loguru import logger
 
 from sidespin.tools import Tool
 
-__all__ = ["said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented", "as_said",
+__all__ = ["IDS", "said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented", "as_said",
            "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT", "asks_change", "change_asked", "reads",
            "asks_question", "kind_asked", "READ_VERBS", "own_word", "QUOTED", "ids_as_listed"]
 
@@ -57,6 +57,7 @@ _FILE_NAME = re.compile(r"^(?:[/~.][^@]*|[^\s@]*)[^\s/@.]\.([A-Za-z][A-Za-z0-9]{
 _SWITCH = frozenset({"true", "false", "yes", "no"})
 _CODE = re.compile(r"[A-Z]{2,4}")
 _TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
+IDS = frozenset({"id", "uuid", "guid", "key"})  # a parameter's last word that names a thing for a tool, not a person
 _FIELD = re.compile(r"""["']?([\w-]+)["']?\s*[:=]\s*["']?([\w.:-]+)""")  # a record's field: `"id": "a1f0"`, `id=7`
 _SCHEMA_WORDS = frozenset({"anyOf", "oneOf", "allOf", "additionalProperties", "$ref", "$schema"})
 _EXAMPLES = re.compile(r"(?i)(?:\b(?:such as|for example|for instance|example|like)\b|\be\.g\.|\beg\.)\W{0,4}"
@@ -353,8 +354,7 @@ def ids_as_listed(tool: Tool, arguments: dict[str, Any], results: Sequence[str],
     as done" after a listing of `{"id": "a1f0…", "text": "Renew passport"}`): a small model copies long ids badly.
     A record is a result's text from one `"id": value` (or `id: value`, `id=value`) to the next, cut JSON too."""
     asked, fixed = set(telling_words(message)), dict(arguments)
-    for name in (n for n in tool.required if last_word(n) in ("id", "key", "uuid") and isinstance(arguments.get(n),
-                                                                                                  str)):
+    for name in (n for n in tool.required if last_word(n) in IDS and isinstance(arguments.get(n), str)):
         listed = []
         for answer in results:
             hits = [m for m in _FIELD.finditer(answer) if last_word(m.group(1)) == last_word(name)]
