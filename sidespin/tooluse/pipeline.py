@@ -114,8 +114,12 @@ class Decider:
             return 0, "the only table"
         closed = d.closed
         open_ = [i for i, table in enumerate(cut) if any(t.name not in closed for t in table)] or list(range(len(cut)))
-        scores = table_scores(cut, d.ranked)
+        scores = table_scores(cut, d.ranked, lambda t, table: kind_asked(t, d.talk.last) and change_asked(
+            t, d.talk.last, table))  # its best tool that may open the answer (`core.table_of_kind`)
         relevant = sorted(open_, key=lambda i: -scores[i])
+        plain = table_scores(cut, d.ranked)
+        if relevant[0] != min(open_, key=lambda i: -plain[i]):
+            d.notes.append("core.table_of_kind")
         favoured = [i for i in relevant if any(shape.favours(d, cut[i]) for shape in d.shapes)]
         change = asks_change(d.talk.last)  # of those, first one with a tool of the kind asked: a change, else a reading
         fits = [i for i in favoured if any(kind_asked(t, d.talk.last) and reads(t, cut[i]) != change for t in cut[i])]

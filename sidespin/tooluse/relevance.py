@@ -17,7 +17,7 @@ import sqlite3
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from loguru import logger
 
@@ -161,9 +161,13 @@ def agreed(ranked: Sequence[Ranked]) -> Tool | None:
     return by_words.tool if by_words is not None and by_words is by_meaning else None
 
 
-def table_scores(tables: Sequence[Sequence[Tool]], ranked: Sequence[Ranked]) -> list[float]:
-    """Each table's score: its best tool's fused score (its second's breaks a tie)."""
+def table_scores(tables: Sequence[Sequence[Tool]], ranked: Sequence[Ranked],
+                 may: Callable[[Tool, Sequence[Tool]], bool] | None = None) -> list[float]:
+    """Each table's score: its best tool's fused score (its second's breaks a tie), of the tools that `may(tool,
+    table)` lets open the answer where one is in any table."""
     score = {id(r.tool): r.score for r in ranked}
+    if may is not None and any(may(tool, table) for table in tables for tool in table):
+        score = {id(t): score.get(id(t), 0.0) for table in tables for t in table if may(t, table)}
     bests = [sorted((score.get(id(tool), 0.0) for tool in table), reverse=True) + [0.0, 0.0] for table in tables]
     return [best[0] + _SECOND * best[1] for best in bests]
 

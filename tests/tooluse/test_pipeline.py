@@ -922,3 +922,25 @@ async def test_a_new_thing_asked_where_the_tools_named_need_an_id_goes_to_the_to
                       p_call=0.9, name_tokens={"": [('todo_put_a",', 0.8), ('todo_put_b",', 0.15), ("todo_", 0.05)],
                                                "todo_": [('create",', 0.5)]})
     assert await decided(model, user(text), desk) == [("todo_create", {"text": "water the ferns"})]
+
+
+@pytest.mark.parametrize("text, wanted", [
+    ("How long does the banana bread bake? It's in my recipe box.", ("read_recipe", {"title": "banana bread"})),
+    ("Make a new recipe box for cakes.", ("create_recipe_box", {"title": "cakes"})),
+])
+async def test_a_table_is_as_relevant_as_its_best_tool_of_the_kind_asked_so_a_question_reads_the_readers_part(
+        text, wanted) -> None:
+    """A server cut in parts, whose makers share the most words with a question ("recipe box"), has the question read
+    in the part with its reader (`core.table_of_kind`); a request to make one still reads the makers'."""
+    things = ("recipe_box", "recipe", "box_label", "shelf", "menu_box", "menu", "label", "pantry", "meal_plan")
+    extra = {f"{word}_note": {"type": "string", "description": f"The {word} of the thing, as the kitchen keeps it."}
+             for word in ("colour", "order", "place", "owner", "season", "source")}
+    makers = [tool(f"create_{thing}", f"Create a new {thing.replace('_', ' ')}.", {"title": TEXT, **extra}, ["title"],
+                   source="mcp:cookbook") for thing in things]
+    readers = [tool(f"read_{thing}", f"Read one {thing.replace('_', ' ')}: its steps and times.", {"title": TEXT,
+                    **extra}, ["title"], source="mcp:cookbook") for thing in things[1:]]
+    cookbook = [*makers, *readers, *many("mcp:a", "alpha", 3)]
+    parts = [{t.name for t in part} for part in tables(cookbook)]
+    assert not any({t.name for t in makers} <= part and {t.name for t in readers} & part for part in parts)
+    model = FakeLlama({text: [wanted]}, p_call=0.9)
+    assert await decided(model, user(text), cookbook) == [wanted]
