@@ -66,6 +66,7 @@ class Decision:
     call: ToolCall | None = None  # the call being written
     calls: list[ToolCall] = field(default_factory=list)  # the calls decided
     retried: bool = False  # the answer's next name was tried already (once an answer)
+    unsure: bool = False  # ... after a first name the model was unsure of (`pipeline.NAME_FLOOR`)
     change_left: bool = False  # after results: the round only read, and the message asks a change (one more round)
     notes: list[str] = field(default_factory=list)  # the rule ids that acted, for the log
 

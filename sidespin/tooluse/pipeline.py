@@ -232,8 +232,9 @@ class Decider:
             logger.info("TOOLUSE_WHICH {} p={}: it deletes or makes a new thing, which is not asked", name, shown)
             d.notes.append("core.kind_asked")
             return self._retry(d, name)
-        if not d.calls and len(d.names) > 1 and chance < NAME_FLOOR and not d.narrowed:
+        if not d.calls and len(d.names) > 1 and chance < NAME_FLOOR and not d.narrowed and (d.unsure or not d.retried):
             logger.info("TOOLUSE_WHICH {} p={}: the model does not know which tool", name, shown)
+            d.unsure = True  # (a next name after a sure one refused is unlikely as a whole: `core.next_name`)
             return self._retry(d, name)
         if not d.calls and not d.narrowed and not (d.shaped or change_asked(d.names[name], d.talk.last, d.table)):
             logger.info("TOOLUSE_WHICH {} p={}: it changes things, and the message asks no change", name, shown)

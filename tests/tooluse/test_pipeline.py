@@ -170,6 +170,20 @@ async def test_a_first_name_the_model_is_unsure_of_gives_way_to_the_next_likelie
         ("find_notes", {"query": "taxes"})]
 
 
+async def test_after_a_sure_first_name_is_refused_the_next_is_tried_however_unlikely_as_a_whole_if_it_fits() -> None:
+    """The model is sure of `delete_plant` (0.9), which no deletion asked lets open the answer: its next name is
+    unlikely as a whole (0.006), as any second choice is, and is still tried; the fit question still refuses it."""
+    garden = [tool(f"{verb}_plant{s}", f"{verb.title()} the plants of the garden.", {"name": TEXT}, source="mcp:garden")
+              for verb, s in (("delete", ""), ("find", "s"), ("show", ""), ("add", ""))]
+    text = "Which of my plants need water this week?"
+    names = {"": [("delete_plant", 0.9), ("find_plants", 0.006), ("show_plant", 0.003), ("add_plant", 0.001)],
+             **{n: [('",', 1.0)] for n in ("delete_plant", "find_plants", "show_plant", "add_plant")}}
+    wants = {text: [("find_plants", {"name": "water"})]}
+    assert await decided(FakeLlama(wants, name_tokens=names), user(text), garden) == [("find_plants", {"name": "water"})]
+    misfit = FakeLlama(wants, name_tokens=names, misfits=frozenset({"find_plants"}))
+    assert await decided(misfit, user(text), garden) == []
+
+
 async def test_a_message_naming_what_a_server_holds_is_written_as_a_call_down_to_the_floor() -> None:
     """A quiet question about a held thing ("my Wifi note") has a small model's chance of a call near 0.3."""
     entry = tool("read_entry", "Return one entry by its title.", {"title": TEXT}, ["title"], source="mcp:journal",
