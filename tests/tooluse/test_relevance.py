@@ -107,3 +107,20 @@ def test_initials_count_only_where_a_tool_writes_them_in_capitals() -> None:
     """"unidades stock" is not "us", which the stemmer would match with "uses"."""
     uses = tool("write_file", "Write a file; it uses the encoding given.", {"path": {"type": "string"}})
     assert all(r.bm25 is None for r in rank([uses], "Añade 10 unidades en stock.", None))
+
+
+def test_names_a_server_holds_rank_its_tools_by_meaning_and_give_it_no_edge_where_another_tool_is_meant(
+        embedder) -> None:
+    """A store holding "summer-holidays", "flight-times"…: a date question near one of those names still goes to the
+    tool that counts days, which words and meaning both place first; a question about a held thing goes to the
+    store."""
+    held = ("alarm-clock", "morning-routine", "flight-times", "anniversary", "dentist", "summer-holidays")
+    store = [dataclasses.replace(tool(f"entry_{verb}", f"{verb.title()} an entry of the household store.",
+                                      {"key": {"type": "string"}}, source="mcp:house"), holds=held)
+             for verb in ("get", "put", "list", "drop")]
+    days = tool("days_between", "Count the days between two dates.", {"start": {"type": "string"},
+                "end": {"type": "string"}}, ["start", "end"], source="mcp:calendar")
+    tools = [*store, days, CLOCK, CONVERT]
+    for text in ("Wie viele Tage sind es vom 3. Juni bis zum 1. August?", "How many days from 2 May to 30 September?"):
+        assert rank(tools, text, embedder)[0].tool.name == "days_between", text
+    assert rank(tools, "When is my dentist appointment?", embedder)[0].tool.source == "mcp:house"
