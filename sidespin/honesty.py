@@ -12,7 +12,7 @@ from typing import Any, Iterable, Sequence
 
 from sidespin.tools import Tool
 from sidespin.tooluse.shapes.calculator import asks_calculation, calculates
-from sidespin.tooluse.values import asks_change
+from sidespin.tooluse.values import MONTHS as MONTH_NAMES, asks_change
 
 __all__ = ["Facts", "unfounded"]  # the checks and notices are named in the docs and read by their tests
 
@@ -75,11 +75,7 @@ _NOW = (r"\b(?:current(?:ly)?|right now|now|at the moment|today|today's|this mor
         r"actuellement|actuelle?|maintenant|aujourd'hui|ahora|hora actual|fecha actual|actualmente|hoy|"
         r"jetzt|aktuelle?|gerade|heute|adesso|attuale|oggi)\b")
 _CLOCK = r"(?<![\d:.,])(?:[01]?\d|2[0-3])(?::[0-5]\d(?::[0-5]\d)?(?:\s?[ap]\.?m\.?)?|\s?[ap]\.?m\.?)(?![\d:])"
-_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
-           "janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre|"
-           "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|"
-           "januar|februar|märz|juni|juli|oktober|dezember")
-_DATE = (rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|(?:{_MONTHS})\s+\d{{1,2}}\b|\d{{1,2}}\.?\s+(?:de\s+)?(?:{_MONTHS})\b|"
+_DATE = (rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|(?:{MONTH_NAMES})\s+\d{{1,2}}\b|\d{{1,2}}\.?\s+(?:de\s+)?(?:{MONTH_NAMES})\b|"
          r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b)")
 # "The time in Porto, Portugal, is 11:30 AM.", "the local time is 9:15": a place's time told as it is, no "now" needed
 _TIME_IS = r"\bthe (?:local |exact )?time (?:(?:in|at|for) [^.!?\n]{1,40}? )?(?:is|would be)\b[^.!?\n\d]{0,12}" + _CLOCK

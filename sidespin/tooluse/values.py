@@ -25,7 +25,7 @@ from loguru import logger
 
 from sidespin.tools import Tool
 
-__all__ = ["IDS", "said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented", "as_said",
+__all__ = ["IDS", "MONTHS", "said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented", "as_said",
            "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT", "asks_change", "change_asked", "reads",
            "asks_question", "kind_asked", "READ_VERBS", "own_word", "QUOTED", "ids_as_listed"]
 
@@ -57,6 +57,10 @@ _FILE_NAME = re.compile(r"^(?:[/~.][^@]*|[^\s@]*)[^\s/@.]\.([A-Za-z][A-Za-z0-9]{
 _SWITCH = frozenset({"true", "false", "yes", "no"})
 _CODE = re.compile(r"[A-Z]{2,4}")
 _TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
+MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|december|"
+          "janvier|février|mars|avril|mai|juin|juillet|août|septembre|octobre|novembre|décembre|"
+          "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|"
+          "januar|februar|märz|juni|juli|oktober|dezember")  # a regex's alternatives, in four languages
 IDS = frozenset({"id", "uuid", "guid", "key"})  # a parameter's last word that names a thing for a tool, not a person
 _FIELD = re.compile(r"""["']?([\w-]+)["']?\s*[:=]\s*["']?([\w.:-]+)""")  # a record's field: `"id": "a1f0"`, `id=7`
 _SCHEMA_WORDS = frozenset({"anyOf", "oneOf", "allOf", "additionalProperties", "$ref", "$schema"})

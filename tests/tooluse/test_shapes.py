@@ -672,6 +672,33 @@ def test_a_calculation_reads_the_table_of_a_tool_taking_numbers_or_an_expression
     assert Calculator().favours(alone, [span, shift]) == "calculator.asked" and not calculates(shift)
 
 
+@pytest.mark.parametrize("text, asked", [
+    ("We drove 420 km on 35 litres of fuel. How many km is that per litre?", True),
+    ("Drei Freunde teilen sich eine Rechnung von 96 Euro. Wie viel zahlt jeder?", True),
+    ("Si j'achète 3 cahiers à 2,40 € chacun, combien je paie en tout ?", True),
+    ("Somos 5 y la cuenta es de 230 euros. ¿Cuánto paga cada uno?", True),
+    ("How many days from 2 May to 30 September?", False),  # a day of the calendar: date arithmetic
+    ("Wie viele Tage sind es vom 3. Juni bis zum 1. August?", False),
+    ("How many students joined in 2024?", False),  # one number
+    ("How many rows are in sales-2024.xlsx?", False),  # a file's name holds no number said
+    ("How many files are in my folder?", False),
+])
+def test_a_quantity_asked_of_two_numbers_said_in_digits_or_words_is_a_calculation(text, asked) -> None:
+    assert asks_calculation(text) is asked
+
+
+async def test_a_word_problem_reads_the_calculators_table_among_many_and_is_a_call_down_to_the_floor() -> None:
+    """"Six of us share a taxi of 74.40: how much each?" shares no word with a tool that evaluates expressions; a
+    server of many spreadsheet tools sharing "share" is passed over for it."""
+    sheets = [tool(f"{verb}_{thing}", f"{verb.title()} the {thing} of a shared workbook.", {"path": TEXT}, ["path"],
+                   source="mcp:sheets") for verb in ("read", "write", "share", "merge") for thing in ("range", "cells",
+                                                                                                   "sheet")]
+    text = "Six of us share a taxi of 74.40. How much does each of us pay?"
+    model = FakeLlama({text: [("evaluate", {"expression": "74.40/6"})]}, p_call=0.2)
+    assert await decided(model, user(text), [*sheets, EVALUATE]) == [("evaluate", {"expression": "74.40/6"})]
+    assert await decided(model, user(text), [*sheets, EVALUATE], shapes={"calculator": False}) == []
+
+
 async def test_a_calculation_on_a_server_of_one_tool_an_operation_is_named_among_the_tools_that_calculate() -> None:
     text = "what is 48 x 37"
     likes_the_cart = {"": [('add_item",', 0.6), ('times",', 0.3), ('root",', 0.1)]}

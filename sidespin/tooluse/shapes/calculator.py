@@ -1,7 +1,7 @@
 """The `calculator` shape: tools that evaluate arithmetic (`calculates`); classes and evidence: docs/tool-use-rules.md.
 
-- `calculator.asked`: a message holding a calculation ("48 x 37", "12 plus 30", "7 fois 6", "15% of 80", a root)
-  reads the table of a tool that calculates (`calculates`: one taking numbers or an expression, where one does), is a
+- `calculator.asked`: a message holding a calculation ("48 x 37", "12 plus 30", "7 fois 6", "15% of 80", a root, a
+  quantity asked of two numbers: "Four of us split 187.60: how much each?") reads the table of a tool that calculates (`calculates`: one taking numbers or an expression, where one does), is a
   call down to `NAMED_FLOOR`, and names one of the tools that calculate.
 - `calculator.on_result`: one number and an operation on it ("now divide that by 4"), right after a numeric result, is
   read as `calculator.asked`, and a tool's one text parameter is written "<result> <operator> <number>"."""
@@ -15,6 +15,7 @@ from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.decision import Decision, Shape
 from sidespin.tooluse.model import Model
+from sidespin.tooluse.values import MONTHS
 
 __all__ = ["Calculator", "calculates", "asks_calculation", "on_result"]
 
@@ -26,6 +27,17 @@ _CALCULATION = re.compile(r"(?i)\d[\d.,]*\s*(?:[-+*/×x÷^%]|times|plus|minus|di
                           r"\d\s*%\s*(?:of|de|von|di|du)\s+\d|"
                           r"(?:square root|sqrt|racine carr[ée]e|ra[íi]z cuadrada|wurzel)"
                           r"\s*(?:of|de|aus|von)?\s*\(?\d")
+_QUANTITY = re.compile(r"(?i)\b(?:how (?:much|many)|each|apiece|per (?:person|head|litre|liter|hour|day)|in total|"
+                       r"altogether|average|combien|chacun\w*|en tout|wie ?viel\w*|jede[rsn]?|insgesamt|"
+                       r"durchschnitt\w*|cu[áa]nt[oa]s?|cada uno|en total|promedio)\b")  # a quantity asked
+_NUMERAL = re.compile(r"(?i)(?<![\w.,-])\d+(?:[.,]\d+)?(?![\w-])|\b(?:two|three|four|five|six|seven|eight|nine|ten|"
+                      r"eleven|twelve|twenty|thirty|forty|fifty|hundred|dozen|half|deux|trois|quatre|cinq|sept|huit|"
+                      r"neuf|dix|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|dos|tres|cuatro|cinco|seis|siete|"
+                      r"ocho|nueve|diez)\b")  # a number said alone (not of a file's name), in digits or words
+_CALENDAR = re.compile(rf"(?i)\b(?:{MONTHS}|monday|tuesday|wednesday|thursday|friday|saturday|sunday|lundi|mardi|"
+                       r"mercredi|jeudi|vendredi|samedi|dimanche|montag|dienstag|mittwoch|donnerstag|freitag|samstag|"
+                       r"sonntag|lunes|martes|miércoles|jueves|viernes|sábado|domingo|christmas|noël|weihnacht\w*|"
+                       r"navidad)\b")  # a day of the calendar: date arithmetic, not a calculation
 _EXPRESSION = re.compile(r"(?i)expr|formula|equation|calculat|comput|math|arithmetic|sum\b")  # a text to evaluate
 _UNARY = re.compile(r"(?i)\b(?:sqrt|root|square|cube|factorial|logarithm|log|abs\w*|negat\w*|reciprocal|percent\w*)\b")
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b")
@@ -50,8 +62,12 @@ def calculates(tool: Tool, operands: bool = False) -> bool:
 
 
 def asks_calculation(text: str) -> bool:
-    """Whether a message holds a calculation (a date, "2025-06-02", is none)."""
-    return _CALCULATION.search(_DATE.sub(" ", text)) is not None
+    """Whether a message holds a calculation: an operation on numbers ("48 x 37", "15% of 80", a root), or a quantity
+    asked of two numbers or more, in digits or words ("Four of us split a bill of 187.60: how much each?", "wie viel
+    zahlt jeder?"). A date ("2025-06-02") is no number; a day of the calendar named ("14 March") makes none."""
+    text = _DATE.sub(" ", text)
+    return _CALCULATION.search(text) is not None or bool(_QUANTITY.search(text)) and len(_NUMERAL.findall(
+        text)) >= 2 and not _CALENDAR.search(text)
 
 
 def on_result(talk: Talk) -> str | None:
