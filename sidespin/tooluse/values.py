@@ -111,18 +111,20 @@ _NEW_THING = re.compile(r"(?i)\b(?:new|set up|nouvel\w*|nouveau|neue\w*|nuev[oa]
 _READS = re.compile(r"(?i)\b(?:list|read|get|show|search|find|view)(?:s|ing)?\b")
 _ASKS_YOU = re.compile(r"(?i)\b(?:can|could|would|will)\s+(?:you|u)\b|\bplease\b|\b(?:peux|pouvez|kannst|können|"
                       r"puedes|puede|potresti)\b")  # a question that asks for a thing done
+_EXECUTES = frozenset("execute exec run".split())  # a tool running a language may change anything it reaches
 READ_VERBS = frozenset("get list read search find show view query fetch lookup retrieve describe count".split())
 
 
 def reads(tool: Tool, tools: Sequence[Tool], *, actions: bool = False) -> bool:
     """Whether `tool` only reads: it is marked read-only; where its server marks none of its tools (among `tools`),
-    its name says a reading verb and no change (`read_files`, `todo_list`; not `list_and_delete`), or, with
-    `actions`, one of its actions reads (`_actions`: "create, list, or delete", "list_roots")."""
+    its name says a reading verb and no change nor a run (`read_files`, `todo_list`; not `list_and_delete`, nor
+    `execute_sql_query`), or, with `actions`, one of its actions reads (`_actions`: "create, list, or delete",
+    "list_roots")."""
     if tool.read_only or any(t.read_only or t.destructive for t in tools if t.source == tool.source):
         return tool.read_only
     words = words_of(tool.name)
-    return bool(READ_VERBS & set(words)) and not re.search(rf"\b{_CHANGE}\b", " ".join(words)) or actions and bool(
-        _READS.search(_actions(tool)))
+    return bool(READ_VERBS & set(words) and not _EXECUTES & set(words)) and not re.search(rf"\b{_CHANGE}\b", " ".join(
+        words)) or actions and bool(_READS.search(_actions(tool)))
 
 
 def _actions(tool: Tool) -> str:

@@ -13,7 +13,7 @@ from sidespin.tooluse.relevance import Embedder
 from sidespin.tooluse.offer import SHORTLIST, tables
 from sidespin.tooluse.pipeline import MAX_CALLS
 from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING
-from sidespin.tooluse.values import change_asked
+from sidespin.tooluse.values import change_asked, reads
 from tests.route_fake import FakeLlama
 from tests.tooluse.tools import (ADD_NOTE, CONVERT, EVALUATE, FIND_NOTES, FORECAST, OLD_FIND, RUN_SQL, STATUS, TEXT,
                                  called, tool)
@@ -893,6 +893,20 @@ async def test_a_change_of_a_thing_named_by_its_words_looks_its_id_up_first_then
     assert await decided(again, [*user(question), *found], desk) == []
     changed = called("c1", "todo_tag", '{"id": "a1f0"}', "Tagged.")
     assert await decided(after, [*user(text), *changed], desk) == []
+
+
+async def test_a_tool_that_runs_a_language_may_change_things_so_its_call_ends_a_change_asked() -> None:
+    """`run_sql_query` says "query" but runs any statement: after its INSERT, "Add a plant…" has had its change, and
+    no second round is decided; after a reading tool's result, it would be."""
+    run = tool("run_sql_query", "Run SQL on the garden database.", {"sql": TEXT}, ["sql"], source="mcp:garden")
+    look = tool("query_plants", "Search the plants.", {"text": TEXT}, ["text"], source="mcp:garden")
+    assert not reads(run, [run, look]) and reads(look, [run, look])
+    text = "Add a plant to garden.db: basil, sown on 2 May."
+    model = FakeLlama({}, after={text: [("run_sql_query", {"sql": "INSERT INTO plants VALUES ('basil')"})]}, p_call=0.99)
+    inserted = called("c1", "run_sql_query", '{"sql": "INSERT INTO plants (name) VALUES (\'basil\')"}', "1 row.")
+    assert await decided(model, [*user(text), *inserted], [run, look, FORECAST]) == []
+    looked = called("c1", "query_plants", '{"text": "basil"}', "No plant.")
+    assert await decided(model, [*user(text), *looked], [run, look, FORECAST]) != []
 
 
 async def test_a_text_a_tool_that_changes_things_writes_may_come_from_an_earlier_turns_result() -> None:
