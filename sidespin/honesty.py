@@ -227,10 +227,11 @@ def unfounded(facts: Facts) -> tuple[str, str] | None:
     changed = any(not output.startswith("Error") and name not in reading for name, output in facts.found)
     if any(not t.read_only for t in facts.offered) and not changed and (action := claimed_action(facts.text)):
         return action, ACTION_NOTICE.format(claim=action[:80])
-    calculator = next((t for t in facts.offered if calculates(t)), None)
-    if calculator is not None and calculator.name not in facts.called and (
+    calculators = [t for t in facts.offered if calculates(t)]  # named: one taking a calculation's operands, first
+    takers = [t for t in calculators if calculates(t, operands=True)] or calculators
+    if takers and not {t.name for t in calculators} & set(facts.called) and (
             number := unchecked_arithmetic(facts.text, facts.asked, facts.said)) is not None:
-        return number, ARITHMETIC_NOTICE.format(tool=calculator.name, claim=number)
+        return number, ARITHMETIC_NOTICE.format(tool=takers[0].name, claim=number)
     return _after_calls(facts) if facts.called else _without_calls(facts)
 
 

@@ -437,6 +437,27 @@ async def test_arithmetic_answered_in_words_while_a_tool_that_calculates_is_offe
     assert not [e for e in plain if isinstance(e, ErrorNotice)]
 
 
+@tool()
+def book_options(mode: str) -> str:
+    """Set how the workbook calculates, and its precision."""
+    return "Set."
+
+
+async def test_arithmetic_in_words_names_a_tool_that_takes_the_calculation_and_none_after_one_was_called() -> None:
+    """A workbook's settings tool says it "calculates" in its first sentence but takes a mode: the notice names the tool
+    that evaluates; after a call of it, worked out right or not in the answer, no notice."""
+    tools = ToolRegistry([book_options, evaluate])
+    events = [e async for e in chat_with_llm(Conversation(), "What is 48 x 37?", backend=ScriptedBackend(
+        [["48 x 37 = 1,766."]]), registry=tools, options=RallyOptions(mode="xml"))]
+    assert [e.message for e in events if isinstance(e, ErrorNotice)] == [
+        ARITHMETIC_NOTICE.format(tool="evaluate", claim="1766")]
+    called = [e async for e in chat_with_llm(Conversation(), "What is 48 x 37?", backend=ScriptedBackend(
+        [['<mcp-request><tool name="evaluate" /><param name="expression">48*37</param></mcp-request>'],
+         ["48 x 37 = 1,776."]]), registry=tools, options=RallyOptions(mode="xml"))]
+    assert any(isinstance(e, ToolFinished) for e in called)
+    assert not [e for e in called if isinstance(e, ErrorNotice)]
+
+
 async def test_a_quantity_worked_out_in_words_from_a_result_while_a_tool_that_calculates_is_offered_is_marked() -> None:
     """"How many full weeks is that?" after a result of 286 days: "40 weeks" comes from no tool; a count a result
     gives ("There are 14") is not marked."""
