@@ -35,6 +35,11 @@ DOCS = [CAT, SUBSTITUTE, OVERWRITE]
 PLAN = "# Trip\n\nPacking:\n- passport\n- charger\n\nCrew: Ana, Bo, Cy\n"
 
 
+def many_tools(source: str, count: int) -> list[Tool]:
+    return [tool(f"job_{i}", f"Run job number {i} of the queue.", {"x": TEXT}, ["x"], source=source)
+            for i in range(count)]
+
+
 def user(text: str) -> list[dict]:
     return [{"role": "user", "content": text}]
 
@@ -492,6 +497,25 @@ async def test_a_question_about_the_persons_files_lists_a_folder_of_the_server_t
     text = "Tidy up my files."  # a change: not this rule's
     model = FakeLlama({text: [("make_folder", {"folder": "tidy"})]}, p_call=0.2)
     assert await decided(model, user(text), [*DOCS, *shelf]) == []
+
+
+async def test_a_question_about_the_persons_files_lists_with_a_tool_named_for_files_not_for_a_kind_of_them(
+        tmp_path) -> None:
+    """A photo server lists albums in a folder, a drive lists any folder: "What files do I have?" reads the drive's
+    table, though the model likes the albums; with no tool named for files or folders, the albums' is read."""
+    home = str(tmp_path)
+    albums = tool("list_albums", "List the photo albums in a folder.", {"folder": TEXT}, ["folder"],
+                  source="mcp:photos", read_only=True, places=(home,))
+    drive = [tool("list_folder", "List a folder's entries.", {"path": TEXT}, ["path"], source="mcp:drive",
+                  read_only=True, places=(home,)),
+             tool("read_file", "Read a file.", {"path": TEXT}, ["path"], source="mcp:drive", read_only=True,
+                  places=(home,))]
+    padding = many_tools("mcp:misc", 9)
+    for text in ("What files do I have?", "Quels fichiers ai-je ?"):
+        model = FakeLlama({text: [("list_albums", {"folder": home}), ("list_folder", {"path": home})]}, p_call=0.2)
+        assert await decided(model, user(text), [albums, *drive, *padding]) == [("list_folder", {"path": home})]
+        alone = FakeLlama({text: [("list_albums", {"folder": home})]}, p_call=0.2)
+        assert await decided(alone, user(text), [albums, *padding]) == [("list_albums", {"folder": home})]
 
 
 SETTINGS = "[audio]\nvolume = 7\n[display]\ntheme = light\n"

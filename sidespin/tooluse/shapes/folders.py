@@ -9,7 +9,8 @@ Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.
 - `folders.folder_named`: a message naming a folder the server holds (called a folder, or written "name/") reads
   that table; the call, down to `NAMED_FLOOR`, is a tool's that takes a folder.
 - `folders.files_asked`: a message asking about the person's files (the word, plural, in four languages), naming
-  none, reads the table of a tool that takes a folder and only reads; the call is such a tool's.
+  none, reads the table of a tool that takes a folder and only reads (one named for files or folders, where one is,
+  not for a kind of them: `list_directory`, not `list_workbooks`); the call is such a tool's.
 - `folders.file_before`: a change asked after the last call took a file, naming none, goes to that table's tools
   that take a file and change things, down to `NAMED_FLOOR`, and to that file.
 - `folders.inside`: a relative path, one under the folders' parent, or one in a folder lacking it, goes to the one
@@ -64,6 +65,7 @@ _FILES_WORD = re.compile(r"(?i)\b(?:files|fichiers|dateien|archivos|ficheros)\b"
 _SHORT = 5  # words of a message at most that may speak of the file before without naming it ("turn it down to 4")
 _PATH_NAMES = frozenset({"path", "paths", "file", "files", "filename", "filepath", "source", "destination"})
 _FOLDER_NAMES = frozenset({"dir", "directory", "folder", "repo", "repository", "root", "cwd", "workspace", "workdir"})
+_GENERAL = frozenset({"file", "files", "dir", "dirs", "directory", "directories", "folder", "folders"})  # any file
 
 
 def files_named(text: str) -> list[str]:
@@ -139,8 +141,10 @@ class Folders(Shape):
         folders = _taking(_takes_place, tools, reading=reading, actions=True)
         if folders and folders_named(message, [p for t in folders for p in t.places]):
             return "folders.folder_named"
-        if folders and reading and _FILES_WORD.search(message):  # "What files do I have?", "dans mes fichiers"
-            return "folders.files_asked"
+        if folders and reading and _FILES_WORD.search(message):  # "What files do I have?", "dans mes fichiers": of
+            every = _taking(_takes_place, decision.tools, reading=reading, actions=True)  # a tool named for files or
+            general = {t.name for t in every if _says(t.name, _GENERAL)}  # folders, where one is, not for a kind of
+            return "folders.files_asked" if not general or general & {t.name for t in folders} else None  # them
         edits = _EDITS.search(QUOTED.sub(" ", message))  # a quoted text's words are what is written, not asked
         return "folders.file_before" if edits and _of_file_before(decision, tools) else None
 
