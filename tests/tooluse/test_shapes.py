@@ -200,6 +200,28 @@ async def test_a_whole_file_not_read_is_added_to_where_the_tool_can_and_otherwis
     assert await decided(FakeLlama({add: [("put", {"file": path, "body": "fado dinner"})]}), user(add), without) == []
 
 
+@pytest.mark.parametrize("text, name, stated", [
+    ("Create a file plan.md in my folder with the line: - sow the beans on Friday", "plan.md",
+     "- sow the beans on Friday"),
+    ("Crée le fichier appels.txt avec la ligne : appeler Marc lundi", "appels.txt", "appeler Marc lundi"),
+    ("Make a new file seeds.txt containing 'basil, dill'", "seeds.txt", "basil, dill"),
+])
+async def test_a_new_file_whose_text_the_message_states_is_written_with_that_text(tmp_path, text, name, stated):
+    """A small model writes a made-up text ("This is a test file.") for a new file whose text the message states:
+    the stated text is written; a text holding it is kept as written, and a message stating none is as written."""
+    cabinet, new = _cabinet(str(tmp_path)), str(tmp_path / name)
+    made_up = FakeLlama({text: [("put", {"file": new, "body": "This is a test file."})]})
+    assert await decided(made_up, user(text), cabinet) == [("put", {"file": new, "body": stated + "\n"})]
+    holding = FakeLlama({text: [("put", {"file": new, "body": f"Plan\n{stated.upper()}\n"})]})
+    assert await decided(holding, user(text), cabinet) == [("put", {"file": new, "body": f"Plan\n{stated.upper()}\n"})]
+    named = FakeLlama({f"Create a file called '{name}' for my seeds.": [("put", {"file": new, "body": "Seeds"})]})
+    assert await decided(named, user(f"Create a file called '{name}' for my seeds."), cabinet) == [
+        ("put", {"file": new, "body": "Seeds"})]  # a quoted name states no text
+    plain = f"Make a new file {name} for my seeds."
+    model = FakeLlama({plain: [("put", {"file": new, "body": "Seeds"})]})
+    assert await decided(model, user(plain), cabinet) == [("put", {"file": new, "body": "Seeds"})]
+
+
 # --- folders --------------------------------------------------------------------------------------------------
 
 

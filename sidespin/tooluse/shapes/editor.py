@@ -9,7 +9,9 @@
   its lines but at most `_CHANGED` that say a word of the message (where not, written again under a grammar of its
   lines, those saying a word of the message anew, and a line added), else it is refused; for a file that exists and
   was not read, it adds (its switch to add on, where asked), is overwritten where asked, or is refused: the file's
-  text would be lost."""
+  text would be lost.
+- `editor.stated_text`: a new file (or one overwritten) whose text the message states, quoted or after a colon ("with
+  the line: - add a --count option"), is written with that text where the call's lacks it."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.decision import Decision, Shape
 from sidespin.tooluse.model import Model, names_grammar
-from sidespin.tooluse.values import QUOTED
+from sidespin.tooluse.values import QUOTED, asks_change
 
 __all__ = ["Editor", "replacing_pair"]
 
@@ -36,6 +38,8 @@ _OLD, _NEW = re.compile(r"^old(?:[_A-Z]|$)"), re.compile(r"^new(?:[_A-Z]|$)")
 _ADDING = re.compile(r"(?i)\b(?:add|append|insert|put|ajoute[rz]?|füge|hinzu|añade|agrega|aggiungi)\b")
 _REPLACING = re.compile(r"(?i)\b(?:replace|instead|rather than|swap|remove|delete|change|rename|remplace|"
                         r"ersetze|reemplaza|sostituisci)\b|\bnew (?:file|folder|directory)\b")
+_NAMING = re.compile(r"""(?i)\b(?:called|named|titled|appel[ée]e?|nomm[ée]e?|intitul[ée]e?|llamad[oa]|genannt|"""
+                     r"""titulad[oa]|chiamat[oa])\s*(?:"[^"\n]*"|'[^'\n]*'|“[^”\n]*”|«[^»\n]*»)""")  # a quoted name
 _OVERWRITE = re.compile(r"(?i)\b(?:overwrit\w*|[ée]cras\w*|[üu]berschreib\w*|sobrescrib\w*|sovrascriv\w*)")
 _CHANGING = re.compile(r"(?i)\b(?:change|replace|edit|update|correct|fix|swap|substitute|turn|modif(?:y|ie|ica)|"
                        r"remplace|ändere|ersetze|cambia|reemplaza|sostituisci)\b")
@@ -96,6 +100,24 @@ def _whole_grammar(text: str, message: str) -> str:
         parts.append(f"( {written} | {anew} )" if words & set(_WORD.findall(line.lower())) else written)
     end = f"( {newline} added )? {newline if text.endswith(chr(10)) else ''} {quote}"
     return f"root ::= {quote} {f' {newline} '.join(parts)} {end}\nadded ::= {_CHARACTER}{{1,{_ADDED_LINE}}}"
+
+
+def _stated(message: str) -> str | None:
+    """The text a request to make a file states: what follows a colon after a word for a text ("Create TODO.md with
+    the line: - add a --count option"; not "…into unpaid.txt: one per line"), else its one quoted text that names
+    nothing ("a note called 'Books'" names one); None where it states none."""
+    after = re.search(r"\b(?:line|text|content|words|ligne|texte|contenu|zeile|inhalt|l[íi]nea|texto|contenido|riga|"
+                      r"testo)\s*:\s+(\S.*)$", message.strip(), re.DOTALL | re.IGNORECASE)  # "with the line: …"
+    if after and asks_change(message[:after.start()], new=True):
+        return after.group(1).strip()
+    unnamed = _NAMING.sub(" ", message)  # "called 'Books to lend'": a name, not a text
+    quoted = [next(part for part in found if part) for found in QUOTED.findall(unnamed)]
+    return quoted[0].strip() if len(quoted) == 1 else None
+
+
+def _holds(written: Any, stated: str) -> bool:
+    """Whether a written text holds `stated`, spaces and case aside."""
+    return isinstance(written, str) and " ".join(stated.split()).casefold() in " ".join(written.split()).casefold()
 
 
 def _asks_to_add(message: str) -> bool:
@@ -259,10 +281,14 @@ class Editor(Shape):
                      written: str) -> ToolCall | None:
         """`call` of a tool writing a file's whole text, as `editor.whole_file` has it; None where refused."""
         tool, message = decision.names[call.name], decision.talk.last
-        if text is None:  # not read: a new file, or one to replace, as written; else added to where it can and is asked
-            if _OVERWRITE.search(message) or not any(isinstance(v, str) and os.path.isfile(v)
-                                                     for v in call.arguments.values()):
-                return call
+        if text is None:  # not read: a new file, or one to replace, as written (the text the message states, where it
+            if _OVERWRITE.search(message) or not any(isinstance(v, str) and os.path.isfile(v)  # states one); else
+                                                     for v in call.arguments.values()):  # added to where it can, asked
+                if (stated := _stated(message)) is None or _holds(call.arguments.get(field), stated):
+                    return call
+                decision.notes.append("editor.stated_text")
+                logger.info("TOOLUSE_VALUE_AS_SAID {}.{}: the text the message states", call.name, field)
+                return ToolCall(call.name, {**call.arguments, field: stated + "\n"}, call.id)
             adds = [n for n, s in tool.parameters.items() if n.lower() in _ADD_NAMES and (s or {}).get("type") ==
                     "boolean"]
             kept = {**call.arguments, adds[0]: True} if adds and _asks_to_add(message) else None
