@@ -668,6 +668,18 @@ async def test_an_operation_on_one_number_right_after_a_calculation_is_that_oper
     assert await decided(model, calculated("what's 8 times 12", "96", other), [EVALUATE, FORECAST]) == []
 
 
+async def test_an_operation_on_an_exact_fraction_or_a_share_of_the_result_is_that_operation_on_it() -> None:
+    """An exact calculator answers "4165/2": "Split that between 5 people" is the fraction over 5; a share among
+    people, in French and English, is a division too."""
+    for first, result, text, expression in (
+            ("what's 2450 times 0.85", "4165/2", "Split that between 5 people: how much each?", "(4165/2) / 5"),
+            ("what's 96 times 3", "288", "Partagez ça entre 4 personnes.", "288 / 4"),
+            ("what's 7 times 9", "63", "Share it out among 3 of us.", "63 / 3")):
+        model = FakeLlama({text: [("evaluate", {"expression": "5/2"})]}, p_call=0.2)
+        assert await decided(model, calculated(first, result, text), [EVALUATE, FORECAST]) == [
+            ("evaluate", {"expression": expression})], text
+
+
 @pytest.mark.parametrize("result, expression", [("Result: 8 * 12 = 96", "96 / 4"),
                                                 ('{"text": "**Answer** 8*12 = 96.0"}', "96.0 / 4"),
                                                 ("8 * 12 = 96, and 96 = 2^5 * 3", None)])

@@ -1,10 +1,12 @@
 """The `calculator` shape: tools that evaluate arithmetic (`calculates`); classes and evidence: docs/tool-use-rules.md.
 
 - `calculator.asked`: a message holding a calculation ("48 x 37", "12 plus 30", "7 fois 6", "15% of 80", a root, a
-  quantity asked of two numbers: "Four of us split 187.60: how much each?") reads the table of a tool that calculates (`calculates`: one taking numbers or an expression, where one does), is a
-  call down to `NAMED_FLOOR`, and names one of the tools that calculate.
-- `calculator.on_result`: one number and an operation on it ("now divide that by 4"), right after a numeric result, is
-  read as `calculator.asked`, and a tool's one text parameter is written "<result> <operator> <number>"."""
+  quantity asked of two numbers: "Four of us split 187.60: how much each?") reads the table of a tool that
+  calculates (`calculates`: one taking numbers or an expression, where one does), is a call down to `NAMED_FLOOR`,
+  and names one of the tools that calculate.
+- `calculator.on_result`: one number and an operation on it ("now divide that by 4", "split that between 5"), right
+  after a numeric result (a number, an exact fraction, an equation's result), is read as `calculator.asked`, and a
+  tool's one text parameter is written "<result> <operator> <number>"."""
 
 from __future__ import annotations
 
@@ -42,7 +44,7 @@ _EXPRESSION = re.compile(r"(?i)expr|formula|equation|calculat|comput|math|arithm
 _UNARY = re.compile(r"(?i)\b(?:sqrt|root|square|cube|factorial|logarithm|log|abs\w*|negat\w*|reciprocal|percent\w*)\b")
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b")
 _NUMBER = r"-?\d+(?:\.\d+)?"
-_OPERATORS = (("/", r"(?:divid\w*|geteilt|divis\w*)\b|[÷/]"), ("*", r"(?:times|mal|fois|por|multipl\w*)\b|[x×*]"),
+_OPERATORS = (("/", r"(?:divid\w*|geteilt|divis\w*|split\w*|shar\w*|teil\w*|partag\w*|repart\w*)\b|[÷/]"), ("*", r"(?:times|mal|fois|por|multipl\w*)\b|[x×*]"),
               ("+", r"(?:plus|más|add\w*)\b|[+]"), ("-", r"(?:minus|menos|moins|weniger|subtract\w*)\b|[-−]"))
 
 
@@ -76,14 +78,15 @@ def on_result(talk: Talk) -> str | None:
     last = talk.answered[-1].answer.strip() if talk.answered and not talk.this_turn else ""
     numbers = re.findall(r"\d+(?:[.,]\d+)?", talk.last)
     equals = re.findall(rf"=\s*({_NUMBER})(?![\d.])", last)  # a result shown as an equation: "1250 * 1.08 = 1350.0"
-    value = last if re.fullmatch(_NUMBER, last) else equals[0] if len(equals) == 1 else None
+    value = last if re.fullmatch(_NUMBER, last) else f"({last})" if re.fullmatch(rf"{_NUMBER}/\d+", last) else (
+        equals[0] if len(equals) == 1 else None)  # a number, an exact fraction ("4165/2"), or an equation's result
     if value is None or len(numbers) != 1:
         return None
     number = numbers[0].replace(",", ".")
     if re.search(rf"(?i){re.escape(numbers[0])}\s*(?:%|per ?cent|prozent|pour ?cent|por ?ciento)", talk.last):
         return f"{value} * {number} / 100"  # a share of the result: "15 Prozent davon"
     found = [(m.start(), symbol) for symbol, words in _OPERATORS
-             for m in [re.search(rf"(?i)(?<!\w)(?:{words})\D{{0,12}}?{re.escape(numbers[0])}", talk.last)] if m]
+             for m in [re.search(rf"(?i)(?<!\w)(?:{words})\D{{0,16}}?{re.escape(numbers[0])}", talk.last)] if m]
     return f"{value} {min(found)[1]} {number}" if found else None
 
 
