@@ -15,9 +15,8 @@ from sidespin.tooluse.schema import listed as listed_values
 from sidespin.tooluse.values import (REQUEST_AT, READ_VERBS, allowed, asks_change, asks_question, last_word, reads,
                                      telling_words, words_of)
 
-__all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "cut",
-           "deprecated_for", "held_said", "held_asked", "names_said", "named", "family_named", "action_named",
-           "look_ups"]
+__all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "cut", "deprecated_for", "held_said",
+           "held_asked", "names_said", "named", "family_named", "action_named", "family_or_action", "look_ups"]
 
 SHORTLIST = 10  # tools read all at once; more are read a table at a time
 TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: about 1,950 tokens at most
@@ -145,6 +144,14 @@ def _compact(schema: Any) -> Any:
                 del kept[key]
                 kept = {**real[0], **kept}
     return kept
+
+
+def family_or_action(tools: Sequence[Tool], message: str) -> tuple[str, set[str]] | None:
+    """The rule and the tools of the one family the message names, else of the one action it names; else None."""
+    for rule, says in (("core.family_named", family_named), ("core.action_named", action_named)):
+        if found := says(tools, message):
+            return rule, found
+    return None
 
 
 def tables(tools: Sequence[Tool]) -> list[list[Tool]]:

@@ -26,8 +26,8 @@ from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.decision import FOLLOW_UP, NAMED_FLOOR, Decision
 from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
-from sidespin.tooluse.offer import (action_named, deprecated_for, family_named, held_asked, held_said, look_ups,
-                                    named, names_said, tables)
+from sidespin.tooluse.offer import (deprecated_for, family_named, family_or_action, held_asked, held_said,
+                                    look_ups, named, names_said, tables)
 from sidespin.tooluse.relevance import Embedder, agreed, meant, rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, bounds_for
 from sidespin.tooluse.shapes import shapes_for
@@ -172,7 +172,7 @@ class Decider:
             d.narrowed = d.narrowed or len(d.names) < before
         if not again and not d.narrowed and d.named & set(d.names):  # the person named it: it, not a look-alike
             d.names, d.narrowed = {n: t for n, t in d.names.items() if n in d.named}, True
-        elif not again and not d.narrowed and (family := self._family_or_action(list(d.names.values()), d.talk.last)):
+        elif not again and not d.narrowed and (family := family_or_action(list(d.names.values()), d.talk.last)):
             d.names = {n: t for n, t in d.names.items() if n in family[1]}  # among them, the checks still hold
             d.notes.append(family[0])
         elif not again and not d.narrowed and held_said(d.table, d.talk.last):  # one thing held: a tool taking a thing,
@@ -183,14 +183,6 @@ class Decider:
             return await second.hand_over(d)
         d.written = d.prompt + (await self.model.call_format()).opening
         return self.which
-
-    @staticmethod
-    def _family_or_action(tools: list[Tool], message: str) -> tuple[str, set[str]] | None:
-        """The rule and the tools of the one family the message names, else of the one action it names; else None."""
-        for rule, says in (("core.family_named", family_named), ("core.action_named", action_named)):
-            if found := says(tools, message):
-                return rule, found
-        return None
 
     async def _second(self) -> Decider | None:
         """The larger model's decider, once loaded; None where there is none (or it could not start, from then on)."""
