@@ -842,6 +842,30 @@ async def test_a_memory_asked_of_a_store_is_written_as_a_call_of_its_tools_whate
     assert [s.id for s in shapes_for(STORE)] == ["memory"] and shapes_for([FORECAST]) == []
 
 
+STASH = [tool("stash_put", "Save a memory under a key.", {"key": TEXT, "value": TEXT}, ["key", "value"],
+              source="mcp:stash"),
+         tool("stash_get", "Get the memory saved under a key.", {"key": TEXT}, ["key"], source="mcp:stash"),
+         FORECAST]
+
+
+@pytest.mark.parametrize("text, written, kept", [
+    ("Remember that the gate code at my allotment is 4412.", {"key": "allotment", "value": "4412"},
+     "the gate code at my allotment is 4412"),
+    ("Recuerda que la llave del trastero está debajo de la maceta.", {"key": "llave", "value": "maceta"},
+     "la llave del trastero está debajo de la maceta"),
+    ("Remember that the gate code at my allotment is 4412.", {"key": "gate_code", "value": "allotment gate: 4412"},
+     None),  # it holds what was asked to keep: as written
+])
+async def test_what_a_message_asks_a_store_to_keep_is_kept_in_its_words_where_the_call_loses_them(
+        text, written, kept) -> None:
+    """A small model keeps "Remember that the code for the practice room is 7731" as `music_school`: `7731`, and a
+    later question finds nothing: the value is the words asked to keep, where the call's texts hold under two
+    thirds of them."""
+    model = FakeLlama({text: [("stash_put", written)]}, p_call=0.9)
+    wanted = {**written, "value": kept} if kept else written
+    assert await decided(model, user(text), STASH) == [("stash_put", wanted)]
+
+
 @pytest.mark.parametrize("text, recalled", [("What was my saved locker code again?", True),
                                             ("¿Cuál es mi fact preferido para Lyon?", True),
                                             ("Where does my brother live?", True), ("Wie heißt mein Hund?", True),

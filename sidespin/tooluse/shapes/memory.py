@@ -4,7 +4,10 @@
   knowledge base"), asking about the person where a store's tool ranks first or no tool shares a word with it, or
   asking about what a call of the conversation gave a store to keep, reads its table and, whatever the call's chance,
   names its tool that adds, reads or deletes (by the store's annotations, else by its names' verbs: `does`); where
-  its deleting tools take an id, beside them its reading tools that take none, to find what to forget."""
+  its deleting tools take an id, beside them its reading tools that take none, to find what to forget.
+- `memory.kept_as_said`: a call keeping what the message asks to keep, whose texts hold under two thirds of its
+  telling words ("Remember that the code for the practice room is 7731" kept as `music_school`: `7731`), has its
+  value's text be the words asked to keep."""
 
 from __future__ import annotations
 
@@ -12,8 +15,9 @@ import json
 import re
 from typing import Sequence
 
-from sidespin.tools import Tool
+from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.decision import Decision, Shape
+from sidespin.tooluse.model import Model
 from sidespin.tooluse.values import READ_VERBS, last_word, telling_words, words_of
 
 __all__ = ["Memory", "stores", "asks_memory", "does"]
@@ -39,6 +43,7 @@ _VERBS = {"recall": READ_VERBS | {"recall", "look", "check"},
 _ADDRESSED = re.compile(r"(?i)\b(?:(?:your|in|into|to|from)\s+(?:the\s+|your\s+)?(?:long[- ]term\s+)?(?:memory|"
                         r"knowledge[ _-]?(?:graph|base)|kb)|the\s+(?:knowledge[ _-]?(?:graph|base)|kb))\b")
 _QUESTION = re.compile(r"(?i)\?|^\W*(?:what|where|when|who|which|how|tell|show)\b")
+_VALUES = frozenset("value content contents text fact observation memory note body information data".split())
 _FORGET = re.compile(r"(?i)" + _ASKED + r"(?:forget|vergiss|oublie|olvida|dimentica)\b(?!\s*(?:nicht|pas)\b)")
 
 
@@ -103,6 +108,35 @@ class Memory(Shape):
             decision.notes.append("memory.asked")
             return kept
         return decision.names
+
+
+    async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
+        """A keeping call whose texts hold under two thirds of the telling words of what the message asks to keep
+        has its value's text (a parameter named for one: `value`, `content`, `fact`…) be those words, as said."""
+        tool, kept = decision.names[call.name], _to_keep(decision.talk.last)
+        annotated = any(t.read_only or t.destructive for t in decision.tools if t.source == tool.source)
+        fields = [n for n, s in tool.parameters.items() if last_word(n) in _VALUES and (s or {}).get("type") == "string"]
+        if not kept or not fields or not stores(tool) or does(tool, annotated) != "keep":
+            return call
+        asked, held = _words(kept), _words(" ".join(str(v) for v in call.arguments.values()))
+        if len(asked & held) * 3 >= len(asked) * 2:
+            return call
+        decision.notes.append("memory.kept_as_said")
+        return ToolCall(call.name, {**call.arguments, fields[0]: kept}, call.id)
+
+
+def _words(text: str) -> set[str]:
+    """The telling words of a text, its numbers too ("4412")."""
+    return set(telling_words(text)) | set(re.findall(r"\d+", text))
+
+
+def _to_keep(message: str) -> str | None:
+    """What a message asks to keep: its words after the asking ("Remember that …", "Guarda también que …")."""
+    found = _KEEP.search(message)
+    rest = message[found.end():] if found else ""
+    rest = re.sub(r"(?i)^(?:\W*\b(?:that|que|dass|che|this|ceci|esto|questo|please|bitte|por favor|per favore)\b)+",
+                  "", rest).strip(" ,:;.!?")
+    return rest if len(telling_words(rest)) >= 2 else None
 
 
 def _by_id(tool: Tool) -> bool:
