@@ -32,8 +32,8 @@ from sidespin.tooluse.relevance import Embedder, agreed, meant, rank, table_scor
 from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, bounds_for
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (IDS, as_said, asks_change, asks_question, change_asked, grounded, ids_as_listed,
-                                     invented, kind_asked, last_word, mentioned, own_word, reads, said_in,
-                                     telling_words, words_of)
+                                     invented, kind_asked, last_word, mentioned, named_as_called, own_word, reads,
+                                     said_in, telling_words, words_of)
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
 
@@ -294,8 +294,8 @@ class Decider:
                 return None
             raise MalformedToolCall(f"the arguments for {tool.name} do not fit its schema: {error}", raw) from None
         now = said_in([d.query, *d.talk.texts(turn=True)])  # optional values: said for this request; switches: asked
-        arguments = ids_as_listed(tool, as_said(tool, arguments, d.said), [a.answer for a in d.talk.answered
-                                                                           if not a.failed], d.talk.last)
+        arguments = ids_as_listed(tool, named_as_called(tool, as_said(tool, arguments, d.said), d.talk.last),
+                                  [a.answer for a in d.talk.answered if not a.failed], d.talk.last)
         call: ToolCall | None = ToolCall(tool.name, grounded(tool, arguments, now, said_in([d.query]), d.said))
         for shape in d.shapes:
             if call is not None:

@@ -25,8 +25,8 @@ from loguru import logger
 
 from sidespin.tools import Tool
 
-__all__ = ["IDS", "MONTHS", "said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented", "as_said",
-           "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT", "asks_change", "change_asked", "reads",
+__all__ = ["IDS", "MONTHS", "said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented",
+           "as_said", "named_as_called", "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT", "asks_change", "change_asked", "reads",
            "asks_question", "kind_asked", "READ_VERBS", "own_word", "QUOTED", "ids_as_listed"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -63,6 +63,9 @@ MONTHS = ("january|february|march|april|may|june|july|august|september|october|n
           "januar|februar|märz|juni|juli|oktober|dezember")  # a regex's alternatives, in four languages
 IDS = frozenset({"id", "uuid", "guid", "key"})  # a parameter's last word that names a thing for a tool, not a person
 _FIELD = re.compile(r"""["']?([\w-]+)["']?\s*[:=]\s*["']?([\w.:-]+)""")  # a record's field: `"id": "a1f0"`, `id=7`
+_CALLED = re.compile(r"""(?i)\b(?:called|named|titled|appel[ée]e?|nomm[ée]e?|intitul[ée]e?|llamad[oa]|titulad[oa]|"""
+                     r"""genannt|namens|chiamat[oa])\s+(?:"([^"\n]+)"|'([^'\n]+)'|“([^”\n]+)”|«\s?([^»\n]+?)\s?»|"""
+                     r"""(\w[\w.-]*\w))""")  # a thing called by its name: quoted, or one word ("packing-for-oslo")
 _SCHEMA_WORDS = frozenset({"anyOf", "oneOf", "allOf", "additionalProperties", "$ref", "$schema"})
 _EXAMPLES = re.compile(r"(?i)(?:\b(?:such as|for example|for instance|example|like)\b|\be\.g\.|\beg\.)\W{0,4}"
                        r"((?:['\"][^'\"\n]{1,80}['\"](?:\s*(?:,|or|and|,\s*or)\s*)?)+)")
@@ -351,6 +354,21 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
                 fixed[name] = int(begun[0])
         if fixed[name] != value:
             logger.info("TOOLUSE_VALUE_AS_SAID {}.{}: written as the conversation says it", tool.name, name)
+    return fixed
+
+
+def named_as_called(tool: Tool, arguments: dict[str, Any], message: str) -> dict[str, Any]:
+    """`arguments` with a text naming the thing (a parameter whose name ends in name or title) that the message does
+    not say, where the message calls the thing by a name ("a note called packing-for-oslo", "intitulée « Courses »"):
+    that name."""
+    if (found := _CALLED.search(message)) is None:
+        return arguments
+    called, fixed = next(group for group in found.groups() if group).strip(), dict(arguments)
+    for name, value in arguments.items():
+        if last_word(name) in ("name", "title") and isinstance(value, str) and not _whole(
+                value.strip().casefold(), message.casefold()):
+            fixed[name] = called
+            logger.info("TOOLUSE_VALUE_AS_SAID {}.{}: the name the message calls it by", tool.name, name)
     return fixed
 
 

@@ -909,6 +909,21 @@ async def test_a_tool_that_runs_a_language_may_change_things_so_its_call_ends_a_
     assert await decided(model, [*user(text), *looked], [run, look, FORECAST]) != []
 
 
+@pytest.mark.parametrize("text, called_by, items", [
+    ("Create a list called weekend-chores with: dishes, laundry", "weekend-chores", "dishes, laundry"),
+    ("Crée une liste intitulée « Courses du samedi » avec : pain, lait", "Courses du samedi", "pain, lait"),
+])
+async def test_a_thing_the_message_calls_by_a_name_is_written_with_that_name(text, called_by, items) -> None:
+    """A small model writes a list's name as its parameter's ("content"), a made-up value: the name the message calls
+    the list by is written; a name the message says is kept."""
+    lists = [tool("list_write", "Write a list of items.", {"name": TEXT, "items": TEXT}, ["name", "items"],
+                  source="mcp:lists"), FORECAST]
+    model = FakeLlama({text: [("list_write", {"name": "content", "items": items})]}, p_call=0.9)
+    assert await decided(model, user(text), lists) == [("list_write", {"name": called_by, "items": items})]
+    said = FakeLlama({text: [("list_write", {"name": called_by.lower(), "items": items})]}, p_call=0.9)
+    assert await decided(said, user(text), lists) == [("list_write", {"name": called_by.lower(), "items": items})]
+
+
 async def test_a_text_a_tool_that_changes_things_writes_may_come_from_an_earlier_turns_result() -> None:
     """"Write their names into a new file" after a turn whose result gave the names: the optional `content` is what
     the call writes, kept though this request does not say it; a reader's optional filter from an earlier turn is
