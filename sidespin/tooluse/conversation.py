@@ -10,7 +10,7 @@ from functools import cached_property
 from typing import Any, Sequence
 
 from sidespin.tools import failed
-from sidespin.tooluse.values import telling_words
+from sidespin.tooluse.values import QUOTED, telling_words
 
 __all__ = ["Talk", "Answered", "parts_of"]
 
@@ -90,9 +90,11 @@ class Talk:
 
     @property
     def about_last_result(self) -> bool:
-        """Whether a new message shares a telling word (its first five letters) with the conversation's last result."""
+        """Whether a new message shares a telling word (its first five letters), not one of a text it quotes (what is
+        written: "the message 'Add a to-do list'"), with the conversation's last result."""
         last = self.answered[-1].answer if self.answered and not self.again else ""
-        return bool({w[:5] for w in telling_words(self.last) if len(w) >= 4} & {w[:5] for w in telling_words(last)})
+        asked = telling_words(QUOTED.sub(" ", self.last))
+        return bool({w[:5] for w in asked if len(w) >= 4} & {w[:5] for w in telling_words(last)})
 
     def texts(self, turn: bool = False) -> list[str]:
         """Every message's text and every call's arguments, in order (with `turn`, from the person's last message)."""

@@ -28,7 +28,7 @@ from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
 from sidespin.tooluse.offer import (deprecated_for, family_named, family_or_action, held_asked, held_said,
                                     look_ups, named, names_said, tables)
-from sidespin.tooluse.relevance import Embedder, agreed, meant, rank, table_scores
+from sidespin.tooluse.relevance import Embedder, agreed, firsts, meant, rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, bounds_for
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (IDS, as_said, asks_change, asks_question, change_asked, grounded, ids_as_listed,
@@ -138,6 +138,10 @@ class Decider:
             return next(i for i, table in enumerate(cut) if both in table), "a follow-up its own words place elsewhere"
         bonus = {i: _CONTINUITY * scores[relevant[0]] for i in last if not d.change_left}
         best = max(relevant, key=lambda i: scores[i] + bonus.get(i, 0.0))
+        both = [i for i in open_ if (named := firsts(d.alone)) and named <= {t.name for t in cut[i]}]
+        if best in last and both and both[0] != best:  # words and meaning both place it in another table
+            d.notes.append("core.table_agreed")
+            return both[0], "the table its words and meaning both place it in"
         return best, "the most relevant" + (", with the last call's" if best in last else "")
 
     # --- 2. whether ------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from loguru import logger
 from sidespin.tools import Tool
 from sidespin.tooluse.values import telling_words, words_of
 
-__all__ = ["Ranked", "rank", "table_scores", "document", "gist", "Embedder", "PINNED", "meant", "agreed"]
+__all__ = ["Ranked", "rank", "table_scores", "document", "gist", "Embedder", "PINNED", "meant", "agreed", "firsts"]
 
 _FUSION = 60  # reciprocal rank fusion's constant (Cormack et al.)
 _SECOND = 0.001  # what a table's second best tool adds, as a share of its score: it breaks ties
@@ -156,11 +156,18 @@ def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list
             for i in order]
 
 
-def agreed(ranked: Sequence[Ranked]) -> Tool | None:
-    """The tool of `ranked` that the message's words (BM25) and its meaning (embeddings) both rank first, or None."""
+def firsts(ranked: Sequence[Ranked]) -> set[str]:
+    """The names of the tools the message's words (BM25) and its meaning (embeddings) each rank first; none where
+    either ranks none."""
     by_words = min((r for r in ranked if r.bm25 is not None), key=lambda r: r.bm25, default=None)
     by_meaning = min((r for r in ranked if r.meaning is not None), key=lambda r: r.meaning, default=None)
-    return by_words.tool if by_words is not None and by_words is by_meaning else None
+    return {by_words.tool.name, by_meaning.tool.name} if by_words and by_meaning else set()
+
+
+def agreed(ranked: Sequence[Ranked]) -> Tool | None:
+    """The tool of `ranked` that the message's words and its meaning both rank first, or None."""
+    names = firsts(ranked)
+    return next(r.tool for r in ranked if r.tool.name in names) if len(names) == 1 else None
 
 
 def table_scores(tables: Sequence[Sequence[Tool]], ranked: Sequence[Ranked],

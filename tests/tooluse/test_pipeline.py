@@ -854,6 +854,30 @@ async def test_a_short_follow_up_reads_the_last_calls_table_unless_words_and_mea
     assert await decided(model, [*listed, *user(text)], [*disk, *vcs, journal], embedder=embedder) == [wanted]
 
 
+async def test_a_longer_request_after_a_call_reads_the_table_its_words_and_meaning_both_place_it_in() -> None:
+    """After a file server wrote shopping.md, "Stage it and commit it with the message 'Add the shopping list'":
+    the quoted message's words are what is written (they share "shopping" with the result, no follow-up of it), and
+    the words' first tool and the meaning's first lie in the version control's table: it is read, not the last
+    call's. A request for the file server stays there."""
+    disk = [tool(name, text, {"path": TEXT}, ["path"], source="mcp:disk") for name, text in (
+        ("put_file", "Write a text file."), ("read_file", "Read a text file's contents."),
+        ("list_dir", "List a folder's entries."), ("move_file", "Move or rename a file."),
+        ("file_info", "Size and dates of a file."), ("find_files", "Find files by a name pattern."))]
+    vcs = [tool(name, text, {"message": TEXT}, ["message"], source="mcp:vcs") for name, text in (
+        ("vcs_stage", "Add file contents to the staging area."), ("vcs_commit", "Record staged changes."),
+        ("vcs_status", "Show the working tree status."), ("vcs_log", "Show the commit history."),
+        ("vcs_diff", "Show unstaged changes."), ("vcs_branch", "List or create branches."))]
+    wrote = called("c1", "put_file", '{"path": "shopping.md"}', "Wrote shopping.md")
+    before = [*user("Write shopping.md with eggs"), *wrote, {"role": "assistant", "content": "Done."}]
+    embedder = Embedder()
+    for text, wanted in (("Stage it and commit it with the message 'Add the shopping list'.",
+                          ("vcs_commit", {"message": "Add the shopping list"})),
+                         ("Now move the shopping file into the archive folder please.",
+                          ("move_file", {"path": "shopping.md"}))):
+        model = FakeLlama({text: [wanted]})
+        assert await decided(model, [*before, *user(text)], [*disk, *vcs], embedder=embedder) == [wanted], text
+
+
 def _desk() -> tuple[list[Tool], Tool, Tool]:
     """A server too large for one table, whose to-dos are changed by id and listed, with their ids, by one tool."""
     kinds = "abcdefghijklmnop"
