@@ -173,11 +173,11 @@ async def test_a_routed_turn_counts_what_the_route_cost_with_its_answer(tmp_path
     # the route's decision, then the answer in words: their tokens add up, the context is the answer's
     (decided, asked) = cost(received[:first])
     assert asked == 1 and greeted.record.usage == Usage(decided + 300, len("Hello") + 20, 320, 4096)
-    # a routed call (whether, which: one look at the likeliest next tokens, does it fit, its arguments, whether
-    # another: a newline, then the end; no more call tried, for the message asks one thing), no decision after its
-    # result (one request, one round of calls), the answer
+    # a routed call (whether, which: one look at the likeliest next tokens, does it fit, its arguments; not whether
+    # another, for the message asks one thing), no decision after its result (one request, one round of calls), the
+    # answer
     (routed, asked) = cost(received[first:])
-    assert asked == 6 and weather.record.usage.input == routed + 350 and weather.record.usage.context == 356
+    assert asked == 4 and weather.record.usage.input == routed + 350 and weather.record.usage.context == 356
     assert reloaded.usage == weather.record.usage
 
 

@@ -14,7 +14,9 @@ from sidespin.tooluse.values import QUOTED, telling_words
 
 __all__ = ["Talk", "Answered", "parts_of"]
 
-_REQUEST_BREAK = re.compile(r"(?i)(?<=[.?!;])\s+|(?<![\s,])(?:\s*,)?\s+(?:and|also|as well as|then|plus)\s+")
+_REQUEST_BREAK = re.compile(r"(?i)(?<=[.?!;])(?<!\d\.)\s+|(?<![\s,])(?:\s*,)?\s+(?:and|also|as well as|then|plus)\s+")
+_JOINING = re.compile(r"(?i)\s(?:and|or|also|plus|then|und|oder|auch|dann|et|ou|puis|aussi|y|o|u|e|luego|tambi[ée]n|"
+                      r"oppure|anche|poi)\s")  # two things joined, in five languages
 _LIST_MARK = re.compile(r"[,，、;；]|(?<=[?？!！。])\s*\S")
 
 
@@ -59,8 +61,9 @@ class Talk:
 
     @property
     def asks_several(self) -> bool:
-        """Whether the last message may ask for more than one call: an "and", a list, or a second sentence."""
-        return bool(_REQUEST_BREAK.search(self.last.strip()) or _LIST_MARK.search(self.last.strip()))
+        """Whether the last message may ask for more than one call: an "and", an "or", a list, or a second sentence."""
+        last = self.last.strip()
+        return bool(_REQUEST_BREAK.search(last) or _LIST_MARK.search(last) or _JOINING.search(last))
 
     @property
     def rounds(self) -> int:

@@ -363,6 +363,9 @@ class Decider:
         d.written += (form := await self.model.call_format()).call_text(call.name, call.arguments)
         if len(d.calls) >= MAX_CALLS:
             return None
+        if not (d.talk.again or d.talk.asks_several):  # one thing asked, before results: its call is the answer
+            logger.info("TOOLUSE_MORE after {}: one thing is asked", call.name)
+            return None
         goes_on = await self.model.goes_on(d.written)
         logger.info("TOOLUSE_MORE after {}: {}", call.name, "another call" if goes_on else "the model stops")
         if not goes_on:

@@ -14,7 +14,7 @@ from sidespin.tooluse.offer import SHORTLIST, tables
 from sidespin.tooluse.pipeline import MAX_CALLS
 from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING
 from sidespin.tooluse.values import change_asked, reads
-from tests.route_fake import FakeLlama
+from tests.route_fake import CLOSE, FakeLlama
 from tests.tooluse.tools import (ADD_NOTE, CONVERT, EVALUATE, FIND_NOTES, FORECAST, OLD_FIND, RUN_SQL, STATUS, TEXT,
                                  called, tool)
 
@@ -182,6 +182,22 @@ async def test_after_a_sure_first_name_is_refused_the_next_is_tried_however_unli
     assert await decided(FakeLlama(wants, name_tokens=names), user(text), garden) == [("find_plants", {"name": "water"})]
     misfit = FakeLlama(wants, name_tokens=names, misfits=frozenset({"find_plants"}))
     assert await decided(misfit, user(text), garden) == []
+
+
+@pytest.mark.parametrize("text, several", [
+    ("Will it rain in Oslo tomorrow?", False), ("Wie wird das Wetter am 14. März in Oslo?", False),
+    ("Will it rain in Oslo or in Bergen?", True), ("Regnet es in Oslo und in Bergen?", True),
+    ("Rain in Oslo, Bergen, Tromsø?", True)])
+async def test_a_message_asking_one_thing_is_answered_by_one_call_without_asking_the_model_for_another(
+        text, several) -> None:
+    """Whether another call follows is asked of the model only where the message may ask several things (two joined
+    in five languages, a list, two sentences; a date's "14." ends no sentence): one asked is one call."""
+    first, second = ("forecast", {"city": "Oslo"}), ("forecast", {"city": "Bergen"})
+    model = FakeLlama({text: [first, second]})
+    wanted = [first, second] if several and "Bergen" in text else [first]
+    assert await decided(model, user(text), TOOLS) == wanted
+    after = [a for a in model.asked if a["kind"] == "next_tokens" and a["prompt"].endswith(CLOSE)]
+    assert bool(after) == several, text  # the model was asked whether it goes on
 
 
 async def test_a_message_naming_what_a_server_holds_is_written_as_a_call_down_to_the_floor() -> None:
