@@ -27,6 +27,8 @@ _LETTERS = {"YYYY": "[0-9]{4}", "yyyy": "[0-9]{4}", "AM/PM": "(AM|PM)", "MM": _M
 _SEPARATORS = {"-": "-", "/": "/", ":": ":", " ": " ", ",": ",", ".": "\\.", "T": "T", "Z": "Z"}
 _PIECE = re.compile("|".join(re.escape(key) for key in [*_LETTERS, *_SEPARATORS]))
 _FORM_QUOTED = re.compile(r"'([^'\n]{2,40})'|\"([^\"\n]{2,40})\"|\(([^()\n]{2,40})\)")
+_LABELS = frozenset("city state country province region town code name".split())  # words of a form's label
+_CODED = re.compile(r"[A-Z][^,'\"\n]{0,40}, ([A-Z]{2,3})")  # an example of a name and a code: 'Portland, OR'
 _DATE, _TIME = f"[0-9]{{4}}-{_MONTH}-{_DAY}", f"{_HOUR}:{_SIXTY}(:{_SIXTY})?"
 _FORMATS = {"date": _DATE, "time": _TIME, "date-time": f"{_DATE}T{_TIME}(Z|[+-]{_HOUR}:{_SIXTY})?"}
 
@@ -119,12 +121,25 @@ def bounded(schema: dict[str, Any], max_string: int, bounds: Bounds = Bounds()) 
 
 
 def _pattern_for(schema: dict[str, Any]) -> str | None:
-    """The anchored pattern of the date or time forms a string's `format` or description names; None if none."""
+    """The anchored pattern of the date or time forms a string's `format` or description names, or of a name and a
+    code its examples show ('San Francisco, CA'); None if none."""
     forms = [_FORMATS[schema["format"]]] if schema.get("format") in _FORMATS else []
     if isinstance(description := schema.get("description"), str):
-        quoted = (next(g for g in match.groups() if g is not None) for match in _FORM_QUOTED.finditer(description))
-        forms = list(dict.fromkeys([*forms, *filter(None, map(_date_form, quoted))]))
+        quoted = [next(g for g in match.groups() if g is not None) for match in _FORM_QUOTED.finditer(description)]
+        coded = _coded([a or b for a, b in re.findall(r"'([^'\n]{2,60})'|\"([^\"\n]{2,60})\"", description)])
+        forms = list(dict.fromkeys([*forms, *filter(None, [*map(_date_form, quoted), coded])]))
     return "^" + (forms[0] if len(forms) == 1 else "(" + "|".join(forms) + ")") + "$" if forms else None
+
+
+def _coded(examples: list[str]) -> str | None:
+    """The pattern of a name and a code its examples show ('San Francisco, CA', 'Portland, OR': a name, a comma, two
+    or three capitals), where every example with a comma but a form's label ('City, State') has that form."""
+    shown = [e for e in examples if "," in e and not set(re.findall(r"\w+", e.lower())) <= _LABELS]
+    codes = [_CODED.fullmatch(e) for e in shown]
+    if not codes or not all(codes):
+        return None
+    sizes = sorted({len(m.group(1)) for m in codes if m})
+    return r"[^,\n]{1,60}, [A-Z]{" + ",".join(map(str, dict.fromkeys([sizes[0], sizes[-1]]))) + "}"
 
 
 def _date_form(text: str) -> str | None:

@@ -3,6 +3,8 @@ arguments are written under (`schema`)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from sidespin.tooluse.model import FALLBACK, read_format
@@ -44,6 +46,25 @@ async def test_the_call_format_is_read_off_the_template_and_a_template_without_t
 def test_the_names_grammar_escapes_quotes_backslashes_and_newlines() -> None:
     grammar = names_grammar(['say"hi', "back\\slash", "new\nline"], '", ')
     assert '\\"' in grammar and "\\\\" in grammar and "\\n" in grammar and "\n" not in grammar.strip()
+
+
+@pytest.mark.parametrize("description, form", [
+    ("Pick-up town, such as 'Boulder, CO' or 'Austin, TX'. States abbreviated.", True),
+    ("Where, in the format 'City, State' (e.g., 'Salem, OR').", True),
+    ("The venue's city, e.g. \"Leeds, UK\".", True),
+    ("A city, e.g. 'Lyon, France' or 'Boulder, CO'.", False),  # an example of another form: no pattern
+    ("A city, in the format 'City, State'.", False),  # a label, no example of a code
+    ("The city name, such as 'Boulder'.", False),
+])
+def test_a_name_and_a_code_the_descriptions_examples_show_is_a_pattern(description, form) -> None:
+    """"Los Angeles" written where the description shows 'San Francisco, CA': the examples' form, a name, a comma and
+    two or three capitals, is the pattern the value is written under."""
+    schema = arguments_schema(tool("find", "Find it.", {"city": {"type": "string", "description": description}},
+                                   ["city"]))["properties"]["city"]
+    assert ("pattern" in schema) is form
+    if form:
+        assert re.fullmatch(schema["pattern"].strip("^$"), "Boulder, CO") and not re.fullmatch(
+            schema["pattern"].strip("^$"), "Boulder")
 
 
 def test_every_field_is_bounded_optional_ones_stay_optional_and_a_named_date_form_is_a_pattern() -> None:
