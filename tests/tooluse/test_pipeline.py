@@ -844,17 +844,23 @@ async def test_a_message_naming_one_thing_a_server_holds_is_for_a_tool_that_take
         assert [n for n, _ in await decided(FakeLlama(calls, name_tokens=names), user(text), wiki)] == [wanted], text
 
 
-async def test_a_short_follow_up_reads_the_last_calls_table_unless_words_and_meaning_both_place_it_elsewhere() -> None:
-    """Real embeddings, a file server and a version control server in no bench: after a file is written, "Stage that
-    file." is for the version control's table (both rankings put its staging tool first); "Read it back." stays."""
+def _disk_and_vcs(parameter: str) -> tuple[list[Tool], list[Tool]]:
+    """A file server and a version control server in no bench, the latter's tools taking one text, `parameter`."""
     disk = [tool(name, text, {"path": TEXT}, ["path"], source="mcp:disk") for name, text in (
         ("put_file", "Write a text file."), ("read_file", "Read a text file's contents."),
         ("list_dir", "List a folder's entries."), ("move_file", "Move or rename a file."),
         ("file_info", "Size and dates of a file."), ("find_files", "Find files by a name pattern."))]
-    vcs = [tool(name, text, {"files": TEXT}, ["files"], source="mcp:vcs") for name, text in (
+    vcs = [tool(name, text, {parameter: TEXT}, [parameter], source="mcp:vcs") for name, text in (
         ("vcs_stage", "Add file contents to the staging area."), ("vcs_commit", "Record staged changes."),
         ("vcs_status", "Show the working tree status."), ("vcs_log", "Show the commit history."),
         ("vcs_diff", "Show unstaged changes."), ("vcs_branch", "List or create branches."))]
+    return disk, vcs
+
+
+async def test_a_short_follow_up_reads_the_last_calls_table_unless_words_and_meaning_both_place_it_elsewhere() -> None:
+    """Real embeddings, a file server and a version control server in no bench: after a file is written, "Stage that
+    file." is for the version control's table (both rankings put its staging tool first); "Read it back." stays."""
+    disk, vcs = _disk_and_vcs("files")
     before = [*user("Write notes.txt saying hi"), *called("c1", "put_file", '{"path": "notes.txt"}', "Wrote notes.txt"),
               {"role": "assistant", "content": "Done."}]
     embedder = Embedder()
@@ -875,14 +881,7 @@ async def test_a_longer_request_after_a_call_reads_the_table_its_words_and_meani
     the quoted message's words are what is written (they share "shopping" with the result, no follow-up of it), and
     the words' first tool and the meaning's first lie in the version control's table: it is read, not the last
     call's. A request for the file server stays there."""
-    disk = [tool(name, text, {"path": TEXT}, ["path"], source="mcp:disk") for name, text in (
-        ("put_file", "Write a text file."), ("read_file", "Read a text file's contents."),
-        ("list_dir", "List a folder's entries."), ("move_file", "Move or rename a file."),
-        ("file_info", "Size and dates of a file."), ("find_files", "Find files by a name pattern."))]
-    vcs = [tool(name, text, {"message": TEXT}, ["message"], source="mcp:vcs") for name, text in (
-        ("vcs_stage", "Add file contents to the staging area."), ("vcs_commit", "Record staged changes."),
-        ("vcs_status", "Show the working tree status."), ("vcs_log", "Show the commit history."),
-        ("vcs_diff", "Show unstaged changes."), ("vcs_branch", "List or create branches."))]
+    disk, vcs = _disk_and_vcs("message")
     wrote = called("c1", "put_file", '{"path": "shopping.md"}', "Wrote shopping.md")
     before = [*user("Write shopping.md with eggs"), *wrote, {"role": "assistant", "content": "Done."}]
     embedder = Embedder()
