@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Sequence
+
+from loguru import logger
 
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.mend import mendable
 from sidespin.tooluse.model import Model
 from sidespin.tooluse.offer import deprecated_for
-from sidespin.tooluse.relevance import Embedder, Ranked
-from sidespin.tooluse.values import asks_change, reads, words_of
+from sidespin.tooluse.relevance import Embedder, Ranked, meant
+from sidespin.tooluse.values import asks_change, mentioned, reads, telling_words, words_of
 
 __all__ = ["Decision", "Shape", "NAMED_FLOOR", "FOLLOW_UP"]
 
@@ -100,6 +103,24 @@ class Decision:
         tools = {t.name: t for t in self.tools}
         return self.talk.rounds == 1 and asks_change(self.talk.last) and all(
             a.name in tools and reads(tools[a.name], self.tools) and not a.failed for a in self.talk.this_turn)
+
+    def far(self, call: ToolCall, floor: float) -> bool:
+        """Whether an answer's first call, where no shape chose the table, carries nothing the conversation said (nor a
+        name its server holds) and its tool is far from the message (`core.meaning_floor`): no word in common (BM25),
+        its gist's cosine under `floor`, no word of its name said in another language (`relevance.meant`)."""
+        said = "\n".join([self.said, *self.names[call.name].holds]).lower()
+        if self.calls or self.talk.again or self.shaped or any(mentioned(v, said, k) for k, v in call.arguments.items()
+                                                               if not isinstance(v, bool)):
+            return False
+        ranked = next((r for r in self.ranked if r.tool.name == call.name), None)
+        if ranked is None or ranked.cosine is None or ranked.cosine >= floor or ranked.bm25 is not None:
+            return False
+        if any(meant(w, telling_words(call.name), self.embedder) for w in telling_words(self.talk.last) if len(w) >= 4):
+            return False  # a word of its name, said in another language ("notas" of `note_list`)
+        self.notes.append("core.meaning_floor")
+        logger.info("TOOLUSE_FAR {} {} cosine={:.2f}: nothing said in it, and far in meaning from the message",
+                    call.name, json.dumps(call.arguments, ensure_ascii=False)[:200], ranked.cosine)
+        return True
 
     def summary(self) -> dict[str, Any]:
         """What the decision log line says."""

@@ -28,7 +28,7 @@ from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
 from sidespin.tooluse.offer import (deprecated_for, family_named, family_or_action, held_asked, held_said,
                                     look_ups, named, names_said, tables)
-from sidespin.tooluse.relevance import Embedder, agreed, firsts, meant, rank, table_scores
+from sidespin.tooluse.relevance import Embedder, agreed, firsts, rank, table_scores
 from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, bounds_for
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (IDS, as_said, asks_change, asks_question, change_asked, grounded, ids_as_listed,
@@ -108,8 +108,10 @@ class Decider:
         ("my to-do list": `todo_list`), else with the family it names ("a to-do": `todo_*`); after results, the failed
         call's to mend, else the most relevant to the parts left; for a follow-up, short or sharing a word with the
         last result, the last call's (unless, short and sharing no word with the result, its words and meaning both
-        rank another table's tool first: "Stage that file." after a write); else the most relevant. A table with
-        nothing left to call is passed over."""
+        rank another table's tool first: "Stage that file." after a write); else the most relevant, a table as
+        relevant as its best tool that may open the answer (`core.table_of_kind`), the last call's weighing half as
+        much again unless the message's words and meaning rank first two tools of another table
+        (`core.table_agreed`). A table with nothing left to call is passed over."""
         if len(cut) == 1:
             return 0, "the only table"
         closed = d.closed
@@ -138,8 +140,9 @@ class Decider:
             return next(i for i, table in enumerate(cut) if both in table), "a follow-up its own words place elsewhere"
         bonus = {i: _CONTINUITY * scores[relevant[0]] for i in last if not d.change_left}
         best = max(relevant, key=lambda i: scores[i] + bonus.get(i, 0.0))
-        both = [i for i in open_ if (named := firsts(d.alone)) and named <= {t.name for t in cut[i]}]
-        if best in last and both and both[0] != best:  # words and meaning both place it in another table
+        placed = firsts(d.alone)  # the tools its words and its meaning rank first
+        both = [i for i in open_ if placed and placed <= {t.name for t in cut[i]}]
+        if best in last and both and both[0] != best:  # both in another table than the last call's
             d.notes.append("core.table_agreed")
             return both[0], "the table its words and meaning both place it in"
         return best, "the most relevant" + (", with the last call's" if best in last else "")
@@ -308,29 +311,10 @@ class Decider:
         shown = ", ".join(f"{n}={str(call.arguments[n])[:60]!r}" for n in made_up) if call is not None else ""
         logger.info("TOOLUSE_ARGUMENTS {} {}{}", tool.name, "refused" if call is None else f"{len(raw)} chars",
                     f"; made up: {shown}" if made_up else "")
-        if call is None or made_up or self._far(d, call):
+        if call is None or made_up or d.far(call, MEANING_FLOOR):
             return self._retry(d, tool.name, made_up)
         d.call = call
         return self.mend if d.talk.again else self.more
-
-    @staticmethod
-    def _far(d: Decision, call: ToolCall) -> bool:
-        """Whether an answer's first call, where no shape chose the table, carries nothing the conversation said (nor a
-        name its server holds) and its tool is far from the message: no word in common (BM25), its gist's cosine under
-        `MEANING_FLOOR`, no word of its name said in another language (`relevance.meant`)."""
-        said = "\n".join([d.said, *d.names[call.name].holds]).lower()
-        if d.calls or d.talk.again or d.shaped or any(mentioned(v, said, k) for k, v in call.arguments.items()
-                                                    if not isinstance(v, bool)):
-            return False
-        ranked = next((r for r in d.ranked if r.tool.name == call.name), None)
-        if ranked is None or ranked.cosine is None or ranked.cosine >= MEANING_FLOOR or ranked.bm25 is not None:
-            return False
-        if any(meant(w, telling_words(call.name), d.embedder) for w in telling_words(d.talk.last) if len(w) >= 4):
-            return False  # a word of its name, said in another language ("notas" of `note_list`)
-        d.notes.append("core.meaning_floor")
-        logger.info("TOOLUSE_FAR {} {} cosine={:.2f}: nothing said in it, and far in meaning from the message",
-                    call.name, json.dumps(call.arguments, ensure_ascii=False)[:200], ranked.cosine)
-        return True
 
     # --- 5. mend ---------------------------------------------------------------------------------------------
 

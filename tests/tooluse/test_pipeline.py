@@ -179,7 +179,8 @@ async def test_after_a_sure_first_name_is_refused_the_next_is_tried_however_unli
     names = {"": [("delete_plant", 0.9), ("find_plants", 0.006), ("show_plant", 0.003), ("add_plant", 0.001)],
              **{n: [('",', 1.0)] for n in ("delete_plant", "find_plants", "show_plant", "add_plant")}}
     wants = {text: [("find_plants", {"name": "water"})]}
-    assert await decided(FakeLlama(wants, name_tokens=names), user(text), garden) == [("find_plants", {"name": "water"})]
+    model = FakeLlama(wants, name_tokens=names)
+    assert await decided(model, user(text), garden) == [("find_plants", {"name": "water"})]
     misfit = FakeLlama(wants, name_tokens=names, misfits=frozenset({"find_plants"}))
     assert await decided(misfit, user(text), garden) == []
 
@@ -941,7 +942,8 @@ async def test_a_tool_that_runs_a_language_may_change_things_so_its_call_ends_a_
     look = tool("query_plants", "Search the plants.", {"text": TEXT}, ["text"], source="mcp:garden")
     assert not reads(run, [run, look]) and reads(look, [run, look])
     text = "Add a plant to garden.db: basil, sown on 2 May."
-    model = FakeLlama({}, after={text: [("run_sql_query", {"sql": "INSERT INTO plants VALUES ('basil')"})]}, p_call=0.99)
+    insert = ("run_sql_query", {"sql": "INSERT INTO plants VALUES ('basil')"})
+    model = FakeLlama({}, after={text: [insert]}, p_call=0.99)
     inserted = called("c1", "run_sql_query", '{"sql": "INSERT INTO plants (name) VALUES (\'basil\')"}', "1 row.")
     assert await decided(model, [*user(text), *inserted], [run, look, FORECAST]) == []
     looked = called("c1", "query_plants", '{"text": "basil"}', "No plant.")

@@ -44,7 +44,8 @@ _EXPRESSION = re.compile(r"(?i)expr|formula|equation|calculat|comput|math|arithm
 _UNARY = re.compile(r"(?i)\b(?:sqrt|root|square|cube|factorial|logarithm|log|abs\w*|negat\w*|reciprocal|percent\w*)\b")
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b")
 _NUMBER = r"-?\d+(?:\.\d+)?"
-_OPERATORS = (("/", r"(?:divid\w*|geteilt|divis\w*|split\w*|shar\w*|teil\w*|partag\w*|repart\w*)\b|[÷/]"), ("*", r"(?:times|mal|fois|por|multipl\w*)\b|[x×*]"),
+_OPERATORS = (("/", r"(?:divid\w*|geteilt|divis\w*|split\w*|shar\w*|teil\w*|partag\w*|repart\w*)\b|[÷/]"),
+              ("*", r"(?:times|mal|fois|por|multipl\w*)\b|[x×*]"),
               ("+", r"(?:plus|más|add\w*)\b|[+]"), ("-", r"(?:minus|menos|moins|weniger|subtract\w*)\b|[-−]"))
 
 

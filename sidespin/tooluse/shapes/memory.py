@@ -115,7 +115,8 @@ class Memory(Shape):
         has its value's text (a parameter named for one: `value`, `content`, `fact`…) be those words, as said."""
         tool, kept = decision.names[call.name], _to_keep(decision.talk.last)
         annotated = any(t.read_only or t.destructive for t in decision.tools if t.source == tool.source)
-        fields = [n for n, s in tool.parameters.items() if last_word(n) in _VALUES and (s or {}).get("type") == "string"]
+        fields = [n for n, schema in tool.parameters.items()
+                  if last_word(n) in _VALUES and (schema or {}).get("type") == "string"]
         if not kept or not fields or not stores(tool) or does(tool, annotated) != "keep":
             return call
         asked, held = _words(kept), _words(" ".join(str(v) for v in call.arguments.values()))
