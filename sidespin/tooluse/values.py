@@ -100,7 +100,7 @@ REQUEST_AT = (r"(?i)(?:^|[.!?;:,«\"]\s*|\b(?:please|you|to|and|then|also|now|et
 _NEW = (r"(?:create|make|write|save|add|append|insert|put|cr[ée]e[rz]?|[ée]cri[st]|[ée]crire|ajoute[rz]?|erstelle|"
         r"schreib\w*|f[üu]ge|speicher\w*|crea[r]?|escribe|a[ñn]ade|guarda|scrivi|aggiungi|salva)")  # of a new thing
 _CHANGE = (rf"(?:{_NEW}|set|change|replace|overwrite|edit|update|delete|remove|rename|move|copy|stage|commit|push|"
-           r"upload|rewrite|fix|mark|complete|finish|close|archive|cancel|clear|reset|restore|enable|disable|toggle|"
+           r"export|import|upload|rewrite|fix|mark|complete|finish|close|archive|cancel|clear|reset|restore|enable|disable|toggle|"
            r"start|stop|pause|resume|marque[rz]?|termine[rz]?|annule[rz]?|markiere|erledige|marca|completa|cancela|"
            r"segna|modifie[rz]?|supprime[rz]?|renomme[rz]?|d[ée]place[rz]?|[äa]ndere|l[öo]sche|entferne|cambia|borra|"
            r"elimina|mueve|sposta)")

@@ -601,6 +601,18 @@ async def test_with_a_second_model_it_names_and_writes_the_calls_and_judges_whet
     names, first, _ = await with_second(0.9, started=False)  # it could not start: the first decides alone
     assert names == ["forecast"] and "complete" in first.kinds()
 
+async def test_a_tool_that_exports_or_imports_writes_a_file_so_a_question_does_not_call_it() -> None:
+    """"What's in recipes.json?": the model likes `export_recipes` (it writes a PDF file), which no change asked lets
+    open the answer: no file is written; asked to export, it is called."""
+    kitchen = [tool(f"{verb}_recipes", f"{verb.title()} the recipes of a file.", {"path": TEXT}, ["path"],
+                    source="mcp:kitchen") for verb in ("export", "import", "read")]
+    names = {"": [('export_recipes",', 0.8), ('read_recipes",', 0.15), ('import_recipes",', 0.05)]}
+    for text, wanted in (("What's in recipes.json?", []),
+                         ("Export recipes.json, please.", [("export_recipes", {"path": "recipes.json"})])):
+        model = FakeLlama({text: [("export_recipes", {"path": "recipes.json"})]}, name_tokens=names)
+        assert await decided(model, user(text), kitchen) == wanted, text
+
+
 async def test_after_results_the_decision_reads_the_last_calls_table_unless_the_message_asks_several_things() -> None:
     tools = [*many("mcp:a", "alpha", 6), *many("mcp:b", "beta", 6), FORECAST, EVALUATE]
     text = "Forecast for Oslo"
