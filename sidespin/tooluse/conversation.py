@@ -10,7 +10,7 @@ from functools import cached_property
 from typing import Any, Sequence
 
 from sidespin.tools import failed
-from sidespin.tooluse.values import QUOTED, telling_words
+from sidespin.tooluse.values import QUOTED, asks_change, telling_words
 
 __all__ = ["Talk", "Answered", "parts_of"]
 
@@ -21,8 +21,9 @@ _LIST_MARK = re.compile(r"[,，、;；]|(?<=[?？!！。])\s*\S")
 
 
 def parts_of(text: str) -> list[str]:
-    """The parts of a message that asks several things (sentences, requests joined by "and", "then"…); [] if one."""
-    parts = [part for part in _REQUEST_BREAK.split(text.strip()) if len(part.split()) >= 3]
+    """The parts of a message that asks several things (sentences, requests joined by "and", "then"…: of three words
+    or more, or asking a change, "Stage it and commit it"); [] if one."""
+    parts = [part for part in _REQUEST_BREAK.split(text.strip()) if len(part.split()) >= 3 or asks_change(part)]
     return parts if len(parts) > 1 else []
 
 

@@ -906,6 +906,21 @@ async def test_a_longer_request_after_a_call_reads_the_table_its_words_and_meani
         assert await decided(model, [*before, *user(text)], [*disk, *vcs], embedder=embedder) == [wanted], text
 
 
+async def test_a_short_request_joined_to_another_is_a_part_of_its_own_and_has_its_round() -> None:
+    """"Stage it and commit it with the message '…'": "Stage it", two words, asks a change: after the staging's
+    result the commit is decided; "between 14 March and 25 December" is one thing asked, no second round."""
+    disk, vcs = _disk_and_vcs("message")
+    text = "Stage it and commit it with the message 'Add the shopping list'."
+    staged = called("c1", "vcs_stage", '{"message": "shopping.md"}', "Staged shopping.md")
+    commit = ("vcs_commit", {"message": "Add the shopping list"})
+    model = FakeLlama({}, after={text: [commit]}, p_call=0.99)
+    assert await decided(model, [*user(text), *staged], [*disk, *vcs]) == [commit]
+    dates = "How many commits between 14 March and 25 December?"
+    logged = called("c1", "vcs_log", '{"message": "14 March"}', "3 commits")
+    model = FakeLlama({}, after={dates: [("vcs_log", {"message": "25 December"})]}, p_call=0.99)
+    assert await decided(model, [*user(dates), *logged], [*disk, *vcs]) == []
+
+
 def _desk() -> tuple[list[Tool], Tool, Tool]:
     """A server too large for one table, whose to-dos are changed by id and listed, with their ids, by one tool."""
     kinds = "abcdefghijklmnop"
