@@ -281,9 +281,11 @@ class Editor(Shape):
                      written: str) -> ToolCall | None:
         """`call` of a tool writing a file's whole text, as `editor.whole_file` has it; None where refused."""
         tool, message = decision.names[call.name], decision.talk.last
-        if text is None:  # not read: a new file, or one to replace, as written (the text the message states, where it
-            if _OVERWRITE.search(message) or not any(isinstance(v, str) and os.path.isfile(v)  # states one); else
-                                                     for v in call.arguments.values()):  # added to where it can, asked
+        # not read: a new file, or one to replace, as written (with the text the message states, where it states
+        # one); a file that exists, added to where the tool can and the message asks
+        if text is None:
+            if _OVERWRITE.search(message) or not any(isinstance(v, str) and os.path.isfile(v)
+                                                     for v in call.arguments.values()):
                 if (stated := _stated(message)) is None or _holds(call.arguments.get(field), stated):
                     return call
                 decision.notes.append("editor.stated_text")
