@@ -26,7 +26,7 @@ from loguru import logger
 from sidespin.tools import Tool
 
 __all__ = ["IDS", "MONTHS", "said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented",
-           "as_said", "named_as_called", "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT",
+           "as_said", "named_as_called", "CALLED", "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT",
            "asks_change", "change_asked", "reads",
            "asks_question", "kind_asked", "READ_VERBS", "own_word", "QUOTED", "ids_as_listed"]
 
@@ -64,7 +64,7 @@ MONTHS = ("january|february|march|april|may|june|july|august|september|october|n
           "januar|februar|märz|juni|juli|oktober|dezember")  # a regex's alternatives, in four languages
 IDS = frozenset({"id", "uuid", "guid", "key"})  # a parameter's last word that names a thing for a tool, not a person
 _FIELD = re.compile(r"""["']?([\w-]+)["']?\s*[:=]\s*["']?([\w.:-]+)""")  # a record's field: `"id": "a1f0"`, `id=7`
-_CALLED = re.compile(r"""(?i)\b(?:called|named|titled|appel[ée]e?|nomm[ée]e?|intitul[ée]e?|llamad[oa]|titulad[oa]|"""
+CALLED = re.compile(r"""(?i)\b(?:called|named|titled|appel[ée]e?|nomm[ée]e?|intitul[ée]e?|llamad[oa]|titulad[oa]|"""
                      r"""genannt|namens|chiamat[oa])\s+(?:"([^"\n]+)"|'([^'\n]+)'|“([^”\n]+)”|«\s?([^»\n]+?)\s?»|"""
                      r"""(\w[\w.-]*\w))""")  # a thing called by its name: quoted, or one word ("packing-for-oslo")
 _SCHEMA_WORDS = frozenset({"anyOf", "oneOf", "allOf", "additionalProperties", "$ref", "$schema"})
@@ -362,7 +362,7 @@ def named_as_called(tool: Tool, arguments: dict[str, Any], message: str) -> dict
     """`arguments` with a text naming the thing (a parameter whose name ends in name or title) that the message does
     not say, where the message calls the thing by a name ("a note called packing-for-oslo", "intitulée « Courses »"):
     that name."""
-    if (found := _CALLED.search(message)) is None:
+    if (found := CALLED.search(message)) is None:
         return arguments
     called, fixed = next(group for group in found.groups() if group).strip(), dict(arguments)
     for name, value in arguments.items():

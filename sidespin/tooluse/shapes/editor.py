@@ -29,7 +29,7 @@ from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.decision import Decision, Shape
 from sidespin.tooluse.model import Model, names_grammar
-from sidespin.tooluse.values import QUOTED, asks_change
+from sidespin.tooluse.values import CALLED, QUOTED, asks_change
 
 __all__ = ["Editor", "replacing_pair"]
 
@@ -38,8 +38,6 @@ _OLD, _NEW = re.compile(r"^old(?:[_A-Z]|$)"), re.compile(r"^new(?:[_A-Z]|$)")
 _ADDING = re.compile(r"(?i)\b(?:add|append|insert|put|ajoute[rz]?|füge|hinzu|añade|agrega|aggiungi)\b")
 _REPLACING = re.compile(r"(?i)\b(?:replace|instead|rather than|swap|remove|delete|change|rename|remplace|"
                         r"ersetze|reemplaza|sostituisci)\b|\bnew (?:file|folder|directory)\b")
-_NAMING = re.compile(r"""(?i)\b(?:called|named|titled|appel[ée]e?|nomm[ée]e?|intitul[ée]e?|llamad[oa]|genannt|"""
-                     r"""titulad[oa]|chiamat[oa])\s*(?:"[^"\n]*"|'[^'\n]*'|“[^”\n]*”|«[^»\n]*»)""")  # a quoted name
 _OVERWRITE = re.compile(r"(?i)\b(?:overwrit\w*|[ée]cras\w*|[üu]berschreib\w*|sobrescrib\w*|sovrascriv\w*)")
 _CHANGING = re.compile(r"(?i)\b(?:change|replace|edit|update|correct|fix|swap|substitute|turn|modif(?:y|ie|ica)|"
                        r"remplace|ändere|ersetze|cambia|reemplaza|sostituisci)\b")
@@ -110,7 +108,7 @@ def _stated(message: str) -> str | None:
                       r"testo)\s*:\s+(\S.*)$", message.strip(), re.DOTALL | re.IGNORECASE)  # "with the line: …"
     if after and asks_change(message[:after.start()], new=True):
         return after.group(1).strip()
-    unnamed = _NAMING.sub(" ", message)  # "called 'Books to lend'": a name, not a text
+    unnamed = CALLED.sub(" ", message)  # "called 'Books to lend'": a name, not a text
     quoted = [next(part for part in found if part) for found in QUOTED.findall(unnamed)]
     return quoted[0].strip() if len(quoted) == 1 else None
 
