@@ -8,20 +8,22 @@
 An attachment is `{"type": "image"|"audio", "mimeType", "data"}` (base64), and its text a placeholder;
 an embedded resource is also `{"type": "resource", "uri", "mimeType", "text"}`, for the page to show.
 A result's `structuredContent` is kept as `ToolResult.structured`: it is the model's text when the
-result has no text, and is added to the text when no text block already says it.
+result has no text, and is added to the text when no text block already says it. A result not flagged `isError`
+whose only content is a JSON object reporting a failure and nothing else (`reported_failure`:
+`{"error": "no such table: x"}`, `{"success": false, "message": …}`) is a failure all the same.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Mapping
 
 import mcp_types as types
 
 from sidespin.tools import Tool, ToolCall, ToolFn, ToolResult
 from sidespin.tools.schema import as_meant
 
-__all__ = ["render_blocks", "render_resource_contents", "render_result", "tool_from_mcp"]
+__all__ = ["render_blocks", "render_resource_contents", "render_result", "reported_failure", "tool_from_mcp"]
 
 
 def _placeholder(kind: str, mime_type: str, data: str) -> str:
@@ -84,11 +86,32 @@ def render_result(result: types.CallToolResult, call: ToolCall) -> ToolResult:
     if structured is not None and texts and not any(_same_json(text, structured) for text in texts):
         texts.append(json.dumps(structured, ensure_ascii=False))
     text = "\n".join(texts)
-    if result.is_error:
+    if result.is_error or reported_failure(text, structured):
         error = text or (json.dumps(structured, ensure_ascii=False) if structured is not None else "")
         return ToolResult(call=call, error=error or "the tool reported an error", attachments=attachments,
                           kind="failed", structured=structured)
     return ToolResult(call=call, output=text, attachments=attachments, structured=structured)
+
+
+# what an object that reports a failure may hold besides it: its message, code and details, never a payload
+_FAILURE_KEYS = {"error", "errors", "success", "ok", "status", "message", "code", "detail", "details", "hint"}
+_FAILED_STATUS = {"error", "failed", "failure", "fail"}
+
+
+def reported_failure(text: str, structured: Any = None) -> bool:
+    """Whether a result's content is one JSON object that reports a failure and holds nothing else: keys only among
+    `_FAILURE_KEYS`, and a non-empty `error` or `errors`, `success` or `ok` false, or a failed `status`. An object
+    with any other key (a row whose `error` column is set, `{"error": null, "rows": [...]}`) or any text beside it
+    is not one."""
+    try:
+        value = json.loads(text) if text.strip() else structured
+    except ValueError:
+        return False
+    if not isinstance(value, Mapping) or not value or not set(value) <= _FAILURE_KEYS:
+        return False
+    status = value.get("status")
+    return bool(value.get("error") or value.get("errors")) or value.get("success") is False or (
+        value.get("ok") is False) or (isinstance(status, str) and status.lower() in _FAILED_STATUS)
 
 
 def _same_json(text: str, value: Any) -> bool:

@@ -1,11 +1,12 @@
 """A stdio MCP server that runs SQL on an SQLite file, for reading a database's schema (sidespin.mcp.holdings).
 
-    python ledger_server.py DATABASE RECORD [standard] [by-path]
+    python ledger_server.py DATABASE RECORD [standard] [by-path] [quiet]
 
 `run_sql(sql)` runs one statement and gives its rows as JSON records (with `by-path`, `query_file(db_path,
 sql_query)` on the database file it is given); `add_row(table, values)` inserts. With `standard`, it answers like
 a server whose database has no `sqlite_master`: a query naming it fails, and one of `information_schema.columns`
-gives the columns as a Markdown table. Each SQL text run is appended to RECORD.
+gives the columns as a Markdown table. With `quiet`, a statement that fails is answered as some servers do, without
+`isError`: `{"error": "Database error: ..."}`. Each SQL text run is appended to RECORD.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 from mcp.server.mcpserver import MCPServer
 
 DATABASE, RECORD = sys.argv[1], sys.argv[2]
-STANDARD = "standard" in sys.argv[3:]
+STANDARD, QUIET = "standard" in sys.argv[3:], "quiet" in sys.argv[3:]
 server = MCPServer("ledger")
 
 
@@ -32,7 +33,12 @@ def run_sql(sql: str, database: str = DATABASE) -> str:
             rows = [(t, c[1]) for (t,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
                     for c in db.execute(f'PRAGMA table_info("{t}")')]
             return "| table_name | column_name |\n|---|---|\n" + "\n".join(f"| {t} | {c} |" for t, c in rows)
-        cursor = db.execute(sql)
+        try:
+            cursor = db.execute(sql)
+        except sqlite3.Error as error:
+            if QUIET:
+                return json.dumps({"error": f"Database error: {error}"})
+            raise
         names = [d[0] for d in cursor.description or []]
         return json.dumps([dict(zip(names, row)) for row in cursor.fetchall()])
 
