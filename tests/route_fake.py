@@ -118,6 +118,8 @@ class FakeLlama:
         named = prompt.rpartition(OPEN)[2].removesuffix(BETWEEN)  # the arguments of the name written, if scripted
         if named != name:
             arguments = next((a for n, a in wanted if n == named), arguments)
+        if isinstance((json_schema or {}).get("properties"), dict):  # a grammar writes no property its schema lacks
+            arguments = {k: v for k, v in arguments.items() if k in json_schema["properties"]}
         longest = max((p.get("maxLength", 0) for p in (json_schema or {}).get("properties", {}).values()), default=0)
         if self.loops_past is not None and longest > self.loops_past:
             return json.dumps(arguments)[:-3]

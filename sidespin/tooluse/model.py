@@ -12,7 +12,7 @@ import json
 import math
 from dataclasses import dataclass
 from os.path import commonprefix
-from typing import Any, Protocol, Sequence
+from typing import Any, Collection, Protocol, Sequence
 
 from loguru import logger
 
@@ -193,12 +193,14 @@ class Model:
         yes, no = (sum(p for token, p in likely if token.strip().lower().startswith(word)) for word in ("yes", "no"))
         return yes / (yes + no) if yes + no else 1.0
 
-    async def arguments(self, written: str, tool: Tool, bounds: Bounds, longest: int | None = None) -> str:
-        """The arguments' JSON after `written` under the tool's bounded schema, strings up to `longest` characters
-        (the model's own bound where None); once more with shorter strings where they were cut off."""
+    async def arguments(self, written: str, tool: Tool, bounds: Bounds, longest: int | None = None,
+                        leave: Collection[str] = ()) -> str:
+        """The arguments' JSON after `written` under the tool's bounded schema without the optional parameters in
+        `leave`, strings up to `longest` characters (the model's own bound where None); once more with shorter
+        strings where they were cut off."""
         longest = min(self.max_string, longest or self.max_string)
         for limit in dict.fromkeys((longest, min(longest, SHORT_STRING))):
-            schema = arguments_schema(tool, max_string=limit, bounds=bounds)
+            schema = arguments_schema(tool, max_string=limit, bounds=bounds, leave=leave)
             raw = await self.llama.complete(written, None, schema, token_budget(schema))
             try:
                 json.loads(raw)

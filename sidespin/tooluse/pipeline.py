@@ -29,11 +29,11 @@ from sidespin.tooluse.model import Model
 from sidespin.tooluse.offer import (deprecated_for, family_named, family_or_action, held_asked, held_said,
                                     look_ups, named, names_said, tables)
 from sidespin.tooluse.relevance import Embedder, agreed, firsts, rank, table_scores
-from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, bounds_for
+from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, bounds_for, dropped_whatever
 from sidespin.tooluse.shapes import shapes_for
-from sidespin.tooluse.values import (IDS, as_said, asks_change, asks_question, change_asked, grounded, ids_as_listed,
-                                     invented, kind_asked, last_word, mentioned, named_as_called, own_word, reads,
-                                     said_in, telling_words, words_of)
+from sidespin.tooluse.values import (IDS, as_said, asks_change, asks_question, change_asked, grounded,
+                                     ids_as_listed, invented, kind_asked, last_word, mentioned, named_as_called,
+                                     own_word, reads, said_in, telling_words, words_of)
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
 
@@ -290,7 +290,9 @@ class Decider:
         bounds, same = bounds_for(d.said), [c.arguments for c in d.calls if c.name == tool.name]
         texts = [len(v) for a in same for v in a.values() if isinstance(v, str)]  # a tool again: texts of its kind
         longest = max([SHORT_STRING, *texts]) if same else None
-        raw = await self.model.arguments(written, tool, bounds, longest) if tool.parameters else "{}"
+        now = said_in([d.query, *d.talk.texts(turn=True)])  # optional values: said for this request; switches: asked
+        leave = dropped_whatever(tool, now, said_in([d.query]))  # (`grounded` below) not written at all
+        raw = await self.model.arguments(written, tool, bounds, longest, leave) if tool.parameters else "{}"
         try:
             arguments = json.loads(raw)
             if isinstance(arguments, dict):
@@ -300,7 +302,6 @@ class Decider:
             if d.calls or d.retried:  # a try past what the model wrote itself: no call
                 return None
             raise MalformedToolCall(f"the arguments for {tool.name} do not fit its schema: {error}", raw) from None
-        now = said_in([d.query, *d.talk.texts(turn=True)])  # optional values: said for this request; switches: asked
         arguments = ids_as_listed(tool, named_as_called(tool, as_said(tool, arguments, d.said), d.talk.last),
                                   [a.answer for a in d.talk.answered if not a.failed], d.talk.last)
         call: ToolCall | None = ToolCall(tool.name, grounded(tool, arguments, now, said_in([d.query]), d.said))

@@ -1,16 +1,18 @@
 """The JSON schema a call's arguments are written under: the tool's own in the subset llama.cpp turns into a
-grammar, every field bounded (`bounds_for` what was said), a date or time form a string names as a pattern."""
+grammar, every field bounded (`bounds_for` what was said), a date or time form a string names as a pattern; without
+the optional parameters whose values would be dropped whatever they were (`dropped_whatever`)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Collection
 
 from sidespin.tools import Tool
-from sidespin.tooluse.values import numbers_said, words_of
+from sidespin.tooluse.values import allowed, mentioned, numbers_said, words_of
 
-__all__ = ["MAX_STRING", "SHORT_STRING", "Bounds", "arguments_schema", "bounded", "bounds_for", "token_budget"]
+__all__ = ["MAX_STRING", "SHORT_STRING", "Bounds", "arguments_schema", "bounded", "bounds_for", "dropped_whatever",
+           "token_budget"]
 
 MAX_STRING = 600  # characters in one string argument (a file's new content fits; a loop stays short)
 SHORT_STRING = 120  # ... when the arguments were cut off at MAX_STRING: asked once more
@@ -51,12 +53,34 @@ def bounds_for(said: str) -> Bounds:
                   min(max([DECIMALS, *decimals]), MOST_DECIMALS), min(max(MAX_ITEMS, listed), MOST_ITEMS))
 
 
-def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds = Bounds()) -> dict[str, Any]:
-    """The schema arguments are written under: the tool's properties bounded (an untyped one is a string); a text
-    parameter with no allowed values in its schema takes those the tool's description lists for it (`listed`)."""
+def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds = Bounds(),
+                     leave: Collection[str] = ()) -> dict[str, Any]:
+    """The schema arguments are written under: the tool's properties but the optional ones named in `leave`, bounded
+    (an untyped one is a string); a text parameter with no allowed values in its schema takes those the tool's
+    description lists for it (`listed`)."""
     properties = {name: {"enum": values} if (values := listed(tool, name)) else sub
-                  for name, sub in tool.parameters.items()}
+                  for name, sub in tool.parameters.items() if name in tool.required or name not in leave}
     return _object(properties, [name for name in tool.parameters if name in tool.required], max_string, bounds)
+
+
+def dropped_whatever(tool: Tool, said: str, asked: str) -> set[str]:
+    """The optional parameters `grounded` drops whatever value is written for them (so none need be written): a switch
+    whose name `asked`, the person's words, does not say; a number where `said` holds none; a text of allowed values
+    none of which `said` mentions."""
+    dropped, numbers = set(), bool(numbers_said(said))
+    for name, schema in tool.parameters.items():
+        if name in tool.required or not isinstance(schema, dict):
+            continue
+        kind = schema.get("type")
+        kinds = set(kind) if isinstance(kind, list) else {kind}
+        if kinds <= {"boolean", "null"} and "boolean" in kinds and not mentioned(True, asked, name):
+            dropped.add(name)
+        elif kinds & {"integer", "number"} and not kinds & {"string", "array", "object"} and not numbers:
+            dropped.add(name)
+        elif (choices := allowed(schema)) and schema.get("type", "string") == "string" and not any(
+                mentioned(c, said, name) for c in choices):
+            dropped.add(name)
+    return dropped
 
 
 def listed(tool: Tool, name: str) -> list[str]:

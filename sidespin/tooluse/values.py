@@ -26,9 +26,9 @@ from loguru import logger
 from sidespin.tools import Tool
 
 __all__ = ["IDS", "MONTHS", "said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented",
-           "as_said", "named_as_called", "CALLED", "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT",
-           "asks_change", "change_asked", "reads",
-           "asks_question", "kind_asked", "READ_VERBS", "own_word", "QUOTED", "ids_as_listed"]
+           "as_said", "named_as_called", "CALLED", "words_of", "last_word", "telling_words",
+           "allowed", "REQUEST_AT", "asks_change", "change_asked", "reads", "asks_question", "kind_asked", "READ_VERBS",
+           "own_word", "QUOTED", "ids_as_listed"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

@@ -11,7 +11,8 @@ from sidespin.tooluse.model import FALLBACK, read_format
 from sidespin.tooluse.model import names_grammar
 from sidespin.tooluse.offer import (SHORTLIST, TABLE_CHARS, action_named, family_named, named, offered, offered_table,
                                    tables)
-from sidespin.tooluse.schema import MAX_ITEMS, arguments_schema, bounds_for
+from sidespin.tooluse.schema import MAX_ITEMS, arguments_schema, bounds_for, dropped_whatever
+from sidespin.tooluse.values import said_in
 from tests.route_fake import BETWEEN, CLOSE, OPEN, FakeLlama
 from tests.tooluse.tools import TEXT, tool
 
@@ -166,3 +167,25 @@ CELLAR = [tool("vault_ops", "Vault operations.", {"action": {"enum": ["open", "l
                                           ("Which wines age best?", set())])
 def test_a_reading_verb_a_request_opens_with_names_the_tools_that_allow_it_as_a_value(text, wanted) -> None:
     assert action_named(CELLAR, text) == wanted
+
+
+SEARCH_LOG = tool("grep_log", "Search a log file for lines matching a pattern.", {
+    "path": TEXT, "pattern": TEXT, "ignore_case": {"type": "boolean"}, "whole_words": {"type": ["boolean", "null"]},
+    "context_lines": {"type": "integer"}, "tail": {"type": ["number", "null"]},
+    "level": {"type": "string", "enum": ["debug", "info", "warning", "error"]}, "since": TEXT},
+    ["path", "pattern"], source="mcp:logs", read_only=True)
+
+
+def test_optional_values_that_would_be_dropped_whatever_they_were_are_not_offered_to_be_written() -> None:
+    """A switch the person does not name, a number where nothing was said as a number, a choice of values none said:
+    whatever the model wrote for them would be dropped (`grounded`), so writing them only costs time. A required
+    parameter, an open text, and those the message does say stay."""
+    plain = said_in(["Look for 'timeout' in server.log."])
+    assert dropped_whatever(SEARCH_LOG, plain, plain) == {"ignore_case", "whole_words", "context_lines", "tail",
+                                                          "level"}
+    said = said_in(["Show the last 20 warning lines about 'timeout' in server.log, ignoring case."])
+    assert dropped_whatever(SEARCH_LOG, said, said) == {"whole_words"}
+    schema = arguments_schema(SEARCH_LOG, leave=dropped_whatever(SEARCH_LOG, plain, plain))
+    assert set(schema["properties"]) == {"path", "pattern", "since"} and schema["required"] == ["path", "pattern"]
+    assert "whole_words" not in dropped_whatever(SEARCH_LOG, plain, said_in(["Match whole words only."]))
+    assert dropped_whatever(tool("f", "F.", {"on": {"type": "boolean"}}, ["on"]), plain, plain) == set()  # required

@@ -419,6 +419,23 @@ async def test_an_optional_value_no_one_said_is_dropped_and_one_the_message_asks
     assert await decided(model, user(text), [FORECAST]) == [("forecast", {"city": "Oslo", "units": "imperial"})]
 
 
+async def test_optional_values_that_would_be_dropped_are_not_written_at_all_and_those_said_are() -> None:
+    """A switch and a count the message does not say are not in the schema the model writes under (writing them
+    only cost time before they were dropped); said, they are, and the call carries them."""
+    find = tool("find_cells", "Find cells whose value matches a query in a workbook.", {
+        "path": TEXT, "query": TEXT, "case_sensitive": {"type": "boolean"}, "max_results": {"type": "integer"}},
+        ["path", "query"], source="mcp:sheets", read_only=True)
+    wrote = {"path": "rota.xlsx", "query": "snacks", "case_sensitive": True, "max_results": 7}
+    for text, kept in (("Find 'snacks' in rota.xlsx.", {}),
+                       ("Find 'snacks' in rota.xlsx, case sensitive, at most 7.", {"case_sensitive": True,
+                                                                                    "max_results": 7})):
+        model = FakeLlama({text: [("find_cells", wrote)]})
+        assert await decided(model, user(text), [find]) == [("find_cells", {"path": "rota.xlsx", "query": "snacks",
+                                                                            **kept})]
+        schema = next(a["schema"] for a in model.asked if a["kind"] == "complete" and a["schema"])
+        assert set(schema["properties"]) == {"path", "query", *kept}
+
+
 async def test_a_placeholder_an_address_or_a_file_no_one_named_is_no_value() -> None:
     mail = tool("send_mail", "Send an e-mail.", {"to": {"type": "string"}, "text": {"type": "string"}},
                 ["to", "text"])
