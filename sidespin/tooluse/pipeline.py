@@ -156,10 +156,16 @@ class Decider:
         if second is not None and UNSURE_CALL <= d.chance < d.bar:  # the larger model's judgement, on its prompt
             d.chance = await second.chance_of_a_call(d)
             d.notes.append("core.second_whether")
+        system = [m for m in d.talk.messages[:1] if m.get("role") == "system"]
         if d.chance < d.bar and not again and d.talk.answered_in_words_before:
-            alone = [m for m in d.talk.messages[:1] if m.get("role") == "system"] + d.talk.messages[-1:]
-            d.chance = max(d.chance, await self.model.call_chance(await self.model.prompt(alone, d.table)))
+            d.chance = max(d.chance, await self.model.call_chance(await self.model.prompt(
+                system + d.talk.messages[-1:], d.table)))
             d.notes.append("core.follow_up_alone")
+        elif d.chance < d.bar and again and len(d.talk.parts) > d.talk.rounds and asks_change(d.query):
+            part = [{"role": "user", "content": d.query}]  # a change asked by a part no call has served yet
+            d.chance = max(d.chance, await self.model.call_chance(await self.model.prompt(system + part, d.table)))
+            d.bar = self.threshold
+            d.notes.append("core.part_left")
         if not again:  # a message naming a tool or what it holds, or one a shape serves: down to a floor; shapes narrow
             named = (("core.tool_named", names_said), ("core.held_named", partial(held_asked, embedder=d.embedder)))
             floors = {rule: NAMED_FLOOR for rule, says in named if says(d.table, d.talk.last)}

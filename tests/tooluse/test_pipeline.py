@@ -1072,3 +1072,27 @@ async def test_a_table_is_as_relevant_as_its_best_tool_of_the_kind_asked_so_a_qu
     assert not any({t.name for t in makers} <= part and {t.name for t in readers} & part for part in parts)
     model = FakeLlama({text: [wanted]}, p_call=0.9)
     assert await decided(model, user(text), cookbook) == [wanted]
+
+
+async def test_a_change_asked_by_a_part_no_call_served_is_judged_on_that_part_with_the_usual_bar() -> None:
+    """"Stage it and commit it …": the model wrote the staging and stopped; after its result, a small model's chance
+    of a call for the whole conversation is under the bar raised after results, though the commit is still asked.
+    Judged on the part left alone, at the usual bar, the commit is made. A part left that asks no change ("It's in
+    the shed log."), or a message of one part, keeps the raised bar."""
+    vcs = [tool("vcs_stage", "Stage changed files for the next commit.", {"paths": {"type": "array", "items": TEXT}},
+                ["paths"], source="mcp:vcs"),
+           tool("vcs_commit", "Record the staged changes with a message.", {"message": TEXT}, ["message"],
+                source="mcp:vcs"),
+           tool("vcs_log", "Show recent commits.", {}, [], source="mcp:vcs", read_only=True),
+           tool("vcs_diff", "Show what changed in the files.", {}, [], source="mcp:vcs", read_only=True)]
+    text = "Stage plan.md and commit it with the message 'Plan the shed'."
+    part = "commit it with the message 'Plan the shed'."
+    commit = ("vcs_commit", {"message": "Plan the shed"})
+    model = FakeLlama({text: [("vcs_stage", {"paths": ["plan.md"]})], part: [commit]}, p_call=0.6,
+                      after={text: [commit]})
+    staged = [*user(text), *called("c1", "vcs_stage", '{"paths": ["plan.md"]}', "staged plan.md")]
+    assert await decided(model, staged, vcs) == [commit]
+    for text, part, first in (("How many commits touch plan.md? It's in the shed log.", "It's in the shed log.",
+                               "vcs_log"), ("Commit plan.md with the message 'Plan'.", "", "vcs_commit")):
+        model = FakeLlama({text: [(first, {})], part: [("vcs_diff", {})]}, p_call=0.6, after={text: [("vcs_diff", {})]})
+        assert await decided(model, [*user(text), *called("c1", first, "{}", "a1 plan")], vcs) == [], text
