@@ -680,6 +680,23 @@ async def test_an_operation_on_an_exact_fraction_or_a_share_of_the_result_is_tha
             ("evaluate", {"expression": expression})], text
 
 
+async def test_an_operation_on_a_json_result_is_that_operation_on_its_result_or_value_field() -> None:
+    """A calculator that answers with an object (`{"expression": …, "value": "4165/2", "exact": true}`, `{"result":
+    96}`): its result or value field is the number operated on; an object with no such field gives none."""
+    for result, text, expression in (
+            ('{"expression": "2450 * 0.85", "value": "4165/2", "exact": true, "note": ""}',
+             "Split that between 5 people: how much each?", "(4165/2) / 5"),
+            ('{"result": 96, "unit": null}', "Now divide that by 4.", "96 / 4"),
+            ('{"answer": "96.5"}', "Multiply that by 3", "96.5 * 3")):
+        model = FakeLlama({text: [("evaluate", {"expression": "5/2"})]}, p_call=0.2)
+        assert await decided(model, calculated("what's 2450 times 0.85", result, text), [EVALUATE, FORECAST]) == [
+            ("evaluate", {"expression": expression})], text
+    text = "Now divide that by 4."
+    model = FakeLlama({text: [("evaluate", {"expression": "12/4"})]}, p_call=0.2)
+    assert await decided(model, calculated("what's 8 times 12", '{"exact": true, "count": 96}', text),
+                         [EVALUATE, FORECAST]) == []
+
+
 @pytest.mark.parametrize("result, expression", [("Result: 8 * 12 = 96", "96 / 4"),
                                                 ('{"text": "**Answer** 8*12 = 96.0"}', "96.0 / 4"),
                                                 ("8 * 12 = 96, and 96 = 2^5 * 3", None)])

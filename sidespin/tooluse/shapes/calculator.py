@@ -5,11 +5,13 @@
   calculates (`calculates`: one taking numbers or an expression, where one does), is a call down to `NAMED_FLOOR`,
   and names one of the tools that calculate.
 - `calculator.on_result`: one number and an operation on it ("now divide that by 4", "split that between 5"), right
-  after a numeric result (a number, an exact fraction, an equation's result), is read as `calculator.asked`, and a
-  tool's one text parameter is written "<result> <operator> <number>"."""
+  after a numeric result (a number, an exact fraction, an equation's result, a JSON object's result or value), is
+  read as `calculator.asked`, and a tool's one text parameter is written "<result> <operator> <number>"."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 from typing import Sequence
 
@@ -44,6 +46,7 @@ _EXPRESSION = re.compile(r"(?i)expr|formula|equation|calculat|comput|math|arithm
 _UNARY = re.compile(r"(?i)\b(?:sqrt|root|square|cube|factorial|logarithm|log|abs\w*|negat\w*|reciprocal|percent\w*)\b")
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b")
 _NUMBER = r"-?\d+(?:\.\d+)?"
+_RESULT_FIELDS = ("result", "value", "answer", "output", "total")  # where a JSON result gives its number
 _OPERATORS = (("/", r"(?:divid\w*|geteilt|divis\w*|split\w*|shar\w*|teil\w*|partag\w*|repart\w*)\b|[÷/]"),
               ("*", r"(?:times|mal|fois|por|multipl\w*)\b|[x×*]"),
               ("+", r"(?:plus|más|add\w*)\b|[+]"), ("-", r"(?:minus|menos|moins|weniger|subtract\w*)\b|[-−]"))
@@ -76,11 +79,8 @@ def asks_calculation(text: str) -> bool:
 def on_result(talk: Talk) -> str | None:
     """The calculation a message asks of the last result ("350 * 12"; a share, "350 * 15 / 100"): one number and an
     operation in it, a number (or an equation's, after "=") from the last call before this turn."""
-    last = talk.answered[-1].answer.strip() if talk.answered and not talk.this_turn else ""
+    value = _value(talk.answered[-1].answer.strip()) if talk.answered and not talk.this_turn else None
     numbers = re.findall(r"\d+(?:[.,]\d+)?", talk.last)
-    equals = re.findall(rf"=\s*({_NUMBER})(?![\d.])", last)  # a result shown as an equation: "1250 * 1.08 = 1350.0"
-    value = last if re.fullmatch(_NUMBER, last) else f"({last})" if re.fullmatch(rf"{_NUMBER}/\d+", last) else (
-        equals[0] if len(equals) == 1 else None)  # a number, an exact fraction ("4165/2"), or an equation's result
     if value is None or len(numbers) != 1:
         return None
     number = numbers[0].replace(",", ".")
@@ -89,6 +89,23 @@ def on_result(talk: Talk) -> str | None:
     found = [(m.start(), symbol) for symbol, words in _OPERATORS
              for m in [re.search(rf"(?i)(?<!\w)(?:{words})\D{{0,16}}?{re.escape(numbers[0])}", talk.last)] if m]
     return f"{value} {min(found)[1]} {number}" if found else None
+
+
+def _value(result: str) -> str | None:
+    """The number a result gives: itself, an exact fraction ("(4165/2)"), an equation's result ("1250 * 1.08 = 1350.0"),
+    or that of a JSON object's result, value or answer field (`{"expression": …, "value": "4165/2"}`); else None."""
+    if re.fullmatch(_NUMBER, result):
+        return result
+    if re.fullmatch(rf"{_NUMBER}/\d+", result):
+        return f"({result})"
+    with contextlib.suppress(ValueError):
+        if isinstance(parsed := json.loads(result), dict):
+            field = next((parsed[k] for k in _RESULT_FIELDS if isinstance(parsed.get(k), (int, float, str))
+                          and not isinstance(parsed[k], bool)), None)
+            if field is not None:
+                return _value(str(field).strip())
+    equals = re.findall(rf"=\s*({_NUMBER})(?![\d.])", result)
+    return equals[0] if len(equals) == 1 else None
 
 
 class Calculator(Shape):
