@@ -680,6 +680,23 @@ async def test_an_operation_on_an_exact_fraction_or_a_share_of_the_result_is_tha
             ("evaluate", {"expression": expression})], text
 
 
+async def test_an_expression_written_without_a_number_of_the_operation_stated_is_the_operation_as_stated() -> None:
+    """"What's 12.5% of 640?" written as "12.5%": the expression is the operation the message states, in four
+    languages; one the model wrote with every number is kept as written, and a message of three numbers or none
+    stated is left to the model."""
+    sum_up = tool("sum_up", "Sum a list of numbers.", {"numbers": {"type": "array", "items": {"type": "number"}}},
+                  ["numbers"], source="mcp:calc", read_only=True)
+    for text, wrote, expression in (
+            ("What's 12.5% of 640?", "12.5%", "12.5 * 640 / 100"),
+            ("Wie viel sind 20 Prozent von 45?", "20/100", "20 * 45 / 100"),
+            ("¿Cuánto es 96 dividido por 8?", "96", "96 / 8"),
+            ("Combien font 17 fois 23 ?", "23*17", "23*17"),
+            ("How much is 3 plus 4 plus 5?", "3+4", "3+4")):
+        model = FakeLlama({text: [("evaluate", {"expression": wrote})]}, p_call=0.9)
+        assert await decided(model, [{"role": "user", "content": text}], [EVALUATE, FORECAST, sum_up]) == [
+            ("evaluate", {"expression": expression})], text
+
+
 async def test_an_operation_on_a_json_result_is_that_operation_on_its_result_or_value_field() -> None:
     """A calculator that answers with an object (`{"expression": …, "value": "4165/2", "exact": true}`, `{"result":
     96}`): its result or value field is the number operated on; an object with no such field gives none."""

@@ -4,6 +4,8 @@
   quantity asked of two numbers: "Four of us split 187.60: how much each?") reads the table of a tool that
   calculates (`calculates`: one taking numbers or an expression, where one does), is a call down to `NAMED_FLOOR`,
   and names one of the tools that calculate.
+- `calculator.as_said`: where `calculator.asked` acts and the message states one operation on two numbers ("17.5%
+  of 240", "84 divided by 6"), an expression written without one of them is that operation as said (`stated`).
 - `calculator.on_result`: one number and an operation on it ("now divide that by 4", "split that between 5"), right
   after a numeric result (a number, an exact fraction, an equation's result, a JSON object's result or value), is
   read as `calculator.asked`, and a tool's one text parameter is written "<result> <operator> <number>"."""
@@ -21,7 +23,7 @@ from sidespin.tooluse.decision import Decision, Shape
 from sidespin.tooluse.model import Model
 from sidespin.tooluse.values import MONTHS
 
-__all__ = ["Calculator", "calculates", "asks_calculation", "on_result"]
+__all__ = ["Calculator", "calculates", "asks_calculation", "on_result", "stated"]
 
 _CALCULATES = re.compile(r"(?i)\b(?:calculat\w*|evaluat\w*|arithmetic|math\w*|expression|comput\w*)\b")
 _OPERATION = re.compile(r"(?i)\b(?:add|sum|subtract|minus|multipl\w*|divi\w*|power|exponent\w*|sqrt|root|modulo|"
@@ -46,6 +48,8 @@ _EXPRESSION = re.compile(r"(?i)expr|formula|equation|calculat|comput|math|arithm
 _UNARY = re.compile(r"(?i)\b(?:sqrt|root|square|cube|factorial|logarithm|log|abs\w*|negat\w*|reciprocal|percent\w*)\b")
 _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b")
 _NUMBER = r"-?\d+(?:\.\d+)?"
+_DIGITS = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?(?![\w,]|\.\d)")  # a number in digits, "2,5" a decimal
+_PERCENT_OF = re.compile(r"(?i)\d\s*(?:%|per ?cent|prozent|pour ?cent|por ?ciento)\s*(?:of|de|von|di|du|des)\s+\d")
 _RESULT_FIELDS = ("result", "value", "answer", "output", "total")  # where a JSON result gives its number
 _OPERATORS = (("/", r"(?:divid\w*|geteilt|divis\w*|split\w*|shar\w*|teil\w*|partag\w*|repart\w*)\b|[÷/]"),
               ("*", r"(?:times|mal|fois|por|multipl\w*)\b|[x×*]"),
@@ -91,6 +95,21 @@ def on_result(talk: Talk) -> str | None:
     return f"{value} {min(found)[1]} {number}" if found else None
 
 
+def stated(message: str) -> str | None:
+    """The one operation on two numbers a message states, as an expression ("17.5% of 240": "17.5 * 240 / 100", "84
+    divided by 6": "84 / 6", "17 fois 23": "17 * 23"); None where it states none, or holds other numbers."""
+    numbers = _DIGITS.findall(_DATE.sub(" ", message))
+    if len(numbers) != 2:
+        return None
+    a, b = (n.replace(",", ".") for n in numbers)
+    if _PERCENT_OF.search(message):
+        return f"{a} * {b} / 100"
+    found = next((symbol for symbol, words in _OPERATORS if re.search(
+        rf"(?i){re.escape(numbers[0])}\s*(?:{words})(?:\s+(?:by|par|durch|por|per))?\s*{re.escape(numbers[1])}",
+        message)), None)
+    return f"{a} {found} {b}" if found else None
+
+
 def _value(result: str) -> str | None:
     """The number a result gives: itself, an exact fraction ("(4165/2)"), an equation's result ("1250 * 1.08 = 1350.0"),
     or that of a JSON object's result, value or answer field (`{"expression": …, "value": "4165/2"}`); else None."""
@@ -125,6 +144,15 @@ class Calculator(Shape):
         return {n: t for n, t in decision.names.items() if calculates(t) or not chosen} or decision.names
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
-        tool, asked = decision.names[call.name], "calculator.on_result" in decision.notes and on_result(decision.talk)
+        tool, notes = decision.names[call.name], set(decision.notes)
         texts = [n for n in tool.required if tool.parameters.get(n, {}).get("type") == "string"]
-        return ToolCall(call.name, {**call.arguments, texts[0]: asked}) if asked and len(texts) == 1 else call
+        if len(texts) != 1:
+            return call
+        if "calculator.on_result" in notes and (asked := on_result(decision.talk)):
+            return ToolCall(call.name, {**call.arguments, texts[0]: asked})
+        written_numbers = set(re.findall(_NUMBER, str(call.arguments.get(texts[0], ""))))
+        if "calculator.asked" in notes and calculates(tool, operands=True) and (said := stated(
+                decision.talk.last)) and not set(re.findall(_NUMBER, said)) <= written_numbers:  # a number left out
+            decision.notes.append("calculator.as_said")
+            return ToolCall(call.name, {**call.arguments, texts[0]: said})
+        return call
