@@ -250,9 +250,12 @@ class Decider:
             d.names = {n: t for n, t in d.names.items()  # not the tool that gave the result: one that reads a thing
                        if n == name or reads(t, d.table, actions=True) and n != d.talk.last_called}
             return self._retry(d, name)
-        if not d.calls and not d.narrowed and not await self.model.fits(d.names[name], d.talk.last, self.fit):
+        held = asks_question(d.talk.last) and held_said([d.names[name]], d.talk.last, False)  # `core.held_fits`
+        if not d.calls and not d.narrowed and not held and not await self.model.fits(d.names[name], d.talk.last,
+                                                                                     self.fit):
             logger.info("TOOLUSE_WHICH {} p={}: it does not do what was asked", name, shown)
             return self._retry(d, name)
+        d.notes.extend(["core.held_fits"] * (held and not d.calls and not d.narrowed))
         logger.info("TOOLUSE_WHICH {} p={}", name, shown)
         return self.arguments
 

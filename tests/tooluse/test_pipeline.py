@@ -1096,3 +1096,18 @@ async def test_a_change_asked_by_a_part_no_call_served_is_judged_on_that_part_wi
                                "vcs_log"), ("Commit plan.md with the message 'Plan'.", "", "vcs_commit")):
         model = FakeLlama({text: [(first, {})], part: [("vcs_diff", {})]}, p_call=0.6, after={text: [("vcs_diff", {})]})
         assert await decided(model, [*user(text), *called("c1", first, "{}", "a1 plan")], vcs) == [], text
+
+
+async def test_a_question_in_words_of_what_a_query_tool_holds_is_not_refused_by_the_fit_question() -> None:
+    """A tool that runs a query says how, not what about: asked "does run_query do what 'What did we harvest from
+    bed 3?' asks?", a small model says no. Where the question says a word of a table the tool holds ("harvest" of
+    `harvests`, "planted" of `plantings`), that question is not asked; a question in no word of them, or a request
+    that is no question, still is."""
+    garden = dataclasses.replace(
+        tool("run_query", "Run a SQL statement on the database and return the rows.", {"sql": TEXT}, ["sql"],
+             source="mcp:garden", read_only=True),
+        holds=("plantings(id, bed, crop, sown_on)", "harvests(id, bed, crop, kilos, picked_on)"))
+    for text, wanted in (("What did we harvest from bed 3 in July?", True), ("Which beds have tomatoes planted?", True),
+                         ("What's the best crop for a shady bed?", False), ("Harvest schedule please.", False)):
+        model = FakeLlama({text: [("run_query", {"sql": "SELECT * FROM harvests"})]}, misfits=frozenset({"run_query"}))
+        assert bool(await decided(model, user(text), [garden, EVALUATE])) == wanted, text
