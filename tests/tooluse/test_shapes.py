@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -1014,3 +1015,26 @@ def test_of_a_servers_tables_a_shape_favours_one_with_a_tool_of_the_kind_of_chan
         decision = Decision(Talk(user(text)), [*new, *cells], [Folders()], text.lower())
         decision.ranked = rank(decision.tools, text, None)
         assert Decider._table(decision, [new, cells]) == (1, "a shape favours it"), text
+
+
+async def test_a_folder_given_for_a_file_is_the_held_file_the_message_speaks_of(tmp_path) -> None:
+    """`folders.held_file`: "When did we pick the first beans? It's in the harvest log." written with the server's
+    folder as the workbook: the one file it holds that the message says a word of is the file. Two files of that
+    word, or none, leave the folder as written (the call fails and says so)."""
+    for name in ("harvest-log.xlsx", "harvest-plan.xlsx", "seed-order.xlsx"):
+        (tmp_path / name).write_bytes(b"PK")
+    folder = str(tmp_path)
+    cells = dataclasses.replace(tool("search_cells", "Search the cells of a workbook for a value.",
+                                     {"workbook_path": TEXT, "value": TEXT}, ["workbook_path", "value"],
+                                     source="mcp:sheets", read_only=True, places=(folder,)),
+                                holds=("harvest-log.xlsx", "seed-order.xlsx"))
+    for text, value, wanted in (("When did we pick the first beans? It's in the harvest log.", "beans",
+                                 "harvest-log.xlsx"), ("Did we order carrot seeds?", "carrot", "seed-order.xlsx"),
+                                ("Where are the beans?", "beans", None)):
+        model = FakeLlama({text: [("search_cells", {"workbook_path": folder, "value": value})]})
+        calls = await decided(model, user(text), [cells, EVALUATE])
+        assert calls and calls[0][1]["workbook_path"] == (f"{folder}/{wanted}" if wanted else folder), text
+    both = dataclasses.replace(cells, holds=("harvest-log.xlsx", "harvest-plan.xlsx"))
+    text = "When did we pick the first beans? It's in the harvest log."
+    model = FakeLlama({text: [("search_cells", {"workbook_path": folder, "value": "beans"})]})
+    assert (await decided(model, user(text), [both, EVALUATE]))[0][1]["workbook_path"] == folder

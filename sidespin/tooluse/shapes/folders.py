@@ -21,6 +21,8 @@ Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.
   named, or naming it in no folder of the server's, is that file; a name alone ending one file the person named is
   that file.
 - `folders.file_listed`: a folder given for a file is its one file the last listing named and the message speaks of.
+- `folders.held_file`: a folder of the server's given for a file, where the message names no file, is the one file
+  its server holds that the message says a word of ("snacks at choir" of `choir-rota.xlsx`).
 - `folders.folder_said`: a server's folder given where a folder is taken, while the message names one folder inside
   it, is that folder.
 - `folders.file_info`: a question about a named file's size or times (modified, created…) goes to the tools that take
@@ -211,6 +213,15 @@ def _said_file(decision: Decision, value: str, places: list[str]) -> str:
     return value
 
 
+def _held_file(decision: Decision, tool: Tool) -> str | None:
+    """The one file its server holds (`Tool.holds`: a name with an extension) whose name's words the message says one
+    of ("choir" of `choir-rota.xlsx`), where it lies in a folder of the server's; None for none or several."""
+    said = {w[:5] for w in telling_words(decision.talk.last) if len(w) >= 4}
+    files = [h for h in tool.holds if "." in h[1:] and said & {w[:5] for w in telling_words(h.rsplit(".", 1)[0])
+                                                             if len(w) >= 4}]
+    return files[0] if len(files) == 1 else None
+
+
 def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[str]) -> str:
     """`value` of parameter `name` as a path the server can open in one of its `places` (the module's rules)."""
     if value.startswith("~") or "://" in value:
@@ -226,6 +237,9 @@ def _placed(decision: Decision, tool: Tool, name: str, value: str, places: list[
             decision.talk.told)} or elsewhere and base == posixpath.basename(named[0]) != named[0]):
         decision.notes.append("folders.file_said")
         value = named[0]
+    if _takes_file(tool, name) and not named and value.rstrip("/") in places and (held := _held_file(decision, tool)):
+        decision.notes.append("folders.held_file")  # a folder given for a file: the held file the message speaks of
+        value = posixpath.join(value.rstrip("/"), held)
     said = _REPOSITORY.search(decision.talk.last)  # "repository": of the folders, the one that is a repository
     repos = [p for p in places if said and os.path.isdir(posixpath.join(p, ".git"))]
     if (path := _resolved(value, places) or _resolved(value, repos)) is None:
