@@ -8,11 +8,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Collection
 
+from loguru import logger
+
 from sidespin.tools import Tool
 from sidespin.tooluse.values import allowed, mentioned, numbers_said, words_of
 
-__all__ = ["MAX_STRING", "SHORT_STRING", "Bounds", "arguments_schema", "bounded", "bounds_for", "dropped_whatever",
-           "token_budget"]
+__all__ = ["MAX_STRING", "SHORT_STRING", "Bounds", "arguments_schema", "bounded", "bounds_for", "choice_said",
+           "dropped_whatever", "token_budget"]
 
 MAX_STRING = 600  # characters in one string argument (a file's new content fits; a loop stays short)
 SHORT_STRING = 120  # ... when the arguments were cut off at MAX_STRING: asked once more
@@ -63,6 +65,9 @@ def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds
     return _object(properties, [name for name in tool.parameters if name in tool.required], max_string, bounds)
 
 
+_SWITCHES = frozenset({"true", "false", "yes", "no"})  # allowed values that are a switch, said by its name
+
+
 def dropped_whatever(tool: Tool, said: str, asked: str) -> set[str]:
     """The optional parameters `grounded` drops whatever value is written for them (so none need be written): a switch
     whose name `asked`, the person's words, does not say; a number where `said` holds none; a text of allowed values
@@ -81,6 +86,27 @@ def dropped_whatever(tool: Tool, said: str, asked: str) -> set[str]:
                 mentioned(c, said, name) for c in choices):
             dropped.add(name)
     return dropped
+
+
+def choice_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str) -> dict[str, Any]:
+    """`arguments` with a value of a parameter's allowed ones (its enum, or those its description lists) that the
+    conversation (`said`) does not say replaced by the one allowed value the person's words (`asked`) say, where they
+    say exactly one: a word begun by it, or its words in a row ("moderately priced": `moderate`, not `pricey`)."""
+    fixed = dict(arguments)
+    for name, value in arguments.items():
+        choices = [c for c in allowed(tool.parameters.get(name)) or listed(tool, name) if c.lower() not in _SWITCHES]
+        if not isinstance(value, str) or value not in choices or _says(said, value):
+            continue
+        if len(meant := [c for c in choices if _says(asked, c)]) == 1:
+            fixed[name] = meant[0]
+            logger.info("TOOLUSE_VALUE_AS_SAID {}.{}: the allowed value the message says", tool.name, name)
+    return fixed
+
+
+def _says(text: str, value: str) -> bool:
+    words = words_of(value)
+    return bool(words) and (f" {' '.join(words)} " in f" {' '.join(words_of(text))} " if len(words) > 1 else any(
+        w.startswith(words[0]) for w in words_of(text)))
 
 
 def listed(tool: Tool, name: str) -> list[str]:

@@ -1111,3 +1111,20 @@ async def test_a_question_in_words_of_what_a_query_tool_holds_is_not_refused_by_
                          ("What's the best crop for a shady bed?", False), ("Harvest schedule please.", False)):
         model = FakeLlama({text: [("run_query", {"sql": "SELECT * FROM harvests"})]}, misfits=frozenset({"run_query"}))
         assert bool(await decided(model, user(text), [garden, EVALUATE])) == wanted, text
+
+
+async def test_an_allowed_value_no_one_said_is_the_one_the_message_says() -> None:
+    """"a moderately priced Thai place": the model wrote `pricey`, an allowed value no one said, where the message says
+    one other (`moderate`, by its stem); the same for a choice its description lists. Two said, or the value written
+    said, leave it."""
+    places = tool("find_places", "Find places to eat.\nunits: \"km\" | \"miles\"",
+                  {"city": TEXT, "cuisine": TEXT, "price": {"type": "string", "enum": ["cheap", "moderate", "pricey"]},
+                   "units": TEXT}, ["city", "price"], source="mcp:eat", read_only=True)
+    for text, wrote, wanted in (
+            ("Find a moderately priced Thai place in Leeds.", {"price": "pricey"}, {"price": "moderate"}),
+            ("Cheap noodles in Leeds within 3 miles?", {"price": "moderate", "units": "km"},
+             {"price": "cheap", "units": "miles"}),
+            ("Cheap or moderate food in Leeds?", {"price": "pricey"}, {"price": "pricey"}),
+            ("Pricey but not cheap food in Leeds?", {"price": "cheap"}, {"price": "cheap"})):
+        model = FakeLlama({text: [("find_places", {"city": "Leeds", **wrote})]})
+        assert await decided(model, user(text), [places, EVALUATE]) == [("find_places", {"city": "Leeds", **wanted})], text
