@@ -29,7 +29,8 @@ from sidespin.tooluse.model import Model
 from sidespin.tooluse.offer import (deprecated_for, family_named, family_or_action, held_asked, held_said,
                                     look_ups, named, names_said, tables)
 from sidespin.tooluse.relevance import Embedder, agreed, firsts, rank, table_scores
-from sidespin.tooluse.schema import MAX_STRING, SHORT_STRING, bounds_for, choice_said, dropped_whatever
+from sidespin.tooluse.schema import (MAX_STRING, SHORT_STRING, bounds_for, choice_said, direction_said,
+                                     dropped_whatever)
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (IDS, as_said, asks_change, asks_question, change_asked, grounded,
                                      ids_as_listed, invented, kind_asked, last_word, mentioned, named_as_called,
@@ -311,7 +312,8 @@ class Decider:
             if d.calls or d.retried:  # a try past what the model wrote itself: no call
                 return None
             raise MalformedToolCall(f"the arguments for {tool.name} do not fit its schema: {error}", raw) from None
-        arguments = choice_said(tool, as_said(tool, arguments, d.said), d.said, said_in([d.query]))
+        arguments = direction_said(choice_said(tool, as_said(tool, arguments, d.said), d.said, said_in([d.query])),
+                                   d.talk.last)
         arguments = ids_as_listed(tool, named_as_called(tool, arguments, d.talk.last),
                                   [a.answer for a in d.talk.answered if not a.failed], d.talk.last)
         call: ToolCall | None = ToolCall(tool.name, grounded(tool, arguments, now, said_in([d.query]), d.said))

@@ -14,7 +14,7 @@ from sidespin.tools import Tool
 from sidespin.tooluse.values import allowed, mentioned, numbers_said, words_of
 
 __all__ = ["MAX_STRING", "SHORT_STRING", "Bounds", "arguments_schema", "bounded", "bounds_for", "choice_said",
-           "dropped_whatever", "token_budget"]
+           "direction_said", "dropped_whatever", "token_budget"]
 
 MAX_STRING = 600  # characters in one string argument (a file's new content fits; a loop stays short)
 SHORT_STRING = 120  # ... when the arguments were cut off at MAX_STRING: asked once more
@@ -68,6 +68,10 @@ def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds
 _SWITCHES = frozenset({"true", "false", "yes", "no"})  # allowed values that are a switch, said by its name
 
 
+_ORIGIN = frozenset("from origin source start departure src".split())  # a parameter's word for where a way begins
+_DESTINATION = frozenset("to destination target end arrival dest dst".split())  # ... and where it ends
+_FROM_TO = re.compile(r"\b(?:from|von|de|desde|da|du)\s+(.{2,40}?)\s+(?:to|nach|bis|à|au|a|hasta|al)\s+(.{2,40}?)"
+                      r"(?=[,.;!?]|\s+(?:on|at|for|by|this|next|am|le|el|il|in|und|and|et|y)\b|$)")
 def dropped_whatever(tool: Tool, said: str, asked: str) -> set[str]:
     """The optional parameters `grounded` drops whatever value is written for them (so none need be written): a switch
     whose name `asked`, the person's words, does not say; a number where `said` holds none; a text of allowed values
@@ -107,6 +111,25 @@ def _says(text: str, value: str) -> bool:
     words = words_of(value)
     return bool(words) and (f" {' '.join(words)} " in f" {' '.join(words_of(text))} " if len(words) > 1 else any(
         w.startswith(words[0]) for w in words_of(text)))
+
+
+def direction_said(arguments: dict[str, Any], message: str) -> dict[str, Any]:
+    """`arguments` with the values of its one origin and one destination parameter (named from, origin, start, source…
+    and to, destination, end, target…) swapped where the message says them the other way round ("from Las Vegas to
+    Los Angeles", "von Bern nach Basel", "de Lyon à Nice")."""
+    ends = [[n for n in arguments if set(words_of(n)) & kind] for kind in (_ORIGIN, _DESTINATION)]
+    if any(len(names) != 1 for names in ends) or ends[0] == ends[1]:
+        return arguments
+    (origin,), (destination,) = ends
+    first, second = (str(arguments[n]).strip().lower() for n in (origin, destination))
+    said, text = list(_FROM_TO.finditer(message.lower())), message.lower()
+    if len(said) == 1 and first and second and first != second and not re.search(  # nor said as written, too
+            rf"{re.escape(first)}\s+(?:to|nach|bis|à|au|a|hasta|al)\s+{re.escape(second)}", text):
+        start, end = said[0].group(1).strip(), said[0].group(2).strip()
+        if (second in start or start in second) and (first in end or end in first):
+            logger.info("TOOLUSE_VALUE_AS_SAID {} and {}: swapped, as the message says them", origin, destination)
+            return {**arguments, origin: arguments[destination], destination: arguments[origin]}
+    return arguments
 
 
 def listed(tool: Tool, name: str) -> list[str]:

@@ -1128,3 +1128,20 @@ async def test_an_allowed_value_no_one_said_is_the_one_the_message_says() -> Non
             ("Pricey but not cheap food in Leeds?", {"price": "cheap"}, {"price": "cheap"})):
         model = FakeLlama({text: [("find_places", {"city": "Leeds", **wrote})]})
         assert await decided(model, user(text), [places, EVALUATE]) == [("find_places", {"city": "Leeds", **wanted})], text
+
+
+async def test_an_origin_and_a_destination_written_the_other_way_round_are_as_the_message_says_them() -> None:
+    """"from Basel to Bern" written with Bern as the start: swapped, in English, German and French; written as said,
+    or a message saying two ways, is left as written."""
+    trains = tool("find_trains", "Find train connections.", {"start_station": TEXT, "end_station": TEXT, "day": TEXT},
+                  ["start_station", "end_station"], source="mcp:rail", read_only=True)
+    for text, wrote, wanted in (
+            ("Find a train from Basel to Bern on Friday.", ("Bern", "Basel"), ("Basel", "Bern")),
+            ("Gibt es einen Zug von Chur nach Zürich?", ("Zürich", "Chur"), ("Chur", "Zürich")),
+            ("Un train de Lyon à Nice, s'il vous plaît.", ("Nice", "Lyon"), ("Lyon", "Nice")),
+            ("Find a train from Basel to Bern.", ("Basel", "Bern"), ("Basel", "Bern")),
+            ("I came from Bern to Basel; now a train Basel to Bern?", ("Basel", "Bern"), ("Basel", "Bern"))):
+        written = {"start_station": wrote[0], "end_station": wrote[1]}
+        model = FakeLlama({text: [("find_trains", written)]})
+        assert await decided(model, user(text), [trains, EVALUATE]) == [
+            ("find_trains", {"start_station": wanted[0], "end_station": wanted[1]})], text
