@@ -95,14 +95,13 @@ def render_result(result: types.CallToolResult, call: ToolCall) -> ToolResult:
 
 # what an object that reports a failure may hold besides it: its message, code and details, never a payload
 _FAILURE_KEYS = {"error", "errors", "success", "ok", "status", "message", "code", "detail", "details", "hint"}
-_FAILED_STATUS = {"error", "failed", "failure", "fail"}
 
 
 def reported_failure(text: str, structured: Any = None) -> bool:
     """Whether a result's content is one JSON object that reports a failure and holds nothing else: keys only among
-    `_FAILURE_KEYS`, and a non-empty `error` or `errors`, `success` or `ok` false, or a failed `status`. An object
-    with any other key (a row whose `error` column is set, `{"error": null, "rows": [...]}`) or any text beside it
-    is not one."""
+    `_FAILURE_KEYS`, and a non-empty `error` or `errors`, `success` or `ok` false, or `status` "error" (JSend's; a
+    status "failed" is as likely a job's). An object with any other key (a row whose `error` column is set, `{"error":
+    null, "rows": [...]}`) or any text beside it is not one."""
     try:
         value = json.loads(text) if text.strip() else structured
     except ValueError:
@@ -111,7 +110,7 @@ def reported_failure(text: str, structured: Any = None) -> bool:
         return False
     status = value.get("status")
     return bool(value.get("error") or value.get("errors")) or value.get("success") is False or (
-        value.get("ok") is False) or (isinstance(status, str) and status.lower() in _FAILED_STATUS)
+        value.get("ok") is False) or (isinstance(status, str) and status.lower() == "error")
 
 
 def _same_json(text: str, value: Any) -> bool:

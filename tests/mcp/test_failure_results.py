@@ -31,7 +31,7 @@ def rendered(text: str = "", structured: object = None) -> object:
 
 def test_an_object_that_only_reports_a_failure_is_a_failure_in_each_way_servers_write_one() -> None:
     for text in ('{"error": "no such table: pupils"}', '{"success": false, "message": "Row 7 is locked."}',
-                 '{"ok": false, "code": 409}', '{"status": "failed", "detail": "quota exceeded"}',
+                 '{"ok": false, "code": 409}', '{"status": "error", "message": "quota exceeded"}',
                  '{"errors": [{"message": "field id is required"}]}'):
         result = rendered(text)
         assert not result.ok and result.kind == "failed", text
@@ -43,6 +43,7 @@ def test_an_object_with_anything_beside_its_failure_fields_or_an_empty_error_is_
     for text in ('{"id": 3, "name": "Ada", "error": "late fee"}',  # a row with a column named error
                  '{"error": null, "rows": [[1]]}', '{"error": ""}', '{"success": true, "message": "Saved."}',
                  '{"status": "ok"}', '{"message": "3 rows"}', '[{"error": "x"}]',
+                 '{"status": "failed", "message": "Build 42 failed at step 3."}',  # a job's status, not the call's
                  'Error: the log says the job failed'):  # a text (a file's content may begin so)
         assert rendered(text).ok, text
 
