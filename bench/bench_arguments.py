@@ -91,6 +91,8 @@ async def main(args: argparse.Namespace) -> int:
             kept = [grounded(tool, json.loads(raws[way]), said, said) for way in ("whole", "without")]
             rows.append((tool.name, statistics.median(times["whole"]), statistics.median(times["without"]),
                          len(raws["whole"]), len(raws["without"]), kept[0] == kept[1], sorted(leave)))
+            if kept[0] != kept[1]:
+                print(f"{tool.name}: kept {json.dumps(kept[0])} whole, {json.dumps(kept[1])} without")
     finally:
         await backend.aclose()
     print(f"{'tool':16} {'whole s':>8} {'without s':>9} {'ratio':>6} {'chars':>11}  same  left out")
