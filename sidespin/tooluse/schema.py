@@ -25,6 +25,11 @@ MOST_DECIMALS = 10  # llama.cpp drops a schema whose step is finer than this, si
 _SAID_DECIMALS = re.compile(r"\d(?:\.(\d+))?(?:[eE]-(\d+))?")
 _SENTENCE_END = re.compile(r"[.;:!?\n](?!\d)")
 _LIST_LINE = re.compile(r"(?:^|\n|\\n)[ \t]*(?:[-*•]|\d{1,3}[.)])[ \t]+\S")
+_SWITCHES = frozenset({"true", "false", "yes", "no"})  # allowed values that are a switch, said by its name
+_ORIGIN = frozenset("from origin source start departure src".split())  # a parameter's word for where a way begins
+_DESTINATION = frozenset("to destination target end arrival dest dst".split())  # ... and where it ends
+_FROM_TO = re.compile(r"\b(?:from|von|de|desde|da|du)\s+(.{2,40}?)\s+(?:to|nach|bis|à|au|a|hasta|al)\s+(.{2,40}?)"
+                      r"(?=[,.;!?]|\s+(?:on|at|for|by|this|next|am|le|el|il|in|und|and|et|y)\b|$)")
 _HOUR, _SIXTY, _MONTH, _DAY = "([01][0-9]|2[0-3])", "[0-5][0-9]", "(0[1-9]|1[0-2])", "(0[1-9]|[12][0-9]|3[01])"
 _LETTERS = {"YYYY": "[0-9]{4}", "yyyy": "[0-9]{4}", "AM/PM": "(AM|PM)", "MM": _MONTH, "DD": _DAY, "dd": _DAY,
             "HH": _HOUR, "hh": _HOUR, "mm": _MONTH, "SS": _SIXTY, "ss": _SIXTY}
@@ -65,13 +70,6 @@ def arguments_schema(tool: Tool, *, max_string: int = MAX_STRING, bounds: Bounds
     return _object(properties, [name for name in tool.parameters if name in tool.required], max_string, bounds)
 
 
-_SWITCHES = frozenset({"true", "false", "yes", "no"})  # allowed values that are a switch, said by its name
-
-
-_ORIGIN = frozenset("from origin source start departure src".split())  # a parameter's word for where a way begins
-_DESTINATION = frozenset("to destination target end arrival dest dst".split())  # ... and where it ends
-_FROM_TO = re.compile(r"\b(?:from|von|de|desde|da|du)\s+(.{2,40}?)\s+(?:to|nach|bis|à|au|a|hasta|al)\s+(.{2,40}?)"
-                      r"(?=[,.;!?]|\s+(?:on|at|for|by|this|next|am|le|el|il|in|und|and|et|y)\b|$)")
 def dropped_whatever(tool: Tool, said: str, asked: str) -> set[str]:
     """The optional parameters `grounded` drops whatever value is written for them (so none need be written): a switch
     whose name `asked`, the person's words, does not say; a number where `said` holds none; a text of allowed values
