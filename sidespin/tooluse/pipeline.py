@@ -301,7 +301,8 @@ class Decider:
         texts = [len(v) for a in same for v in a.values() if isinstance(v, str)]  # a tool again: texts of its kind
         longest = max([SHORT_STRING, *texts]) if same else None
         now = said_in([d.query, *d.talk.texts(turn=True)])  # optional values: said for this request; switches: asked
-        leave = dropped_whatever(tool, now, said_in([d.query]))  # (`grounded` below) not written at all
+        asked = said_in([d.query])  # the person's words for this request alone
+        leave = dropped_whatever(tool, now, asked)  # (`grounded` below) not written at all
         raw = await self.model.arguments(written, tool, bounds, longest, leave) if tool.parameters else "{}"
         try:
             arguments = json.loads(raw)
@@ -312,11 +313,11 @@ class Decider:
             if d.calls or d.retried:  # a try past what the model wrote itself: no call
                 return None
             raise MalformedToolCall(f"the arguments for {tool.name} do not fit its schema: {error}", raw) from None
-        arguments = direction_said(choice_said(tool, as_said(tool, arguments, d.said), d.said, said_in([d.query])),
+        arguments = direction_said(choice_said(tool, as_said(tool, arguments, d.said), d.said, asked),
                                    d.talk.last)
         arguments = ids_as_listed(tool, named_as_called(tool, arguments, d.talk.last),
                                   [a.answer for a in d.talk.answered if not a.failed], d.talk.last)
-        call: ToolCall | None = ToolCall(tool.name, grounded(tool, arguments, now, said_in([d.query]), d.said))
+        call: ToolCall | None = ToolCall(tool.name, grounded(tool, arguments, now, asked, d.said))
         for shape in d.shapes:
             if call is not None:
                 call = await shape.amend(d, call, self.model, written)
