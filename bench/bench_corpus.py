@@ -16,6 +16,9 @@ servers are started on loopback first. The world is reset before every prompt an
 Reported, per kind of server and per server: right decisions on the prompts that need a tool and on those that
 need none, arguments right where the tool was right, scripts passed, claims the results do not back (see
 bench/corpus/judge.py), median and 90th-percentile seconds per turn. `--json FILE` writes every turn.
+`--warm` has every table evaluated (or restored from its saved prefix) before the first prompt, as a server does
+at its start, and prints how long that took: the turns are then those of a running server, not of its first
+minutes (the workspace's paths are in the tools' descriptions, so without it each run evaluates its tables anew).
 
 For `--half blind` only totals are printed, and the JSON holds only totals, unless `--show-misses` is given: the
 blind half is run once at the end of a stop and read then.
@@ -56,6 +59,7 @@ from workspace import HALVES, Workspace, approve_every_tool, make_workspace, mis
 CORPUS = ROOT / "bench" / "corpus"
 SIDESPIN = ROOT / ".venv" / "bin" / "sidespin"
 HELLO = "Hello"
+WARM_SECONDS: list[float] = []  # with --warm: the seconds every table took to be ready before the first prompt
 LEAK = re.compile(r"<mcp-request|<tool_call>|<tool name=|\{\s*\"name\"\s*:")
 
 
@@ -173,6 +177,11 @@ async def run_engine(args: argparse.Namespace, space: Workspace, prompts: list[d
         read_only = {bare(t.name) or "" for t in tools if t.read_only}
         warm = await play(engine, engine.conversation(), HELLO)  # unscored: the first prompt meets a ready engine
         logger.warning("CORPUS_ENGINE rung={} tools={} first turn {:.1f}s", engine.rung.name, len(tools), warm.seconds)
+        if args.warm and engine.rung.name == "route":  # every table evaluated (or restored) before the first prompt
+            started = time.perf_counter()
+            await engine.backend.warm(tools)
+            WARM_SECONDS.append(time.perf_counter() - started)
+            logger.warning("CORPUS_WARM every table ready in {:.1f}s", WARM_SECONDS[-1])
         outcomes = []
         for number, raw in enumerate(prompts, 1):
             row = fill(raw, space.places())
@@ -383,6 +392,8 @@ def print_report(args: argparse.Namespace, outcomes: list[PromptOutcome], result
     median, slow = total["median_seconds"], total["p90_seconds"]
     print(f"  seconds per turn                  {median if median is not None else '-':>9} median "
           f"{slow if slow is not None else '-'} p90 ({total['turns']} turns)")
+    if WARM_SECONDS:
+        print(f"  tables ready before the first prompt (--warm), untimed: {WARM_SECONDS[0]:.1f} s")
     for key in ("kind", "server"):
         print(f"\n  {key:<12} {'tool prompts':>15} {'no-tool':>15} {'arguments':>15} {'scripts':>13} {'claims':>6} "
               f"{'median s':>8}")
@@ -416,7 +427,8 @@ def print_miss(outcome: PromptOutcome) -> None:
 
 def dump(path: Path, args: argparse.Namespace, outcomes: list[PromptOutcome], results: list[ScriptOutcome]) -> None:
     data: dict[str, Any] = {
-        "half": args.half, "via": args.via, "model": args.model,
+        "half": args.half, "via": args.via, "model": args.model, "second_model": args.second_model,
+        "warm_seconds": WARM_SECONDS[0] if WARM_SECONDS else None,
         "summary": summary(outcomes, results),
         "by_kind": breakdown(outcomes, results, "kind"), "by_server": breakdown(outcomes, results, "server"),
     }
@@ -486,6 +498,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--only-prompts", action="store_true")
     parser.add_argument("--only-scripts", action="store_true")
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads (default 1)")
+    parser.add_argument("--warm", action="store_true", help="evaluate every table before the first prompt, as a "
+                        "server does at its start (untimed; its time is printed): the turns of a running server")
     parser.add_argument("--json", help="write every turn to this file (blind: totals only, unless --show-misses)")
     parser.add_argument("--show-misses", action="store_true", help="print (and write) the blind half's misses")
     parser.add_argument("--log", help="write the product's log (INFO and up) to this file")

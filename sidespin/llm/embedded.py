@@ -44,14 +44,35 @@ from sidespin.tools import Tool
 from sidespin.tooluse.relevance import gist
 from sidespin.tooluse.shapes import check_switches
 
-__all__ = ["EmbeddedBackend", "default_model_path", "default_threads", "DEFAULT_MODEL_FILE"]
+__all__ = ["EmbeddedBackend", "default_model_path", "default_threads", "prune_slots", "DEFAULT_MODEL_FILE"]
 
 DEFAULT_MODEL_FILE = MODELS[DEFAULT_MODEL].filename
 DEFAULT_N_CTX = 8192
 _RESTORED_SLACK = 16  # tokens a request may evaluate after a good restore (llama.cpp evaluates the last again)
 SLOT_DIR = MODELS_DIR.parent / "slots"  # evaluated prompt prefixes, keyed by model and prefix (a cache)
+SLOT_BUDGET = 4 * 1024 ** 3  # bytes of SLOT_DIR's files kept; the least recently used beyond it are deleted
 _CHILD = Path(__file__).with_name("_llama_child.py")
 _STOP_TIMEOUT = 10.0
+
+
+def prune_slots(folder: Path, keep: str, budget: int = SLOT_BUDGET) -> list[str]:
+    """Delete `folder`'s slot files (`route-*.bin`), least recently used first (their modification time: a restore
+    touches its file), until the rest hold at most `budget` bytes; `keep`, the file just used, stays whatever its
+    size. Returns the names deleted; a file that cannot be read or deleted is skipped."""
+    files = []
+    for path in folder.glob("route-*.bin"):
+        with contextlib.suppress(OSError):
+            files.append((path.stat().st_mtime, path.stat().st_size, path))
+    total, deleted = sum(size for _, size, _ in files), []
+    for _, size, path in sorted(files):
+        if total <= budget:
+            break
+        if path.name != keep:
+            with contextlib.suppress(OSError):
+                path.unlink()
+                total -= size
+                deleted.append(path.name)
+    return deleted
 
 
 def default_model_path() -> Path:
@@ -110,6 +131,7 @@ class EmbeddedBackend(Backend):
         self.embedder = embedder or Embedder()  # shared with the second model: one in a process
         self._warmed: set[tuple[str, ...]] = set()
         self.slot_dir = SLOT_DIR
+        self.slot_budget = SLOT_BUDGET
         self.second_model = str(second_model or "")
         if self.second_model and self.second_model not in MODELS and not self.second_model.endswith(".gguf"):
             raise ConfigError(f"second_model {self.second_model!r} is neither a model of sidespin "
@@ -189,7 +211,7 @@ class EmbeddedBackend(Backend):
                     else Path(self.second_model).expanduser())
             second = EmbeddedBackend(path, n_ctx=self.n_ctx, threads=self.threads, options=self.options,
                                      start_timeout=self.start_timeout, shapes=self.shapes, embedder=self.embedder)
-            second.slot_dir = self.slot_dir
+            second.slot_dir, second.slot_budget = self.slot_dir, self.slot_budget
             await second.start()
         except BackendError as error:
             logger.error("ROUTE_SECOND_FAILED {}: {}; the route decides with {} alone", self.second_model, error,
@@ -353,14 +375,34 @@ class EmbeddedBackend(Backend):
         await self._llama.next_tokens(prompt, 1)
         evaluated = int(self._llama.last_timings.get("prompt_n") or 0)
         if restored and evaluated <= _RESTORED_SLACK:
+            with contextlib.suppress(OSError):
+                os.utime(self.slot_dir / filename)  # used now: the last to be pruned
             logger.info("ROUTE_PREFIX_RESTORED {} in {:.2f}s", filename, loop.time() - started)
         else:
             if restored:
                 logger.warning("ROUTE_PREFIX_STALE {}: {} tokens evaluated after the restore", filename, evaluated)
-            partial = f"{filename}.part"  # a child stopped mid-save (it exits at once) leaves no half file to restore
-            await self._llama.slot("save", partial)
-            (self.slot_dir / partial).replace(self.slot_dir / filename)
-            logger.info("ROUTE_PREFIX_SAVED {} in {:.2f}s", filename, loop.time() - started)
+            if await self._save(filename):
+                logger.info("ROUTE_PREFIX_SAVED {} in {:.2f}s", filename, loop.time() - started)
+        if deleted := prune_slots(self.slot_dir, filename, self.slot_budget):
+            logger.info("ROUTE_PREFIX_PRUNED {} least recently used, the cache kept within {} MiB", len(deleted),
+                        self.slot_budget // 2 ** 20)
+
+    async def _save(self, filename: str) -> bool:
+        """Save the slot's evaluated prompt as `filename`, True once saved; where it cannot be (a full disk, a folder
+        not writable), log it and return False: the table stays evaluated in memory for this run, only a later start
+        evaluates it again."""
+        assert self._llama is not None
+        partial = self.slot_dir / f"{filename}.part"  # a child stopped mid-save (it exits at once) leaves no half file
+        try:
+            await self._llama.slot("save", partial.name)
+            partial.replace(self.slot_dir / filename)
+        except (BackendError, OSError) as error:
+            with contextlib.suppress(OSError):
+                partial.unlink(missing_ok=True)
+            logger.warning("ROUTE_PREFIX_SAVE_FAILED {}: {}; the table is evaluated again at the next start",
+                           filename, error)
+            return False
+        return True
 
     async def count_tokens(self, text: str) -> int | None:
         return await self._client.count_tokens(text) if self._client is not None else None

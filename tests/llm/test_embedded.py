@@ -121,6 +121,56 @@ async def test_each_tables_prompt_is_saved_whole_and_kept_so_a_decision_evaluate
     assert {path.suffix for path in tmp_path.iterdir()} == {".bin"}  # whole, under their own names: no .part left
 
 
+def test_the_slot_cache_keeps_within_its_budget_deleting_the_least_recently_used_first(tmp_path) -> None:
+    """Saved prefixes pile up as servers and their tools change: past the budget the files used longest ago go,
+    the one just used stays even when it alone is over, and nothing else in the folder is touched."""
+    import os
+
+    from sidespin.llm.embedded import prune_slots
+
+    for age, name in enumerate(["route-new.bin", "route-mid.bin", "route-old.bin"]):
+        (tmp_path / name).write_bytes(b"x" * 1000)
+        os.utime(tmp_path / name, (1_000_000 - age * 100, 1_000_000 - age * 100))
+    (tmp_path / "notes.txt").write_bytes(b"y" * 5000)
+    assert prune_slots(tmp_path, "route-new.bin", budget=2500) == ["route-old.bin"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "route-mid.bin", "route-new.bin"]
+    assert prune_slots(tmp_path, "route-mid.bin", budget=10) == ["route-new.bin"]  # the one in use stays, alone
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt", "route-mid.bin"]
+    assert prune_slots(tmp_path, "route-mid.bin", budget=10) == []
+
+
+@pytest.mark.model
+async def test_a_prefix_that_cannot_be_saved_loses_no_decision_and_a_small_budget_keeps_one_file(tmp_path) -> None:
+    """The slot folder gone or unwritable (as on a full disk): the table's prompt is not saved, it says so in the
+    log, and the decision is made all the same; with room again, a budget smaller than two files keeps only the
+    table used last."""
+    from sidespin.tools import Tool
+
+    def tools(thing: str) -> list[Tool]:
+        return [Tool(f"{verb}_{thing}", f"{verb.title()} a {thing} by its title.", {"type": "object", "properties": {
+            "title": {"type": "string"}}, "required": ["title"]}, fn=len, source=f"mcp:{thing}")
+            for verb in ("find", "borrow", "return")]
+
+    folder = tmp_path / "slots"
+    backend = EmbeddedBackend(n_ctx=4096, options={"max_tokens": 8})
+    backend.slot_dir = folder
+    with log_lines("ROUTE_PREFIX_") as events:
+        async with backend:
+            folder.rmdir()
+            folder.write_text("not a folder")  # where llama.cpp writes the slot, nothing can be written
+            calls = await (await backend.decider()).decide([{"role": "user", "content": "Borrow the book Dune."}],
+                                                               tools("book"))
+            assert [(c.name, c.arguments) for c in calls] == [("borrow_book", {"title": "Dune"})]
+            assert [e.split()[0] for e in events] == ["ROUTE_PREFIX_SAVE_FAILED"]
+            folder.unlink()
+            folder.mkdir()
+            backend.slot_budget = 1  # smaller than any file
+            await backend.warm(tools("song"))
+            await backend.warm(tools("film"))
+    assert [e.split()[0] for e in events[1:]] == ["ROUTE_PREFIX_SAVED", "ROUTE_PREFIX_SAVED", "ROUTE_PREFIX_PRUNED"]
+    assert len(list(folder.iterdir())) == 1
+
+
 @pytest.mark.model
 @pytest.mark.asyncio(loop_scope="session")
 async def test_shared_backend_describes_itself_and_passes_grammars(embedded: EmbeddedBackend) -> None:
