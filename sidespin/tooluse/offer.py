@@ -15,7 +15,7 @@ from sidespin.tooluse.schema import listed as listed_values
 from sidespin.tooluse.values import (REQUEST_AT, READ_VERBS, allowed, asks_change, asks_question, last_word, reads,
                                      telling_words, words_of)
 
-__all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "cut", "deprecated_for", "held_said",
+__all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "cut", "deprecated_for", "held_names", "held_said",
            "held_asked", "names_said", "named", "family_named", "action_named", "family_or_action", "look_ups"]
 
 SHORTLIST = 10  # tools read all at once; more are read a table at a time
@@ -32,13 +32,19 @@ def deprecated_for(tool: Tool) -> str | None:
     return found.group(1) if (found := _DEPRECATED.search(tool.description)) else None
 
 
-def held_said(tools: Sequence[Tool], message: str, whole: bool = True, files: bool = False) -> bool:
-    """Whether the message says a name of 3 letters or more the tools' server holds (`Tool.holds`; with `files`, a
-    file's) as whole words, or not `whole`, a word of it (its first five letters: "my budget" of `budget-2025.xlsx`)."""
+def held_names(tools: Sequence[Tool], message: str, whole: bool = True, files: bool = False) -> list[str]:
+    """The names of 3 letters or more the tools' server holds (`Tool.holds`; with `files`, files': a name with an
+    extension) that the message says as whole words, or not `whole`, a word of (its first five letters: "my budget" of
+    `budget-2025.xlsx`)."""
     said, words = f" {' '.join(words_of(message))} ", {w[:5] for w in telling_words(message) if len(w) >= 4}
-    names = [n for t in tools for n in (h.split("(")[0] for h in t.holds) if "." in n[1:] or not files]
-    return any(f" {' '.join(words_of(n))} " in said if whole else words & {w[:5] for w in telling_words(n)}
-               for n in names if len(n) >= 3)
+    names = dict.fromkeys(n for t in tools for n in (h.split("(")[0] for h in t.holds) if "." in n[1:] or not files)
+    return [n for n in names if len(n) >= 3 and (f" {' '.join(words_of(n))} " in said if whole else words & {
+        w[:5] for w in telling_words(n)})]
+
+
+def held_said(tools: Sequence[Tool], message: str, whole: bool = True, files: bool = False) -> bool:
+    """Whether the message says a name the tools' server holds (`held_names`)."""
+    return bool(held_names(tools, message, whole, files))
 
 
 def held_asked(tools: Sequence[Tool], message: str, embedder: Embedder | None = None) -> bool:

@@ -41,6 +41,7 @@ from typing import Callable, Sequence
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.decision import Decision, Shape
 from sidespin.tooluse.model import Model
+from sidespin.tooluse.offer import held_names
 from sidespin.tooluse.values import QUOTED, REQUEST_AT, asks_change, reads, telling_words, words_of
 
 __all__ = ["Folders", "files_named", "folders_named"]
@@ -214,11 +215,9 @@ def _said_file(decision: Decision, value: str, places: list[str]) -> str:
 
 
 def _held_file(decision: Decision, tool: Tool) -> str | None:
-    """The one file its server holds (`Tool.holds`: a name with an extension) whose name's words the message says one
-    of ("choir" of `choir-rota.xlsx`), where it lies in a folder of the server's; None for none or several."""
-    said = {w[:5] for w in telling_words(decision.talk.last) if len(w) >= 4}
-    files = [h for h in tool.holds if "." in h[1:] and said & {w[:5] for w in telling_words(h.rsplit(".", 1)[0])
-                                                             if len(w) >= 4}]
+    """The one file its server holds that the message says a word of (`offer.held_names`: "choir" of
+    `choir-rota.xlsx`); None for none or several."""
+    files = held_names([tool], decision.talk.last, whole=False, files=True)
     return files[0] if len(files) == 1 else None
 
 
