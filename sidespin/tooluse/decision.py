@@ -64,6 +64,7 @@ class Decision:
     bar: float = 0.0  # ... above which it calls
     names: dict[str, Tool] = field(default_factory=dict)  # which: the tools a name is still chosen among
     narrowed: bool = False  # ... fewer than the table's, as a shape or the message's naming chose them
+    stated: bool = False  # ... the ones doing what the message states (a shape's): the model is made to write one
     written: str = ""  # the answer so far: the prompt, a call's opening, the calls written
     name: str = ""  # the name chosen for the call being written
     call: ToolCall | None = None  # the call being written

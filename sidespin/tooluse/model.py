@@ -174,6 +174,13 @@ class Model:
                     heapq.heappush(frontier, (cost - math.log(p), longer))
         return None
 
+    async def forced_name(self, written: str, names: Sequence[str]) -> str | None:
+        """The name of `names` the model writes after `written` when it may write no other (a grammar of the names);
+        None if it writes none."""
+        end = (await self.call_format()).between
+        chosen = (await self.llama.complete(written, names_grammar(names, end), None, 24)).removesuffix(end)
+        return chosen if chosen in names else None
+
     async def fits(self, tool: Tool, message: str, floor: float) -> bool:
         """Whether the model says `tool` does what `message` asks, or one of the things it asks: a yes of `floor` or
         more to the message or one of its parts."""

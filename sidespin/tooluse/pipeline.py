@@ -225,6 +225,9 @@ class Decider:
         if not d.names:
             return None
         found = await self.model.likeliest_name(d.written, list(d.names))
+        if found is None and d.stated and (forced := await self.model.forced_name(d.written, list(d.names))):
+            found = forced, 0.0  # the tools doing what is stated: the one the model writes when it may write no other
+            d.notes.append("core.name_forced")
         if found is None:
             logger.info("TOOLUSE_WHICH none: no offered name is among the model's likeliest")
             return None

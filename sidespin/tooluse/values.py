@@ -1,7 +1,8 @@
 """Which of a call's values the conversation said: the rules that keep a small model from making values up.
 
-- `said_in`: every text and earlier call's arguments, lower case, with number words, twelve-hour times, scaled
-  numbers ("two" 2, "3 PM" 15:00, "5%" 0.05, "2 million" 2000000) and words without their accents also written.
+- `said_in`: every text and earlier call's arguments, lower case, with number words, twelve-hour times, decimal
+  commas, scaled numbers ("two" 2, "3 PM" 15:00, "12,5" 12.5, "5%" or "5 Prozent" 0.05, "2 million" 2000000) and
+  words without their accents also written.
 - `mentioned`: a number said as a number (1 is not in "10"); a text by one of its words, but a placeholder or an
   e-mail only whole, a web address by its host, a file's name with its extension; a switch by its parameter's name;
   a list when all its items are; an object when any of its values is.
@@ -46,8 +47,10 @@ _NUMBER_WORDS = {word: str(n) for n, word in enumerate(
     "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "dozen": "12", "twice": "2",
     "once": "1", "single": "1", "pair": "2", "couple": "2"}
 _TWELVE_HOUR = re.compile(r"\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s?([ap])\.?m\b")
-_SCALED = re.compile(r"(\d+(?:\.\d+)?)\s?(%|percent\b|per cent\b|thousand\b|million\b|billion\b|k\b)")
-_SCALE = {"%": 1e-2, "percent": 1e-2, "per cent": 1e-2, "thousand": 1e3, "million": 1e6, "billion": 1e9, "k": 1e3}
+_SCALED = re.compile(r"(\d+(?:\.\d+)?)\s?(%|percent\b|per cent\b|prozent\b|pour ?cent\b|por ?ciento\b|thousand\b|"
+                     r"million\b|billion\b|k\b)")
+_SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "k": 1e3}  # any other: a percentage
+_DECIMAL_COMMA = re.compile(r"(?<![\d,.])(\d+),(\d{1,2})(?![\d,])")  # "12,5": 12.5 (three digits: thousands)
 _NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _PLACEHOLDER = re.compile(r"(?i)(?<![a-z])your[-_/]|/your(?![a-z])|/path/to/|^\s*<[^<>]+>\s*$|"
@@ -186,7 +189,9 @@ def said_in(texts: Sequence[str]) -> str:
     derived += [_NUMBER_WORDS[w] for w in _WORD.findall(said) if w in _NUMBER_WORDS]
     derived += [f"{int(hour) % 12 + (12 if half == 'p' else 0):02d}:{minutes or '00'}"
                 for hour, minutes, half in _TWELVE_HOUR.findall(said)]
-    derived += [f"{float(number) * _SCALE[scale]:.12g}" for number, scale in _SCALED.findall(_THOUSANDS.sub("", said))]
+    derived += [f"{whole}.{part}" for whole, part in _DECIMAL_COMMA.findall(said)]
+    derived += [f"{float(number) * _SCALE.get(scale, 1e-2):.12g}"
+                for number, scale in _SCALED.findall(_THOUSANDS.sub("", _DECIMAL_COMMA.sub(r"\1.\2", said)))]
     return said + ("\n" + " ".join(derived) if derived else "")
 
 

@@ -19,7 +19,7 @@ from sidespin.tooluse.decision import Decision
 from sidespin.tooluse.shapes.folders import Folders, files_named, folders_named
 from sidespin.tooluse.shapes.memory import asks_memory, stores
 from sidespin.tooluse.shapes.timezones import as_zone, zones_named
-from sidespin.tooluse.shapes.calculator import Calculator, asks_calculation, calculates
+from sidespin.tooluse.shapes.calculator import Calculator, asks_calculation, calculates, operation_stated
 from tests.route_fake import FakeLlama, WritesAnEdit
 from tests.tooluse.tools import ADD_NOTE, EVALUATE, FORECAST, called, tool
 
@@ -726,6 +726,7 @@ async def test_a_result_shown_as_one_equation_is_the_number_after_its_equals_sig
 
 
 NUMBER = {"type": "number"}
+NUMBERS = {"type": "array", "items": {"type": "number"}}
 TIMES = tool("times", "Multiply x by y.", {"x": NUMBER, "y": NUMBER}, ["x", "y"], source="mcp:ops")
 ROOT = tool("root", "The square root of a value.", {"value": NUMBER}, ["value"], source="mcp:ops")
 ADD_ITEM = tool("add_item", "Add an item to the cart.", {"sku": TEXT, "count": NUMBER}, ["sku", "count"],
@@ -770,6 +771,8 @@ def test_a_calculation_reads_the_table_of_a_tool_taking_numbers_or_an_expression
     ("Drei Freunde teilen sich eine Rechnung von 96 Euro. Wie viel zahlt jeder?", True),
     ("Si j'achète 3 cahiers à 2,40 € chacun, combien je paie en tout ?", True),
     ("Somos 5 y la cuenta es de 230 euros. ¿Cuánto paga cada uno?", True),
+    ("Three receipts: 18.40, 7.15 and 32. What's the total?", True),
+    ("Bilde die Summe aus 14, 9 und 27.", True),
     ("How many days from 2 May to 30 September?", False),  # a day of the calendar: date arithmetic
     ("Wie viele Tage sind es vom 3. Juni bis zum 1. August?", False),
     ("How many students joined in 2024?", False),  # one number
@@ -798,6 +801,97 @@ async def test_a_calculation_on_a_server_of_one_tool_an_operation_is_named_among
     model = FakeLlama({text: [("times", {"x": 48, "y": 37}), ("add_item", {"sku": "48", "count": 37})]},
                       name_tokens=likes_the_cart, p_call=0.2)
     assert await decided(model, user(text), [ADD_ITEM, TIMES, ROOT]) == [("times", {"x": 48, "y": 37})]
+
+
+async def test_tools_taking_a_list_of_numbers_calculate_and_a_calculation_is_a_call_of_one_of_them() -> None:
+    """A statistics server whose every tool takes one list of numbers (`total(values)`, `mean_of(values)`) beside a
+    clock: each tool saying an operation calculates (a list is several numbers, so two-number operations count),
+    one saying none, or taking a list of texts, does not; "What do 12, 7 and 20 come to altogether?" reads its table
+    and is a call down to the floor, not the clock's."""
+    values = {"type": "array", "items": {"type": "number"}, "description": "The values."}
+    names = {"type": "array", "items": {"type": "string"}}
+    total = tool("total", "Add up all the values.", {"values": values}, ["values"], source="mcp:stats")
+    mean = tool("mean_of", "The arithmetic mean of the values.", {"values": values}, ["values"], source="mcp:stats")
+    spread = tool("spread", "Largest minus smallest value.", {"values": values}, ["values"], source="mcp:stats")
+    highest = tool("highest", "The maximum of the values.", {"values": values}, ["values"], source="mcp:stats")
+    order = tool("in_order", "Sort the values.", {"values": values}, ["values"], source="mcp:stats")
+    tags = tool("tag_sum", "Add tags to a sum.", {"tags": names}, ["tags"], source="mcp:stats")
+    assert [calculates(t) for t in (total, mean, spread, highest, order, tags)] == [
+        True, True, True, True, False, False]
+    clock = tool("time_in", "The time now in a city.", {"city": TEXT}, ["city"], source="mcp:clock", read_only=True)
+    stats = [total, mean, spread, highest, order, tags]
+    filler = [tool(f"{v}_timer", f"{v.title()} a timer.", {"seconds": NUMBER}, ["seconds"], source="mcp:clock")
+              for v in ("start", "stop", "pause", "reset", "name")]
+    text = "What do 12, 7 and 20 come to altogether?"
+    likes_the_clock = {"": [('time_in",', 0.7), ('total",', 0.2), ('mean_of",', 0.1)]}
+    model = FakeLlama({text: [("total", {"values": [12, 7, 20]}), ("time_in", {"city": "12"})]},
+                      name_tokens=likes_the_clock, p_call=0.2)
+    assert await decided(model, user(text), [clock, *filler, *stats]) == [("total", {"values": [12, 7, 20]})]
+    assert await decided(model, user(text), [clock, *filler, *stats], shapes={"calculator": False}) == []
+
+
+@pytest.mark.parametrize("text, op", [
+    ("Quanto fa 19 per 4?", None),  # Italian is not read: no operation
+    ("How much is 250 multiplied by 3?", "*"), ("Teile 84 durch 6, bitte.", "/"), ("¿Cuánto es 90 dividido por 6?", "/"),
+    ("Was ist 12 mal 9?", "*"), ("Calcule 7 puissance 4.", "^"), ("What's 30 squared?", "^"),
+    ("Quelle est la moyenne de 3, 9 et 12 ?", "mean"), ("Raíz cuadrada de 144", "root"),
+    ("Take away 45 from 300.", "-"), ("What do 4, 8 and 15 add up to?", "+"), ("What is 40% of 90?", "*"),
+    ("Sag mal, was ist 12 plus 7?", None),  # "mal" as a filler reads as times too: two operations, none chosen
+    ("The meaning of 42 and 7", None), ("Sometimes I get 3 and 4 mixed up", None),
+    ("Move the meeting from 2025-06-02 to 2025-06-09", None),
+])
+def test_the_one_operation_a_message_states_is_read_in_four_languages(text, op) -> None:
+    assert operation_stated(text) == op
+
+
+SUITE = [tool(name, description, properties, list(properties), source="mcp:suite") for name, description, properties in (
+    ("shape_tool", "Geometry calculation tool: areas and volumes.", {"shape": TEXT, "sizes": NUMBERS}),
+    ("loan_tool", "Financial calculation tool: loans and interest.", {"principal": NUMBER, "rate": NUMBER}),
+    ("arith_tool", "Arithmetic calculation tool.", {"op": {"type": "string", "description": (
+        "The operation. Supports: 'plus', 'minus', 'multiply', 'divide', 'pow'")}, "values": NUMBERS}),
+    ("stats_tool", "Statistics calculation tool: spread and correlation.", {"data": NUMBERS}),
+    ("convert_tool", "Unit conversion calculation tool.", {"value": NUMBER, "unit": TEXT}),
+    ("matrix_tool", "Matrix calculation tool.", {"rows": NUMBERS}),
+    ("plot_tool", "Chart calculation tool.", {"points": NUMBERS}),
+    ("prime_tool", "Number theory calculation tool.", {"n": NUMBER}),
+    ("angle_tool", "Trigonometry calculation tool.", {"angle": NUMBER}),
+    ("clean_tool", "Deletes the calculation files.", {}),
+    ("roots_tool", "Equation solving calculation tool.", {"equation": TEXT}),
+)]
+
+
+async def test_of_many_tools_that_calculate_those_naming_the_operation_stated_are_offered_and_its_name_written() -> None:
+    """A suite whose every tool "calculates" (one for geometry, one for loans…), one of them naming its operations
+    as values of a parameter: "What is 348 times 27?" is a call of that one, not of the likeliest name, with the value
+    naming a multiplication, even where its name is not among the model's likeliest (it writes the one it may); a
+    question stating no operation leaves every calculator offered."""
+    text = "What is 348 times 27?"
+    likes_geometry = {"": [('shape_tool",', 0.6), ('loan_tool",', 0.4)]}
+    model = FakeLlama({text: [("arith_tool", {"op": "plus", "values": [348, 27]}),
+                              ("shape_tool", {"shape": "square", "sizes": [348, 27]})]},
+                      name_tokens=likes_geometry, p_call=0.9)
+    assert await decided(model, user(text), SUITE) == [("arith_tool", {"op": "multiply", "values": [348, 27]})]
+    vague = "Work out 348 and 27 for me, whatever is handy."
+    likes_stats = {"": [('stats_tool",', 0.6), ('arith_tool",', 0.1), ('loan_tool",', 0.3)]}
+    model = FakeLlama({vague: [("stats_tool", {"data": [348, 27]})]}, name_tokens=likes_stats, p_call=0.9)
+    assert await decided(model, user(vague), SUITE) == [("stats_tool", {"data": [348, 27]})]
+
+
+@pytest.mark.parametrize("text, share", [("What is 40% of 90?", 0.4), ("Combien font 12,5 % de 2000 ?", 0.125),
+                                         ("Wie viel sind 8 Prozent von 350?", 0.08)])
+async def test_a_percentage_of_a_number_multiplied_by_a_tool_is_written_as_its_share(text, share) -> None:
+    """A tool that multiplies two numbers is given the percentage said as its share; one that says it takes a
+    percent keeps it as said."""
+    number = float(text.split()[-1].rstrip("?")) if text[-2].isdigit() else None
+    said = float(share * 100)
+    other = 90 if "90" in text else 2000 if "2000" in text else 350
+    model = FakeLlama({text: [("times", {"x": said, "y": other})]}, p_call=0.9)
+    assert await decided(model, user(text), [TIMES, ROOT]) == [("times", {"x": share, "y": other})]
+    percent_of = tool("percent_of", "Multiply a number by a percent.", {"percent": NUMBER, "of": NUMBER},
+                      ["percent", "of"], source="mcp:ops")
+    model = FakeLlama({text: [("percent_of", {"percent": said, "of": other})]}, p_call=0.9)
+    assert await decided(model, user(text), [percent_of, ROOT]) == [("percent_of", {"percent": said, "of": other})]
+    assert number is None or number == other
 
 
 # --- memory ---------------------------------------------------------------------------------------------------

@@ -23,18 +23,18 @@ from sidespin.tooluse.decision import Decision, Shape
 from sidespin.tooluse.model import Model
 from sidespin.tooluse.values import MONTHS
 
-__all__ = ["Calculator", "calculates", "asks_calculation", "on_result", "stated"]
+__all__ = ["Calculator", "calculates", "asks_calculation", "on_result", "stated", "operation_stated", "says_operation"]
 
 _CALCULATES = re.compile(r"(?i)\b(?:calculat\w*|evaluat\w*|arithmetic|math\w*|expression|comput\w*)\b")
 _OPERATION = re.compile(r"(?i)\b(?:add|sum|subtract|minus|multipl\w*|divi\w*|power|exponent\w*|sqrt|root|modulo|"
-                        r"percent\w*|factorial|logarithm)\b")
+                        r"remainder|percent\w*|factorial|logarithm|average|mean|median|max|maximum|min|minimum)\b")
 _CALCULATION = re.compile(r"(?i)\d[\d.,]*\s*(?:[-+*/×x÷^%]|times|plus|minus|divided by|multiplied by|"
                           r"to the power of|mal|fois|por|más|menos|moins)\s*\(?\s*\d|"
                           r"\d\s*%\s*(?:of|de|von|di|du)\s+\d|"
                           r"(?:square root|sqrt|racine carr[ée]e|ra[íi]z cuadrada|wurzel)"
                           r"\s*(?:of|de|aus|von)?\s*\(?\d")
-_QUANTITY = re.compile(r"(?i)\b(?:how (?:much|many)|each|apiece|per (?:person|head|litre|liter|hour|day)|in total|"
-                       r"altogether|average|combien|chacun\w*|en tout|wie ?viel\w*|jede[rsn]?|insgesamt|"
+_QUANTITY = re.compile(r"(?i)\b(?:how (?:much|many)|each|apiece|per (?:person|head|litre|liter|hour|day)|total|sum|"
+                       r"adds? up|summe|somme|suma|altogether|average|combien|chacun\w*|en tout|wie ?viel\w*|jede[rsn]?|insgesamt|"
                        r"durchschnitt\w*|cu[áa]nt[oa]s?|cada uno|en total|promedio)\b")  # a quantity asked
 _NUMERAL = re.compile(r"(?i)(?<![\w.,-])\d+(?:[.,]\d+)?(?![\w-])|\b(?:two|three|four|five|six|seven|eight|nine|ten|"
                       r"eleven|twelve|twenty|thirty|forty|fifty|hundred|dozen|half|deux|trois|quatre|cinq|sept|huit|"
@@ -50,6 +50,18 @@ _DATE = re.compile(r"\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}
 _NUMBER = r"-?\d+(?:\.\d+)?"
 _DIGITS = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?(?![\w,]|\.\d)")  # a number in digits, "2,5" a decimal
 _PERCENT_OF = re.compile(r"(?i)\d\s*(?:%|per ?cent|prozent|pour ?cent|por ?ciento)\s*(?:of|de|von|di|du|des)\s+\d")
+_NUMERIC = frozenset({"number", "integer"})
+# an operation a message states, by its words (four languages) or its sign between numbers; how a tool names it
+_STATED = (("root", r"square root|sqrt|racine carr[ée]e|ra[íi]z cuadrada|quadratwurzel|wurzel", r"sqrt|root"),
+           ("^", r"to the power|power of|squared|cubed|hoch|puissance|au carr[ée]|au cube|elevado|\d\s*\^\s*\d",
+            r"power|pow|exponent\w*"),
+           ("mean", r"average|mean|moyenne|durchschnitt\w*|promedio|media", r"average|mean"),
+           ("*", r"\d\s*(?:%|per ?cent|prozent|pour ?cent|por ?ciento)\s*(?:of|de|von|du|des)\s+\d|times|multipl\w*|"
+                 r"fois|mal|por|\d\s*[x×*]\s*\d", r"multipl\w*|product|times|mul"),
+           ("/", r"divi\w*|geteilt|split\w*|share\w*|teil\w*|partag\w*|repart\w*|\d\s*[÷/]\s*\d",
+            r"divi\w*|quotient|div"),
+           ("+", r"plus|m[áa]s|add\w*|sum|total|altogether|insgesamt|en tout|\d\s*\+\s*\d", r"add\w*|sum|plus"),
+           ("-", r"minus|moins|menos|weniger|subtract\w*|take away|\d\s+-\s+\d", r"subtract\w*|minus|difference|sub"))
 _RESULT_FIELDS = ("result", "value", "answer", "output", "total")  # where a JSON result gives its number
 _OPERATORS = (("/", r"(?:divid\w*|geteilt|divis\w*|split\w*|shar\w*|teil\w*|partag\w*|repart\w*)\b|[÷/]"),
               ("*", r"(?:times|mal|fois|por|multipl\w*)\b|[x×*]"),
@@ -58,17 +70,21 @@ _OPERATORS = (("/", r"(?:divid\w*|geteilt|divis\w*|split\w*|shar\w*|teil\w*|part
 
 def calculates(tool: Tool, operands: bool = False) -> bool:
     """Whether a tool's name or first sentence says it calculates, or an operation and it requires numbers only (two,
-    or one for an operation of one number: not `add_days(days)`); with `operands`, it also takes what a calculation
-    gives: numbers only, or one text its name or description calls an expression or a formula (not
-    `date_diff(start, end)`, nor `parse_date(description)` for "a date expression")."""
+    or a list of them: `product(numbers)`, or one for an operation of one number: not `add_days(days)`); with
+    `operands`, it also takes what a calculation gives: numbers only, or one text its name or description calls an
+    expression or a formula (not `date_diff(start, end)`, nor `parse_date(description)` for "a date expression")."""
     first = re.split(r"(?<=[.!?:])\s", " ".join(tool.description.split()), maxsplit=1)[0]
     said = f"{tool.name.replace('_', ' ').replace('-', ' ')} {first[:200]}"
-    kinds = [(tool.parameters.get(name) or {}).get("type") for name in tool.required]
-    numbers = bool(kinds) and all(kind in {"number", "integer"} for kind in kinds)
+    schemas = [tool.parameters.get(name) or {} for name in tool.required]
+    kinds = [schema.get("type") for schema in schemas]
+    lists = [schema for schema in schemas if schema.get("type") == "array"]  # a list of numbers is several numbers
+    numbers = bool(kinds) and all(kind in _NUMERIC or kind == "array" and (s.get("items") or {}).get(
+        "type") in _NUMERIC for kind, s in zip(kinds, schemas))
     if operands and not (numbers or kinds == ["string"] and _EXPRESSION.search(
             f"{tool.required[0]} {(tool.parameters.get(tool.required[0]) or {}).get('description') or ''}")):
         return False
-    return bool(_CALCULATES.search(said)) or numbers and bool((_OPERATION if len(kinds) > 1 else _UNARY).search(said))
+    several = len(kinds) > 1 or bool(lists)
+    return bool(_CALCULATES.search(said)) or numbers and bool((_OPERATION if several else _UNARY).search(said))
 
 
 def asks_calculation(text: str) -> bool:
@@ -110,6 +126,63 @@ def stated(message: str) -> str | None:
     return f"{a} {found} {b}" if found else None
 
 
+def operation_stated(message: str) -> str | None:
+    """The one operation a message states ("348 times 27": "*", "17 hoch 3": "^", "the average of…": "mean", "15% of
+    380": "*", a root: "root"), by its words in four languages or its sign between numbers; None for none or several."""
+    text = re.sub(r"(?i)\b(divi\w*|geteilt)\s+(?:por|par|entre|durch)\b", r"\1", _DATE.sub(" ", message))
+    found = {op for op, said, _ in _STATED if re.search(rf"(?i)(?<![^\W\d_])(?:{said})(?![^\W\d_])", text)}
+    found -= {"*"} if "^" in found else set()  # "to the power" may say times too ("3 times itself")
+    return found.pop() if len(found) == 1 else None
+
+
+def says_operation(tool: Tool, op: str) -> bool:
+    """Whether a tool names operation `op` (an `operation_stated`) in its name, its description's first sentence, or
+    its required parameters' allowed values and descriptions (`operation: "add" | "multiply" …`)."""
+    words = next(names for key, _, names in _STATED if key == op)
+    first = re.split(r"(?<=[.!?])\s", " ".join(tool.description.split()), maxsplit=1)[0]
+    parameters = [tool.parameters.get(name) or {} for name in tool.required]
+    said = " ".join([tool.name.replace("_", " ").replace("-", " "), first[:200], *(
+        f"{' '.join(map(str, p.get('enum') or []))} {p.get('description') or ''}" for p in parameters)])
+    return re.search(rf"(?i)(?<![a-z])(?:{words})(?![a-z])", said) is not None
+
+
+def _evaluates(tool: Tool) -> bool:
+    """Whether a tool evaluates what is written: it calculates and takes one text, an expression or a formula."""
+    return calculates(tool, operands=True) and not all(
+        (tool.parameters.get(n) or {}).get("type") in _NUMERIC | {"array"} for n in tool.required)
+
+
+def _operation_value(tool: Tool, call: ToolCall, op: str) -> ToolCall:
+    """`call` with a required text parameter offering operations by name (an enum, or quoted in its description:
+    "Supports: 'add', 'multiply'…") set to the first offered value naming `op`, where the value written names another
+    or none; else `call` as it is."""
+    words = next(names for key, _, names in _STATED if key == op)
+    arguments = dict(call.arguments)
+    for name in tool.required:
+        schema, value = tool.parameters.get(name) or {}, call.arguments.get(name)
+        offered = [v for v in schema.get("enum") or re.findall(r"'([\w-]+)'", str(schema.get("description") or ""))
+                   if isinstance(v, str)]
+        naming = [v for v in offered if re.fullmatch(rf"(?i)(?:{words})", v)]
+        if isinstance(value, str) and naming and not re.fullmatch(rf"(?i)(?:{words})", value):
+            arguments[name] = naming[0]
+    return ToolCall(call.name, arguments, call.id) if arguments != call.arguments else call
+
+
+def _as_shares(tool: Tool, call: ToolCall, message: str) -> ToolCall:
+    """`call` with each number the message says as a percentage of another ("15% of 380": 15) written as its share
+    (0.15), for a tool that multiplies and does not say percent; else `call` as it is."""
+    said = {float(n.replace(",", ".")) for n in re.findall(
+        r"(?i)(\d+(?:[.,]\d+)?)\s*(?:%|per ?cent|prozent|pour ?cent|por ?ciento)\s*(?:of|de|von|du|des)\s+\d", message)}
+    if not said or not says_operation(tool, "*") or re.search(r"(?i)percent", f"{tool.name} {tool.description[:200]}"):
+        return call
+
+    def share(value: object) -> object:
+        plain = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return value / 100 if plain and float(value) in said else value  # type: ignore[operator]
+    arguments = {k: [share(x) for x in v] if isinstance(v, list) else share(v) for k, v in call.arguments.items()}
+    return ToolCall(call.name, arguments, call.id) if arguments != call.arguments else call
+
+
 def _value(result: str) -> str | None:
     """The number a result gives: itself, an exact fraction ("(4165/2)"), an equation's result ("1250 * 1.08 = 1350.0"),
     or that of a JSON object's result, value or answer field (`{"expression": …, "value": "4165/2"}`); else None."""
@@ -141,10 +214,22 @@ class Calculator(Shape):
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
         chosen = {"calculator.asked", "calculator.on_result"} & set(decision.notes)
-        return {n: t for n, t in decision.names.items() if calculates(t) or not chosen} or decision.names
+        kept = {n: t for n, t in decision.names.items() if calculates(t) or not chosen} or decision.names
+        op = operation_stated(decision.talk.last) if "calculator.asked" in chosen else None
+        saying = {n: t for n, t in kept.items() if op and (says_operation(t, op) or _evaluates(t))}
+        if op and saying and len(saying) < len(kept):  # of the tools that calculate, those naming it or evaluating
+            decision.notes.append("calculator.operation_named")
+            decision.stated = True
+            return saying
+        return kept
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
         tool, notes = decision.names[call.name], set(decision.notes)
+        if "calculator.asked" in notes and (op := operation_stated(decision.talk.last)):
+            stated_call = _as_shares(tool, _operation_value(tool, call, op), decision.talk.last)
+            if stated_call != call:
+                decision.notes.append("calculator.operation_as_said")
+                call = stated_call
         texts = [n for n in tool.required if tool.parameters.get(n, {}).get("type") == "string"]
         if len(texts) != 1:
             return call
