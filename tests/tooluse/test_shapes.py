@@ -877,6 +877,19 @@ async def test_of_many_tools_that_calculate_those_naming_the_operation_stated_ar
     assert await decided(model, user(vague), SUITE) == [("stats_tool", {"data": [348, 27]})]
 
 
+async def test_an_operation_no_tool_names_is_not_a_call_of_a_tool_naming_another() -> None:
+    """A server of one tool per operation with no power: "Wie viel ist 17 hoch 3?" calls none (not `add`, which the
+    model likes); with a tool for powers beside them, that one."""
+    pair = {"a": NUMBER, "b": NUMBER}
+    ops = [tool(name, f"{verb} two numbers.", pair, ["a", "b"], source="mcp:ops")
+           for name, verb in (("plus", "Add"), ("times", "Multiply"), ("over", "Divide"))]
+    text = "Wie viel ist 17 hoch 3?"
+    model = FakeLlama({text: [("plus", {"a": 17, "b": 3}), ("raise", {"a": 17, "b": 3})]}, p_call=0.9)
+    assert await decided(model, user(text), ops) == []
+    raise_ = tool("raise", "Raise a to the power b.", pair, ["a", "b"], source="mcp:ops")
+    assert await decided(model, user(text), [*ops, raise_]) == [("raise", {"a": 17, "b": 3})]
+
+
 @pytest.mark.parametrize("text, share", [("What is 40% of 90?", 0.4), ("Combien font 12,5 % de 2000 ?", 0.125),
                                          ("Wie viel sind 8 Prozent von 350?", 0.08)])
 async def test_a_percentage_of_a_number_multiplied_by_a_tool_is_written_as_its_share(text, share) -> None:

@@ -4,6 +4,13 @@
   quantity asked of two numbers: "Four of us split 187.60: how much each?") reads the table of a tool that
   calculates (`calculates`: one taking numbers or an expression, where one does), is a call down to `NAMED_FLOOR`,
   and names one of the tools that calculate.
+- `calculator.operation_named`: where `calculator.asked` acts and the message states one operation
+  (`operation_stated`), the name is chosen among the tools that calculate and name it (`says_operation`) or evaluate
+  an expression, where some do not; the model is made to write one of them (`Decision.stated`). Where none names
+  it, none naming another operation is offered either ("17 hoch 3" is no call of `add`).
+- `calculator.operation_as_said`: the call's operation value (an enum, or quoted in its description) naming another
+  operation is the first naming the one stated; a percentage of a number said, multiplied by a tool that does not
+  say percent, is written as its share ("15% of 380": 0.15).
 - `calculator.as_said`: where `calculator.asked` acts and the message states one operation on two numbers ("17.5%
   of 240", "84 divided by 6"), an expression written without one of them is that operation as said (`stated`).
 - `calculator.on_result`: one number and an operation on it ("now divide that by 4", "split that between 5"), right
@@ -221,6 +228,9 @@ class Calculator(Shape):
             decision.notes.append("calculator.operation_named")
             decision.stated = True
             return saying
+        if op and not saying:  # none names it: none naming another operation either ("hoch" is no `add`)
+            decision.notes.append("calculator.operation_named")
+            return {n: t for n, t in kept.items() if not any(says_operation(t, other) for other, _, _ in _STATED)}
         return kept
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
