@@ -748,7 +748,7 @@ def test_a_calculation_reads_the_table_of_a_tool_taking_numbers_or_an_expression
     """Servers in no bench: a calendar whose tool says it calculates but takes dates (`days_between`), and one that
     adds a number of days to today (`shift_days`, no calculator: one number and an operation of two), beside an
     abacus evaluating an expression: "What's 312 times 0.4?" reads the abacus; a server of one tool per operation is
-    read too, whatever else says it calculates (a tip calculator); not a date parser of "a date expression"."""
+    read too, not a tip calculator, which names no multiplication; not a date parser of "a date expression"."""
     span = tool("days_between", "Calculate the days between two dates.", {"from": TEXT, "to": TEXT}, ["from", "to"],
                 source="mcp:calendar")
     shift = tool("shift_days", "Add days to today's date.", {"days": NUMBER}, ["days"], source="mcp:calendar")
@@ -761,7 +761,7 @@ def test_a_calculation_reads_the_table_of_a_tool_taking_numbers_or_an_expression
     offered = [span, shift, parse, abacus, TIMES, ROOT, tip]
     decision = Decision(Talk(user(text)), offered, [Calculator()], text.lower())
     assert [Calculator().favours(decision, t) for t in ([span, shift, parse], [abacus], [TIMES, ROOT], [tip])] == [
-        None, "calculator.asked", "calculator.asked", "calculator.asked"]  # a date "expression" is no calculation's
+        None, "calculator.asked", "calculator.asked", None]  # a date "expression" is no calculation's
     alone = Decision(Talk(user(text)), [span, shift], [Calculator()], text.lower())  # none takes numbers: as before
     assert Calculator().favours(alone, [span, shift]) == "calculator.asked" and not calculates(shift)
 
@@ -875,6 +875,17 @@ async def test_of_many_tools_that_calculate_those_naming_the_operation_stated_ar
     likes_stats = {"": [('stats_tool",', 0.6), ('arith_tool",', 0.1), ('loan_tool",', 0.3)]}
     model = FakeLlama({vague: [("stats_tool", {"data": [348, 27]})]}, name_tokens=likes_stats, p_call=0.9)
     assert await decided(model, user(vague), SUITE) == [("stats_tool", {"data": [348, 27]})]
+
+
+def test_a_text_naming_one_of_listed_operations_is_a_choice_not_an_expression_to_evaluate() -> None:
+    """A finance tool whose one text is "Calculation type: 'interest', 'payment', 'annuity'" takes no calculation's
+    expression (it was written "348 * 27"); one whose text is "a math expression" does."""
+    kinds = {"type": "string", "description": "Calculation type: 'interest', 'payment', 'annuity'"}
+    finance = tool("finance", "Financial calculation tool.", {"operation": kinds}, ["operation"])
+    enum = tool("units", "Unit calculation tool.", {"unit": {"type": "string", "enum": ["m", "km"]}}, ["unit"])
+    expression = tool("calc", "Evaluate a math expression.", {"e": {"type": "string", "description": "An expression"}},
+                      ["e"])
+    assert [calculates(t, operands=True) for t in (finance, enum, expression)] == [False, False, True]
 
 
 async def test_an_operation_no_tool_names_is_not_a_call_of_a_tool_naming_another() -> None:

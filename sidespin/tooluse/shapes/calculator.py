@@ -41,8 +41,8 @@ _CALCULATION = re.compile(r"(?i)\d[\d.,]*\s*(?:[-+*/×x÷^%]|times|plus|minus|di
                           r"(?:square root|sqrt|racine carr[ée]e|ra[íi]z cuadrada|wurzel)"
                           r"\s*(?:of|de|aus|von)?\s*\(?\d")
 _QUANTITY = re.compile(r"(?i)\b(?:how (?:much|many)|each|apiece|per (?:person|head|litre|liter|hour|day)|total|sum|"
-                       r"adds? up|summe|somme|suma|altogether|average|combien|chacun\w*|en tout|wie ?viel\w*|jede[rsn]?|insgesamt|"
-                       r"durchschnitt\w*|cu[áa]nt[oa]s?|cada uno|en total|promedio)\b")  # a quantity asked
+                       r"adds? up|summe|somme|suma|altogether|average|combien|chacun\w*|en tout|wie ?viel\w*|"
+                       r"jede[rsn]?|insgesamt|durchschnitt\w*|cu[áa]nt[oa]s?|cada uno|en total|promedio)\b")  # asked
 _NUMERAL = re.compile(r"(?i)(?<![\w.,-])\d+(?:[.,]\d+)?(?![\w-])|\b(?:two|three|four|five|six|seven|eight|nine|ten|"
                       r"eleven|twelve|twenty|thirty|forty|fifty|hundred|dozen|half|deux|trois|quatre|cinq|sept|huit|"
                       r"neuf|dix|zwei|drei|vier|fünf|sechs|sieben|acht|neun|zehn|dos|tres|cuatro|cinco|seis|siete|"
@@ -87,8 +87,10 @@ def calculates(tool: Tool, operands: bool = False) -> bool:
     lists = [schema for schema in schemas if schema.get("type") == "array"]  # a list of numbers is several numbers
     numbers = bool(kinds) and all(kind in _NUMERIC or kind == "array" and (s.get("items") or {}).get(
         "type") in _NUMERIC for kind, s in zip(kinds, schemas))
-    if operands and not (numbers or kinds == ["string"] and _EXPRESSION.search(
-            f"{tool.required[0]} {(tool.parameters.get(tool.required[0]) or {}).get('description') or ''}")):
+    described = (schemas[0].get("description") or "") if schemas else ""
+    choice = bool(schemas and schemas[0].get("enum")) or len(re.findall(r"'[\w-]+'|\"[\w-]+\"", described)) >= 3
+    if operands and not (numbers or kinds == ["string"] and not choice and _EXPRESSION.search(
+            f"{tool.required[0]} {described}")):  # a text naming one of listed values is a choice, no expression
         return False
     several = len(kinds) > 1 or bool(lists)
     return bool(_CALCULATES.search(said)) or numbers and bool((_OPERATION if several else _UNARY).search(said))
@@ -151,6 +153,11 @@ def says_operation(tool: Tool, op: str) -> bool:
     said = " ".join([tool.name.replace("_", " ").replace("-", " "), first[:200], *(
         f"{' '.join(map(str, p.get('enum') or []))} {p.get('description') or ''}" for p in parameters)])
     return re.search(rf"(?i)(?<![a-z])(?:{words})(?![a-z])", said) is not None
+
+
+def _does(tool: Tool, op: str) -> bool:
+    """Whether a tool that calculates does operation `op`: it names it, or evaluates an expression."""
+    return calculates(tool) and (says_operation(tool, op) or _evaluates(tool))
 
 
 def _evaluates(tool: Tool) -> bool:
@@ -217,13 +224,15 @@ class Calculator(Shape):
         rule = "calculator.asked" if asks_calculation(decision.talk.last) else (
             "calculator.on_result" if on_result(decision.talk) else None)
         operands = any(calculates(tool, operands=True) for tool in decision.tools)  # where one takes a calculation's
-        return rule if rule and any(calculates(tool, operands) for tool in tools) else None
+        op = operation_stated(decision.talk.last) if rule == "calculator.asked" else None
+        naming = op is not None and any(_does(t, op) for t in decision.tools)  # the table of one doing it, where one is
+        return rule if rule and any(calculates(t, operands) and (not naming or _does(t, op)) for t in tools) else None
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
         chosen = {"calculator.asked", "calculator.on_result"} & set(decision.notes)
         kept = {n: t for n, t in decision.names.items() if calculates(t) or not chosen} or decision.names
         op = operation_stated(decision.talk.last) if "calculator.asked" in chosen else None
-        saying = {n: t for n, t in kept.items() if op and (says_operation(t, op) or _evaluates(t))}
+        saying = {n: t for n, t in kept.items() if op and _does(t, op)}
         if op and saying and len(saying) < len(kept):  # of the tools that calculate, those naming it or evaluating
             decision.notes.append("calculator.operation_named")
             decision.stated = True
