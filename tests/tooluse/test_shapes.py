@@ -683,8 +683,8 @@ async def test_an_operation_on_an_exact_fraction_or_a_share_of_the_result_is_tha
 
 async def test_an_expression_written_without_a_number_of_the_operation_stated_is_the_operation_as_stated() -> None:
     """"What's 12.5% of 640?" written as "12.5%": the expression is the operation the message states, in four
-    languages; one the model wrote with every number is kept as written, and a message of three numbers or none
-    stated is left to the model."""
+    languages; one the model wrote with every number and the operation is kept as written; a sum, a product or a mean
+    of all the numbers said is that of them all; a power is `pow`; a sum of products the model wrote whole is kept."""
     sum_up = tool("sum_up", "Sum a list of numbers.", {"numbers": {"type": "array", "items": {"type": "number"}}},
                   ["numbers"], source="mcp:calc", read_only=True)
     for text, wrote, expression in (
@@ -692,7 +692,10 @@ async def test_an_expression_written_without_a_number_of_the_operation_stated_is
             ("Wie viel sind 20 Prozent von 45?", "20/100", "20 * 45 / 100"),
             ("¿Cuánto es 96 dividido por 8?", "96", "96 / 8"),
             ("Combien font 17 fois 23 ?", "23*17", "23*17"),
-            ("How much is 3 plus 4 plus 5?", "3+4", "3+4")):
+            ("How much is 3 plus 4 plus 5?", "3+4", "3 + 4 + 5"),
+            ("Was ist der Durchschnitt von 12, 7 und 20?", "12+7+20", "(12 + 7 + 20) / 3"),
+            ("¿Cuánto es 6 elevado a 4?", "6*4", "pow(6, 4)"),
+            ("Three books at 4.50 and 2 pens at 1.25: what's the total?", "3*4.5 + 2*1.25", "3*4.5 + 2*1.25")):
         model = FakeLlama({text: [("evaluate", {"expression": wrote})]}, p_call=0.9)
         assert await decided(model, [{"role": "user", "content": text}], [EVALUATE, FORECAST, sum_up]) == [
             ("evaluate", {"expression": expression})], text

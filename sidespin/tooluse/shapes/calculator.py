@@ -12,7 +12,8 @@
   operation is the first naming the one stated; a percentage of a number said, multiplied by a tool that does not
   say percent, is written as its share ("15% of 380": 0.15).
 - `calculator.as_said`: where `calculator.asked` acts and the message states one operation on two numbers ("17.5%
-  of 240", "84 divided by 6"), an expression written without one of them is that operation as said (`stated`).
+  of 240", "84 divided by 6"), or a sum, a product, a mean of all its numbers, or a power, an expression written
+  without one of them or without the operation's sign is that operation as said (`stated`).
 - `calculator.on_result`: one number and an operation on it ("now divide that by 4", "split that between 5"), right
   after a numeric result (a number, an exact fraction, an equation's result, a JSON object's result or value), is
   read as `calculator.asked`, and a tool's one text parameter is written "<result> <operator> <number>"."""
@@ -58,6 +59,8 @@ _NUMBER = r"-?\d+(?:\.\d+)?"
 _DIGITS = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?(?![\w,]|\.\d)")  # a number in digits, "2,5" a decimal
 _PERCENT_OF = re.compile(r"(?i)\d\s*(?:%|per ?cent|prozent|pour ?cent|por ?ciento)\s*(?:of|de|von|di|du|des)\s+\d")
 _NUMERIC = frozenset({"number", "integer"})
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_LISTED = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?(?![\w]|[.,]\d)")  # a number of a list: "14, 18 and 9", "12,5"
 # an operation a message states, by its words (four languages) or its sign between numbers; how a tool names it
 _STATED = (("root", r"square root|sqrt|racine carr[ée]e|ra[íi]z cuadrada|quadratwurzel|wurzel", r"sqrt|root"),
            ("^", r"to the power|power of|squared|cubed|hoch|puissance|au carr[ée]|au cube|elevado|\d\s*\^\s*\d",
@@ -121,18 +124,32 @@ def on_result(talk: Talk) -> str | None:
 
 
 def stated(message: str) -> str | None:
-    """The one operation on two numbers a message states, as an expression ("17.5% of 240": "17.5 * 240 / 100", "84
-    divided by 6": "84 / 6", "17 fois 23": "17 * 23"); None where it states none, or holds other numbers."""
-    numbers = _DIGITS.findall(_DATE.sub(" ", message))
-    if len(numbers) != 2:
+    """The operation a message states on its numbers, as an expression: of two numbers ("17.5% of 240": "17.5 * 240 /
+    100", "84 divided by 6": "84 / 6", "17 fois 23": "17 * 23", "17 hoch 3": "pow(17, 3)"), or of all it says for a
+    sum, a product or a mean ("the average of 14, 18 and 9": "(14 + 18 + 9) / 3"); None where it states none, or holds
+    other numbers."""
+    numbers = _LISTED.findall(_THOUSANDS.sub("", _DATE.sub(" ", message)))
+    op, values = operation_stated(message), [n.replace(",", ".") for n in numbers]
+    if len(values) > 2 or op in ("^", "mean"):
+        whole = {"+": " + ".join(values), "*": " * ".join(values), "mean": f"({' + '.join(values)}) / {len(values)}",
+                 "^": f"pow({', '.join(values)})" if len(values) == 2 else None}
+        return whole.get(op) if op and len(values) >= 2 and not _PERCENT_OF.search(message) else None
+    if len(values) != 2:
         return None
-    a, b = (n.replace(",", ".") for n in numbers)
+    a, b = values
     if _PERCENT_OF.search(message):
         return f"{a} * {b} / 100"
     found = next((symbol for symbol, words in _OPERATORS if re.search(
         rf"(?i){re.escape(numbers[0])}\s*(?:{words})(?:\s+(?:by|par|durch|por|per))?\s*{re.escape(numbers[1])}",
         message)), None)
     return f"{a} {found} {b}" if found else None
+
+
+def _written_as(expression: str, op: str | None) -> bool:
+    """Whether an expression holds the sign of operation `op` (a power: `**`, `^` or `pow`; a mean: a division)."""
+    signs = {"+": ["+"], "-": ["-"], "*": ["*", "×", "x"], "/": ["/", "÷"], "^": ["**", "^", "pow"], "mean": ["/"],
+             "root": ["sqrt", "√", "**", "^", "root"]}
+    return op is None or any(sign in expression.lower() for sign in signs.get(op, []))
 
 
 def operation_stated(message: str) -> str | None:
@@ -254,9 +271,11 @@ class Calculator(Shape):
             return call
         if "calculator.on_result" in notes and (asked := on_result(decision.talk)):
             return ToolCall(call.name, {**call.arguments, texts[0]: asked})
-        written_numbers = set(re.findall(_NUMBER, str(call.arguments.get(texts[0], ""))))
-        if "calculator.asked" in notes and calculates(tool, operands=True) and (said := stated(
-                decision.talk.last)) and not set(re.findall(_NUMBER, said)) <= written_numbers:  # a number left out
+        expression = str(call.arguments.get(texts[0], ""))
+        written = {float(n) for n in re.findall(_NUMBER, expression)}
+        said = stated(decision.talk.last) if "calculator.asked" in notes and calculates(tool, operands=True) else None
+        if said and (not {float(n) for n in re.findall(_NUMBER, said)} <= written  # a number left out, or
+                     or not _written_as(expression, operation_stated(decision.talk.last))):  # another operation
             decision.notes.append("calculator.as_said")
             return ToolCall(call.name, {**call.arguments, texts[0]: said})
         return call
