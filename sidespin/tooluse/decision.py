@@ -45,6 +45,11 @@ class Shape:
         """(arguments) The call as this kind of tool needs it (written after `written`), or None to refuse it."""
         return call
 
+    def carry_on(self, decision: Decision) -> ToolCall | None:
+        """(shortlist, after results) The call that carries on what this turn's calls began, written by the shape
+        from the message and the results; None where there is none."""
+        return None
+
 
 @dataclass
 class Decision:

@@ -76,6 +76,11 @@ class Decider:
     async def shortlist(self, d: Decision) -> Stage | None:
         if not d.tools:
             return None
+        names = {t.name for t in d.tools}
+        if d.talk.again and (call := next((c for s in d.shapes if (c := s.carry_on(d)) and c.name in names), None)):
+            logger.info("TOOLUSE_SHORTLIST none: {} carries on this turn's calls", call.name)
+            d.calls.append(call)
+            return None
         if d.talk.again and not (mendable(d.talk) or d.talk.rounds < len(d.talk.parts)):  # one round each part,
             d.change_left = d.left_a_change()  # unless it only read and the message asks a change
             if not d.change_left:

@@ -904,6 +904,39 @@ async def test_an_operation_no_tool_names_is_not_a_call_of_a_tool_naming_another
     assert await decided(model, user(text), [*ops, raise_]) == [("raise", {"a": 17, "b": 3})]
 
 
+def turn_of(text: str, *calls: tuple[str, dict[str, Any], str]) -> list[dict[str, Any]]:
+    """The person's message, then each call of this turn and its result."""
+    messages = user(text)
+    for number, (name, arguments, result) in enumerate(calls):
+        call = {"id": f"c{number}", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+        messages += [{"role": "assistant", "content": "", "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": f"c{number}", "content": result}]
+    return messages
+
+
+async def test_a_sum_or_mean_of_more_numbers_than_a_tool_of_two_takes_is_worked_out_a_pair_at_a_time() -> None:
+    """A server of tools taking two numbers: after the first addition, the sum goes on with the last result and the
+    next number said until every number is taken; a mean ends with the division by the count; a product the same
+    way; not a result that is no number, nor a message of two numbers."""
+    pair = {"a": NUMBER, "b": NUMBER}
+    ops = [tool(name, f"{verb} two numbers.", pair, ["a", "b"], source="mcp:ops")
+           for name, verb in (("plus", "Add"), ("times", "Multiply"), ("over", "Divide"))]
+    quiet = FakeLlama({}, p_call=0.0)  # the model would call nothing more
+    text = "Add up 120.50, 89.99 and 240."
+    first = ("plus", {"a": 120.5, "b": 89.99}, "210.49")
+    assert await decided(quiet, turn_of(text, first), ops) == [("plus", {"a": 210.49, "b": 240.0})]
+    assert await decided(quiet, turn_of(text, first, ("plus", {"a": 210.49, "b": 240}, "450.49")), ops) == []
+    mean = "Quelle est la moyenne de 14, 18, 23 et 9 ?"
+    steps = [("plus", {"a": 14, "b": 18}, "32"), ("plus", {"a": 32, "b": 23}, "55"), ("plus", {"a": 55, "b": 9}, "64")]
+    assert await decided(quiet, turn_of(mean, *steps[:2]), ops) == [("plus", {"a": 55.0, "b": 9.0})]
+    assert await decided(quiet, turn_of(mean, *steps), ops) == [("over", {"a": 64.0, "b": 4})]
+    product = "Multiply 2, 3 and 7 please"
+    assert await decided(quiet, turn_of(product, ("times", {"a": 2, "b": 3}, "6")), ops) == [
+        ("times", {"a": 6.0, "b": 7.0})]
+    assert await decided(quiet, turn_of(product, ("times", {"a": 2, "b": 3}, "six")), ops) == []
+    assert await decided(quiet, turn_of("Add 4 and 5.", ("plus", {"a": 4, "b": 5}, "9")), ops) == []
+
+
 @pytest.mark.parametrize("text, share", [("What is 40% of 90?", 0.4), ("Combien font 12,5 % de 2000 ?", 0.125),
                                          ("Wie viel sind 8 Prozent von 350?", 0.08)])
 async def test_a_percentage_of_a_number_multiplied_by_a_tool_is_written_as_its_share(text, share) -> None:

@@ -14,6 +14,9 @@
 - `calculator.as_said`: where `calculator.asked` acts and the message states one operation on two numbers ("17.5%
   of 240", "84 divided by 6"), or a sum, a product, a mean of all its numbers, or a power, an expression written
   without one of them or without the operation's sign is that operation as said (`stated`).
+- `calculator.folded`: a sum, a product or a mean of more numbers than a tool of two numbers takes (`add(a, b)`)
+  goes on after each result with the last result and the next number said, a mean ending with a division by the
+  count (`folded`, through the `carry_on` hook).
 - `calculator.on_result`: one number and an operation on it ("now divide that by 4", "split that between 5"), right
   after a numeric result (a number, an exact fraction, an equation's result, a JSON object's result or value), is
   read as `calculator.asked`, and a tool's one text parameter is written "<result> <operator> <number>"."""
@@ -231,6 +234,38 @@ def _value(result: str) -> str | None:
     return equals[0] if len(equals) == 1 else None
 
 
+def _pair(tool: Tool) -> bool:
+    """Whether a tool requires two numbers and nothing else (`add(a, b)`)."""
+    return len(tool.required) == 2 and all((tool.parameters.get(n) or {}).get("type") in _NUMERIC
+                                           for n in tool.required)
+
+
+def folded(talk: Talk, tools: Sequence[Tool]) -> ToolCall | None:
+    """The next call of a sum, a product or a mean of three numbers or more (two for a mean) that a tool of two
+    numbers works out a pair at a time (`calculator.folded`): this turn's calls all of one such tool naming the
+    operation (an addition for a mean), each on the last result and the next number; the first number not yet taken
+    with the last result, else, for a mean, a division of the last result by the count; None where the message
+    states no such operation, the results are not numbers, or every number is taken."""
+    op, calls = operation_stated(talk.last), talk.this_turn
+    numbers = [float(n.replace(",", ".")) for n in _LISTED.findall(_THOUSANDS.sub("", _DATE.sub(" ", talk.last)))]
+    step = "+" if op == "mean" else op
+    by_name = {t.name: t for t in tools}
+    adder = by_name.get(calls[-1].name) if calls else None
+    if step not in ("+", "*") or len(numbers) < (2 if op == "mean" else 3) or adder is None or not _pair(adder) or any(
+            c.name != adder.name or c.failed for c in calls) or not says_operation(adder, step):
+        return None
+    if (value := _value(calls[-1].answer.strip())) is None or not re.fullmatch(_NUMBER, value):
+        return None
+    taken = len(calls) + 1  # the first call takes two numbers, each next one one more
+    a, b = adder.required
+    if taken < len(numbers):
+        return ToolCall(adder.name, {a: float(value), b: numbers[taken]})
+    divider = next((t for t in tools if t.source == adder.source and _pair(t) and says_operation(t, "/")), None)
+    if op == "mean" and taken == len(numbers) and divider is not None:
+        return ToolCall(divider.name, {divider.required[0]: float(value), divider.required[1]: len(numbers)})
+    return None
+
+
 class Calculator(Shape):
     id = "calculator"
 
@@ -244,6 +279,11 @@ class Calculator(Shape):
         op = operation_stated(decision.talk.last) if rule == "calculator.asked" else None
         naming = op is not None and any(_does(t, op) for t in decision.tools)  # the table of one doing it, where one is
         return rule if rule and any(calculates(t, operands) and (not naming or _does(t, op)) for t in tools) else None
+
+    def carry_on(self, decision: Decision) -> ToolCall | None:
+        call = folded(decision.talk, decision.tools)
+        decision.notes.extend(["calculator.folded"] * bool(call))
+        return call
 
     def narrow(self, decision: Decision) -> dict[str, Tool]:
         chosen = {"calculator.asked", "calculator.on_result"} & set(decision.notes)
