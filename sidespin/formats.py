@@ -41,6 +41,7 @@ Anthropic `image` blocks) or its `images` (Ollama); otherwise its text holds the
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from sidespin.tools import Tool, ToolCall, ToolResult, new_call_id
@@ -175,10 +176,23 @@ def call_from_anthropic(block: dict[str, Any]) -> ToolCall:
     )
 
 
+_FRACTION = re.compile(r'^(-?\d+)/(\d+)$|"(-?\d+)/(\d+)"')  # an exact fraction: the whole result, or a JSON text
+
+
+def with_decimals(text: str) -> str:
+    """`text`, with a line after it giving the decimal value of each exact fraction it gives, whole or as a JSON
+    string value ("625/4": "(625/4 = 156.25)"): a small model reads "625/4" as 625. Other texts as they are."""
+    pairs = [(a or c, b or d) for a, b, c, d in _FRACTION.findall(text.strip())]
+    found = dict.fromkeys(f"{p}/{q} = {int(p) / int(q):.10g}" for p, q in pairs if int(q) > 1)
+    return f"{text}\n({'; '.join(found)})" if found else text
+
+
 def tool_message(result: ToolResult) -> dict[str, Any]:
-    """The OpenAI-shaped `role="tool"` message that gives a call's result (or error) back to the model;
-    the images it returned ride along as `ATTACHMENTS`, for a model with vision."""
-    message = {"role": "tool", "tool_call_id": result.call.id, "name": result.call.name, "content": result.text()}
+    """The OpenAI-shaped `role="tool"` message that gives a call's result (or error) back to the model, exact
+    fractions also as decimals (`with_decimals`); the images it returned ride along as `ATTACHMENTS`, for a model
+    with vision."""
+    message = {"role": "tool", "tool_call_id": result.call.id, "name": result.call.name,
+               "content": with_decimals(result.text())}
     images = [item for item in result.attachments if item.get("type") == "image" and item.get("data")]
     if images:
         message[ATTACHMENTS] = images

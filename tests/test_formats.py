@@ -435,3 +435,20 @@ def test_structured_content_is_the_text_of_a_result_without_text() -> None:
     result = ToolResult(SNAP, output="", structured={"temperature": 14})
     assert tool_message(result)["content"] == '{"temperature": 14}'
     assert ToolResult(SNAP, output="14 °C", structured={"temperature": 14}).text() == "14 °C"
+
+
+def test_an_exact_fraction_a_result_gives_reaches_the_model_with_its_decimal_value() -> None:
+    """An exact calculator's "625/4" (the whole result, or a JSON text in it) is read by a small model as 625: the
+    model's tool message adds each fraction's decimal value after the result; a date, a path, a ratio of words and
+    an error are given as they are."""
+    from sidespin.formats import tool_message
+
+    def content(output: Any, error: str | None = None) -> str:
+        return tool_message(ToolResult(ToolCall("evaluate", {}), output=output, error=error))["content"]
+
+    assert content('{"expression": "1250 / 8", "symbolic_form": "625/4"}').endswith("\n(625/4 = 156.25)")
+    assert content("96/5") == "96/5\n(96/5 = 19.2)"
+    assert content({"value": "-7/2", "also": "-7/2"}).endswith("\n(-7/2 = -3.5)")  # once each
+    for plain in ('{"date": "2025/11/30"}', "see notes/2024/plan.md", "4/4 time", '{"value": "12/1"}'):
+        assert content(plain) == plain
+    assert content(None, error="division 1/0") == "Error: division 1/0"
