@@ -128,6 +128,15 @@ class Decision:
                     call.name, json.dumps(call.arguments, ensure_ascii=False)[:200], ranked.cosine)
         return True
 
+    def carried_on(self) -> bool:
+        """Whether a shape wrote the call that carries on this turn's calls (`Shape.carry_on`), now the decision's."""
+        names = {t.name for t in self.tools}
+        call = next((c for shape in self.shapes if (c := shape.carry_on(self)) and c.name in names), None)
+        if call is not None:
+            logger.info("TOOLUSE_SHORTLIST none: {} carries on this turn's calls", call.name)
+            self.calls.append(call)
+        return call is not None
+
     def summary(self) -> dict[str, Any]:
         """What the decision log line says."""
         return {"calls": [c.name for c in self.calls], "p_call": round(self.chance, 2), "bar": round(self.bar, 2),

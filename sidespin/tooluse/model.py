@@ -157,14 +157,16 @@ class Model:
         form = await self.call_format()
         return sum(p for token, p in await self.llama.next_tokens(prompt) if form.opens_call(token))
 
-    async def likeliest_name(self, written: str, names: Sequence[str]) -> tuple[str, float] | None:
-        """The name of `names` likeliest after `written` as a whole and its probability; None if none is found."""
+    async def likeliest_name(self, written: str, names: Sequence[str], write: bool = False
+                             ) -> tuple[str, float] | None:
+        """The name of `names` likeliest after `written` as a whole and its probability; None if none is found, or
+        with `write`, the one the model writes when it may write no other (`forced_name`), at probability 0.0."""
         end = (await self.call_format()).between[0]  # the first character after a name
         ends = [name + end for name in names]
         frontier = [(0.0, "")]  # minus the log probability, the text written so far
         for _ in range(_NAME_STEPS):
             if not frontier:
-                return None
+                break
             cost, prefix = heapq.heappop(frontier)
             if (done := next((end for end in ends if prefix.startswith(end)), None)) is not None:
                 return done[:-1], math.exp(-cost)
@@ -172,7 +174,8 @@ class Model:
                 longer = prefix + token
                 if token and p > 0 and any(end.startswith(longer) or longer.startswith(end) for end in ends):
                     heapq.heappush(frontier, (cost - math.log(p), longer))
-        return None
+        forced = await self.forced_name(written, names) if write else None
+        return (forced, 0.0) if forced else None
 
     async def forced_name(self, written: str, names: Sequence[str]) -> str | None:
         """The name of `names` the model writes after `written` when it may write no other (a grammar of the names);

@@ -16,7 +16,8 @@ from sidespin.tooluse.values import (REQUEST_AT, READ_VERBS, allowed, asks_chang
                                      telling_words, words_of)
 
 __all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "cut", "deprecated_for", "held_names",
-           "held_said", "held_asked", "names_said", "named", "family_named", "action_named", "family_or_action", "look_ups"]
+           "held_said", "held_asked", "names_said", "named", "family_named", "action_named", "family_or_action",
+           "look_ups"]
 
 SHORTLIST = 10  # tools read all at once; more are read a table at a time
 TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: about 1,950 tokens at most

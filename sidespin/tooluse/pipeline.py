@@ -1,13 +1,12 @@
 """Tool use, decided by a small llama.cpp model: which calls a conversation's last message asks for.
 
-One `Decision` goes through the stages in this order; each is one method below, logs one marker and names the
-next stage: `shortlist` (TOOLUSE_SHORTLIST), `whether` (TOOLUSE_WHETHER), `which` (TOOLUSE_WHICH), `arguments`
-(TOOLUSE_ARGUMENTS), `mend` (TOOLUSE_MEND, after results), `more` (TOOLUSE_MORE); TOOLUSE_DECISION sums it up
-with the ids of the rules that acted. What each stage does, for a user: docs/tool-use.md; why each rule is
-there: docs/tool-use-rules.md. A refused name or call gives way to the model's next likeliest name, once an
-answer. Where a second, larger model runs beside (`Decider.second`), this one decides whether (the larger one
-judging where this one is unsure), and the larger one names the calls and writes them, from `which` on.
-"""
+One `Decision` goes through the stages in this order, each a method below logging one marker and naming the next:
+`shortlist` (TOOLUSE_SHORTLIST), `whether` (TOOLUSE_WHETHER), `which` (TOOLUSE_WHICH), `arguments`
+(TOOLUSE_ARGUMENTS), `mend` (TOOLUSE_MEND, after results), `more` (TOOLUSE_MORE); TOOLUSE_DECISION sums it up with
+the ids of the rules that acted (for a user: docs/tool-use.md; why each rule: docs/tool-use-rules.md). A refused
+name or call gives way to the model's next likeliest name, once an answer. Where a second, larger model runs beside
+(`Decider.second`), this one decides whether (the larger one judging where this one is unsure), and the larger one
+names the calls and writes them, from `which` on."""
 
 from __future__ import annotations
 
@@ -76,10 +75,7 @@ class Decider:
     async def shortlist(self, d: Decision) -> Stage | None:
         if not d.tools:
             return None
-        names = {t.name for t in d.tools}
-        if d.talk.again and (call := next((c for s in d.shapes if (c := s.carry_on(d)) and c.name in names), None)):
-            logger.info("TOOLUSE_SHORTLIST none: {} carries on this turn's calls", call.name)
-            d.calls.append(call)
+        if d.talk.again and d.carried_on():  # a call a shape writes to carry on this turn's
             return None
         if d.talk.again and not (mendable(d.talk) or d.talk.rounds < len(d.talk.parts)):  # one round each part,
             d.change_left = d.left_a_change()  # unless it only read and the message asks a change
@@ -229,14 +225,12 @@ class Decider:
     async def which(self, d: Decision) -> Stage | None:
         if not d.names:
             return None
-        found = await self.model.likeliest_name(d.written, list(d.names))
-        if found is None and d.stated and (forced := await self.model.forced_name(d.written, list(d.names))):
-            found = forced, 0.0  # the tools doing what is stated: the one the model writes when it may write no other
-            d.notes.append("core.name_forced")
+        found = await self.model.likeliest_name(d.written, list(d.names), write=d.stated)  # `core.name_forced`: 0.0
         if found is None:
             logger.info("TOOLUSE_WHICH none: no offered name is among the model's likeliest")
             return None
         name, chance = found
+        d.notes.extend(["core.name_forced"] * (chance == 0.0))
         if (other := deprecated_for(d.names[name])) in d.names and other != name:
             d.notes.append("core.deprecated")
             name = other
@@ -321,8 +315,7 @@ class Decider:
             if d.calls or d.retried:  # a try past what the model wrote itself: no call
                 return None
             raise MalformedToolCall(f"the arguments for {tool.name} do not fit its schema: {error}", raw) from None
-        arguments = direction_said(choice_said(tool, as_said(tool, arguments, d.said), d.said, asked),
-                                   d.talk.last)
+        arguments = direction_said(choice_said(tool, as_said(tool, arguments, d.said), d.said, asked), d.talk.last)
         arguments = ids_as_listed(tool, named_as_called(tool, arguments, d.talk.last),
                                   [a.answer for a in d.talk.answered if not a.failed], d.talk.last)
         call: ToolCall | None = ToolCall(tool.name, grounded(tool, arguments, now, asked, d.said))

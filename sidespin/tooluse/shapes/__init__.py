@@ -2,7 +2,8 @@
 
 A shape (`sidespin.tooluse.decision.Shape`) is the rules for tools of one form, found from what they declare: `editor`,
 `folders`, `timezones`, `calculator`, `memory`. `applies(tools)` says where it holds; its hooks act at the shortlist
-(`carry_on`, after results), which and arguments stages. Each rule logs its id; `config.json` turns a shape off (`"shapes": {"editor": false}`)."""
+(`carry_on`, after results), which and arguments stages. Each rule logs its id; `config.json` turns a shape off
+(`"shapes": {"editor": false}`)."""
 
 from __future__ import annotations
 
