@@ -926,6 +926,8 @@ async def test_a_sum_or_mean_of_more_numbers_than_a_tool_of_two_takes_is_worked_
     first = ("plus", {"a": 120.5, "b": 89.99}, "210.49")
     assert await decided(quiet, turn_of(text, first), ops) == [("plus", {"a": 210.49, "b": 240.0})]
     assert await decided(quiet, turn_of(text, first, ("plus", {"a": 210.49, "b": 240}, "450.49")), ops) == []
+    other_pair = ("plus", {"a": 240, "b": 89.99}, "329.99")  # the model began with another pair: the one left
+    assert await decided(quiet, turn_of(text, other_pair), ops) == [("plus", {"a": 329.99, "b": 120.5})]
     mean = "Quelle est la moyenne de 14, 18, 23 et 9 ?"
     steps = [("plus", {"a": 14, "b": 18}, "32"), ("plus", {"a": 32, "b": 23}, "55"), ("plus", {"a": 55, "b": 9}, "64")]
     assert await decided(quiet, turn_of(mean, *steps[:2]), ops) == [("plus", {"a": 55.0, "b": 9.0})]

@@ -243,9 +243,10 @@ def _pair(tool: Tool) -> bool:
 def folded(talk: Talk, tools: Sequence[Tool]) -> ToolCall | None:
     """The next call of a sum, a product or a mean of three numbers or more (two for a mean) that a tool of two
     numbers works out a pair at a time (`calculator.folded`): this turn's calls all of one such tool naming the
-    operation (an addition for a mean), each on the last result and the next number; the first number not yet taken
-    with the last result, else, for a mean, a division of the last result by the count; None where the message
-    states no such operation, the results are not numbers, or every number is taken."""
+    operation (an addition for a mean): the last result with the first number said that no call took (the first call
+    two, each later one one), else, for a mean, the last result divided by the count; None where the message states
+    no such operation, the results are not numbers, or every number is taken. A number said that counts the others
+    ("my 3 scores: 78, 85, 92") is taken as one of them."""
     op, calls = operation_stated(talk.last), talk.this_turn
     numbers = [float(n.replace(",", ".")) for n in _LISTED.findall(_THOUSANDS.sub("", _DATE.sub(" ", talk.last)))]
     step = "+" if op == "mean" else op
@@ -256,12 +257,16 @@ def folded(talk: Talk, tools: Sequence[Tool]) -> ToolCall | None:
         return None
     if (value := _value(calls[-1].answer.strip())) is None or not re.fullmatch(_NUMBER, value):
         return None
-    taken = len(calls) + 1  # the first call takes two numbers, each next one one more
+    left = list(numbers)  # the numbers said that no call has taken: the first call's two, then one a call
+    for taken in (v for v in calls[0].arguments.values() if isinstance(v, (int, float)) and not isinstance(v, bool)):
+        if float(taken) in left:
+            left.remove(float(taken))
+    left = left[len(calls) - 1:]
     a, b = adder.required
-    if taken < len(numbers):
-        return ToolCall(adder.name, {a: float(value), b: numbers[taken]})
+    if left:
+        return ToolCall(adder.name, {a: float(value), b: left[0]})
     divider = next((t for t in tools if t.source == adder.source and _pair(t) and says_operation(t, "/")), None)
-    if op == "mean" and taken == len(numbers) and divider is not None:
+    if op == "mean" and divider is not None:
         return ToolCall(divider.name, {divider.required[0]: float(value), divider.required[1]: len(numbers)})
     return None
 
