@@ -272,7 +272,7 @@ async def test_turns_on_the_dev_servers_are_judged_by_their_effects_and_claims(t
                    {"check": "call_made", "turn": 2, "tool": ["search_nodes", "open_nodes", "read_graph"]},
                    {"check": "answer_contains", "turn": 2, "text": "218"}]}
     kinds = {server.name: server.kind for server in space.servers}
-    args = SimpleNamespace(half="dev", show_misses=False, model="scripted", threads=1)
+    args = SimpleNamespace(half="dev", show_misses=False, model="scripted", threads=1, warm=False)
     with serving(space):
         outcomes, results = await run_engine(args, space, prompts, [script], kinds, backend=backend)
 
