@@ -77,6 +77,8 @@ def local_context(browser, height: int) -> tuple:
     return context, outside
 
 
+ANSWER_MS = 180_000  # for a real model's whole answer while other tests share the cores: a guard, not a speed check
+
 @pytest.fixture
 def page(browser):
     context, outside = local_context(browser, 800)

@@ -10,7 +10,7 @@ from typing import Iterator
 
 import pytest
 
-from tests.browser.conftest import ARTIFACTS, wait_for
+from tests.browser.conftest import ANSWER_MS, ARTIFACTS, wait_for
 from tests.conftest import server_process
 
 pytestmark = [pytest.mark.browser, pytest.mark.model]
@@ -64,7 +64,8 @@ def test_a_typed_message_streams_and_a_reload_keeps_the_conversation(page, serve
     page.wait_for_selector(".msg.user >> text=Write two sentences about table tennis.")
     wait_for(page, 
         "(() => { const b = document.querySelectorAll('.msg.assistant .body'); return b.length && b[b.length-1].innerText.trim().length > 0; })()")
-    page.wait_for_selector('.msg.assistant .turn-state[data-state="done"]', state="attached")
+    page.wait_for_selector('.msg.assistant .turn-state[data-state="done"]', state="attached",
+                           timeout=ANSWER_MS)
     assert page.evaluate("window.__lengths.size") >= 3  # the reply grew in several steps: it streamed
     answer = page.eval_on_selector_all(".msg.assistant .body", "els => els[els.length-1].innerText.trim()")
     assert answer
