@@ -101,8 +101,8 @@ def test_approval_buttons_yO_runs_and_remembers_and_survives_a_reload(page, serv
 
     # later calls of the same tool in this conversation run without asking
     page.click("#poke")
-    wait_for(page, 
-        "document.querySelectorAll('.tool-call[data-tool=\"web_search\"][data-status=\"done\"]').length >= 2")
+    wait_for(page, "document.querySelectorAll('.tool-call[data-tool=\"web_search\"][data-status=\"done\"]').length >= 2",
+             timeout=ANSWER_MS / 1000)
     assert page.query_selector('.tool-call[data-status="waiting"]') is None
     page.screenshot(path=str(ARTIFACTS / "approval.png"), full_page=True)
 
