@@ -29,7 +29,7 @@ from sidespin.tools import Tool
 __all__ = ["IDS", "MONTHS", "said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented",
            "as_said", "named_as_called", "CALLED", "words_of", "last_word", "telling_words",
            "allowed", "REQUEST_AT", "asks_change", "change_asked", "reads", "asks_question", "kind_asked", "READ_VERBS",
-           "own_word", "QUOTED", "ids_as_listed"]
+           "own_word", "QUOTED", "ids_as_listed", "THOUSANDS"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -52,7 +52,7 @@ _SCALED = re.compile(r"(\d+(?:\.\d+)?)\s?(%|percent\b|per cent\b|prozent\b|pour 
 _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "k": 1e3}  # any other: a percentage
 _DECIMAL_COMMA = re.compile(r"(?<![\d,.])(\d+),(\d{1,2})(?![\d,])")  # "12,5": 12.5 (three digits: thousands)
 _NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")  # a comma between digits as a thousands separator
 _PLACEHOLDER = re.compile(r"(?i)(?<![a-z])your[-_/]|/your(?![a-z])|/path/to/|^\s*<[^<>]+>\s*$|"
                           r"^\s*your( [a-z]+){1,2}\s*$|^\s*(?:[a-z0-9]+_)+(?:name|id|path|key|value|here|token)\s*$")
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
@@ -191,13 +191,13 @@ def said_in(texts: Sequence[str]) -> str:
                 for hour, minutes, half in _TWELVE_HOUR.findall(said)]
     derived += [f"{whole}.{part}" for whole, part in _DECIMAL_COMMA.findall(said)]
     derived += [f"{float(number) * _SCALE.get(scale, 1e-2):.12g}"
-                for number, scale in _SCALED.findall(_THOUSANDS.sub("", _DECIMAL_COMMA.sub(r"\1.\2", said)))]
+                for number, scale in _SCALED.findall(THOUSANDS.sub("", _DECIMAL_COMMA.sub(r"\1.\2", said)))]
     return said + ("\n" + " ".join(derived) if derived else "")
 
 
 def numbers_said(said: str) -> set[float]:
     """The numbers written in `said`, a comma between digits read as a thousands separator."""
-    return {float(n) for n in _NUMBER.findall(_THOUSANDS.sub("", said))}
+    return {float(n) for n in _NUMBER.findall(THOUSANDS.sub("", said))}
 
 
 def _whole(text: str, said: str) -> bool:
@@ -344,7 +344,7 @@ def _an_example(tool: Tool, name: str, value: Any, said: str) -> bool:
 def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
     """`arguments` with each number written as `said` says it (`as_said` in the module's rules)."""
     percents = {float(n) for n, _ in re.findall(r"(\d+(?:\.\d+)?)\s?(%|percent\b|per cent\b)", said)}
-    whole = set(re.findall(r"(?<![\d.])\d{2,}(?![\d.])", _THOUSANDS.sub("", said)))
+    whole = set(re.findall(r"(?<![\d.])\d{2,}(?![\d.])", THOUSANDS.sub("", said)))
     fixed = dict(arguments)
     for name, value in arguments.items():
         schema = tool.parameters.get(name)

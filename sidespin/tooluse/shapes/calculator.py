@@ -32,7 +32,7 @@ from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.decision import Decision, Shape
 from sidespin.tooluse.model import Model
-from sidespin.tooluse.values import MONTHS
+from sidespin.tooluse.values import MONTHS, THOUSANDS
 
 __all__ = ["Calculator", "calculates", "asks_calculation", "on_result", "stated", "operation_stated", "says_operation"]
 
@@ -62,7 +62,6 @@ _NUMBER = r"-?\d+(?:\.\d+)?"
 _DIGITS = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?(?![\w,]|\.\d)")  # a number in digits, "2,5" a decimal
 _PERCENT_OF = re.compile(r"(?i)\d\s*(?:%|per ?cent|prozent|pour ?cent|por ?ciento)\s*(?:of|de|von|di|du|des)\s+\d")
 _NUMERIC = frozenset({"number", "integer"})
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _LISTED = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)?(?![\w]|[.,]\d)")  # a number of a list: "14, 18 and 9", "12,5"
 # an operation a message states, by its words (four languages) or its sign between numbers; how a tool names it
 _STATED = (("root", r"square root|sqrt|racine carr[ée]e|ra[íi]z cuadrada|quadratwurzel|wurzel", r"sqrt|root"),
@@ -131,7 +130,7 @@ def stated(message: str) -> str | None:
     100", "84 divided by 6": "84 / 6", "17 fois 23": "17 * 23", "17 hoch 3": "pow(17, 3)"), or of all it says for a
     sum, a product or a mean ("the average of 14, 18 and 9": "(14 + 18 + 9) / 3"); None where it states none, or holds
     other numbers."""
-    numbers = _LISTED.findall(_THOUSANDS.sub("", _DATE.sub(" ", message)))
+    numbers = _listed_numbers(message)
     op, values = operation_stated(message), [n.replace(",", ".") for n in numbers]
     if len(values) > 2 or op in ("^", "mean"):
         whole = {"+": " + ".join(values), "*": " * ".join(values), "mean": f"({' + '.join(values)}) / {len(values)}",
@@ -146,6 +145,12 @@ def stated(message: str) -> str | None:
         rf"(?i){re.escape(numbers[0])}\s*(?:{words})(?:\s+(?:by|par|durch|por|per))?\s*{re.escape(numbers[1])}",
         message)), None)
     return f"{a} {found} {b}" if found else None
+
+
+def _listed_numbers(message: str) -> list[str]:
+    """The numbers a message says in digits, in order ("14, 18 and 9"; "2,000" one number, "12,5" a decimal), dates
+    left out."""
+    return _LISTED.findall(THOUSANDS.sub("", _DATE.sub(" ", message)))
 
 
 def _written_as(expression: str, op: str | None) -> bool:
@@ -248,7 +253,7 @@ def folded(talk: Talk, tools: Sequence[Tool]) -> ToolCall | None:
     no such operation, the results are not numbers, or every number is taken. A number said that counts the others
     ("my 3 scores: 78, 85, 92") is taken as one of them."""
     op, calls = operation_stated(talk.last), talk.this_turn
-    numbers = [float(n.replace(",", ".")) for n in _LISTED.findall(_THOUSANDS.sub("", _DATE.sub(" ", talk.last)))]
+    numbers = [float(n.replace(",", ".")) for n in _listed_numbers(talk.last)]
     step = "+" if op == "mean" else op
     by_name = {t.name: t for t in tools}
     adder = by_name.get(calls[-1].name) if calls else None
