@@ -148,7 +148,7 @@ def main(args: argparse.Namespace) -> int:
     subprocess.run([str(ROOT / "bench" / "databases" / "setup")], check=True)
     rows = [row for name in ("prompts", "scripts")
             for line in (ROOT / "bench" / "databases" / f"{name}.jsonl").read_text().splitlines()
-            if (row := json.loads(line))["half"] == args.half]
+            if (row := json.loads(line))["half"] == args.half and (not args.only or row["id"] in args.only.split(","))]
     show = args.half != "blind" or args.show_misses
     marks: dict[str, list[bool]] = {}
     seconds: list[float] = []
@@ -170,6 +170,10 @@ def main(args: argparse.Namespace) -> int:
                 if show:
                     line += f" {[c['tool'] for c in calls]} {answer[:160]!r}"
                 print(line, flush=True)
+            if args.log is not None:  # sidespin's own log of this server's runs
+                with args.log.open("a", encoding="utf-8") as out:
+                    for part in sorted((Path(temp) / name / "data").rglob("*.log")):
+                        out.write(part.read_text(encoding="utf-8", errors="replace"))
             shutil.rmtree(Path(temp) / name / "data", ignore_errors=True)
     for key, got in marks.items():
         print(f"{key}: {sum(got)}/{len(got)}")
@@ -185,5 +189,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--half", required=True, choices=("dev", "blind"))
     parser.add_argument("--servers", default="crud,ea,alchemy")
+    parser.add_argument("--only", help="these prompts and scripts only (ids, comma-separated)")
+    parser.add_argument("--log", type=Path, help="append sidespin's log of every run to this file")
     parser.add_argument("--show-misses", action="store_true", help="print the blind half's calls and answers")
     sys.exit(main(parser.parse_args()))

@@ -11,7 +11,8 @@ the approval policy would run that call without asking (`may_run`: the tool is m
 (`MCP_HOLDINGS`); a failure or a timeout leaves the server's holdings as they were.
 
 A server that runs SQL (`query_tool`: a tool with a required text parameter named `sql`, `query` or `statement`
-whose own or whose tool's description says SQL, that only reads or whose name says no change) is asked its own
+whose own or whose tool's description says SQL or a `SELECT`, that only reads or whose name says no change) is asked
+its own
 schema the same way, under the same approval check (where it also takes a database's path, for each database file
 in its folders: `_databases`): SQLite's `sqlite_master`, else the standard `information_schema.columns`, each read
 for table names and their columns (`tables_in`: identifiers only, at most `MAX_COLUMNS` a table in `MAX_HELD`
@@ -114,7 +115,7 @@ def query_tool(tools: Sequence[Tool]) -> tuple[Tool, str] | None:
             schema = tool.parameters.get(name)
             said = f"{tool.description} {schema.get('description', '') if isinstance(schema, dict) else ''}"
             if (name.lower() in _QUERY_PARAMETER and isinstance(schema, dict) and schema.get("type") == "string"
-                    and re.search(r"(?i)\bsql", said) and not tool.destructive
+                    and re.search(r"(?i:\bsql)|\bSELECT\b", said) and not tool.destructive
                     and not _CHANGE_NAME & set(words_of(tool.name))):
                 found.append((tool, name))
                 break

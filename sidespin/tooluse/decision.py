@@ -37,6 +37,10 @@ class Shape:
         """(shortlist, whether) A rule id when the message asks for what `tools` of this kind serve; else None."""
         return None
 
+    def unasked(self, decision: Decision, tool: Tool) -> str | None:
+        """(whether) A rule id where the message asks nothing `tool`, of this kind, does: its name is not chosen."""
+        return None
+
     def narrow(self, decision: Decision) -> dict[str, Tool]:
         """(which) The tools a name is chosen among."""
         return decision.names
@@ -70,6 +74,8 @@ class Decision:
     names: dict[str, Tool] = field(default_factory=dict)  # which: the tools a name is still chosen among
     narrowed: bool = False  # ... fewer than the table's, as a shape or the message's naming chose them
     stated: bool = False  # ... the ones doing what the message states (a shape's): the model is made to write one
+    unasked: bool = False  # ... some of the table's taken out as not asked (a shape's `unasked`): the model's
+    # likeliest name may have been one of them, so the chance of the next is no measure of its knowing which
     written: str = ""  # the answer so far: the prompt, a call's opening, the calls written
     name: str = ""  # the name chosen for the call being written
     call: ToolCall | None = None  # the call being written

@@ -181,7 +181,10 @@ class Decider:
         if d.chance < d.bar:
             return None
         closed = d.closed if again else set()
-        d.names = {t.name: t for t in d.table if t.name not in closed}
+        unasked = {t.name: rule for t in d.table for shape in d.shapes if (rule := shape.unasked(d, t))}
+        d.names = {t.name: t for t in d.table if t.name not in closed and t.name not in unasked}
+        d.notes.extend(dict.fromkeys(unasked.values()))
+        d.unasked = bool(unasked)
         for shape in d.shapes:
             before, d.names = len(d.names), shape.narrow(d)
             d.narrowed = d.narrowed or len(d.names) < before
@@ -240,7 +243,8 @@ class Decider:
             logger.info("TOOLUSE_WHICH {} p={}: it deletes or makes a new thing, which is not asked", name, shown)
             d.notes.append("core.kind_asked")
             return self._retry(d, name)
-        if not d.calls and len(d.names) > 1 and chance < NAME_FLOOR and not d.narrowed and (d.unsure or not d.retried):
+        if not d.calls and len(d.names) > 1 and chance < NAME_FLOOR and not (d.narrowed or d.unasked) and (
+                d.unsure or not d.retried):
             logger.info("TOOLUSE_WHICH {} p={}: the model does not know which tool", name, shown)
             d.unsure = True  # (a next name after a sure one refused is unlikely as a whole: `core.next_name`)
             return self._retry(d, name)
@@ -377,11 +381,11 @@ class Decider:
 
     async def _asked_for(self, call: ToolCall, tool: Tool, d: Decision) -> bool:
         """Whether a call after the answer's first is one more thing the message asks: of a tool called before in
-        the answer, one of its new values at least the message mentions (a text, by a word no earlier call wrote in
-        that parameter), the others too or they are the tool's own words (`own_word`: "weight", "lb"), and no earlier
-        call holds one in the same parameter, or the whole of its own there (a list written whole is not written in
-        parts, nor a text written again with more words); of another tool, its required values said (or its folder),
-        and the model's yes."""
+        the answer, one of its new values at least the message mentions (a text or an object, by a word no earlier
+        call wrote in that parameter), the others too or they are the tool's own words (`own_word`: "weight", "lb"),
+        and no earlier call holds one in the same parameter, or the whole of its own there (a list written whole is
+        not written in parts, nor a text written again with more words); of another tool, its required values said
+        (or its folder), and the model's yes."""
         asked = said_in([d.talk.last])
         same = [c.arguments for c in d.calls if c.name == call.name]
         if same:
@@ -391,8 +395,8 @@ class Decider:
             # what an earlier call wrote there, or all of it with more words: the same thing again
             words = set(telling_words(d.talk.last))  # a text: by a word of the message no earlier call put there
             said = [k for k, v in new.items() if mentioned(v, asked, k) and not isinstance(v, bool) and (
-                not isinstance(v, str) or set(telling_words(v)) & words - {w for s in same
-                                                                          for w in telling_words(str(s.get(k, "")))})]
+                not isinstance(v, (str, dict)) or set(telling_words(str(v))) & words - {
+                    w for s in same for w in telling_words(str(s.get(k, "")))})]  # a text or an object: a new word
             return bool(said) and not held and all(k in said or own_word(tool, k, v) for k, v in new.items())
         places = {p.rstrip("/") for p in tool.places}
         values_said = all(mentioned(call.arguments[n], asked, n) or str(call.arguments[n]).rstrip("/") in places

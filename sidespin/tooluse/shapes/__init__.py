@@ -1,9 +1,9 @@
 """Shapes: what holds for one kind of server, kept out of the decision's core.
 
 A shape (`sidespin.tooluse.decision.Shape`) is the rules for tools of one form, found from what they declare: `editor`,
-`folders`, `timezones`, `calculator`, `memory`. `applies(tools)` says where it holds; its hooks act at the shortlist
-(`carry_on`, after results), which and arguments stages. Each rule logs its id; `config.json` turns a shape off
-(`"shapes": {"editor": false}`)."""
+`folders`, `timezones`, `calculator`, `memory`, `database`. `applies(tools)` says where it holds; its hooks act at
+the shortlist (`carry_on`, after results), whether (`unasked`), which and arguments stages. Each rule logs its id;
+`config.json` turns a shape off (`"shapes": {"editor": false}`)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from sidespin.errors import ConfigError
 from sidespin.tools import Tool
 from sidespin.tooluse.decision import Shape
 from sidespin.tooluse.shapes.calculator import Calculator
+from sidespin.tooluse.shapes.database import Database
 from sidespin.tooluse.shapes.editor import Editor
 from sidespin.tooluse.shapes.folders import Folders
 from sidespin.tooluse.shapes.memory import Memory
@@ -20,7 +21,8 @@ from sidespin.tooluse.shapes.timezones import TimeZones
 
 __all__ = ["Shape", "SHAPES", "shapes_for", "check_switches"]
 
-SHAPES: dict[str, Shape] = {shape.id: shape for shape in (Folders(), Editor(), TimeZones(), Calculator(), Memory())}
+SHAPES: dict[str, Shape] = {shape.id: shape for shape in (Folders(), Editor(), TimeZones(), Calculator(), Memory(),
+                                                       Database())}
 
 
 def shapes_for(tools: Sequence[Tool], switches: Mapping[str, bool] | None = None) -> list[Shape]:

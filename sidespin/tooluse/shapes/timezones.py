@@ -5,7 +5,10 @@
 - `timezones.translated`: a place in another language is the zone of the place clearly nearest in meaning and spelling.
 - `timezones.place_named`: a zone no one said is the first place named the answer's calls have not used yet.
 - `timezones.now_asked`: a question of the time or date now reads a zone tool's table, a call down to `NAMED_FLOOR`.
-- `timezones.elsewhere`: a zone no one said, where the message names places none of which its name holds, is no call."""
+- `timezones.elsewhere`: a zone no one said, where the message names places none of which its name holds, is no call.
+- `timezones.time_asked`: a zone tool is not named for a message that says nothing of time (a word of time, a date, a
+  clock time, in five languages) unless it follows up a zone tool's call in a few words: a place is not a time asked
+  ("Which customers live in Lyon?")."""
 
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from typing import Any, Sequence
 from loguru import logger
 
 from sidespin.tools import Tool, ToolCall
-from sidespin.tooluse.decision import Decision, Shape
+from sidespin.tooluse.decision import FOLLOW_UP, Decision, Shape
 from sidespin.tooluse.relevance import Embedder, meant
 from sidespin.tooluse.model import Model
 from sidespin.tooluse.values import mentioned, words_of
@@ -36,6 +39,13 @@ sat sun""".split())
 _NOW = re.compile(r"(?i)\b(?:what time|time is it|today'?s date|date today|what day is it|current (?:time|date)|"
                   r"quelle heure|quel jour sommes|qu[ée] hora|qu[ée] d[íi]a es hoy|qu[ée] fecha es|wie sp[äa]t|"
                   r"welcher tag ist heute|welches datum|che ore|che giorno [èe] oggi)\b")
+_TIME = re.compile(  # a word of time, a date, a clock time: in English, French, German, Spanish, Italian
+    r"(?i)(?<!\w)(?:times?|hours?|clocks?|o'clock|dates?|days?|today|tonight|tomorrow|yesterday|now|when|late|early|"
+    r"(?:time)?zones?|minutes?|weeks?|months?|years?|morning|afternoon|evening|noon|midnight|dst|gmt|utc|"
+    r"heures?|jours?|aujourd'hui|demain|hier|maintenant|quand|fuseau|semaines?|mois|ann[ée]es?|matin|soir|midi|minuit|"
+    r"uhr\w*|zeit\w*|datum|tage?|heute|morgen|gestern|jetzt|wann|sp[äa]t\w*|wochen?|monat\w*|jahr\w*|abend|mittag|"
+    r"horas?|fechas?|d[íi]as?|hoy|mañana|ayer|ahora|cu[áa]ndo|semanas?|mes(?:es)?|años?|tarde|noche|"
+    r"ore?|giorn[oi]|oggi|domani|ieri|adesso|quando|\d{1,2}[:h.]\d\d|\d{1,2}\s?[ap]\.?m\.?)(?!\w)")
 _CAPITALS = re.compile(r"[A-Z]+\.?$")  # "EST", "UTC", "PM": no place
 _SPELLED = 0.5  # how alike the spellings of a name and the place it says in another language are at least
 
@@ -120,6 +130,14 @@ class TimeZones(Shape):
 
     def favours(self, decision: Decision, tools: Sequence[Tool]) -> str | None:
         return "timezones.now_asked" if _NOW.search(decision.talk.last) and self.applies(tools) else None
+
+    def unasked(self, decision: Decision, tool: Tool) -> str | None:
+        talk = decision.talk
+        if not self.applies([tool]) or _TIME.search(talk.last) or any(
+                w.lower() in _CALENDAR for w in words_of(talk.last)):
+            return None
+        zone_called = any(self.applies([t]) for t in decision.tools if t.name == talk.last_called)
+        return None if zone_called and len(words_of(talk.last)) <= FOLLOW_UP else "timezones.time_asked"
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
         tool = decision.names[call.name]
