@@ -48,7 +48,8 @@ _FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _SHOWN_LINE = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|\"?[\w ]{1,40}\"?\s*:)\s*\S")  # a list item, or "name: value"
 # an action reported done: "I've added", "I just saved", "has been created", "j'ai enregistré", "wurde gelöscht"
 _DONE = (r"added|appended|saved|stored|created|written|wrote|deleted|removed|updated|edited|changed|renamed|moved|"
-         r"copied|committed|staged|inserted|recorded|remembered|noted|memorized|sent|scheduled|booked|replaced")
+         r"copied|committed|staged|inserted|recorded|remembered|noted|memorized|sent|scheduled|booked|replaced|set|"
+         r"marked|modified|registered|raised|lowered|increased|decreased|reduced|cleared|dropped")
 _ACTION = re.compile(
     rf"\b(?:I|we)(?:'ve| have)?\s+(?:just\s+|now\s+|also\s+|successfully\s+)?(?:{_DONE})\b|"
     rf"\b(?:has|have)\s+(?:now\s+)?been\s+(?:successfully\s+)?(?:{_DONE})\b|"

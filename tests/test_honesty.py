@@ -407,7 +407,8 @@ async def test_an_action_reported_done_needs_a_call_of_a_tool_that_changes_thing
     """The class: "… has been added to the table" after a call that cannot add a row, or after none. Said in four
     languages; an answer about code it shows is no such report."""
     for answer in ("Done! Tom has been added to the table.", "I've saved your note.", "J'ai enregistré la note.",
-                   "Die Zeile wurde erfolgreich hinzugefügt.", "He guardado la nota."):
+                   "Die Zeile wurde erfolgreich hinzugefügt.", "He guardado la nota.",
+                   "Tom's age has been set to 41.", "The price has been lowered to 9.50."):
         events = [e async for e in chat_with_llm(Conversation(), "Add Tom to the people table",
                                                  backend=ScriptedBackend([[answer]]),
                                                  registry=ToolRegistry([add_row, read_file]),

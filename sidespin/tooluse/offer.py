@@ -33,14 +33,21 @@ def deprecated_for(tool: Tool) -> str | None:
     return found.group(1) if (found := _DEPRECATED.search(tool.description)) else None
 
 
+_NAMING = frozenset("id name title label text description".split())  # columns of any kind of table
+
 def held_names(tools: Sequence[Tool], message: str, whole: bool = True, files: bool = False) -> list[str]:
     """The names of 3 letters or more the tools' server holds (`Tool.holds`; with `files`, files': a name with an
     extension) that the message says as whole words, or not `whole`, a word of (its first five letters: "my budget" of
-    `budget-2025.xlsx`)."""
+    `budget-2025.xlsx`; of a table held with its columns, `products(id, name, price)`, a column's too, but one every
+    held table has or one that names a row, `name` or `title`: "the price of the kettle" says `products`)."""
     said, words = f" {' '.join(words_of(message))} ", {w[:5] for w in telling_words(message) if len(w) >= 4}
-    names = dict.fromkeys(n for t in tools for n in (h.split("(")[0] for h in t.holds) if "." in n[1:] or not files)
-    return [n for n in names if len(n) >= 3 and (f" {' '.join(words_of(n))} " in said if whole else words & {
-        w[:5] for w in telling_words(n)})]
+    held = {n: telling_words(n) for t in tools for n in (h.split("(")[0] for h in t.holds) if "." in n[1:] or not files}
+    if not whole and not files:
+        columns = {h.split("(")[0]: set(telling_words(h.partition("(")[2])) for t in tools for h in t.holds if "(" in h}
+        common = (set.intersection(*columns.values()) if columns else set()) | _NAMING
+        held = {n: [*told, *(columns.get(n, set()) - common)] for n, told in held.items()}
+    return [n for n, told in held.items() if len(n) >= 3 and (f" {' '.join(words_of(n))} " in said if whole else (
+        words & {w[:5] for w in told}))]
 
 
 def held_said(tools: Sequence[Tool], message: str, whole: bool = True, files: bool = False) -> bool:

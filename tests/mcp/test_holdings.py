@@ -161,3 +161,12 @@ def test_tables_are_read_from_create_statements_or_rows_of_names_and_only_plain_
     assert tables_in('{"rows": [{"table_name": "a", "column_name": "b"}, {"table_name": "a", "column_name": "c"}]}'
                      ) == ("a(b, c)",)
     assert tables_in("Error: no such table: sqlite_master") == ()
+
+
+def test_a_query_tool_whose_description_says_select_rather_than_sql_runs_sql_too():
+    def reading(description: str) -> Tool:
+        return Tool(name="fetch_rows", description=description, input_schema={"type": "object", "properties": {
+            "query": {"type": "string"}}, "required": ["query"]}, fn=None)
+
+    assert query_tool([reading("Execute SELECT queries to read data from the database")]) is not None
+    assert query_tool([reading("Select the rows whose text matches the query")]) is None  # a word, not a statement

@@ -1113,6 +1113,18 @@ async def test_a_question_in_words_of_what_a_query_tool_holds_is_not_refused_by_
         assert bool(await decided(model, user(text), [garden, EVALUATE])) == wanted, text
 
 
+async def test_a_question_saying_a_column_of_one_held_table_is_not_refused_by_the_fit_question() -> None:
+    """The same for a column a table is held with ("Which shelf is Dune on?" of `books(…, shelf)`), but a column that
+    names a row (`title`, `name`, `id`) or one every table has: those tell no table."""
+    library = dataclasses.replace(
+        tool("sql", "Execute a SQL query.", {"query": TEXT}, ["query"], source="mcp:library", read_only=True),
+        holds=("books(id, title, author, shelf)", "loans(id, book_id, member, returned)"))
+    for text, wanted in (("Which shelf is Dune on?", True), ("Who is the author of Dune?", True),
+                         ("What's the title of your favourite film?", False), ("Who wrote Dune?", False)):
+        model = FakeLlama({text: [("sql", {"query": "SELECT * FROM books"})]}, misfits=frozenset({"sql"}))
+        assert bool(await decided(model, user(text), [library, EVALUATE])) == wanted, text
+
+
 async def test_an_allowed_value_no_one_said_is_the_one_the_message_says() -> None:
     """"a moderately priced Thai place": the model wrote `pricey`, an allowed value no one said, where the message says
     one other (`moderate`, by its stem); the same for a choice its description lists. Two said, or the value written

@@ -1194,3 +1194,73 @@ async def test_a_folder_given_for_a_file_is_the_held_file_the_message_speaks_of(
     text = "When did we pick the first beans? It's in the harvest log."
     model = FakeLlama({text: [("search_cells", {"workbook_path": folder, "value": "beans"})]})
     assert (await decided(model, user(text), [both, EVALUATE]))[0][1]["workbook_path"] == folder
+
+
+async def test_a_zone_tool_is_not_named_for_a_message_that_says_nothing_of_time() -> None:
+    members = tool("find_members", "Find the club's members.", {"query": TEXT}, ["query"], source="mcp:club",
+                   read_only=True)
+    where = "Which members live in Oslo?"
+    model = FakeLlama({where: [("wall_clock", {"zone": "Europe/Oslo"}), ("find_members", {"query": "Oslo"})]})
+    assert (await decided(model, user(where), [WALL, members])) == [("find_members", {"query": "Oslo"})]
+    model = FakeLlama({where: [("wall_clock", {"zone": "Europe/Oslo"})]})
+    assert (await decided(model, user(where), [WALL, members], shapes={"timezones": False})) == [
+        ("wall_clock", {"zone": "Europe/Oslo"})]  # the rule is what leaves the clock out
+    for asked in ("How late is it in Oslo?", "Quelle heure est-il à Oslo ?", "Is it past 9:30 in Oslo?"):
+        model = FakeLlama({asked: [("wall_clock", {"zone": "Europe/Oslo"})]})
+        assert (await decided(model, user(asked), [WALL, members])) == [("wall_clock", {"zone": "Europe/Oslo"})]
+    follow = [*user("What time is it in Oslo?"), *called("c1", "wall_clock", '{"zone": "Europe/Oslo"}', "09:12"),
+              {"role": "assistant", "content": "It is 09:12."}, *user("And in Lima?")]
+    model = FakeLlama({"And in Lima?": [("wall_clock", {"zone": "America/Lima"})]})
+    assert (await decided(model, follow, [WALL, members])) == [("wall_clock", {"zone": "America/Lima"})]
+
+
+# --- database -------------------------------------------------------------------------------------------------
+
+
+GARDEN = ("plants(id, name, species, height)", "beds(id, label, soil)")
+STATEMENT = dataclasses.replace(tool("run_statement", "Run one SQL statement on the garden's database.",
+                                     {"sql": TEXT}, ["sql"], source="mcp:garden"), holds=GARDEN)
+INSERT_ROW = dataclasses.replace(tool("insert_row", "Insert a row into a table.", {"table": TEXT, "values": {
+    "type": "object"}}, ["table", "values"], source="mcp:garden"), holds=GARDEN)
+
+
+async def test_a_new_rows_id_no_one_said_is_left_for_the_database_to_give() -> None:
+    fern = "Add a fern called Fiddlehead to my plants, 30 cm tall."
+    written = "INSERT INTO plants (id, name, species, height) VALUES (7, 'Fiddlehead', 'fern', 30);"
+    model = FakeLlama({fern: [("run_statement", {"sql": written})]})
+    assert (await decided(model, user(fern), [STATEMENT])) == [("run_statement", {
+        "sql": "INSERT INTO plants (name, species, height) VALUES ('Fiddlehead', 'fern', 30);"})]
+    numbered = "Add plant number 12: a fern called Fiddlehead."
+    said = "INSERT INTO plants (id, name) VALUES (12, 'Fiddlehead')"
+    model = FakeLlama({numbered: [("run_statement", {"sql": said})]})
+    assert (await decided(model, user(numbered), [STATEMENT])) == [("run_statement", {"sql": said})]
+    model = FakeLlama({fern: [("insert_row", {"table": "plants", "values": {"id": 4, "name": "Fiddlehead"}})]})
+    assert (await decided(model, user(fern), [INSERT_ROW])) == [
+        ("insert_row", {"table": "plants", "values": {"name": "Fiddlehead"}})]
+    model = FakeLlama({fern: [("run_statement", {"sql": written})]})
+    assert (await decided(model, user(fern), [STATEMENT], shapes={"database": False})) == [
+        ("run_statement", {"sql": written})]
+
+
+async def test_a_statement_naming_columns_its_table_lacks_is_on_the_one_held_table_that_has_them() -> None:
+    soil = "Put loam in bed B2."
+    model = FakeLlama({soil: [("run_statement", {"sql": "UPDATE plants SET soil = 'loam' WHERE label = 'B2'"})]})
+    assert (await decided(model, user(soil), [STATEMENT])) == [
+        ("run_statement", {"sql": "UPDATE beds SET soil = 'loam' WHERE label = 'B2'"})]
+    tall = "Which plants are taller than 40?"  # its columns are its table's: as written
+    model = FakeLlama({tall: [("run_statement", {"sql": "SELECT name FROM plants WHERE height > 40"})]})
+    assert (await decided(model, user(tall), [STATEMENT])) == [
+        ("run_statement", {"sql": "SELECT name FROM plants WHERE height > 40"})]
+    for asked, sql in (("What grows in bed B2?", "SELECT id FROM beds WHERE name = 'B2'"),  # the table named
+                       ("Which plants are blue?", "SELECT name FROM plants WHERE colour = 'blue'")):  # none has it
+        model = FakeLlama({asked: [("run_statement", {"sql": sql})]})
+        assert (await decided(model, user(asked), [STATEMENT])) == [("run_statement", {"sql": sql})]
+
+
+async def test_an_object_written_again_with_no_new_word_the_message_says_is_not_one_more_call() -> None:
+    fern = "Add a fern called Fiddlehead, 30 cm tall, to my plants."
+    once, again = {"name": "Fiddlehead", "height": 30}, {"name": "Fiddlehead", "height": "30"}
+    model = FakeLlama({fern: [("insert_row", {"table": "plants", "values": once}),
+                              ("insert_row", {"table": "plants", "values": again})]})
+    assert (await decided(model, user(fern), [INSERT_ROW])) == [("insert_row", {"table": "plants",
+                                                                                     "values": once})]

@@ -5,7 +5,8 @@
   that makes a record is given, a value for an id column (`id`, `uuid`, `key`, or one ending so) that no one said is
   left out ("INSERT INTO products (id, name) VALUES (1, 'Teacup')" writes the name alone).
 - `database.table_of_columns`: a statement on one held table (no join) that names columns it lacks (set, compared,
-  selected or inserted), where exactly one other held table has them all, is on that table ("UPDATE orders SET
+  selected or inserted), where the message does not name that table and exactly one other held table has them all,
+  is on that table ("UPDATE orders SET
   stock = 35" is on `products(id, name, price, stock)`)."""
 
 from __future__ import annotations
@@ -77,13 +78,15 @@ def _number(value: str) -> Any:
     return int(text) if text.isdigit() else text
 
 
-def _on_the_right_table(sql: str, tables: dict[str, set[str]]) -> str:
-    """`sql` on the one held table having every column it names, where its own table lacks one
-    (`database.table_of_columns`)."""
+def _on_the_right_table(sql: str, tables: dict[str, set[str]], message: str) -> str:
+    """`sql` on the one held table having every column it names, where its own table lacks one and `message` does
+    not name it (`database.table_of_columns`)."""
     bare = re.sub(r"'(?:[^']|'')*'", "''", sql)  # no column is inside a text
     named = {m.group(3).lower() for m in _TABLE.finditer(bare)}
     if len(named) != 1 or (table := named.pop()) not in tables or re.search(r"(?i)\bJOIN\b|\w\.\w", bare):
         return sql
+    if any(w[:5] == table[:5] if len(w) >= 5 else w == table.removesuffix("s") for w in words_of(message)):
+        return sql  # the table the person named ("bed" of `beds`)
     columns = {c.lower() for c in _COLUMN.findall(bare) if c.upper() not in ("WHERE", "AND", "OR", "NOT", "SET")}
     if selected := _SELECTED.match(bare):
         columns |= {c.strip().lower() for c in selected.group(1).split(",") if re.fullmatch(r"\s*\w+\s*", c)}
@@ -108,7 +111,7 @@ class Database(Shape):
         if (parameter := takes_sql(tool)) is not None and isinstance(sql := arguments.get(parameter), str):
             if (fewer := _without_new_id(sql, decision.said)) != sql:
                 rules.append("database.new_id")
-            if (moved := _on_the_right_table(fewer, held_tables([tool]))) != fewer:
+            if (moved := _on_the_right_table(fewer, held_tables([tool]), decision.talk.last)) != fewer:
                 rules.append("database.table_of_columns")
             arguments[parameter] = moved
         elif _MAKES & set(words_of(tool.name)):
