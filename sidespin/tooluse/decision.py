@@ -143,6 +143,14 @@ class Decision:
             self.calls.append(call)
         return call is not None
 
+    def choosable(self, closed: set[str]) -> dict[str, Tool]:
+        """The table's tools a name may be chosen among: not `closed`, nor one a shape finds the message does not ask
+        for (`Shape.unasked`, its rule noted; `unasked` set where one is left out)."""
+        unasked = {t.name: rule for t in self.table for shape in self.shapes if (rule := shape.unasked(self, t))}
+        self.notes.extend(dict.fromkeys(unasked.values()))
+        self.unasked = bool(unasked)
+        return {t.name: t for t in self.table if t.name not in closed and t.name not in unasked}
+
     def summary(self) -> dict[str, Any]:
         """What the decision log line says."""
         return {"calls": [c.name for c in self.calls], "p_call": round(self.chance, 2), "bar": round(self.bar, 2),

@@ -180,11 +180,7 @@ class Decider:
         logger.info("TOOLUSE_WHETHER p_call={:.2f} bar={:.2f}{}", d.chance, d.bar, " (after results)" * again)
         if d.chance < d.bar:
             return None
-        closed = d.closed if again else set()
-        unasked = {t.name: rule for t in d.table for shape in d.shapes if (rule := shape.unasked(d, t))}
-        d.names = {t.name: t for t in d.table if t.name not in closed and t.name not in unasked}
-        d.notes.extend(dict.fromkeys(unasked.values()))
-        d.unasked = bool(unasked)
+        d.names = d.choosable(d.closed if again else set())
         for shape in d.shapes:
             before, d.names = len(d.names), shape.narrow(d)
             d.narrowed = d.narrowed or len(d.names) < before
