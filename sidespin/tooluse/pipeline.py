@@ -190,8 +190,8 @@ class Decider:
             d.names = {n: t for n, t in d.names.items() if n in family[1]}  # among them, the checks still hold
             d.notes.append(family[0])
         elif not again and not d.narrowed and held_said(d.table, d.talk.last):  # one thing held: a tool taking a thing,
-            question = asks_question(d.talk.last)  # not a listing of all; for a question, one that reads
-            kept = {n: t for n, t in d.names.items() if t.required and (not question or reads(t, d.table))}
+            question = asks_question(d.talk.last)  # not a listing of all; for a question, one that reads or runs
+            kept = {n: t for n, t in d.names.items() if t.required and (not question or reads(t, d.table, runs=True))}
             d.names, d.narrowed = (kept, question) if kept else (d.names, d.narrowed)
         if second is not None:  # the larger model names the calls and writes them, on its own prompt (no stage after)
             return await second.hand_over(d)

@@ -27,9 +27,9 @@ from loguru import logger
 from sidespin.tools import Tool
 
 __all__ = ["IDS", "MONTHS", "said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented",
-           "as_said", "named_as_called", "CALLED", "words_of", "last_word", "telling_words",
-           "allowed", "REQUEST_AT", "asks_change", "change_asked", "reads", "asks_question", "kind_asked", "READ_VERBS",
-           "own_word", "QUOTED", "ids_as_listed", "THOUSANDS"]
+           "as_said", "named_as_called", "CALLED", "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT",
+           "asks_change", "change_asked", "reads", "asks_question", "kind_asked", "READ_VERBS", "own_word", "QUOTED",
+           "ids_as_listed", "THOUSANDS"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -108,7 +108,6 @@ _CHANGE = (rf"(?:{_NEW}|set|change|replace|overwrite|edit|update|delete|remove|r
            r"segna|modifie[rz]?|supprime[rz]?|renomme[rz]?|d[ée]place[rz]?|[äa]ndere|l[öo]sche|entferne|cambia|borra|"
            r"elimina|mueve|sposta)")
 
-
 _DELETES = re.compile(r"(?i)\b(?:delete|remove|erase|drop|clear|clean|purge|wipe|forget|discard|supprime[rz]?|"
                       r"efface[rz]?|oublie[rz]?|l[öo]sche\w*|entferne\w*|vergiss|borra|elimina|quita|olvida|cancella|"
                       r"rimuovi|dimentica)")
@@ -122,16 +121,17 @@ _EXECUTES = frozenset("execute exec run".split())  # a tool running a language m
 READ_VERBS = frozenset("get list read search find show view query fetch lookup retrieve describe count".split())
 
 
-def reads(tool: Tool, tools: Sequence[Tool], *, actions: bool = False) -> bool:
+def reads(tool: Tool, tools: Sequence[Tool], *, actions: bool = False, runs: bool = False) -> bool:
     """Whether `tool` only reads: it is marked read-only; where its server marks none of its tools (among `tools`),
     its name says a reading verb and no change nor a run (`read_files`, `todo_list`; not `list_and_delete`, nor
     `execute_sql_query`), or, with `actions`, one of its actions reads (`_actions`: "create, list, or delete",
-    "list_roots")."""
+    "list_roots"), or, with `runs`, it runs what it is given (`execute_query(query)`: a query may read)."""
     if tool.read_only or any(t.read_only or t.destructive for t in tools if t.source == tool.source):
         return tool.read_only
     words = words_of(tool.name)
     return bool(READ_VERBS & set(words) and not _EXECUTES & set(words)) and not re.search(rf"\b{_CHANGE}\b", " ".join(
-        words)) or actions and bool(_READS.search(_actions(tool)))
+        words)) or actions and bool(_READS.search(_actions(tool))) or runs and bool(_EXECUTES & set(words)) and bool(
+        tool.required)
 
 
 def _actions(tool: Tool) -> str:
