@@ -55,6 +55,12 @@ def held_said(tools: Sequence[Tool], message: str, whole: bool = True, files: bo
     return bool(held_names(tools, message, whole, files))
 
 
+def held_spoken_of(tools: Sequence[Tool], message: str) -> bool:
+    """Whether the message says a name the tools' server holds as whole words or, a question, a word of one (of a
+    table held with its columns, a column's: `held_names`)."""
+    return held_said(tools, message) or asks_question(message) and held_said(tools, message, False)
+
+
 def held_asked(tools: Sequence[Tool], message: str, embedder: Embedder | None = None) -> bool:
     """Whether the message names a thing the tools' server holds (`held_said`), or asks a question saying a word of a
     file it holds ("Who hosts in June, according to the rota?" of `choir-rota.xlsx`) or a word that says one of its

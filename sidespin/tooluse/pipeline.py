@@ -26,7 +26,7 @@ from sidespin.tooluse.decision import FOLLOW_UP, NAMED_FLOOR, Decision
 from sidespin.tooluse.mend import another_value, mendable, to_mend
 from sidespin.tooluse.model import Model
 from sidespin.tooluse.offer import (deprecated_for, family_named, family_or_action, held_asked, held_said,
-                                    look_ups, named, names_said, tables)
+                                    held_spoken_of, look_ups, named, names_said, tables)
 from sidespin.tooluse.relevance import Embedder, agreed, firsts, rank, table_scores
 from sidespin.tooluse.schema import (MAX_STRING, SHORT_STRING, bounds_for, choice_said, direction_said,
                                      dropped_whatever)
@@ -189,8 +189,8 @@ class Decider:
         elif not again and not d.narrowed and (family := family_or_action(list(d.names.values()), d.talk.last)):
             d.names = {n: t for n, t in d.names.items() if n in family[1]}  # among them, the checks still hold
             d.notes.append(family[0])
-        elif not again and not d.narrowed and held_said(d.table, d.talk.last):  # one thing held: a tool taking a thing,
-            question = asks_question(d.talk.last)  # not a listing of all; for a question, one that reads or runs
+        elif not again and not d.narrowed and held_spoken_of(d.table, d.talk.last):  # one thing held: a tool taking
+            question = asks_question(d.talk.last)  # a thing, not a listing of all; for a question, one that reads
             kept = {n: t for n, t in d.names.items() if t.required and (not question or reads(t, d.table, runs=True))}
             d.names, d.narrowed = (kept, question) if kept else (d.names, d.narrowed)
         if second is not None:  # the larger model names the calls and writes them, on its own prompt (no stage after)

@@ -876,7 +876,8 @@ async def test_a_message_naming_one_thing_a_server_holds_is_for_a_tool_that_take
 
 async def test_a_question_naming_a_held_table_may_go_to_the_tool_that_runs_queries_where_none_reads_by_name() -> None:
     """A database server in no bench, none of its tools annotated: the tool that runs a query (`execute_query`) may
-    read, so a question about a held table goes to it rather than to the listing of every table."""
+    read, so a question about a held table (or saying a column of one) goes to it rather than to the listing of
+    every table."""
     listing = tool("every_table_name", "Return all table names.", {}, [], source="mcp:db")
     running = tool("execute_query", "Execute a SQL query and return the results.", {"query": TEXT}, ["query"],
                    source="mcp:db")
@@ -885,10 +886,11 @@ async def test_a_question_naming_a_held_table_may_go_to_the_tool_that_runs_queri
     db = [dataclasses.replace(t, holds=("members(id, name, town)", "loans(id, member_id, due)")) for t in (
         listing, running, schema)]
     names = {"": [('every_table_name",', 0.7), ('schema_definitions",', 0.2), ('execute_query",', 0.1)]}
-    text = "How many members do we have?"
-    calls = {text: [("every_table_name", {}), ("schema_definitions", {"table_names": "members"}),
-                    ("execute_query", {"query": "SELECT count(*) FROM members"})]}
-    assert [n for n, _ in await decided(FakeLlama(calls, name_tokens=names), user(text), db)] == ["execute_query"]
+    for text in ("How many members do we have?", "Which town does Ana live in?"):  # a table, or one's column, named
+        calls = {text: [("every_table_name", {}), ("schema_definitions", {"table_names": "members"}),
+                        ("execute_query", {"query": "SELECT count(*) FROM members"})]}
+        assert [n for n, _ in await decided(FakeLlama(calls, name_tokens=names), user(text), db)] == [
+            "execute_query"], text
 
 
 def _disk_and_vcs(parameter: str) -> tuple[list[Tool], list[Tool]]:

@@ -1264,3 +1264,28 @@ async def test_an_object_written_again_with_no_new_word_the_message_says_is_not_
                               ("insert_row", {"table": "plants", "values": again})]})
     assert (await decided(model, user(fern), [INSERT_ROW])) == [("insert_row", {"table": "plants",
                                                                                      "values": once})]
+
+
+async def test_a_row_looked_up_by_an_id_no_one_said_is_looked_up_by_the_name_the_message_gives() -> None:
+    holds = ("plants(id, name, species, height)", "harvests(id, plant_id, kilos)")
+    statement = dataclasses.replace(STATEMENT, holds=holds)
+    updating = dataclasses.replace(tool("update_rows", "Update the rows of a table that match a condition.", {
+        "table": TEXT, "values": {"type": "object"}, "where": {"type": "object"}}, ["table", "values", "where"],
+        source="mcp:garden"), holds=holds)
+    for asked, wrote, wanted in (
+            ("Set Fiddlehead's height to 20 cm.", "UPDATE plants SET height = 20 WHERE id = 7",
+             "UPDATE plants SET height = 20 WHERE name = 'Fiddlehead'"),
+            ("Old Man Cactus is 20 cm tall now.", "UPDATE plants SET height = 20 WHERE id = 7",
+             "UPDATE plants SET height = 20 WHERE name = 'Old Man Cactus'"),
+            ("How many kilos did Sweet Basil give?", "SELECT sum(kilos) FROM harvests WHERE plant_id = 3",
+             "SELECT sum(kilos) FROM harvests WHERE plant_id = (SELECT id FROM plants WHERE name = 'Sweet Basil')"),
+            ("Cut plant 7 back to 20 cm.", "UPDATE plants SET height = 20 WHERE id = 7",  # the id said: kept
+             "UPDATE plants SET height = 20 WHERE id = 7"),
+            ("Cut both Fiddlehead and Maidenhair back to 20 cm.", "UPDATE plants SET height = 20 WHERE id = 7",
+             "UPDATE plants SET height = 20 WHERE id = 7")):  # two names: which one is not known
+        model = FakeLlama({asked: [("run_statement", {"sql": wrote})]})
+        assert (await decided(model, user(asked), [statement])) == [("run_statement", {"sql": wanted})], asked
+    asked = "Please update the height of Fiddlehead to 20 cm."
+    model = FakeLlama({asked: [("update_rows", {"table": "plants", "values": {"height": 20}, "where": {"id": 2}})]})
+    assert (await decided(model, user(asked), [updating])) == [
+        ("update_rows", {"table": "plants", "values": {"height": 20}, "where": {"name": "Fiddlehead"}})]

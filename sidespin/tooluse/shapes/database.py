@@ -6,8 +6,11 @@
   left out ("INSERT INTO products (id, name) VALUES (1, 'Teacup')" writes the name alone).
 - `database.table_of_columns`: a statement on one held table (no join) that names columns it lacks (set, compared,
   selected or inserted), where the message does not name that table and exactly one other held table has them all,
-  is on that table ("UPDATE orders SET
-  stock = 35" is on `products(id, name, price, stock)`)."""
+  is on that table ("UPDATE orders SET stock = 35" is on `products(id, name, price, stock)`).
+- `database.by_name`: a row looked up by an id no one said (`WHERE id = 101`, a condition `{"id": 1}`), where the
+  message gives one name (quoted, or in capitals: "Mug", "Ana Lima") the statement does not hold yet, is looked up by
+  that name in its table's naming column (`name`, `title`, `label`); an id of another held table (`customer_id`)
+  by a sub-query of that table ("WHERE customer_id = (SELECT id FROM customers WHERE name = 'Ana Lima')")."""
 
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ from loguru import logger
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.decision import Decision, Shape
 from sidespin.tooluse.model import Model
-from sidespin.tooluse.values import IDS, last_word, mentioned, words_of
+from sidespin.tooluse.values import IDS, QUOTED, READ_VERBS, STOP, asks_change, last_word, mentioned, words_of
 
 __all__ = ["Database", "held_tables", "takes_sql"]
 
@@ -33,6 +36,10 @@ _TABLE = re.compile(r"(?i)\b(UPDATE|INTO|FROM)\s+([`\"\[]?)(\w+)([`\"\]]?)")
 _COLUMN = re.compile(r"(?i)\b(\w+)\s*(?:=|<>|!=|<=|>=|<|>|\bLIKE\b|\bIN\b|\bIS\b)")
 _SELECTED = re.compile(r"(?is)^\s*SELECT\s+(?:DISTINCT\s+)?(.*?)\s+FROM\b")
 _MAKES = frozenset("create insert add new make".split())
+_NAMING = ("name", "title", "label")  # a column that names a row, in the order looked for
+_CONDITION = frozenset("condition where filter criteria match".split())  # a parameter's last word that selects rows
+_CAPITALISED = re.compile(r"(?<![\w'])([A-ZÀ-Þ][\w'-]*(?: [A-ZÀ-Þ][\w'-]*){0,2})")
+_BY_ID = re.compile(r"(?i)\b(\w+)\s*=\s*(\d+)\b")
 
 
 def held_tables(tools: Sequence[Tool]) -> dict[str, set[str]]:
@@ -100,6 +107,67 @@ def _on_the_right_table(sql: str, tables: dict[str, set[str]], message: str) -> 
     return _TABLE.sub(lambda m: f"{m.group(1)} {m.group(2)}{having[0]}{m.group(4)}", sql, count=1)
 
 
+def _names_given(message: str, written: str) -> list[str]:
+    """The names `message` gives that `written` does not hold: its quoted texts, else its runs of one to three
+    capitalised words (a sentence's first word only within two or more and no verb of a request or function word:
+    "Dev Patel", not "Set Mug"; no word in capitals alone: "SQL")."""
+    quoted = [next(g for g in found.groups() if g) for found in QUOTED.finditer(message)]
+    if quoted:
+        return [q for q in quoted if q.lower() not in written.lower()]
+    names = []
+    for found in _CAPITALISED.finditer(message):
+        words = [w.removesuffix("'s") for w in found.group(1).split() if not w.isupper()]
+        if words and re.search(r"(?:^|[.!?¿¡]\s*)$", message[:found.start()]) and (len(words) == 1 or asks_change(
+                words[0]) or words[0].lower() in STOP | READ_VERBS):  # a sentence's first word, as a verb or alone
+            words = words[1:]
+        if (name := " ".join(words)) and name.lower() not in written.lower():
+            names.append(name)
+    return list(dict.fromkeys(names))
+
+
+def _naming(columns: set[str]) -> str | None:
+    return next((c for c in _NAMING if c in columns), None)
+
+
+def _by_name(sql: str, tables: dict[str, set[str]], message: str, said: str) -> str:
+    """`sql` with its first comparison of an id no one said with a number made a look-up by the one name the message
+    gives (`database.by_name`)."""
+    named = {m.group(3).lower() for m in _TABLE.finditer(sql)}
+    if len(named) != 1 or (table := named.pop()) not in tables or len(names := _names_given(message, sql)) != 1:
+        return sql
+    text = names[0].replace("'", "''")
+    for found in _BY_ID.finditer(sql):
+        column, value = found.group(1), int(found.group(2))
+        if not _an_id(column) or mentioned(value, said, column) or column.lower() not in tables[table]:
+            continue
+        base = column.lower().removesuffix("_id").removesuffix("id").rstrip("_")
+        other = next((t for t in tables if base and t in (base, f"{base}s", f"{base}es")), None)
+        if base and other and (naming := _naming(tables[other])):
+            looked_up = f"{column} = (SELECT id FROM {other} WHERE {naming} = '{text}')"
+        elif not base and (naming := _naming(tables[table])):
+            looked_up = f"{naming} = '{text}'"
+        else:
+            continue
+        return sql[:found.start()] + looked_up + sql[found.end():]
+    return sql
+
+
+def _conditions_by_name(arguments: dict[str, Any], tables: dict[str, set[str]], message: str,
+                        said: str) -> dict[str, Any]:
+    """`arguments` with a condition object's id no one said (`{"id": 1}`) made the one name the message gives, in the
+    naming column of the table the call names (`database.by_name`)."""
+    table = next((str(v).lower() for k, v in arguments.items() if last_word(k) == "table"), "")
+    if (naming := _naming(tables.get(table, set()))) is None:
+        return arguments
+    fixed = dict(arguments)
+    for name, value in arguments.items():
+        ids = [k for k, v in value.items() if _an_id(k) and not mentioned(v, said, k)] if isinstance(
+            value, dict) and last_word(name) in _CONDITION else []
+        if ids and len(names := _names_given(message, str(arguments))) == 1:
+            fixed[name] = {**{k: v for k, v in value.items() if k not in ids}, naming: names[0]}
+    return fixed
+
+
 class Database(Shape):
     id = "database"
 
@@ -113,7 +181,13 @@ class Database(Shape):
                 rules.append("database.new_id")
             if (moved := _on_the_right_table(fewer, held_tables([tool]), decision.talk.last)) != fewer:
                 rules.append("database.table_of_columns")
-            arguments[parameter] = moved
+            if (looked_up := _by_name(moved, held_tables([tool]), decision.talk.last, decision.said)) != moved:
+                rules.append("database.by_name")
+            arguments[parameter] = looked_up
+        elif (named := _conditions_by_name(arguments, held_tables([tool]), decision.talk.last,
+                                           decision.said)) != arguments:
+            arguments = named
+            rules.append("database.by_name")
         elif _MAKES & set(words_of(tool.name)):
             for name, value in call.arguments.items():
                 if isinstance(value, dict) and (dropped := [k for k, v in value.items() if _an_id(k) and not mentioned(
