@@ -1252,7 +1252,7 @@ async def test_a_statement_naming_columns_its_table_lacks_is_on_the_one_held_tab
     assert (await decided(model, user(tall), [STATEMENT])) == [
         ("run_statement", {"sql": "SELECT name FROM plants WHERE height > 40"})]
     for asked, sql in (("What grows in bed B2?", "SELECT id FROM beds WHERE name = 'B2'"),  # the table named
-                       ("Which plants are blue?", "SELECT name FROM plants WHERE colour = 'blue'")):  # none has it
+                       ("Which plants are Blue Moon?", "SELECT name FROM plants WHERE colour = 'Blue Moon'")):  # none has it
         model = FakeLlama({asked: [("run_statement", {"sql": sql})]})
         assert (await decided(model, user(asked), [STATEMENT])) == [("run_statement", {"sql": sql})]
 
@@ -1289,3 +1289,21 @@ async def test_a_row_looked_up_by_an_id_no_one_said_is_looked_up_by_the_name_the
     model = FakeLlama({asked: [("update_rows", {"table": "plants", "values": {"height": 20}, "where": {"id": 2}})]})
     assert (await decided(model, user(asked), [updating])) == [
         ("update_rows", {"table": "plants", "values": {"height": 20}, "where": {"name": "Fiddlehead"}})]
+    for asked, values in (("Please update Fiddlehead to 20 cm.", {"name": "Fiddlehead", "height": 20}),  # the name
+                          ("Please update Fiddlehead: Royal Fern, 20 cm.",  # set again, or one in another column
+                           {"species": "Royal Fern", "height": 20})):
+        model = FakeLlama({asked: [("update_rows", {"table": "plants", "values": values, "where": {"id": 3}})]})
+        assert (await decided(model, user(asked), [updating])) == [
+            ("update_rows", {"table": "plants", "values": values, "where": {"name": "Fiddlehead"}})], values
+
+
+async def test_a_column_compared_with_a_text_in_lower_case_is_compared_in_lower_case() -> None:
+    for asked, wrote, wanted in (
+            ("How tall is the fiddlehead?", "SELECT height FROM plants WHERE name = 'fiddlehead'",
+             "SELECT height FROM plants WHERE lower(name) = 'fiddlehead'"),
+            ("Rename the fiddlehead to fern one.", "UPDATE plants SET name = 'fern one' WHERE name = 'fiddlehead'",
+             "UPDATE plants SET name = 'fern one' WHERE lower(name) = 'fiddlehead'"),  # what it sets: as written
+            ("How tall is Fiddlehead?", "SELECT height FROM plants WHERE name = 'Fiddlehead'",
+             "SELECT height FROM plants WHERE name = 'Fiddlehead'")):  # a capital written: as written
+        model = FakeLlama({asked: [("run_statement", {"sql": wrote})]})
+        assert (await decided(model, user(asked), [STATEMENT])) == [("run_statement", {"sql": wanted})], asked

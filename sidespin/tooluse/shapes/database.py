@@ -10,7 +10,9 @@
 - `database.by_name`: a row looked up by an id no one said (`WHERE id = 101`, a condition `{"id": 1}`), where the
   message gives one name (quoted, or in capitals: "Mug", "Ana Lima") the statement does not hold yet, is looked up by
   that name in its table's naming column (`name`, `title`, `label`); an id of another held table (`customer_id`)
-  by a sub-query of that table ("WHERE customer_id = (SELECT id FROM customers WHERE name = 'Ana Lima')")."""
+  by a sub-query of that table ("WHERE customer_id = (SELECT id FROM customers WHERE name = 'Ana Lima')").
+- `database.any_case`: a column compared after `WHERE` with a text written in lower case is compared in lower case
+  ("WHERE name = 'kettle'" is "WHERE lower(name) = 'kettle'": the person's case is not the database's)."""
 
 from __future__ import annotations
 
@@ -159,13 +161,25 @@ def _conditions_by_name(arguments: dict[str, Any], tables: dict[str, set[str]], 
     table = next((str(v).lower() for k, v in arguments.items() if last_word(k) == "table"), "")
     if (naming := _naming(tables.get(table, set()))) is None:
         return arguments
-    fixed = dict(arguments)
+    fixed = dict(arguments)  # a name the call writes in another column ("city": "York") is no row's
+    written = " ".join(str(v) for o in arguments.values() if isinstance(o, dict) for k, v in o.items() if k != naming)
     for name, value in arguments.items():
         ids = [k for k, v in value.items() if _an_id(k) and not mentioned(v, said, k)] if isinstance(
             value, dict) and last_word(name) in _CONDITION else []
-        if ids and len(names := _names_given(message, str(arguments))) == 1:
+        if ids and len(names := _names_given(message, written)) == 1:
             fixed[name] = {**{k: v for k, v in value.items() if k not in ids}, naming: names[0]}
     return fixed
+
+
+def _any_case(sql: str) -> str:
+    """`sql` with each comparison after its `WHERE` of a column with a text in lower case made one of the column in
+    lower case (`database.any_case`): "WHERE name = 'kettle'" finds `Kettle`."""
+    where = re.search(r"(?i)\bWHERE\b", sql)
+    if where is None:
+        return sql
+    head, tail = sql[:where.end()], sql[where.end():]
+    return head + re.sub(r"(?<![\w.(])([A-Za-z_]\w*)(\s*=\s*)('[^'A-Z]*[a-z][^'A-Z]*')",
+                         lambda m: f"lower({m.group(1)}){m.group(2)}{m.group(3)}", tail)
 
 
 class Database(Shape):
@@ -183,7 +197,9 @@ class Database(Shape):
                 rules.append("database.table_of_columns")
             if (looked_up := _by_name(moved, held_tables([tool]), decision.talk.last, decision.said)) != moved:
                 rules.append("database.by_name")
-            arguments[parameter] = looked_up
+            if (cased := _any_case(looked_up)) != looked_up:
+                rules.append("database.any_case")
+            arguments[parameter] = cased
         elif (named := _conditions_by_name(arguments, held_tables([tool]), decision.talk.last,
                                            decision.said)) != arguments:
             arguments = named
