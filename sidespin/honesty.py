@@ -12,7 +12,7 @@ from typing import Any, Iterable, Sequence
 
 from sidespin.tools import Tool
 from sidespin.tooluse.shapes.calculator import asks_calculation, calculates
-from sidespin.tooluse.values import MONTHS as MONTH_NAMES, asks_change
+from sidespin.tooluse.values import MONTHS as MONTH_NAMES, asks_change, reads
 
 __all__ = ["Facts", "unfounded"]  # the checks and notices are named in the docs and read by their tests
 
@@ -224,7 +224,7 @@ def unfounded(facts: Facts) -> tuple[str, str] | None:
     """What the answer says that did not happen or cannot be known, and the notice to show; None when nothing."""
     if (tool := claimed_tool(facts.text, [t.name for t in facts.offered], facts.called)) is not None:
         return tool, NOTICE
-    reading = {t.name for t in facts.offered if t.read_only}
+    reading = {t.name for t in facts.offered if reads(t, facts.offered)}  # marked so, or by name where none is
     changed = any(not output.startswith("Error") and name not in reading for name, output in facts.found)
     if any(not t.read_only for t in facts.offered) and not changed and (action := claimed_action(facts.text)):
         return action, ACTION_NOTICE.format(claim=action[:80])

@@ -428,6 +428,31 @@ async def test_an_action_reported_done_needs_a_call_of_a_tool_that_changes_thing
     assert not [e for e in code if isinstance(e, ErrorNotice)]
 
 
+@tool
+def read_records(table: str) -> str:
+    """Read the rows of a table."""
+    return '[{"name": "Mug", "stock": 40}]'
+
+
+@tool
+def update_records(table: str, values: str) -> str:
+    """Update the rows of a table."""
+    return "1 row updated"
+
+
+async def test_a_call_of_a_tool_that_only_reads_by_its_name_backs_no_action_where_its_server_marks_none() -> None:
+    """Where no tool is marked read-only or destructive, a tool whose name says it reads (`read_records`) changed
+    nothing: "… has been set to 35" after it alone is marked; after the updating tool, it is not."""
+    read = await one_call_turn("Set the stock of Mug to 35.", '<mcp-request><tool name="read_records" /><param '
+                               'name="table">products</param></mcp-request>', "The stock of Mug has been set to 35.",
+                               read_records, update_records)
+    assert any(isinstance(e, ErrorNotice) and "was not done" in e.message for e in read)
+    done = await one_call_turn("Set the stock of Mug to 35.", '<mcp-request><tool name="update_records" /><param '
+                               'name="table">products</param><param name="values">stock=35</param></mcp-request>',
+                               "The stock of Mug has been set to 35.", read_records, update_records)
+    assert not [e for e in done if isinstance(e, ErrorNotice)]
+
+
 async def test_arithmetic_answered_in_words_while_a_tool_that_calculates_is_offered_is_marked() -> None:
     events = [e async for e in chat_with_llm(Conversation(), "What is 48 x 37?", backend=ScriptedBackend(
         [["48 x 37 = 1,766."]]), registry=ToolRegistry([evaluate]), options=RallyOptions(mode="xml"))]
