@@ -178,8 +178,8 @@ def _any_case(sql: str) -> str:
     if where is None:
         return sql
     head, tail = sql[:where.end()], sql[where.end():]
-    return head + re.sub(r"(?<![\w.(])([A-Za-z_]\w*)(\s*=\s*)('[^'A-Z]*[a-z][^'A-Z]*')",
-                         lambda m: f"lower({m.group(1)}){m.group(2)}{m.group(3)}", tail)
+    return head + re.sub(r"(?<![\w.(])([A-Za-z_]\w*)(\s*=\s*)('[^'A-Z]*')", lambda m: f"lower({m.group(1)}){m.group(2)}"
+                         f"{m.group(3)}" if re.search("[a-z]", m.group(3)) else m.group(0), tail)
 
 
 class Database(Shape):
