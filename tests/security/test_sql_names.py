@@ -16,13 +16,14 @@ STATEMENT = dataclasses.replace(tool("run_statement", "Run one SQL statement on 
 
 
 async def test_a_quote_in_a_name_the_message_gives_stays_inside_the_text_it_is_written_as() -> None:
-    asked = "Set the stock of Mug' OR 'x'='x to 0."
-    model = FakeLlama({asked: [("run_statement", {"sql": "UPDATE products SET stock = 0 WHERE id = 7"})]})
-    calls = await Decider(model).decide([{"role": "user", "content": asked}], [STATEMENT])
-    written = calls[0].arguments["sql"]
-    assert written != "UPDATE products SET stock = 0 WHERE id = 7"  # looked up by the name, as the rule does
-    with sqlite3.connect(":memory:") as db:
-        db.executescript("CREATE TABLE products (id INTEGER PRIMARY KEY, name TEXT, stock INTEGER);"
-                         "INSERT INTO products VALUES (1, 'Mug', 40), (2, 'Kettle', 5);")
-        db.execute(written)  # one statement: a second would raise
-        assert db.execute("SELECT name, stock FROM products ORDER BY id").fetchall() == [("Mug", 40), ("Kettle", 5)]
+    for asked in ("Set the stock of O'Brien Mug' OR name LIKE '% to 0.", "Set the stock of Mug' OR 'x'='x to 0."):
+        model = FakeLlama({asked: [("run_statement", {"sql": "UPDATE products SET stock = 0 WHERE id = 7"})]})
+        calls = await Decider(model).decide([{"role": "user", "content": asked}], [STATEMENT])
+        written = calls[0].arguments["sql"]
+        assert written != "UPDATE products SET stock = 0 WHERE id = 7", asked  # looked up by a name, as the rule does
+        with sqlite3.connect(":memory:") as db:
+            db.executescript("CREATE TABLE products (id INTEGER PRIMARY KEY, name TEXT, stock INTEGER);"
+                             "INSERT INTO products VALUES (1, 'Mug', 40), (2, 'Kettle', 5);")
+            db.execute(written)  # one statement: a second would raise
+            assert db.execute("SELECT name, stock FROM products ORDER BY id").fetchall() == [
+                ("Mug", 40), ("Kettle", 5)], written
