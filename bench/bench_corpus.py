@@ -511,8 +511,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 if __name__ == "__main__":
     logger.remove()
-    logger.add(sys.stderr, level="WARNING")
     arguments = parse_args()
+    blind = hidden(arguments)  # the blind half's run shows only the bench's own lines (no tool errors, no flagged text)
+    logger.add(sys.stderr, level="WARNING", filter=lambda record: not blind or record["name"] == "__main__")
     if arguments.log:
         logger.add(arguments.log, level=os.environ.get("BENCH_LOG_LEVEL", "INFO"))
     with contextlib.suppress(KeyboardInterrupt):
