@@ -71,11 +71,15 @@ def shop(path: Path) -> None:
 
 
 def holds(database: Path, check: list[Any] | None) -> bool:
-    """Whether `check` ([query, rows]) gives its rows on `database` (numbers compared as numbers); no check: True."""
+    """Whether `check` ([query, rows]) gives its rows on `database` (numbers compared as numbers); no check: True. A
+    check the database can no longer answer (a table dropped) is not held."""
     if not check:
         return True
-    with sqlite3.connect(database) as db:
-        rows = [list(row) for row in db.execute(check[0]).fetchall()]
+    try:
+        with sqlite3.connect(database) as db:
+            rows = [list(row) for row in db.execute(check[0]).fetchall()]
+    except sqlite3.Error:
+        return False
     return rows == check[1]
 
 

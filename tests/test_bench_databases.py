@@ -38,6 +38,9 @@ def test_a_change_is_right_only_where_the_database_holds_it_afterwards(tmp_path)
         db.execute("UPDATE products SET stock = 35 WHERE name = 'Mug'")
     assert right(row, [{"tool": "shop__write_query"}], "Done.", database)
     assert holds(database, None)
+    with sqlite3.connect(database) as db:
+        db.execute("DROP TABLE products")
+    assert not holds(database, check)  # a table dropped: the change asked is not there
 
 
 def test_each_half_holds_questions_changes_prompts_needing_no_tool_and_scripts() -> None:
