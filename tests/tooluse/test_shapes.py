@@ -1307,3 +1307,26 @@ async def test_a_column_compared_with_a_text_in_lower_case_is_compared_in_lower_
              "SELECT height FROM plants WHERE name = 'Fiddlehead'")):  # a capital written: as written
         model = FakeLlama({asked: [("run_statement", {"sql": wrote})]})
         assert (await decided(model, user(asked), [STATEMENT])) == [("run_statement", {"sql": wanted})], asked
+
+
+async def test_a_tool_changing_tables_is_not_named_for_a_message_that_speaks_of_no_table() -> None:
+    sql = {"sql": TEXT}
+    creating = dataclasses.replace(tool("create_table", "Create a new table with a SQL statement.", sql, ["sql"],
+                                        source="mcp:garden"), holds=GARDEN)
+    dropping = dataclasses.replace(tool("drop_table", "Remove a table.", {"table_name": TEXT}, ["table_name"],
+                                        source="mcp:garden"), holds=GARDEN)
+    deleting = dataclasses.replace(tool("delete_rows", "Delete the rows of a table matching a SQL condition.",
+                                        {"table": TEXT, "where": TEXT}, ["table", "where"], source="mcp:garden"),
+                                   holds=GARDEN)
+    garden = [creating, dropping, deleting, INSERT_ROW]
+    for asked, wanted in (
+            ("Add a fern called Fiddlehead to my plants.", [("create_table", {"sql": "CREATE TABLE ferns (name)"}),
+                                                           ("insert_row", {"table": "plants", "values": {
+                                                               "name": "Fiddlehead"}})]),
+            ("Delete the plant called Fiddlehead.", [("drop_table", {"table_name": "plants"}),
+                                                    ("delete_rows", {"table": "plants",
+                                                                     "where": "name = 'Fiddlehead'"})])):
+        assert (await decided(FakeLlama({asked: wanted}), user(asked), garden)) == wanted[1:], asked
+    asked = "Create a table for the seed packets."  # a table asked: the tool that makes one
+    wanted = [("create_table", {"sql": "CREATE TABLE packets (name TEXT)"})]
+    assert (await decided(FakeLlama({asked: wanted}), user(asked), garden)) == wanted

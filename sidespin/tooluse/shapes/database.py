@@ -11,6 +11,9 @@
   message gives one name (quoted, or in capitals: "Mug", "Ana Lima") the statement does not hold yet, is looked up by
   that name in its table's naming column (`name`, `title`, `label`); an id of another held table (`customer_id`)
   by a sub-query of that table ("WHERE customer_id = (SELECT id FROM customers WHERE name = 'Ana Lima')").
+- `database.rows_not_tables`: a tool that makes, changes or removes a table or a column (a verb of a change and
+  "table", "column" or "schema" in its name: `create_table`, `drop_table`, `alter_table`) is not named for a message
+  that speaks of no table, column or schema: adding a product is a row, not a table.
 - `database.any_case`: a column compared after `WHERE` with a text written in lower case is compared in lower case
   ("WHERE name = 'kettle'" is "WHERE lower(name) = 'kettle'": the person's case is not the database's)."""
 
@@ -41,6 +44,10 @@ _MAKES = frozenset("create insert add new make".split())
 _NAMING = ("name", "title", "label")  # a column that names a row, in the order looked for
 _CONDITION = frozenset("condition where filter criteria match".split())  # a parameter's last word that selects rows
 _CAPITALISED = re.compile(r"(?<![\w'])([A-ZÀ-Þ][\w'-]*(?: [A-ZÀ-Þ][\w'-]*){0,2})")
+_SCHEMA_WORDS = frozenset("table tables column columns schema".split())
+_SCHEMA_CHANGE = frozenset("create drop alter delete remove rename add truncate".split())
+_SCHEMA_SAID = re.compile(r"(?i)\b(?:tables?|columns?|schemas?|tableaux?|colonnes?|tabellen?|spalten?|tablas?|"
+                          r"columnas?|tabelle|colonne)\b")
 _BY_ID = re.compile(r"(?i)\b(\w+)\s*=\s*(\d+)\b")
 
 
@@ -187,6 +194,11 @@ class Database(Shape):
 
     def applies(self, tools: Sequence[Tool]) -> bool:
         return any(takes_sql(t) for t in tools) or bool(held_tables(tools))
+
+    def unasked(self, decision: Decision, tool: Tool) -> str | None:
+        words = set(words_of(tool.name))
+        schema = words & _SCHEMA_WORDS and words & _SCHEMA_CHANGE
+        return "database.rows_not_tables" if schema and not _SCHEMA_SAID.search(decision.talk.last) else None
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
         tool, arguments, rules = decision.names[call.name], dict(call.arguments), []
