@@ -12,9 +12,8 @@ the approval policy would run that call without asking (`may_run`: the tool is m
 
 A server that runs SQL (`query_tool`: a tool with a required text parameter named `sql`, `query` or `statement`
 whose own or whose tool's description says SQL or a `SELECT`, that only reads or whose name says no change) is asked
-its own
-schema the same way, under the same approval check (where it also takes a database's path, for each database file
-in its folders: `_databases`): SQLite's `sqlite_master`, else the standard `information_schema.columns`, each read
+its own schema the same way, under the same approval check (where it also takes a database's path, for each database
+file in its folders: `_databases`): SQLite's `sqlite_master`, else the standard `information_schema.columns`, each read
 for table names and their columns (`tables_in`: identifiers only, at most `MAX_COLUMNS` a table in `MAX_HELD`
 characters, the shortest tables first). Each table is held as
 `orders(id, customer_id, total)`, so a request in the person's words ("how many orders came in April?") reaches

@@ -35,6 +35,7 @@ def deprecated_for(tool: Tool) -> str | None:
 
 _NAMING = frozenset("id name title label text description".split())  # columns of any kind of table
 
+
 def held_names(tools: Sequence[Tool], message: str, whole: bool = True, files: bool = False) -> list[str]:
     """The names of 3 letters or more the tools' server holds (`Tool.holds`; with `files`, files': a name with an
     extension) that the message says as whole words, or not `whole`, a word of (its first five letters: "my budget" of
