@@ -84,6 +84,7 @@ class Decision:
     unsure: bool = False  # ... after a first name the model was unsure of (`pipeline.NAME_FLOOR`)
     change_left: bool = False  # after results: the round only read, and the message asks a change (one more round)
     notes: list[str] = field(default_factory=list)  # the rule ids that acted, for the log
+    left_out: list[str] = field(default_factory=list)  # ... of those, the ones that left tools out (`Shape.unasked`)
 
     @property
     def shaped(self) -> bool:
@@ -145,13 +146,14 @@ class Decision:
 
     def choosable(self, closed: set[str]) -> dict[str, Tool]:
         """The table's tools a name may be chosen among: not `closed`, nor one a shape finds the message does not ask
-        for (`Shape.unasked`, its rule noted; `unasked` set where one is left out)."""
+        for (`Shape.unasked`: its rule logged in `left_out`, not in `notes`, for leaving a tool out is no shape
+        choosing one; `unasked` set where one is left out)."""
         unasked = {t.name: rule for t in self.table for shape in self.shapes if (rule := shape.unasked(self, t))}
-        self.notes.extend(dict.fromkeys(unasked.values()))
+        self.left_out = list(dict.fromkeys(unasked.values()))  # logged, but no shape's choice (`shaped`)
         self.unasked = bool(unasked)
         return {t.name: t for t in self.table if t.name not in closed and t.name not in unasked}
 
     def summary(self) -> dict[str, Any]:
         """What the decision log line says."""
         return {"calls": [c.name for c in self.calls], "p_call": round(self.chance, 2), "bar": round(self.bar, 2),
-                "table": len(self.table), "tools": len(self.tools), "rules": self.notes}
+                "table": len(self.table), "tools": len(self.tools), "rules": [*self.left_out, *self.notes]}

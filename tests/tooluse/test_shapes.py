@@ -1330,3 +1330,16 @@ async def test_a_tool_changing_tables_is_not_named_for_a_message_that_speaks_of_
     asked = "Create a table for the seed packets."  # a table asked: the tool that makes one
     wanted = [("create_table", {"sql": "CREATE TABLE packets (name TEXT)"})]
     assert (await decided(FakeLlama({asked: wanted}), user(asked), garden)) == wanted
+
+
+async def test_a_tool_left_out_as_unasked_is_logged_but_is_no_shape_choosing_the_tools() -> None:
+    """Leaving the clock out ("What is the capital of Peru?") must not switch off the checks a shape's own choice
+    passes by (the change asked, the meaning floor): a note-taking tool the message does not ask for stays refused."""
+    asked = "What is the capital of Peru?"
+    model = FakeLlama({asked: [("add_note", {"title": "Peru", "body": "capital of Peru"})]})
+    assert await decided(model, user(asked), [WALL, ADD_NOTE]) == []
+    talk = Talk(user(asked))
+    d = Decision(talk, [WALL, ADD_NOTE], shapes_for([WALL, ADD_NOTE]), asked.lower())
+    d.table = [WALL, ADD_NOTE]
+    assert list(d.choosable(set())) == ["add_note"] and d.unasked and not d.shaped
+    assert d.summary()["rules"] == ["timezones.time_asked"]
