@@ -202,17 +202,18 @@ class Database(Shape):
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
         tool, arguments, rules = decision.names[call.name], dict(call.arguments), []
+        tables = held_tables([tool])
         if (parameter := takes_sql(tool)) is not None and isinstance(sql := arguments.get(parameter), str):
             if (fewer := _without_new_id(sql, decision.said)) != sql:
                 rules.append("database.new_id")
-            if (moved := _on_the_right_table(fewer, held_tables([tool]), decision.talk.last)) != fewer:
+            if (moved := _on_the_right_table(fewer, tables, decision.talk.last)) != fewer:
                 rules.append("database.table_of_columns")
-            if (looked_up := _by_name(moved, held_tables([tool]), decision.talk.last, decision.said)) != moved:
+            if (looked_up := _by_name(moved, tables, decision.talk.last, decision.said)) != moved:
                 rules.append("database.by_name")
             if (cased := _any_case(looked_up)) != looked_up:
                 rules.append("database.any_case")
             arguments[parameter] = cased
-        elif (named := _conditions_by_name(arguments, held_tables([tool]), decision.talk.last,
+        elif (named := _conditions_by_name(arguments, tables, decision.talk.last,
                                            decision.said)) != arguments:
             arguments = named
             rules.append("database.by_name")
