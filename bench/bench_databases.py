@@ -140,7 +140,7 @@ def main(args: argparse.Namespace) -> int:
     rows = [row for name in ("prompts", "scripts")
             for line in (ROOT / "bench" / "databases" / f"{name}.jsonl").read_text().splitlines()
             if (row := json.loads(line))["half"] == args.half and (not args.only or row["id"] in args.only.split(","))]
-    show = args.half != "blind" or args.show_misses
+    show = not args.half.startswith("blind") or args.show_misses
     marks: dict[str, list[bool]] = {}
     seconds: list[float] = []
     with tempfile.TemporaryDirectory(prefix="databases-") as temp:
@@ -178,7 +178,7 @@ def main(args: argparse.Namespace) -> int:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--half", required=True, choices=("dev", "blind"))
+    parser.add_argument("--half", required=True, choices=("dev", "blind", "dev2", "blind2"))
     parser.add_argument("--servers", default="crud,ea,alchemy")
     parser.add_argument("--only", help="these prompts and scripts only (ids, comma-separated)")
     parser.add_argument("--log", type=Path, help="append sidespin's log of every run to this file")

@@ -49,7 +49,9 @@ _SHOWN_LINE = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|\"?[\w ]{1,40}\"?\s*:)\s*\S")
 # an action reported done: "I've added", "I just saved", "has been created", "j'ai enregistré", "wurde gelöscht"
 _DONE = (r"added|appended|saved|stored|created|written|wrote|deleted|removed|updated|edited|changed|renamed|moved|"
          r"copied|committed|staged|inserted|recorded|remembered|noted|memorized|sent|scheduled|booked|replaced|set|"
-         r"marked|modified|registered|raised|lowered|increased|decreased|reduced|cleared|dropped")
+         r"marked|modified|registered|raised|lowered|increased|decreased|reduced|cleared|dropped|emailed|messaged|texted|"
+         r"notified|contacted|invited|ordered|paid|posted|published|shipped|forwarded|purchased|bought|reserved|"
+         r"printed|given|delivered")
 _ACTION = re.compile(
     rf"\b(?:I|we)(?:'ve| have)?\s+(?:just\s+|now\s+|also\s+|successfully\s+)?(?:{_DONE})\b|"
     rf"\b(?:has|have)\s+(?:now\s+)?been\s+(?:successfully\s+)?(?:{_DONE})\b|"
@@ -187,6 +189,21 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", _FENCED.sub(" ", text)) if s.strip()]
 
 
+_NOTHING_CHANGED = re.compile(
+    r"(?i)\"?\b(?:changes|affected_?rows|rows_?affected|rowcount|row_count|rows_?changed|deleted_?count|"
+    r"modified_?count|updated_?count)\"?\s*[:=]\s*0\b|\b(?:0|no|zero)\s+(?:rows?|records?|row\(s\)|entries|documents?)"
+    r"\s+(?:were\s+|was\s+)?(?:affected|changed|updated|deleted|modified|removed)\b|\b(?:rows?|records?)\s+"
+    r"affected\s*[:=]\s*0\b|\b(?:updated|deleted|changed|modified|removed|affected)\s+0\s+(?:rows?|records?)\b")
+
+
+def changed_nothing(output: str) -> bool:
+    """Whether a tool's result says it changed no row or record ("0 rows affected", `{"changes": 0}`), and no
+    other count: such a call backs no action reported done."""
+    return bool(_NOTHING_CHANGED.search(output)) and not re.search(
+        r"(?i)\b[1-9]\d*\s+(?:rows?|records?)\b|\"?\b(?:changes|affected_?rows|rows_?affected|rowcount)\"?\s*[:=]\s*[1-9]",
+        output)
+
+
 def claimed_action(text: str) -> str | None:
     """The first sentence of an answer that reports an action done, but one that talks about code it shows."""
     return next((s for s in _sentences(text) if _ACTION.search(s) and not _CODE_TALK.search(s)), None)
@@ -225,7 +242,8 @@ def unfounded(facts: Facts) -> tuple[str, str] | None:
     if (tool := claimed_tool(facts.text, [t.name for t in facts.offered], facts.called)) is not None:
         return tool, NOTICE
     reading = {t.name for t in facts.offered if reads(t, facts.offered)}  # marked so, or by name where none is
-    changed = any(not output.startswith("Error") and name not in reading for name, output in facts.found)
+    changed = any(not output.startswith("Error") and name not in reading and not changed_nothing(output)
+                  for name, output in facts.found)
     if any(not t.read_only for t in facts.offered) and not changed and (action := claimed_action(facts.text)):
         return action, ACTION_NOTICE.format(claim=action[:80])
     calculators = [t for t in facts.offered if calculates(t)]  # named: one taking a calculation's operands, first

@@ -453,6 +453,41 @@ async def test_a_call_of_a_tool_that_only_reads_by_its_name_backs_no_action_wher
     assert not [e for e in done if isinstance(e, ErrorNotice)]
 
 
+async def test_an_act_in_the_world_reported_done_after_a_query_alone_is_marked() -> None:
+    """The class: a message sent, a person contacted, a thing bought or printed, told as done where the only call
+    read ("Each customer has been given a thank-you email." after a listing)."""
+    for answer in ("Each customer has been given a thank-you email.", "I have emailed all three customers.",
+                   "Your invoice has been printed.", "The two mugs have been ordered."):
+        read = await one_call_turn("Thank every customer by email.", '<mcp-request><tool name="read_records" />'
+                                   '<param name="table">customers</param></mcp-request>', answer, read_records,
+                                   update_records)
+        assert any(isinstance(e, ErrorNotice) and "was not done" in e.message for e in read), answer
+
+
+@tool
+def delete_rows(table: str, where: str) -> str:
+    """Delete the rows of a table that match."""
+    return '{"changes": 0}' if "nobody" in where else '{"changes": 2}'
+
+
+async def test_a_change_whose_result_says_nothing_changed_backs_no_action_reported_done() -> None:
+    """The class: a statement that matched no row ran without an error ("0 rows affected", `{"changes": 0}`), and the
+    answer tells the row deleted; where the result counts rows changed, it backs the report."""
+    none = await one_call_turn("Delete the order of Nobody.", '<mcp-request><tool name="delete_rows" /><param '
+                               'name="table">orders</param><param name="where">nobody</param></mcp-request>',
+                               "The order has been deleted.", delete_rows, read_records)
+    assert any(isinstance(e, ErrorNotice) and "was not done" in e.message for e in none)
+    two = await one_call_turn("Delete the orders of Ana.", '<mcp-request><tool name="delete_rows" /><param '
+                              'name="table">orders</param><param name="where">ana</param></mcp-request>',
+                              "The orders have been deleted.", delete_rows, read_records)
+    assert not [e for e in two if isinstance(e, ErrorNotice)]
+    from sidespin.honesty import changed_nothing
+    assert all(changed_nothing(o) for o in ("Rows affected: 0", "0 rows affected", "No records were updated.",
+                                            '{"affected_rows": 0}', "Updated 0 rows"))
+    assert not any(changed_nothing(o) for o in ('{"changes": 1}', "1 row updated", '[{"stock": 0}]',
+                                                '{"lastInsertRowid": 0, "changes": 1}'))
+
+
 async def test_arithmetic_answered_in_words_while_a_tool_that_calculates_is_offered_is_marked() -> None:
     events = [e async for e in chat_with_llm(Conversation(), "What is 48 x 37?", backend=ScriptedBackend(
         [["48 x 37 = 1,766."]]), registry=ToolRegistry([evaluate]), options=RallyOptions(mode="xml"))]

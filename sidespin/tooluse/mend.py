@@ -1,20 +1,22 @@
 """One mend from an error: a failed call written again (`to_mend`) gets, for the value the error names
 (`another_value`), a value the error offers ("Available sheets: 'Plants'"), else the model's next likeliest, but not
-one that writes the error's words back or a call already made."""
+one that writes the error's words back or a call already made; and an id mended before its call from the listing
+that holds the thing the message names (`ids_as_listed`)."""
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable, Container
+from typing import Any, Callable, Container, Sequence
 
 from loguru import logger
 
-from sidespin.tools import ToolCall
+from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.model import Model
+from sidespin.tooluse.values import IDS, last_word, telling_words
 
-__all__ = ["to_mend", "mendable", "another_value"]
+__all__ = ["to_mend", "mendable", "another_value", "ids_as_listed"]
 
 _VALUE_TOKENS, _OTHER_IDEA, _IDEAS = 12, 0.003, 4  # a value's tokens read, least chance of another, others tried
 _STRING_STOP = re.compile(r'["\\\x00-\x1f]')
@@ -22,6 +24,7 @@ _WORD_OF = re.compile(r"[^\W\d_]{4,}")
 _OFFERS = re.compile(r"(?i)\b(?:available|valid|allowed|supported|existing|expected|possible|one of|did you mean|"
                      r"choose from|options? are)\b([^\n]{0,300})")
 _QUOTED = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"")
+_FIELD = re.compile(r"""["']?([\w-]+)["']?\s*[:=]\s*["']?([\w.:-]+)""")  # a record's field: `"id": "a1f0"`, `id=7`
 _FILE = re.compile(r"^(?:[/~\\]|\.{1,2}/|[A-Za-z]:)|\.[A-Za-z][A-Za-z0-9]{0,4}$")  # a path: no near miss of another
 
 
@@ -87,3 +90,25 @@ async def another_value(model: Model, written: str, call: ToolCall, error: str, 
             return ToolCall(call.name, mended)
     logger.info("TOOLUSE_MEND_NOTHING {}: no other value for {} is likely", call.name, parameter)
     return None
+
+
+def ids_as_listed(tool: Tool, arguments: dict[str, Any], results: Sequence[str], message: str) -> dict[str, Any]:
+    """`arguments` with a required id (a parameter whose name ends in id, key or uuid) that no result holds replaced
+    by the id of the one record the results list that shares the most words with `message` ("Mark 'Renew passport'
+    as done" after a listing of `{"id": "a1f0…", "text": "Renew passport"}`): a small model copies long ids badly.
+    A record is a result's text from one `"id": value` (or `id: value`, `id=value`) to the next, cut JSON too."""
+    asked, fixed = set(telling_words(message)), dict(arguments)
+    for name in (n for n in tool.required if last_word(n) in IDS and isinstance(arguments.get(n), str)):
+        listed = []
+        for answer in results:
+            hits = [m for m in _FIELD.finditer(answer) if last_word(m.group(1)) == last_word(name)]
+            listed += [(m.group(2), asked & set(telling_words(answer[m.end(): nxt.start() if nxt else None])))
+                       for m, nxt in zip(hits, [*hits[1:], None])]
+        if arguments[name] in {i for i, _ in listed} or not listed:
+            continue
+        best = max(len(words) for _, words in listed)
+        if best and len(ids := {i for i, words in listed if len(words) == best}) == 1:
+            fixed[name] = ids.pop()
+            logger.info("TOOLUSE_ID_AS_LISTED {}.{}: the id a result gives the thing the message names", tool.name,
+                        name)
+    return fixed

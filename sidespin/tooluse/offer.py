@@ -17,7 +17,7 @@ from sidespin.tooluse.values import (REQUEST_AT, READ_VERBS, allowed, asks_chang
 
 __all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "cut", "deprecated_for", "held_names",
            "held_said", "held_asked", "names_said", "named", "family_named", "action_named", "family_or_action",
-           "look_ups"]
+           "look_ups", "beyond_tools"]
 
 SHORTLIST = 10  # tools read all at once; more are read a table at a time
 TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: about 1,950 tokens at most
@@ -105,6 +105,39 @@ def family_named(tools: Sequence[Tool], message: str) -> set[str]:
 
 
 _MAKES = frozenset({"create", "new", "add", "make"})
+
+
+# acts that reach people or the world outside the machine, by the verbs a request says them with (five languages)
+# and the words a tool doing them says: a message asking one of them of tools that say none asks what no tool does
+_WORLD = (
+    (r"send|e-?mail|mail|text|message|envoie[rz]?|schick\w*|sende|env[íi]a|manda|invia", "send mail messag sms text"),
+    (r"call|phone|ring|appelle[rz]?|ruf|llama|chiama", "call phone dial"),
+    (r"book|reserve|r[ée]serve[rz]?|buche|reserviere|reserva|prenota", "book reserv appoint"),
+    (r"buy|purchase|order|pay|ach[èe]te[rz]?|commande[rz]?|paie[rz]?|kaufe|bestelle|bezahle|compra|pide|paga|ordina",
+     "buy purchas order pay cart checkout shop"),
+    (r"print|imprime[rz]?|drucke|imprime|stampa", "print"),
+    (r"post|tweet|publish|publie[rz]?|ver[öo]ffentliche|publica|pubblica", "post tweet publish"),
+)
+
+
+_LEADS = frozenset("please can could would will you and then also now just et puis tu vous bitte und dann du y luego "
+                   "usted e poi".split())  # what a request follows, not a request
+
+
+def beyond_tools(tools: Sequence[Tool], message: str) -> bool:
+    """Whether every request `message` makes (a clause's first word, or one after "please", "you", "and", "then"…;
+    not after "to") asks an act outside the machine (`_WORLD`: to send, call, book, buy, print, publish) that no tool
+    says (its name, description, parameters, or what its server holds, by a stem of the act: "mail", "reserv")
+    (`core.beyond_tools`): "Email them a thank-you note." of a database's tools; not "Email Ana the report" beside
+    `send_email`, nor "Order two mugs" of a server holding `orders`, nor "Show the orders and email them"."""
+    words = re.findall(r"[.!?;:,]|[^\W\d_][\w'-]*", message)
+    requests = [w for before, w in zip([".", *words], words) if w[0].isalpha() and w.lower() not in _LEADS and (
+        before in ".!?;:," or before.lower() in _LEADS)]
+    acts = [stems for w in requests for verbs, stems in _WORLD if re.fullmatch(f"(?i)(?:{verbs})", w)]
+    if not acts or len(acts) < len(requests):
+        return False
+    said = " ".join(f"{t.name} {t.description} {json.dumps(t.input_schema)} {' '.join(t.holds)}" for t in tools).lower()
+    return not any(re.search(rf"\b{stem}", said) for stems in acts for stem in stems.split())
 
 
 def look_ups(tools: Sequence[Tool], refused: Tool, ids: set[str], new: bool = False) -> list[Tool]:

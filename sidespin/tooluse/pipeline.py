@@ -23,16 +23,16 @@ from sidespin.tools import Tool, ToolCall, coerce_arguments
 from sidespin.tooluse.model import Llama
 from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.decision import FOLLOW_UP, NAMED_FLOOR, Decision
-from sidespin.tooluse.mend import another_value, mendable, to_mend
+from sidespin.tooluse.mend import another_value, ids_as_listed, mendable, to_mend
 from sidespin.tooluse.model import Model
-from sidespin.tooluse.offer import (deprecated_for, family_named, family_or_action, held_asked, held_said,
-                                    held_spoken_of, look_ups, named, names_said, tables)
+from sidespin.tooluse.offer import (beyond_tools, deprecated_for, family_named, family_or_action, held_asked,
+                                    held_said, held_spoken_of, look_ups, named, names_said, tables)
 from sidespin.tooluse.relevance import Embedder, agreed, firsts, rank, table_scores
 from sidespin.tooluse.schema import (MAX_STRING, SHORT_STRING, bounds_for, choice_said, direction_said,
                                      dropped_whatever)
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (IDS, as_said, asks_change, asks_question, change_asked, grounded,
-                                     ids_as_listed, invented, kind_asked, last_word, mentioned, named_as_called,
+                                     invented, kind_asked, last_word, mentioned, named_as_called,
                                      own_word, reads, said_in, telling_words, words_of)
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
@@ -177,6 +177,8 @@ class Decider:
                 d.bar = min(floors.values())
             elif d.chance >= d.bar:
                 d.notes.extend(rule for rule in floors if not rule.startswith("core."))
+        if not again and beyond_tools(d.tools, d.talk.last):  # an act outside the machine no tool says: no call
+            d.bar, d.notes = 1.01, [*d.notes, "core.beyond_tools"]
         logger.info("TOOLUSE_WHETHER p_call={:.2f} bar={:.2f}{}", d.chance, d.bar, " (after results)" * again)
         if d.chance < d.bar:
             return None
@@ -344,15 +346,13 @@ class Decider:
                                      lambda c: not invented(tool, c.arguments, d.said))
         if mended is None:  # its next likeliest tool, as the error may ask ("use git_add first")
             return self._retry(d, call.name)
-        d.notes.append("core.mend")
-        d.call = mended
+        d.call, d.notes = mended, [*d.notes, "core.mend"]
         return self.more
 
     # --- 6. more ---------------------------------------------------------------------------------------------
 
     async def more(self, d: Decision) -> Stage | None:
-        call, tool = d.call, d.names[d.call.name] if d.call else None
-        assert call is not None and tool is not None
+        assert (call := d.call) is not None and (tool := d.names.get(call.name)) is not None
         if any(c.name == call.name and c.arguments == call.arguments for c in d.calls):
             return None
         if d.calls and not await self._asked_for(call, tool, d):

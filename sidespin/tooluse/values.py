@@ -29,7 +29,7 @@ from sidespin.tools import Tool
 __all__ = ["IDS", "MONTHS", "said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented",
            "as_said", "named_as_called", "CALLED", "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT",
            "asks_change", "change_asked", "reads", "asks_question", "kind_asked", "READ_VERBS", "own_word", "QUOTED",
-           "ids_as_listed", "THOUSANDS"]
+           "THOUSANDS"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -66,7 +66,6 @@ MONTHS = ("january|february|march|april|may|june|july|august|september|october|n
           "enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|"
           "januar|februar|märz|juni|juli|oktober|dezember")  # a regex's alternatives, in four languages
 IDS = frozenset({"id", "uuid", "guid", "key"})  # a parameter's last word that names a thing for a tool, not a person
-_FIELD = re.compile(r"""["']?([\w-]+)["']?\s*[:=]\s*["']?([\w.:-]+)""")  # a record's field: `"id": "a1f0"`, `id=7`
 CALLED = re.compile(r"""(?i)\b(?:called|named|titled|appel[ée]e?|nomm[ée]e?|intitul[ée]e?|llamad[oa]|titulad[oa]|"""
                      r"""genannt|namens|chiamat[oa])\s+(?:"([^"\n]+)"|'([^'\n]+)'|“([^”\n]+)”|«\s?([^»\n]+?)\s?»|"""
                      r"""(\w[\w.-]*\w))""")  # a thing called by its name: quoted, or one word ("packing-for-oslo")
@@ -107,6 +106,10 @@ _CHANGE = (rf"(?:{_NEW}|set|change|replace|overwrite|edit|update|delete|remove|r
            r"start|stop|pause|resume|marque[rz]?|termine[rz]?|annule[rz]?|markiere|erledige|marca|completa|cancela|"
            r"segna|modifie[rz]?|supprime[rz]?|renomme[rz]?|d[ée]place[rz]?|[äa]ndere|l[öo]sche|entferne|cambia|borra|"
            r"elimina|mueve|sposta)")
+# a change said by the way an amount goes ("raise it by 5", "actualiza el stock"): asked by a message, never said by a
+# tool's opening ("Returns the lower bound")
+_ADJUST = (r"(?:raise|lower|increase|decrease|reduce|cut|trim|bump|adjust|augmente[rz]?|baisse[rz]?|r[ée]dui[st]|mets|"
+           r"erh[öo]he|senke|reduziere|aktualisiere|actualiza|sube|baja|aumenta|aggiorna|riduci)")
 
 _DELETES = re.compile(r"(?i)\b(?:delete|remove|erase|drop|clear|clean|purge|wipe|forget|discard|supprime[rz]?|"
                       r"efface[rz]?|oublie[rz]?|l[öo]sche\w*|entferne\w*|vergiss|borra|elimina|quita|olvida|cancella|"
@@ -144,8 +147,9 @@ def _actions(tool: Tool) -> str:
 
 def asks_change(text: str, new: bool = False) -> bool:
     """Whether a message asks to make or change something (with `new`, to make a new thing: "add", not "mark"): a
-    change's verb where a request's verb stands ("what is it set to?" asks none)."""
-    return re.search(REQUEST_AT + (_NEW if new else _CHANGE) + r"\b", text) is not None
+    change's verb, or an amount's direction ("raise", "lower", "actualiza"), where a request's verb stands ("what is it
+    set to?", "is it lower than 5?" ask none)."""
+    return re.search(REQUEST_AT + (_NEW if new else f"(?:{_CHANGE}|{_ADJUST})") + r"\b", text) is not None
 
 
 def change_asked(tool: Tool, message: str, table: Sequence[Tool] = ()) -> bool:
@@ -375,26 +379,4 @@ def named_as_called(tool: Tool, arguments: dict[str, Any], message: str) -> dict
                 value.strip().casefold(), message.casefold()):
             fixed[name] = called
             logger.info("TOOLUSE_VALUE_AS_SAID {}.{}: the name the message calls it by", tool.name, name)
-    return fixed
-
-
-def ids_as_listed(tool: Tool, arguments: dict[str, Any], results: Sequence[str], message: str) -> dict[str, Any]:
-    """`arguments` with a required id (a parameter whose name ends in id, key or uuid) that no result holds replaced
-    by the id of the one record the results list that shares the most words with `message` ("Mark 'Renew passport'
-    as done" after a listing of `{"id": "a1f0…", "text": "Renew passport"}`): a small model copies long ids badly.
-    A record is a result's text from one `"id": value` (or `id: value`, `id=value`) to the next, cut JSON too."""
-    asked, fixed = set(telling_words(message)), dict(arguments)
-    for name in (n for n in tool.required if last_word(n) in IDS and isinstance(arguments.get(n), str)):
-        listed = []
-        for answer in results:
-            hits = [m for m in _FIELD.finditer(answer) if last_word(m.group(1)) == last_word(name)]
-            listed += [(m.group(2), asked & set(telling_words(answer[m.end(): nxt.start() if nxt else None])))
-                       for m, nxt in zip(hits, [*hits[1:], None])]
-        if arguments[name] in {i for i, _ in listed} or not listed:
-            continue
-        best = max(len(words) for _, words in listed)
-        if best and len(ids := {i for i, words in listed if len(words) == best}) == 1:
-            fixed[name] = ids.pop()
-            logger.info("TOOLUSE_ID_AS_LISTED {}.{}: the id a result gives the thing the message names", tool.name,
-                        name)
     return fixed

@@ -27,3 +27,22 @@ async def test_a_quote_in_a_name_the_message_gives_stays_inside_the_text_it_is_w
             db.execute(written)  # one statement: a second would raise
             assert db.execute("SELECT name, stock FROM products ORDER BY id").fetchall() == [
                 ("Mug", 40), ("Kettle", 5)], written
+
+
+async def test_a_hostile_name_that_replaces_a_whole_condition_stays_inside_its_text() -> None:
+    """A change's condition made the look-up by the name (values the person did not say): the name's quote is
+    doubled in each sub-query, so nothing but rows of that name can go."""
+    holds = ("customers(id, name)", "products(id, name)", "orders(id, customer_id, product_id)")
+    statement = dataclasses.replace(STATEMENT, holds=holds)
+    asked = "Delete the orders of Ana' OR 1=1 OR name = 'x."
+    model = FakeLlama({asked: [("run_statement", {"sql": "DELETE FROM orders WHERE customer_id = 5"})]})
+    calls = await Decider(model).decide([{"role": "user", "content": asked}], [statement])
+    written = calls[0].arguments["sql"]
+    assert "SELECT id FROM customers" in written, written  # the rule acted
+    with sqlite3.connect(":memory:") as db:
+        db.executescript("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE products (id "
+                         "INTEGER PRIMARY KEY, name TEXT); CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id "
+                         "INTEGER, product_id INTEGER); INSERT INTO customers VALUES (1, 'Ana'), (2, 'Bo');"
+                         "INSERT INTO products VALUES (1, 'Mug'); INSERT INTO orders VALUES (1, 1, 1), (2, 2, 1);")
+        db.execute(written)
+        assert db.execute("SELECT id FROM orders ORDER BY id").fetchall() == [(1,), (2,)], written

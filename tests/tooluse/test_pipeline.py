@@ -53,6 +53,27 @@ async def test_a_message_that_shares_no_word_with_any_tool_still_reaches_the_mod
     assert await decided(model, user(text)) == [("evaluate", {"expression": "17*23"})]
 
 
+async def test_an_act_outside_the_machine_no_tool_says_is_no_call_however_sure_the_model_is() -> None:
+    """The class: sending, calling, booking, buying, printing asked of tools that say none of it (a veterinary
+    clinic's records, in no bench); said where a tool does it, or where it is one request among others, it calls."""
+    pets = tool("find_pet", "Find a pet's record by its name.", {"name": TEXT}, ["name"], source="mcp:vet",
+                read_only=True)
+    visits = tool("add_visit", "Record a visit for a pet.", {"pet": TEXT, "note": TEXT}, ["pet", "note"],
+                  source="mcp:vet")
+    mail = tool("send_message", "Send a text message to a phone number.", {"to": TEXT, "body": TEXT},
+                ["to", "body"], source="mcp:sms")
+    for text in ("Email Rex's owner a reminder.", "Please phone the owner of Bella.", "Buy more flea collars.",
+                 "Réserve une table pour deux ce soir.", "Drucke die Rechnung für Rex."):
+        wants = {text: [("find_pet", {"name": "Rex"})]}  # a look-up the model is sure of
+        assert await decided(FakeLlama(wants, p_call=0.95), user(text), [pets, visits]) == [], text
+    text = "Text Rex's owner that he is ready."
+    wants = {text: [("send_message", {"to": "Rex's owner", "body": "Rex is ready."})]}
+    assert await decided(FakeLlama(wants, p_call=0.95), user(text), [pets, visits, mail]) != []
+    text = "Find Bella and email her owner."
+    wants = {text: [("find_pet", {"name": "Bella"})]}
+    assert await decided(FakeLlama(wants, p_call=0.95), user(text), [pets, visits]) == [("find_pet", {"name": "Bella"})]
+
+
 async def test_a_follow_up_after_an_answer_in_words_is_also_asked_alone() -> None:
     text = "And in euros, 20 dollars?"
     talk = [*user("Hi"), {"role": "assistant", "content": "Hello! How can I help?"}, *user(text)]

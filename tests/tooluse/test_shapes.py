@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 import json
 from typing import Any
 
@@ -1295,6 +1296,35 @@ async def test_a_row_looked_up_by_an_id_no_one_said_is_looked_up_by_the_name_the
         model = FakeLlama({asked: [("update_rows", {"table": "plants", "values": values, "where": {"id": 3}})]})
         assert (await decided(model, user(asked), [updating])) == [
             ("update_rows", {"table": "plants", "values": values, "where": {"name": "Fiddlehead"}})], values
+
+
+LIBRARY = """CREATE TABLE members (id INTEGER PRIMARY KEY, name TEXT); CREATE TABLE books (id INTEGER PRIMARY KEY,
+title TEXT); CREATE TABLE loans (id INTEGER PRIMARY KEY, book_id INTEGER, member_id INTEGER, due TEXT);
+INSERT INTO members VALUES (1, 'Rosa Díaz'), (2, 'Tom Berg'); INSERT INTO books VALUES (1, 'Dune'), (2, 'Emma');
+INSERT INTO loans VALUES (1, 2, 1, '2026-12-01'), (2, 1, 2, '2026-12-03'), (3, 1, 1, '2026-12-09');"""
+
+
+async def test_a_change_whose_condition_holds_only_values_the_person_did_not_say_goes_by_the_name_they_gave() -> None:
+    """The class: after a listing, a change of "the loan of Rosa Díaz" written with ids and dates read (wrongly) off
+    the listing; the person's name decides the rows, in whichever table holds it. Run on SQLite: Rosa's loans go,
+    Tom's stays; a value the person said keeps the model's condition."""
+    statement = dataclasses.replace(STATEMENT, holds=("members(id, name)", "books(id, title)",
+                                                      "loans(id, book_id, member_id, due)"))
+    listing = '[[1, 2, 1, "2026-12-01"], [2, 1, 2, "2026-12-03"], [3, 1, 1, "2026-12-09"]]'
+    for asked, wrote, left in (
+            ("Rosa Díaz brought her books back, delete her loans.",
+             "DELETE FROM loans WHERE member_id = 2 AND due = '2026-12-03'", [(2,)]),
+            ("Delete the loans of Emma.", "DELETE FROM loans WHERE book_id = 1", [(2,), (3,)]),
+            ("Delete loan 3 of Rosa Díaz.", "DELETE FROM loans WHERE id = 3", [(1,), (2,)])):  # said: kept
+        talk = [*user("Show me the loans."), *called("c1", "run_statement", '{"sql": "SELECT * FROM loans"}',
+                                                      listing), {"role": "assistant", "content": listing},
+                *user(asked)]
+        model = FakeLlama({asked: [("run_statement", {"sql": wrote})]})
+        calls = await decided(model, talk, [statement])
+        with sqlite3.connect(":memory:") as db:
+            db.executescript(LIBRARY)
+            db.execute(calls[0][1]["sql"])
+            assert db.execute("SELECT id FROM loans ORDER BY id").fetchall() == left, (asked, calls)
 
 
 async def test_a_column_compared_with_a_text_in_lower_case_is_compared_in_lower_case() -> None:

@@ -98,3 +98,13 @@ def test_an_id_or_key_a_reader_looks_up_is_one_said_whole_or_held_while_one_a_wr
     assert invented(held, {"entry_key": "mum_birthday"}, said) == []
     assert invented(keep, {"entry_key": "mum_birthday", "text": "mum's birthday"}, said) == []
     assert invented(lookup, {"entry_key": ["birthday", "mum_party"]}, said) == ["entry_key"]  # every one in a list
+
+
+def test_a_change_said_by_an_amounts_direction_is_a_change_asked_in_several_languages_but_a_comparison_is_not() -> None:
+    from sidespin.tooluse.values import asks_change
+
+    asked = ["Lower the rent to 900.", "Please trim the budget by a tenth.", "Bump the version.",
+             "Baisse le prix de 2 euros.", "Erhöhe das Limit auf 20.", "Sube la cuota a 3.", "Aggiorna il saldo."]
+    assert all(asks_change(m) for m in asked), [m for m in asked if not asks_change(m)]
+    questions = ["Is the rent lower than 900?", "Which price was reduced last week?", "What is the upper bound?"]
+    assert not any(asks_change(m) for m in questions), [m for m in questions if asks_change(m)]

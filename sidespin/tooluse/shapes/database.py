@@ -27,7 +27,8 @@ from loguru import logger
 from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.decision import Decision, Shape
 from sidespin.tooluse.model import Model
-from sidespin.tooluse.values import IDS, QUOTED, READ_VERBS, STOP, asks_change, last_word, mentioned, words_of
+from sidespin.tooluse.values import (IDS, QUOTED, READ_VERBS, STOP, asks_change, last_word, mentioned, said_in,
+                                     words_of)
 
 __all__ = ["Database", "held_tables", "takes_sql"]
 
@@ -49,6 +50,8 @@ _SCHEMA_CHANGE = frozenset("create drop alter delete remove rename add truncate"
 _SCHEMA_SAID = re.compile(r"(?i)\b(?:tables?|columns?|schemas?|tableaux?|colonnes?|tabellen?|spalten?|tablas?|"
                           r"columnas?|tabelle|colonne)\b")
 _BY_ID = re.compile(r"(?i)\b(\w+)\s*=\s*(\d+)\b")
+_CHANGE_WHERE = re.compile(r"(?is)^(\s*(?:UPDATE|DELETE)\b(?:[^()']|'(?:[^']|'')*')*?\bWHERE\s+)([^();]*?)(\s*;?\s*)$")
+_COMPARED = re.compile(r"(?i)\b(\w+)\s*(?:=|<>|!=|<=|>=|<|>|\bLIKE\b)\s*('(?:[^']|'')*'|[\w.]+)")
 
 
 def held_tables(tools: Sequence[Tool]) -> dict[str, set[str]]:
@@ -138,27 +141,42 @@ def _naming(columns: set[str]) -> str | None:
     return next((c for c in _NAMING if c in columns), None)
 
 
-def _by_name(sql: str, tables: dict[str, set[str]], message: str, said: str) -> str:
+def _by_name(sql: str, tables: dict[str, set[str]], message: str, said: str, told: str) -> str:
     """`sql` with its first comparison of an id no one said with a number made a look-up by the one name the message
-    gives (`database.by_name`)."""
+    gives (`database.by_name`); a change (`UPDATE`, `DELETE`) whose `WHERE` compares only values the person did not
+    say (`told`: a listing's, made up) has that `WHERE` made the look-up, by the table's naming column or, where it
+    has none, by each of its `…_id` columns whose table has one (`customer_id = (SELECT …) OR product_id = …`: the
+    name is the row of whichever table holds it)."""
     named = {m.group(3).lower() for m in _TABLE.finditer(sql)}
     if len(named) != 1 or (table := named.pop()) not in tables or len(names := _names_given(message, sql)) != 1:
         return sql
     text = names[0].replace("'", "''")
+    where = _CHANGE_WHERE.match(sql)
+    if where and all(not mentioned(v.strip("'"), told, c) for c, v in _COMPARED.findall(where.group(2))):
+        keys = [c for c in sorted(tables[table]) if _an_id(c) and _looked_up(c, tables)]
+        naming = _naming(tables[table])
+        looked_up = f"{naming} = '{text}'" if naming else " OR ".join(str(_looked_up(k, tables, text)) for k in keys)
+        return f"{where.group(1)}{looked_up}{where.group(3)}" if looked_up else sql
     for found in _BY_ID.finditer(sql):
         column, value = found.group(1), int(found.group(2))
         if not _an_id(column) or mentioned(value, said, column) or column.lower() not in tables[table]:
             continue
-        base = column.lower().removesuffix("_id").removesuffix("id").rstrip("_")
-        other = next((t for t in tables if base and t in (base, f"{base}s", f"{base}es")), None)
-        if base and other and (naming := _naming(tables[other])):
-            looked_up = f"{column} = (SELECT id FROM {other} WHERE {naming} = '{text}')"
-        elif not base and (naming := _naming(tables[table])):
+        looked_up = _looked_up(column, tables, text)
+        if looked_up is None and not column.lower().removesuffix("id").rstrip("_") and (
+                naming := _naming(tables[table])):
             looked_up = f"{naming} = '{text}'"
-        else:
-            continue
-        return sql[:found.start()] + looked_up + sql[found.end():]
+        if looked_up is not None:
+            return sql[:found.start()] + looked_up + sql[found.end():]
     return sql
+
+
+def _looked_up(column: str, tables: dict[str, set[str]], text: str = "") -> str | None:
+    """`column = (SELECT id FROM <its table> WHERE <naming column> = 'text')` for an `…_id` column whose table (by
+    its base: `customer_id` of `customers`) has a naming column; None where there is none."""
+    base = column.lower().removesuffix("_id").removesuffix("id").rstrip("_")
+    other = next((t for t in tables if base and t in (base, f"{base}s", f"{base}es")), None)
+    naming = _naming(tables[other]) if other else None
+    return f"{column} = (SELECT id FROM {other} WHERE {naming} = '{text}')" if naming else None
 
 
 def _conditions_by_name(arguments: dict[str, Any], tables: dict[str, set[str]], message: str,
@@ -208,7 +226,8 @@ class Database(Shape):
                 rules.append("database.new_id")
             if (moved := _on_the_right_table(fewer, tables, decision.talk.last)) != fewer:
                 rules.append("database.table_of_columns")
-            if (looked_up := _by_name(moved, tables, decision.talk.last, decision.said)) != moved:
+            told = said_in([decision.talk.told])
+            if (looked_up := _by_name(moved, tables, decision.talk.last, decision.said, told)) != moved:
                 rules.append("database.by_name")
             if (cased := _any_case(looked_up)) != looked_up:
                 rules.append("database.any_case")
