@@ -17,7 +17,10 @@ file in its folders: `_databases`): SQLite's `sqlite_master`, else the standard 
 for table names and their columns (`tables_in`: identifiers only, at most `MAX_COLUMNS` a table in `MAX_HELD`
 characters, the shortest tables first). Each table is held as
 `orders(id, customer_id, total)`, so a request in the person's words ("how many orders came in April?") reaches
-the tool that runs the query, and the query is written on the columns the database has.
+the tool that runs the query, and the query is written on the columns the database has. Of the first
+`MAX_ROW_TABLES` tables with a column that names their rows (`name`, `title`, `label`), the names of `MAX_ROWS` rows
+are read the same way (`SELECT DISTINCT name FROM products LIMIT 8`) and held after the tables, so "What does the
+kettle cost?" reaches the database that holds `Kettle`.
 
 `names_in` reads the names a listing gives: the strings of a JSON or Python literal (of its records, the fields
 whose key says name, title, subject or text where they have one), else the lines, less their bullets and bracketed
@@ -43,7 +46,7 @@ from sidespin.tools import Tool
 from sidespin.tooluse.values import words_of
 
 __all__ = ["listing_tools", "names_in", "query_tool", "tables_in", "read_holdings", "SCHEMA_QUERIES", "MAX_NAMES",
-           "MAX_NAME", "MAX_LISTINGS", "MAX_COLUMNS", "MAX_HELD", "TIMEOUT"]
+           "MAX_NAME", "MAX_LISTINGS", "MAX_COLUMNS", "MAX_HELD", "TIMEOUT", "MAX_ROW_TABLES", "MAX_ROWS"]
 
 MAX_NAMES = 30  # names kept a server
 MAX_NAME = 40  # characters of a name at most
@@ -51,6 +54,7 @@ MAX_LISTINGS = 3  # listing tools called a server
 MAX_COLUMNS = 16  # columns held a table
 MAX_HELD = 160  # characters of a table's columns held
 TIMEOUT = 10.0  # seconds a listing may take
+MAX_ROW_TABLES, MAX_ROWS = 4, 8  # tables whose rows' names are read, rows a table
 SCHEMA_QUERIES = (  # a database's own account of its tables: SQLite's, then the SQL standard's
     "SELECT name, sql FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY "
     "length(sql)",  # the shortest first: a result cut short loses the widest tables
@@ -210,6 +214,18 @@ def _rows(value: Any, text: str) -> list[list[str]]:
             for r in (value if isinstance(value, list) else []) if isinstance(r, (dict, list))]
 
 
+def _row_queries(tables: Sequence[str]) -> list[str]:
+    """A query of the names of `MAX_ROWS` rows of each held table with a column that names its rows (`name`,
+    `title`, `label`; identifiers only, as `tables_in` keeps them)."""
+    queries = []
+    for held in tables:
+        table, _, columns = held.partition("(")
+        naming = next((c for c in ("name", "title", "label") if c in columns.rstrip(")").split(", ")), None)
+        if naming and _IDENT.match(table):
+            queries.append(f"SELECT DISTINCT {naming} FROM {table} LIMIT {MAX_ROWS}")
+    return queries
+
+
 async def _output(server: str, tool: Tool, arguments: dict[str, Any],
                   call: Callable[[Tool, dict[str, Any]], Awaitable[Any]]) -> str | None:
     """The text of one call made for the holdings, or None (logged) where it failed, hung or gave no text."""
@@ -229,8 +245,8 @@ async def read_holdings(server: str, tools: Sequence[Tool], may_run: Callable[[T
                         private: Collection[str] = ()) -> tuple[str, ...] | None:
     """The names `server` holds, read by calling (`call(tool, arguments)`, giving a `ToolResult`) each of its
     listing tools with no arguments, and its query tool with `SCHEMA_QUERIES` until one gives tables (never on the
-    `private` database files, real paths: sidespin's own), where they `may_run`; None where none may run or every
-    call failed."""
+    `private` database files, real paths: sidespin's own), then with `_row_queries` of those tables, where they
+    `may_run`; None where none may run or every call failed."""
     names: list[str] = []
     read, answered = False, set()  # the databases a schema query answered for
     calls: list[tuple[Tool, dict[str, Any], str]] = [(t, {}, "") for t in listing_tools(tools)]
@@ -238,6 +254,7 @@ async def read_holdings(server: str, tools: Sequence[Tool], may_run: Callable[[T
         tool, parameter = querying
         calls += [(tool, {**base, parameter: q}, json.dumps(base)) for base in _databases(tool, parameter, private)
                   for q in SCHEMA_QUERIES]
+    rows: list[tuple[Tool, dict[str, Any]]] = []  # the row names to read after every table: a query a table
     for tool, arguments, database in calls:
         if not may_run(tool):
             logger.info("MCP_HOLDINGS {} {} not read: it would need a person's approval", server, tool.name)
@@ -249,6 +266,10 @@ async def read_holdings(server: str, tools: Sequence[Tool], may_run: Callable[[T
             read = True
             answered |= {database} if arguments and found else set()
             names.extend(found)
+            rows += [(tool, {**arguments, querying[1]: q}) for q in _row_queries(found)] if arguments else []
+    for tool, arguments in rows[:MAX_ROW_TABLES]:
+        output = await _output(server, tool, arguments, call)
+        names.extend(n for n in names_in(output or "") if not _NAMING.match(n))  # a column's name is no row's
     if not read:
         return None
     held = {n.split("(")[0] for n in names if "(" in n}

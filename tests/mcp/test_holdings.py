@@ -119,6 +119,21 @@ async def test_a_server_that_runs_sql_is_asked_its_schema_and_its_tools_hold_the
         assert all(line.startswith("SELECT") for line in record.read_text().splitlines())  # it only read
 
 
+async def test_the_names_of_a_tables_rows_are_held_after_its_tables_so_a_thing_named_reaches_the_database(tmp_path):
+    """The class: a question of one row by its name ("Which country is Brightwater Ltd in?") shares no word with the
+    tools nor the schema; the rows' names a naming column gives are held (a few a table, by read-only SELECTs)."""
+    settings, record = _ledger(tmp_path)
+    with sqlite3.connect(tmp_path / "ledger.sqlite") as db:
+        db.executescript("INSERT INTO clients VALUES ('Brightwater Ltd', 'Ireland'), ('Kestrel & Sons', 'Wales');")
+    async with Engine.open(settings, backend=ScriptedBackend([]), approval="auto") as engine:
+        holds = engine.registry.get("run_sql").holds
+        assert {"Brightwater Ltd", "Kestrel & Sons"} <= set(holds) and "clients(name, country)" in holds, holds
+        assert "name" not in holds  # a column's name, as a text result's heading gives it, is no row's
+        ranked = rank(list(engine.registry), "Which country is Brightwater in?", None)
+        assert ranked[0].tool.source == "mcp:ledger"
+    assert all(line.startswith("SELECT") for line in record.read_text().splitlines())  # it only read
+
+
 async def test_a_server_that_runs_sql_on_a_database_file_it_is_given_is_asked_the_schema_of_those_in_its_folder(
         tmp_path):
     """`query_file(db_path, sql_query)`: the database files in the server's folder (its cwd) are read, but sidespin's

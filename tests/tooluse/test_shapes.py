@@ -1327,6 +1327,30 @@ async def test_a_change_whose_condition_holds_only_values_the_person_did_not_say
             assert db.execute("SELECT id FROM loans ORDER BY id").fetchall() == left, (asked, calls)
 
 
+async def test_a_rows_name_its_server_holds_said_in_any_case_or_spoken_of_by_a_pronoun_after_is_the_name_given(
+        ) -> None:
+    """The class: a thing named in lower case ("dune"), a name that is no capitalised run, or a follow-up that speaks
+    of the thing the message before named ("Delete its loan."): the row names the server holds (read from its
+    database) give the name. Run on SQLite."""
+    statement = dataclasses.replace(STATEMENT, holds=("members(id, name)", "books(id, title)",
+                                                      "loans(id, book_id, member_id, due)", "Rosa Díaz", "Tom Berg",
+                                                      "Dune", "Emma"))
+    asked = "when is dune due back?"
+    model = FakeLlama({asked: [("run_statement", {"sql": "SELECT due FROM loans WHERE book_id = 9"})]})
+    calls = await decided(model, user(asked), [statement])
+    with sqlite3.connect(":memory:") as db:
+        db.executescript(LIBRARY)
+        assert db.execute(calls[0][1]["sql"]).fetchall() == [("2026-12-03",), ("2026-12-09",)], calls
+    talk = [*user("Who has borrowed emma?"), {"role": "assistant", "content": "Rosa Díaz has it."},
+            *user("Delete its loan.")]
+    model = FakeLlama({"Delete its loan.": [("run_statement", {"sql": "DELETE FROM loans WHERE id = 4"})]})
+    calls = await decided(model, talk, [statement])
+    with sqlite3.connect(":memory:") as db:
+        db.executescript(LIBRARY)
+        db.execute(calls[0][1]["sql"])
+        assert db.execute("SELECT id FROM loans ORDER BY id").fetchall() == [(2,), (3,)], calls
+
+
 async def test_a_column_compared_with_a_text_in_lower_case_is_compared_in_lower_case() -> None:
     for asked, wrote, wanted in (
             ("How tall is the fiddlehead?", "SELECT height FROM plants WHERE name = 'fiddlehead'",

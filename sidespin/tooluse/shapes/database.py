@@ -49,6 +49,8 @@ _SCHEMA_WORDS = frozenset("table tables column columns schema".split())
 _SCHEMA_CHANGE = frozenset("create drop alter delete remove rename add truncate".split())
 _SCHEMA_SAID = re.compile(r"(?i)\b(?:tables?|columns?|schemas?|tableaux?|colonnes?|tabellen?|spalten?|tablas?|"
                           r"columnas?|tabelle|colonne)\b")
+_PRONOUN = re.compile(r"(?i)\b(?:it|its|that|this|them|their|her|his|him|those|these|lui|leur|ihn|ihm|ihr|sein|"
+                      r"seine|es|lo|los|las|su|sus|eso|esa|ese)\b")  # a thing spoken of as before (5 languages)
 _BY_ID = re.compile(r"(?i)\b(\w+)\s*=\s*(\d+)\b")
 _CHANGE_WHERE = re.compile(r"(?is)^(\s*(?:UPDATE|DELETE)\b(?:[^()']|'(?:[^']|'')*')*?\bWHERE\s+)([^();]*?)(\s*;?\s*)$")
 _COMPARED = re.compile(r"(?i)\b(\w+)\s*(?:=|<>|!=|<=|>=|<|>|\bLIKE\b)\s*('(?:[^']|'')*'|[\w.]+)")
@@ -119,13 +121,16 @@ def _on_the_right_table(sql: str, tables: dict[str, set[str]], message: str) -> 
     return _TABLE.sub(lambda m: f"{m.group(1)} {m.group(2)}{having[0]}{m.group(4)}", sql, count=1)
 
 
-def _names_given(message: str, written: str) -> list[str]:
-    """The names `message` gives that `written` does not hold: its quoted texts, else its runs of one to three
-    capitalised words (a sentence's first word only within two or more and no verb of a request or function word:
-    "Dev Patel", not "Set Mug"; no word in capitals alone: "SQL")."""
+def _names_given(message: str, written: str, held: Sequence[str] = ()) -> list[str]:
+    """The names `message` gives that `written` does not hold: its quoted texts, else the rows' names its server
+    holds that it says in any case ("the tea tin": `Tea tin`), else its runs of one to three capitalised words (a
+    sentence's first word only within two or more and no verb of a request or function word: "Dev Patel", not "Set
+    Mug"; no word in capitals alone: "SQL")."""
     quoted = [next(g for g in found.groups() if g) for found in QUOTED.finditer(message)]
     if quoted:
         return [q for q in quoted if q.lower() not in written.lower()]
+    if said := [h for h in held if re.search(rf"(?i)(?<!\w){re.escape(h)}(?!\w)", message)]:
+        return [h for h in said if h.lower() not in written.lower()]
     names = []
     for found in _CAPITALISED.finditer(message):
         words = [w.removesuffix("'s") for w in found.group(1).split() if not w.isupper()]
@@ -137,18 +142,24 @@ def _names_given(message: str, written: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def _naming_message(last: str, previous: str, held: Sequence[str]) -> str:
+    """The message that names the row a call is about: the last; for a follow-up that gives no name and speaks of
+    its thing by a pronoun ("Raise its price by 5.", "Lösche ihn."), the one before."""
+    return previous if previous and _PRONOUN.search(last) and not _names_given(last, "", held) else last
+
+
 def _naming(columns: set[str]) -> str | None:
     return next((c for c in _NAMING if c in columns), None)
 
 
-def _by_name(sql: str, tables: dict[str, set[str]], message: str, said: str, told: str) -> str:
+def _by_name(sql: str, tables: dict[str, set[str]], message: str, said: str, told: str, held: Sequence[str]) -> str:
     """`sql` with its first comparison of an id no one said with a number made a look-up by the one name the message
     gives (`database.by_name`); a change (`UPDATE`, `DELETE`) whose `WHERE` compares only values the person did not
     say (`told`: a listing's, made up) has that `WHERE` made the look-up, by the table's naming column or, where it
     has none, by each of its `…_id` columns whose table has one (`customer_id = (SELECT …) OR product_id = …`: the
     name is the row of whichever table holds it)."""
     named = {m.group(3).lower() for m in _TABLE.finditer(sql)}
-    if len(named) != 1 or (table := named.pop()) not in tables or len(names := _names_given(message, sql)) != 1:
+    if len(named) != 1 or (table := named.pop()) not in tables or len(names := _names_given(message, sql, held)) != 1:
         return sql
     text = names[0].replace("'", "''")
     where = _CHANGE_WHERE.match(sql)
@@ -179,8 +190,8 @@ def _looked_up(column: str, tables: dict[str, set[str]], text: str = "") -> str 
     return f"{column} = (SELECT id FROM {other} WHERE {naming} = '{text}')" if naming else None
 
 
-def _conditions_by_name(arguments: dict[str, Any], tables: dict[str, set[str]], message: str,
-                        said: str) -> dict[str, Any]:
+def _conditions_by_name(arguments: dict[str, Any], tables: dict[str, set[str]], message: str, said: str,
+                        held: Sequence[str]) -> dict[str, Any]:
     """`arguments` with a condition object's id no one said (`{"id": 1}`) made the one name the message gives, in the
     naming column of the table the call names (`database.by_name`)."""
     table = next((str(v).lower() for k, v in arguments.items() if last_word(k) == "table"), "")
@@ -191,7 +202,7 @@ def _conditions_by_name(arguments: dict[str, Any], tables: dict[str, set[str]], 
     for name, value in arguments.items():
         ids = [k for k, v in value.items() if _an_id(k) and not mentioned(v, said, k)] if isinstance(
             value, dict) and last_word(name) in _CONDITION else []
-        if ids and len(names := _names_given(message, written)) == 1:
+        if ids and len(names := _names_given(message, written, held)) == 1:
             fixed[name] = {**{k: v for k, v in value.items() if k not in ids}, naming: names[0]}
     return fixed
 
@@ -220,20 +231,20 @@ class Database(Shape):
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
         tool, arguments, rules = decision.names[call.name], dict(call.arguments), []
-        tables = held_tables([tool])
+        tables, held = held_tables([tool]), [h for h in tool.holds if "(" not in h]  # tables; rows' names
+        message = _naming_message(decision.talk.last, decision.talk.previous, held)
         if (parameter := takes_sql(tool)) is not None and isinstance(sql := arguments.get(parameter), str):
             if (fewer := _without_new_id(sql, decision.said)) != sql:
                 rules.append("database.new_id")
             if (moved := _on_the_right_table(fewer, tables, decision.talk.last)) != fewer:
                 rules.append("database.table_of_columns")
             told = said_in([decision.talk.told])
-            if (looked_up := _by_name(moved, tables, decision.talk.last, decision.said, told)) != moved:
+            if (looked_up := _by_name(moved, tables, message, decision.said, told, held)) != moved:
                 rules.append("database.by_name")
             if (cased := _any_case(looked_up)) != looked_up:
                 rules.append("database.any_case")
             arguments[parameter] = cased
-        elif (named := _conditions_by_name(arguments, tables, decision.talk.last,
-                                           decision.said)) != arguments:
+        elif (named := _conditions_by_name(arguments, tables, message, decision.said, held)) != arguments:
             arguments = named
             rules.append("database.by_name")
         elif _MAKES & set(words_of(tool.name)):
