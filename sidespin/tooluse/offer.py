@@ -110,7 +110,7 @@ _MAKES = frozenset({"create", "new", "add", "make"})
 # acts that reach people or the world outside the machine, by the verbs a request says them with (five languages)
 # and the words a tool doing them says: a message asking one of them of tools that say none asks what no tool does
 _WORLD = (
-    (r"send|e-?mail|mail|text|message|envoie[rz]?|schick\w*|sende|env[íi]a|manda|invia", "send mail messag sms text"),
+    (r"send|e-?mail|mail|text|message|envoie[rz]?|schick\w*|sende|env[íi]a|manda|invia", "send mail email messag sms"),
     (r"call|phone|ring|appelle[rz]?|ruf|llama|chiama", "call phone dial"),
     (r"book|reserve|r[ée]serve[rz]?|buche|reserviere|reserva|prenota", "book reserv appoint"),
     (r"buy|purchase|order|pay|ach[èe]te[rz]?|commande[rz]?|paie[rz]?|kaufe|bestelle|bezahle|compra|pide|paga|ordina",

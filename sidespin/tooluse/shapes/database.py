@@ -163,7 +163,8 @@ def _by_name(sql: str, tables: dict[str, set[str]], message: str, said: str, tol
         return sql
     text = names[0].replace("'", "''")
     where = _CHANGE_WHERE.match(sql)
-    if where and all(not mentioned(v.strip("'"), told, c) for c, v in _COMPARED.findall(where.group(2))):
+    compared = _COMPARED.findall(where.group(2)) if where else []
+    if compared and all(not mentioned(v.strip("'"), told, c) for c, v in compared):
         keys = [c for c in sorted(tables[table]) if _an_id(c) and _looked_up(c, tables)]
         naming = _naming(tables[table])
         looked_up = f"{naming} = '{text}'" if naming else " OR ".join(str(_looked_up(k, tables, text)) for k in keys)
