@@ -1351,6 +1351,22 @@ async def test_a_rows_name_its_server_holds_said_in_any_case_or_spoken_of_by_a_p
         assert db.execute("SELECT id FROM loans ORDER BY id").fetchall() == [(2,), (3,)], calls
 
 
+async def test_a_question_of_a_named_row_asked_of_another_table_by_a_made_up_id_asks_the_rows_table_by_name() -> None:
+    """The class: a column of one table asked with an id no one said on a table lacking that column ("How heavy is
+    Zuri?" written `SELECT weight FROM feedings WHERE feeding_id = 12`): the table that has the column, the row by
+    its name. A zoo's database in no bench, run on SQLite."""
+    zoo = dataclasses.replace(STATEMENT, holds=("animals(id, name, species, weight)",
+                                                "feedings(id, animal_id, food, grams)", "Zuri", "Bao"))
+    for asked, wrote in (("How heavy is Zuri?", "SELECT weight FROM feedings WHERE feeding_id = 12"),
+                         ("Wie schwer ist bao?", "SELECT weight FROM feedings WHERE id = 3 LIMIT 1")):
+        calls = await decided(FakeLlama({asked: [("run_statement", {"sql": wrote})]}), user(asked), [zoo])
+        with sqlite3.connect(":memory:") as db:
+            db.executescript("CREATE TABLE animals (id INTEGER PRIMARY KEY, name TEXT, species TEXT, weight REAL);"
+                             "CREATE TABLE feedings (id INTEGER PRIMARY KEY, animal_id INTEGER, food TEXT, grams INT);"
+                             "INSERT INTO animals VALUES (1, 'Zuri', 'okapi', 230.5), (2, 'Bao', 'panda', 98.0);")
+            assert db.execute(calls[0][1]["sql"]).fetchall() == [(230.5 if "Zuri" in asked else 98.0,)], calls
+
+
 async def test_a_column_compared_with_a_text_in_lower_case_is_compared_in_lower_case() -> None:
     for asked, wrote, wanted in (
             ("How tall is the fiddlehead?", "SELECT height FROM plants WHERE name = 'fiddlehead'",

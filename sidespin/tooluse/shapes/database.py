@@ -52,7 +52,8 @@ _SCHEMA_SAID = re.compile(r"(?i)\b(?:tables?|columns?|schemas?|tableaux?|colonne
 _PRONOUN = re.compile(r"(?i)\b(?:it|its|that|this|them|their|her|his|him|those|these|lui|leur|ihn|ihm|ihr|sein|"
                       r"seine|es|lo|los|las|su|sus|eso|esa|ese)\b")  # a thing spoken of as before (5 languages)
 _BY_ID = re.compile(r"(?i)\b(\w+)\s*=\s*(\d+)\b")
-_CHANGE_WHERE = re.compile(r"(?is)^(\s*(?:UPDATE|DELETE)\b(?:[^()']|'(?:[^']|'')*')*?\bWHERE\s+)([^();]*?)(\s*;?\s*)$")
+_WHERE = re.compile(r"(?is)^(\s*(?:SELECT|UPDATE|DELETE)\b(?:[^()']|\([^()']*\)|'(?:[^']|'')*')*?\bWHERE\s+)([^();]*?)"
+                    r"(\s*(?:\bLIMIT\s+\d+\s*)?;?\s*)$")  # one table's statement and its condition, no sub-query
 _COMPARED = re.compile(r"(?i)\b(\w+)\s*(?:=|<>|!=|<=|>=|<|>|\bLIKE\b)\s*('(?:[^']|'')*'|[\w.]+)")
 
 
@@ -99,9 +100,9 @@ def _number(value: str) -> Any:
     return int(text) if text.isdigit() else text
 
 
-def _on_the_right_table(sql: str, tables: dict[str, set[str]], message: str) -> str:
-    """`sql` on the one held table having every column it names, where its own table lacks one and `message` does
-    not name it (`database.table_of_columns`)."""
+def _on_the_right_table(sql: str, tables: dict[str, set[str]], message: str, said: str = "") -> str:
+    """`sql` on the one held table having every column it names (but an id compared with a number no one `said`: a
+    made-up look-up), where its own table lacks one and `message` does not name it (`database.table_of_columns`)."""
     bare = re.sub(r"'(?:[^']|'')*'", "''", sql)  # no column is inside a text
     named = {m.group(3).lower() for m in _TABLE.finditer(bare)}
     if len(named) != 1 or (table := named.pop()) not in tables or re.search(r"(?i)\bJOIN\b|\w\.\w", bare):
@@ -113,6 +114,7 @@ def _on_the_right_table(sql: str, tables: dict[str, set[str]], message: str) -> 
         columns |= {c.strip().lower() for c in selected.group(1).split(",") if re.fullmatch(r"\s*\w+\s*", c)}
     if insert := _INSERT.match(sql):
         columns |= {c.strip(" `\"[]").lower() for c in insert.group(2).split(",")}
+    columns -= {c.lower() for c, v in _BY_ID.findall(bare) if _an_id(c) and not mentioned(int(v), said, c)}
     if not columns or columns <= tables[table]:
         return sql
     having = [t for t, held in tables.items() if columns <= held]
@@ -154,16 +156,17 @@ def _naming(columns: set[str]) -> str | None:
 
 def _by_name(sql: str, tables: dict[str, set[str]], message: str, said: str, told: str, held: Sequence[str]) -> str:
     """`sql` with its first comparison of an id no one said with a number made a look-up by the one name the message
-    gives (`database.by_name`); a change (`UPDATE`, `DELETE`) whose `WHERE` compares only values the person did not
-    say (`told`: a listing's, made up) has that `WHERE` made the look-up, by the table's naming column or, where it
+    gives (`database.by_name`); a statement (no sub-query, no join) whose `WHERE` compares only values the person did
+    not say (`told`: a listing's, made up) has that `WHERE` made the look-up, by the table's naming column or, where it
     has none, by each of its `…_id` columns whose table has one (`customer_id = (SELECT …) OR product_id = …`: the
     name is the row of whichever table holds it)."""
     named = {m.group(3).lower() for m in _TABLE.finditer(sql)}
     if len(named) != 1 or (table := named.pop()) not in tables or len(names := _names_given(message, sql, held)) != 1:
         return sql
     text = names[0].replace("'", "''")
-    where = _CHANGE_WHERE.match(sql)
-    compared = _COMPARED.findall(where.group(2)) if where else []
+    where = _WHERE.match(sql)
+    plain = where and not re.search(r"(?i)\b(?:JOIN|ORDER|GROUP|HAVING|UNION)\b", sql)
+    compared = _COMPARED.findall(where.group(2)) if plain else []
     if compared and all(not mentioned(v.strip("'"), told, c) for c, v in compared):
         keys = [c for c in sorted(tables[table]) if _an_id(c) and _looked_up(c, tables)]
         naming = _naming(tables[table])
@@ -237,7 +240,7 @@ class Database(Shape):
         if (parameter := takes_sql(tool)) is not None and isinstance(sql := arguments.get(parameter), str):
             if (fewer := _without_new_id(sql, decision.said)) != sql:
                 rules.append("database.new_id")
-            if (moved := _on_the_right_table(fewer, tables, decision.talk.last)) != fewer:
+            if (moved := _on_the_right_table(fewer, tables, decision.talk.last, decision.said)) != fewer:
                 rules.append("database.table_of_columns")
             told = said_in([decision.talk.told])
             if (looked_up := _by_name(moved, tables, message, decision.said, told, held)) != moved:
