@@ -1367,6 +1367,31 @@ async def test_a_question_of_a_named_row_asked_of_another_table_by_a_made_up_id_
             assert db.execute(calls[0][1]["sql"]).fetchall() == [(230.5 if "Zuri" in asked else 98.0,)], calls
 
 
+async def test_a_statements_placeholders_are_written_as_the_values_another_argument_lists_for_them() -> None:
+    """The class: `?` placeholders with the values beside them in a form the server may not bind (an object by
+    column, a copied schema's `values`, a list): written into the statement, texts quoted; a count that differs
+    leaves the call as it was. A kennel's database in no bench, run on SQLite."""
+    def kennel(kind: str) -> Tool:
+        sql = {"query": TEXT, "params": {"type": kind}}
+        return dataclasses.replace(tool("execute_sql", "Execute a SQL statement.", sql, ["query"], source="mcp:kennel"),
+                                   holds=("dogs(id, name, breed, age)",))
+
+    insert = "INSERT INTO dogs (name, breed, age) VALUES (?, ?, ?)"
+    asked = "Add Pip, a beagle, aged 3, to the dogs."
+    for params in ({"name": "Pip", "breed": "beagle", "age": 3}, {"type": "object", "values": ["Pip", "beagle", 3]},
+                   ["Pip", "beagle", 3]):
+        calls = await decided(FakeLlama({asked: [("execute_sql", {"query": insert, "params": params})]}), user(asked),
+                              [kennel("array" if isinstance(params, list) else "object")])
+        assert list(calls[0][1]) == ["query"], calls
+        with sqlite3.connect(":memory:") as db:
+            db.execute("CREATE TABLE dogs (id INTEGER PRIMARY KEY, name TEXT, breed TEXT, age INTEGER)")
+            db.execute(calls[0][1]["query"])
+            assert db.execute("SELECT name, breed, age FROM dogs").fetchall() == [("Pip", "beagle", 3)], calls
+    two = {"query": insert, "params": ["Pip", "beagle"]}
+    assert await decided(FakeLlama({asked: [("execute_sql", two)]}), user(asked), [kennel("array")]) == [
+        ("execute_sql", two)]
+
+
 async def test_a_column_compared_with_a_text_in_lower_case_is_compared_in_lower_case() -> None:
     for asked, wrote, wanted in (
             ("How tall is the fiddlehead?", "SELECT height FROM plants WHERE name = 'fiddlehead'",

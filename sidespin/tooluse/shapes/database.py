@@ -211,6 +211,23 @@ def _conditions_by_name(arguments: dict[str, Any], tables: dict[str, set[str]], 
     return fixed
 
 
+def _inlined(sql: str, arguments: dict[str, Any], parameter: str) -> tuple[str, str | None]:
+    """`sql` with its `?` placeholders written as the values another argument lists for them, one each in order (a
+    list, an object's `values` list, or an object's values: numbers as they are, texts quoted), and that argument's
+    name; where none lists as many (`database.inline_values`): the model writes its values beside the statement in a
+    form the server may not bind (`{"name": …}` for `?`, a schema's `values` list)."""
+    marks = len([m for m in re.findall(r"'(?:[^']|'')*'|\?", sql) if m == "?"])
+    for name, value in arguments.items() if marks else ():
+        found = value if isinstance(value, list) else value.get("values") if isinstance(value, dict) and isinstance(
+            value.get("values"), list) else list(value.values()) if isinstance(value, dict) else []
+        if name != parameter and len(found) == marks and all(
+                isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in found):
+            literals = iter(str(v) if not isinstance(v, str) else "'" + v.replace("'", "''") + "'" for v in found)
+            written = re.sub(r"'(?:[^']|'')*'|\?", lambda m: next(literals) if m.group(0) == "?" else m.group(0), sql)
+            return written, name
+    return sql, None
+
+
 def _any_case(sql: str) -> str:
     """`sql` with each comparison after its `WHERE` of a column with a text in lower case made one of the column in
     lower case (`database.any_case`): "WHERE name = 'kettle'" finds `Kettle`."""
@@ -238,6 +255,9 @@ class Database(Shape):
         tables, held = held_tables([tool]), [h for h in tool.holds if "(" not in h]  # tables; rows' names
         message = _naming_message(decision.talk.last, decision.talk.previous, held)
         if (parameter := takes_sql(tool)) is not None and isinstance(sql := arguments.get(parameter), str):
+            if (listed := _inlined(sql, arguments, parameter))[1] is not None:
+                sql, rules = listed[0], [*rules, "database.inline_values"]
+                del arguments[listed[1]]
             if (fewer := _without_new_id(sql, decision.said)) != sql:
                 rules.append("database.new_id")
             if (moved := _on_the_right_table(fewer, tables, decision.talk.last, decision.said)) != fewer:
