@@ -1287,9 +1287,10 @@ async def test_a_row_looked_up_by_an_id_no_one_said_is_looked_up_by_the_name_the
         model = FakeLlama({asked: [("run_statement", {"sql": wrote})]})
         assert (await decided(model, user(asked), [statement])) == [("run_statement", {"sql": wanted})], asked
     asked = "Please update the height of Fiddlehead to 20 cm."
-    model = FakeLlama({asked: [("update_rows", {"table": "plants", "values": {"height": 20}, "where": {"id": 2}})]})
-    assert (await decided(model, user(asked), [updating])) == [
-        ("update_rows", {"table": "plants", "values": {"height": 20}, "where": {"name": "Fiddlehead"}})]
+    for where in ({"id": 2}, {"plant_id": "Fiddlehead"}):  # an id made up; a name under an id the table lacks
+        model = FakeLlama({asked: [("update_rows", {"table": "plants", "values": {"height": 20}, "where": where})]})
+        assert (await decided(model, user(asked), [updating])) == [
+            ("update_rows", {"table": "plants", "values": {"height": 20}, "where": {"name": "Fiddlehead"}})], where
     for asked, values in (("Please update Fiddlehead to 20 cm.", {"name": "Fiddlehead", "height": 20}),  # the name
                           ("Please update Fiddlehead: Royal Fern, 20 cm.",  # set again, or one in another column
                            {"species": "Royal Fern", "height": 20})):

@@ -196,16 +196,19 @@ def _looked_up(column: str, tables: dict[str, set[str]], text: str = "") -> str 
 
 def _conditions_by_name(arguments: dict[str, Any], tables: dict[str, set[str]], message: str, said: str,
                         held: Sequence[str]) -> dict[str, Any]:
-    """`arguments` with a condition object's id no one said (`{"id": 1}`) made the one name the message gives, in the
-    naming column of the table the call names (`database.by_name`)."""
+    """`arguments` with a condition object's id no one said (`{"id": 1}`), or one the table lacks written with a name
+    (`{"customer_id": "Dev Patel"}` of `customers`), made the one name the message gives, in the naming column of the
+    table the call names (`database.by_name`)."""
     table = next((str(v).lower() for k, v in arguments.items() if last_word(k) == "table"), "")
-    if (naming := _naming(tables.get(table, set()))) is None:
+    if (naming := _naming(columns := tables.get(table, set()))) is None:
         return arguments
-    fixed = dict(arguments)  # a name the call writes in another column ("city": "York") is no row's
-    written = " ".join(str(v) for o in arguments.values() if isinstance(o, dict) for k, v in o.items() if k != naming)
+    fixed = dict(arguments)
     for name, value in arguments.items():
-        ids = [k for k, v in value.items() if _an_id(k) and not mentioned(v, said, k)] if isinstance(
-            value, dict) and last_word(name) in _CONDITION else []
+        ids = [k for k, v in value.items() if _an_id(k) and (not mentioned(v, said, k) or k.lower() not in columns and (
+            isinstance(v, str) and not v.strip().isdigit()))] if isinstance(value, dict) and last_word(
+            name) in _CONDITION else []
+        written = " ".join(str(v) for o in arguments.values() if isinstance(o, dict) for k, v in o.items()
+                           if k != naming and k not in ids)  # a name the call writes in another column is no row's
         if ids and len(names := _names_given(message, written, held)) == 1:
             fixed[name] = {**{k: v for k, v in value.items() if k not in ids}, naming: names[0]}
     return fixed
