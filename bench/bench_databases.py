@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import sqlite3
 import statistics
@@ -90,7 +91,8 @@ def right(row: dict[str, Any], calls: list[dict[str, Any]], answer: str, databas
     if "want" in row and row["want"] is None:
         return not calls
     ran = [c for c in calls if c["tool"].split("__")[-1] not in CLOCK_TOOLS and not c.get("error")]
-    told = all(w.lower() in answer.lower() for w in row.get("want") or [])
+    told = all(re.search(rf"(?<![\d.]){re.escape(w)}(?![\d])" if w.replace(".", "").isdigit() else re.escape(w),
+                         answer, re.IGNORECASE) for w in row.get("want") or [])  # a number whole: "5" is not in "15"
     return bool(ran) and told and holds(database, row.get("check"))
 
 

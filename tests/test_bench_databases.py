@@ -25,6 +25,9 @@ def test_a_question_is_right_only_after_a_database_call_that_ran_and_with_every_
     assert not right(row, [{"tool": "clock__get_current_time"}], "Bruno and Chloé.", database)  # not the database
     assert not right(row, [{"tool": "shop__query", "error": "no such table"}], "Bruno and Chloé.", database)
     assert right({"want": None}, [], "Lisbon.", database) and not right({"want": None}, ran, "Lisbon.", database)
+    assert right({"want": ["5"]}, ran, "There are 5 orders.", database)
+    assert not right({"want": ["5"]}, ran, "There are 15 orders.", database)  # a number only whole
+    assert not right({"want": ["39.9"]}, ran, "It costs 139.95.", database)
 
 
 def test_a_change_is_right_only_where_the_database_holds_it_afterwards(tmp_path) -> None:
@@ -51,3 +54,7 @@ def test_each_half_holds_questions_changes_prompts_needing_no_tool_and_scripts()
         assert len([r for r in mine if r.get("want", 0) is None]) == 2
         assert len([r for r in mine if "check" in r and "messages" not in r]) >= 3
         assert len([r for r in mine if "messages" in r]) == 3
+    for half in ("dev2", "blind2"):  # the second set: scripts only, one wanting no call
+        mine = [r for r in rows if r["half"] == half]
+        assert len(mine) == 6 and all("messages" in r for r in mine)
+        assert len([r for r in mine if r.get("want", 0) is None]) == 1
