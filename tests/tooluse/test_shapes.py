@@ -1393,6 +1393,25 @@ async def test_a_statements_placeholders_are_written_as_the_values_another_argum
         ("execute_sql", two)]
 
 
+async def test_a_change_by_an_amount_is_written_as_the_column_plus_or_minus_that_amount() -> None:
+    """The class: a relative change ("by 3", "used two", "zwei mehr") written as the amount itself or as a factor;
+    what it comes to ("to 12") and a percentage stay as written. A pantry in no bench, run on SQLite (jars: 10)."""
+    pantry = dataclasses.replace(STATEMENT, holds=("jars(id, name, count)", "Honey", "Jam"))
+    for asked, wrote, count in (
+            ("We used two jars of Honey, update the count.", "UPDATE jars SET count = 2 WHERE name = 'Honey'", 8),
+            ("Increase the Honey count by 3.", "UPDATE jars SET count = count * 1.03 WHERE name = 'Honey'", 13),
+            ("Wir haben zwei mehr Honey gekauft.", "UPDATE jars SET count = 2 WHERE name = 'Honey'", 12),
+            ("Lower the Honey count to 4.", "UPDATE jars SET count = 4 WHERE name = 'Honey'", 4),
+            ("Set the Honey count to 12.", "UPDATE jars SET count = 12 WHERE name = 'Honey'", 12),
+            ("Raise the Honey count by 50%.", "UPDATE jars SET count = count * 1.5 WHERE name = 'Honey'", 15)):
+        calls = await decided(FakeLlama({asked: [("run_statement", {"sql": wrote})]}), user(asked), [pantry])
+        with sqlite3.connect(":memory:") as db:
+            db.executescript("CREATE TABLE jars (id INTEGER PRIMARY KEY, name TEXT, count INTEGER);"
+                             "INSERT INTO jars VALUES (1, 'Honey', 10), (2, 'Jam', 5);")
+            db.execute(calls[0][1]["sql"])
+            assert db.execute("SELECT count FROM jars ORDER BY id").fetchall() == [(count,), (5,)], (asked, calls)
+
+
 async def test_a_column_compared_with_a_text_in_lower_case_is_compared_in_lower_case() -> None:
     for asked, wrote, wanted in (
             ("How tall is the fiddlehead?", "SELECT height FROM plants WHERE name = 'fiddlehead'",

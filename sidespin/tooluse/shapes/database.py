@@ -231,6 +231,36 @@ def _inlined(sql: str, arguments: dict[str, Any], parameter: str) -> tuple[str, 
     return sql, None
 
 
+_UP = (r"raise[sd]?|increase[sd]?|add(?:ed)?|bump(?:ed)?|gain(?:ed)?|received|got|bought|more|extra|augmente\w*|"
+       r"re[çc]u|plus|erh[öo]h\w*|mehr|bekommen|erhalten|sube|aumenta\w*|recib\w+|m[áa]s|aggiung\w*|ricevut\w*")
+_DOWN = (r"lower(?:ed)?|decrease[sd]?|reduce[sd]?|cut|drop(?:ped)?|los[te]|sold|used|less|fewer|baisse\w*|"
+         r"r[ée]dui\w*|vendu\w*|moins|senk\w*|reduzier\w*|verkauft|weniger|baja|vend[íi]\w*|menos|vendut\w*|meno")
+_SET = re.compile(r"(?i)\bSET\s+(\w+)\s*=\s*(?:\1\s*\*\s*\(?\s*[\d.]+(?:\s*[+]\s*[\d.]+\s*/\s*100\s*\))?|"
+                  r"(\d+(?:\.\d+)?))(?=\s*(?:,|\bWHERE\b|;|$))")
+_COUNTED = {w: str(n) for words in ("deux trois quatre cinq six sept huit neuf dix", "zwei drei vier fünf sechs sieben "
+                                     "acht neun zehn", "dos tres cuatro cinco seis siete ocho nueve diez",
+                                     "tre quattro cinque sei sette otto nove dieci")
+            for n, w in enumerate(words.split(), start=2 if not words.startswith("tre ") else 3)}
+
+
+def _by_amount(sql: str, message: str) -> str:
+    """`sql` with the one column it sets made that column plus or minus the one number `message` says (digits or a
+    word, 2 to 10, in five languages), where the message says which way the amount goes ("raise it by 5", "I sold
+    three") and neither a percentage nor what it comes to ("lower it to 10"), and the statement sets that number or
+    the column times a factor (`database.by_amount`): "by 5" was written `price = 5` or `price = price * 1.05`."""
+    said = said_in([message]) + " " + " ".join(_COUNTED.get(w, "") for w in words_of(message))
+    up, down = (re.search(rf"(?i)\b(?:{way})\b", message) for way in (_UP, _DOWN))
+    numbers = set(re.findall(r"(?<![\d.])\d+(?:\.\d+)?", said))
+    if bool(up) == bool(down) or len(numbers) != 1 or re.search(r"%|percent|prozent|por ?ciento|pour ?cent", said):
+        return sql
+    amount, found = numbers.pop(), list(_SET.finditer(sql))
+    if len(found) != 1 or found[0].group(2) is not None and float(found[0].group(2)) != float(amount) or re.search(
+            rf"(?i)\b(?:to|auf|à|a|al|en|zu)\s+{re.escape(amount)}\b", said):
+        return sql
+    column = found[0].group(1)
+    return sql[:found[0].start()] + f"SET {column} = {column} {'+' if up else '-'} {amount}" + sql[found[0].end():]
+
+
 def _any_case(sql: str) -> str:
     """`sql` with each comparison after its `WHERE` of a column with a text in lower case made one of the column in
     lower case (`database.any_case`): "WHERE name = 'kettle'" finds `Kettle`."""
@@ -266,6 +296,8 @@ class Database(Shape):
             if (moved := _on_the_right_table(fewer, tables, decision.talk.last, decision.said)) != fewer:
                 rules.append("database.table_of_columns")
             told = said_in([decision.talk.told])
+            if (amounted := _by_amount(moved, decision.talk.last)) != moved:
+                moved, rules = amounted, [*rules, "database.by_amount"]
             if (looked_up := _by_name(moved, tables, message, decision.said, told, held)) != moved:
                 rules.append("database.by_name")
             if (cased := _any_case(looked_up)) != looked_up:
