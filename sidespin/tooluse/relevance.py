@@ -131,9 +131,12 @@ def document(tool: Tool) -> str:
 
 
 def gist(tool: Tool) -> str:
-    """What a tool is embedded as: its server's name, name's words, description's first sentence and `holds`."""
+    """What a tool is embedded as: its server's name, name's words, description's first sentence and `holds` (of a
+    server holding tables, its tables alone: its rows' names are ranked each alone, `_held`, not in its
+    gist)."""
     first = re.split(r"(?<=[.!?])\s", " ".join(tool.description.split()), maxsplit=1)[0]
-    return f"{_server(tool)}: {' '.join(words_of(tool.name))}: {first[:_GIST]} {', '.join(tool.holds)}".strip(": ")
+    held = [h for h in tool.holds if "(" in h] or tool.holds
+    return f"{_server(tool)}: {' '.join(words_of(tool.name))}: {first[:_GIST]} {', '.join(held)}".strip(": ")
 
 
 def rank(tools: Sequence[Tool], message: str, embedder: Embedder | None) -> list[Ranked]:
