@@ -1447,6 +1447,24 @@ async def test_a_tool_changing_tables_is_not_named_for_a_message_that_speaks_of_
     assert (await decided(FakeLlama({asked: wanted}), user(asked), garden)) == wanted
 
 
+async def test_a_question_of_a_row_the_server_holds_by_name_is_not_given_to_a_tool_telling_the_tables_shape() -> None:
+    """The class: a question about one held row ("How heavy is zuri?") read the schema (`describe_table`,
+    `list_tables`, `db_info`), not the row; the structure asked for, or no held row named, keeps them. A zoo in no
+    bench, in English and Spanish."""
+    holds = ("animals(id, name, species, weight)", "Zuri", "Bao")
+    zoo = [dataclasses.replace(t, holds=holds) for t in (
+        tool("describe_table", "Describe a table's columns.", {"table_name": TEXT}, ["table_name"], source="mcp:zoo"),
+        tool("list_tables", "List the tables.", {}, source="mcp:zoo"),
+        tool("run_query", "Run a SQL query.", {"sql": TEXT}, ["sql"], source="mcp:zoo"))]
+    query = ("run_query", {"sql": "SELECT weight FROM animals WHERE name = 'Zuri'"})
+    for asked in ("How heavy is zuri?", "¿Cuánto pesa Zuri?"):
+        wanted = [("describe_table", {"table_name": "animals"}), ("list_tables", {}), query]
+        assert await decided(FakeLlama({asked: wanted}), user(asked), zoo) == [query], asked
+    for asked in ("What columns does the animals table have?", "How heavy are the okapis?"):
+        wanted = [("describe_table", {"table_name": "animals"})]
+        assert await decided(FakeLlama({asked: wanted}), user(asked), zoo) == wanted, asked
+
+
 async def test_a_tool_left_out_as_unasked_is_logged_but_is_no_shape_choosing_the_tools() -> None:
     """Leaving the clock out ("What is the capital of Peru?") must not switch off the checks a shape's own choice
     passes by (the change asked, the meaning floor): a note-taking tool the message does not ask for stays refused."""

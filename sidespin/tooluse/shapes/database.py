@@ -46,6 +46,7 @@ _NAMING = ("name", "title", "label")  # a column that names a row, in the order 
 _CONDITION = frozenset("condition where filter criteria match".split())  # a parameter's last word that selects rows
 _CAPITALISED = re.compile(r"(?<![\w'])([A-ZÀ-Þ][\w'-]*(?: [A-ZÀ-Þ][\w'-]*){0,2})")
 _SCHEMA_WORDS = frozenset("table tables column columns schema".split())
+_STRUCTURE = frozenset("schema schemas describe structure info tables columns".split())  # a tool telling the shape
 _SCHEMA_CHANGE = frozenset("create drop alter delete remove rename add truncate".split())
 _SCHEMA_SAID = re.compile(r"(?i)\b(?:tables?|columns?|schemas?|tableaux?|colonnes?|tabellen?|spalten?|tablas?|"
                           r"columnas?|tabelle|colonne)\b")
@@ -131,7 +132,7 @@ def _names_given(message: str, written: str, held: Sequence[str] = ()) -> list[s
     quoted = [next(g for g in found.groups() if g) for found in QUOTED.finditer(message)]
     if quoted:
         return [q for q in quoted if q.lower() not in written.lower()]
-    if said := [h for h in held if re.search(rf"(?i)(?<!\w){re.escape(h)}(?!\w)", message)]:
+    if said := _rows_said(message, held):
         return [h for h in said if h.lower() not in written.lower()]
     names = []
     for found in _CAPITALISED.finditer(message):
@@ -142,6 +143,11 @@ def _names_given(message: str, written: str, held: Sequence[str] = ()) -> list[s
         if (name := " ".join(words)) and name.lower() not in written.lower():
             names.append(name)
     return list(dict.fromkeys(names))
+
+
+def _rows_said(message: str, rows: Sequence[str]) -> list[str]:
+    """The rows' names held that `message` says, in any case, as whole words."""
+    return [h for h in rows if re.search(rf"(?i)(?<!\w){re.escape(h)}(?!\w)", message)]
 
 
 def _naming_message(last: str, previous: str, held: Sequence[str]) -> str:
@@ -279,9 +285,13 @@ class Database(Shape):
         return any(takes_sql(t) for t in tools) or bool(held_tables(tools))
 
     def unasked(self, decision: Decision, tool: Tool) -> str | None:
-        words = set(words_of(tool.name))
-        schema = words & _SCHEMA_WORDS and words & _SCHEMA_CHANGE
-        return "database.rows_not_tables" if schema and not _SCHEMA_SAID.search(decision.talk.last) else None
+        words, said = set(words_of(tool.name)), _SCHEMA_SAID.search(decision.talk.last)
+        if words & _SCHEMA_WORDS and words & _SCHEMA_CHANGE and not said:
+            return "database.rows_not_tables"
+        rows = [h for h in tool.holds if "(" not in h]  # a row the server holds, named: its data asked, not its shape
+        if words & _STRUCTURE and not said and _rows_said(decision.talk.last, rows):
+            return "database.rows_not_schema"
+        return None
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
         tool, arguments, rules = decision.names[call.name], dict(call.arguments), []
