@@ -1455,10 +1455,12 @@ async def test_a_question_of_a_row_the_server_holds_by_name_is_not_given_to_a_to
     zoo = [dataclasses.replace(t, holds=holds) for t in (
         tool("describe_table", "Describe a table's columns.", {"table_name": TEXT}, ["table_name"], source="mcp:zoo"),
         tool("list_tables", "List the tables.", {}, source="mcp:zoo"),
+        tool("filter_table_names", "Table names containing a text.", {"q": TEXT}, ["q"], source="mcp:zoo"),
         tool("run_query", "Run a SQL query.", {"sql": TEXT}, ["sql"], source="mcp:zoo"))]
     query = ("run_query", {"sql": "SELECT weight FROM animals WHERE name = 'Zuri'"})
     for asked in ("How heavy is zuri?", "¿Cuánto pesa Zuri?"):
-        wanted = [("describe_table", {"table_name": "animals"}), ("list_tables", {}), query]
+        wanted = [("describe_table", {"table_name": "animals"}), ("list_tables", {}), ("filter_table_names", {
+            "q": "zuri"}), query]
         assert await decided(FakeLlama({asked: wanted}), user(asked), zoo) == [query], asked
     for asked in ("What columns does the animals table have?", "How heavy are the okapis?"):
         wanted = [("describe_table", {"table_name": "animals"})]

@@ -289,7 +289,8 @@ class Database(Shape):
         if words & _SCHEMA_WORDS and words & _SCHEMA_CHANGE and not said:
             return "database.rows_not_tables"
         rows = [h for h in tool.holds if "(" not in h]  # a row the server holds, named: its data asked, not its shape
-        if words & _STRUCTURE and not said and _rows_said(decision.talk.last, rows):
+        structure = words & _STRUCTURE or {"table", "names"} <= words  # `all_table_names`: the tables' names
+        if structure and not said and _rows_said(decision.talk.last, rows):
             return "database.rows_not_schema"
         return None
 
