@@ -50,7 +50,7 @@ _SHOWN_LINE = re.compile(r"^\s*(?:[-*•+]|\d+[.)]|\"?[\w ]{1,40}\"?\s*:)\s*\S")
 _DONE = (r"added|appended|saved|stored|created|written|wrote|deleted|removed|updated|edited|changed|renamed|moved|"
          r"copied|committed|staged|inserted|recorded|remembered|noted|memorized|sent|scheduled|booked|replaced|set|"
          r"marked|modified|registered|raised|lowered|increased|decreased|reduced|cleared|dropped|emailed|messaged|texted|"
-         r"notified|contacted|invited|ordered|paid|posted|published|shipped|forwarded|purchased|bought|reserved|"
+         r"notified|contacted|invited|paid|posted|published|shipped|forwarded|purchased|bought|reserved|"
          r"printed|given|delivered")
 _ACTION = re.compile(
     rf"\b(?:I|we)(?:'ve| have)?\s+(?:just\s+|now\s+|also\s+|successfully\s+)?(?:{_DONE})\b|"

@@ -457,11 +457,15 @@ async def test_an_act_in_the_world_reported_done_after_a_query_alone_is_marked()
     """The class: a message sent, a person contacted, a thing bought or printed, told as done where the only call
     read ("Each customer has been given a thank-you email." after a listing)."""
     for answer in ("Each customer has been given a thank-you email.", "I have emailed all three customers.",
-                   "Your invoice has been printed.", "The two mugs have been ordered."):
+                   "Your invoice has been printed.", "The two mugs have been bought."):
         read = await one_call_turn("Thank every customer by email.", '<mcp-request><tool name="read_records" />'
                                    '<param name="table">customers</param></mcp-request>', answer, read_records,
                                    update_records)
         assert any(isinstance(e, ErrorNotice) and "was not done" in e.message for e in read), answer
+    sorted_ = await one_call_turn("List the customers by name.", '<mcp-request><tool name="read_records" /><param '
+                                  'name="table">customers</param></mcp-request>',
+                                  "The customers have been ordered by name: Ana, Bo.", read_records, update_records)
+    assert not [e for e in sorted_ if isinstance(e, ErrorNotice)]  # a listing's order is no act
 
 
 @tool
