@@ -113,7 +113,7 @@ _WORLD = (
     (r"send|e-?mail|mail|text|message|envoie[rz]?|schick\w*|sende|env[íi]a|manda|invia", "send mail email messag sms"),
     (r"call|phone|ring|appelle[rz]?|ruf|llama|chiama", "call phone dial"),
     (r"book|reserve|r[ée]serve[rz]?|buche|reserviere|reserva|prenota", "book reserv appoint"),
-    (r"buy|purchase|order|pay|ach[èe]te[rz]?|commande[rz]?|paie[rz]?|kaufe|bestelle|bezahle|compra|pide|paga|ordina",
+    (r"buy|purchase|pay|ach[èe]te[rz]?|commande[rz]?|paie[rz]?|kaufe|bestelle|bezahle|compra|pide|paga",
      "buy purchas order pay cart checkout shop"),
     (r"print|imprime[rz]?|drucke|imprime|stampa", "print"),
     (r"post|tweet|publish|publie[rz]?|ver[öo]ffentliche|publica|pubblica", "post tweet publish"),

@@ -69,6 +69,9 @@ async def test_an_act_outside_the_machine_no_tool_says_is_no_call_however_sure_t
     text = "Text Rex's owner that he is ready."
     wants = {text: [("send_message", {"to": "Rex's owner", "body": "Rex is ready."})]}
     assert await decided(FakeLlama(wants, p_call=0.95), user(text), [pets, visits, mail]) != []
+    text = "Order the pets by name."  # to sort: no act outside the machine
+    wants = {text: [("find_pet", {"name": "pets"})]}
+    assert await decided(FakeLlama(wants, p_call=0.95), user(text), [pets, visits]) != []
     text = "Find Bella and email her owner."
     wants = {text: [("find_pet", {"name": "Bella"})]}
     assert await decided(FakeLlama(wants, p_call=0.95), user(text), [pets, visits]) == [("find_pet", {"name": "Bella"})]
