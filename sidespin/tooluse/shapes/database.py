@@ -51,7 +51,7 @@ _SCHEMA_CHANGE = frozenset("create drop alter delete remove rename add truncate"
 _SCHEMA_SAID = re.compile(r"(?i)\b(?:tables?|columns?|schemas?|tableaux?|colonnes?|tabellen?|spalten?|tablas?|"
                           r"columnas?|tabelle|colonne)\b")
 _PRONOUN = re.compile(r"(?i)\b(?:it|its|that|this|them|their|her|his|him|those|these|lui|leur|ihn|ihm|ihr|sein|"
-                      r"seine|es|lo|los|las|su|sus|eso|esa|ese)\b")  # a thing spoken of as before (5 languages)
+                      r"seine|lo|los|las|su|sus|eso|esa|ese)\b")  # a thing spoken of as before (5 languages)
 _BY_ID = re.compile(r"(?i)\b(\w+)\s*=\s*(\d+)\b")
 _WHERE = re.compile(r"(?is)^(\s*(?:SELECT|UPDATE|DELETE)\b(?:[^()']|\([^()']*\)|'(?:[^']|'')*')*?\bWHERE\s+)([^();]*?)"
                     r"(\s*(?:\bLIMIT\s+\d+\s*)?;?\s*)$")  # one table's statement and its condition, no sub-query
@@ -173,7 +173,7 @@ def _by_name(sql: str, tables: dict[str, set[str]], message: str, said: str, tol
     where = _WHERE.match(sql)
     plain = where and not re.search(r"(?i)\b(?:JOIN|ORDER|GROUP|HAVING|UNION)\b", sql)
     compared = _COMPARED.findall(where.group(2)) if plain else []
-    if compared and all(not mentioned(v.strip("'"), told, c) for c, v in compared):
+    if compared and all(not mentioned(_number(v), told, c) for c, v in compared):
         keys = [c for c in sorted(tables[table]) if _an_id(c) and _looked_up(c, tables)]
         naming = _naming(tables[table])
         looked_up = f"{naming} = '{text}'" if naming else " OR ".join(str(_looked_up(k, tables, text)) for k in keys)
