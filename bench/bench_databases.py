@@ -11,8 +11,9 @@ bench/databases/prompts.jsonl holds 24 prompts (20 need the database, 4 none) an
 messages, half `dev` and half `blind`; scripts.jsonl also holds a second set of 12 two-message scripts (follow-ups
 by a pronoun, a change by an amount, a count after an insert, a request no tool does), half `dev2` and half `blind2`.
 A prompt is `sidespin ask --json --yes`; a script is `sidespin chat` fed its messages. Right: a question's answer
-holds every wanted text (case-insensitive; a number only whole) after a database call that ran; a change leaves the database as its `check` query says (and a script's last answer holds what it wants); a prompt
-wanting none calls nothing. The blind half prints only its totals unless `--show-misses`: it is run once at the end
+holds every wanted text (case-insensitive; a number only whole) after a database call that ran; a change leaves
+the database as its `check` query says (and a script's last answer holds what it wants); a prompt wanting none calls
+nothing. The blind half prints only its totals unless `--show-misses`: it is run once at the end
 of a stop and read then.
 
     python bench/bench_databases.py --half dev
