@@ -12,8 +12,8 @@ from sidespin.formats import to_openai_tool
 from sidespin.tools import Tool
 from sidespin.tooluse.relevance import Embedder, meant
 from sidespin.tooluse.schema import listed as listed_values
-from sidespin.tooluse.values import (REQUEST_AT, READ_VERBS, allowed, asks_change, asks_question, last_word, reads,
-                                     telling_words, words_of)
+from sidespin.tooluse.values import (REQUEST_AT, REQUEST_LEADS, READ_VERBS, allowed, asks_change, asks_question,
+                                     last_word, reads, telling_words, words_of)
 
 __all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "cut", "deprecated_for", "held_names",
            "held_said", "held_asked", "names_said", "named", "family_named", "action_named", "family_or_action",
@@ -120,8 +120,7 @@ _WORLD = (
 )
 
 
-_LEADS = frozenset("please can could would will you and then also now just et puis tu vous bitte und dann du y luego "
-                   "usted e poi".split())  # what a request follows, not a request
+_LEADS = frozenset([*REQUEST_LEADS, "can", "could", "would", "will", "just"])  # what a request follows, not a request
 
 
 def beyond_tools(tools: Sequence[Tool], message: str) -> bool:

@@ -20,11 +20,10 @@ from loguru import logger
 
 from sidespin.errors import BadArguments, MalformedToolCall
 from sidespin.tools import Tool, ToolCall, coerce_arguments
-from sidespin.tooluse.model import Llama
 from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.decision import FOLLOW_UP, NAMED_FLOOR, Decision
 from sidespin.tooluse.mend import another_value, ids_as_listed, mendable, to_mend
-from sidespin.tooluse.model import Model
+from sidespin.tooluse.model import Llama, Model
 from sidespin.tooluse.offer import (beyond_tools, deprecated_for, family_named, family_or_action, held_asked,
                                     held_said, held_spoken_of, look_ups, named, names_said, tables)
 from sidespin.tooluse.relevance import Embedder, agreed, firsts, rank, table_scores
@@ -352,7 +351,8 @@ class Decider:
     # --- 6. more ---------------------------------------------------------------------------------------------
 
     async def more(self, d: Decision) -> Stage | None:
-        assert (call := d.call) is not None and (tool := d.names.get(call.name)) is not None
+        call, tool = d.call, d.names[d.call.name] if d.call else None
+        assert call is not None and tool is not None
         if any(c.name == call.name and c.arguments == call.arguments for c in d.calls):
             return None
         if d.calls and not await self._asked_for(call, tool, d):

@@ -28,8 +28,8 @@ from sidespin.tools import Tool
 
 __all__ = ["IDS", "MONTHS", "said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented",
            "as_said", "named_as_called", "CALLED", "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT",
-           "asks_change", "change_asked", "reads", "asks_question", "kind_asked", "READ_VERBS", "own_word", "QUOTED",
-           "THOUSANDS"]
+           "REQUEST_LEADS", "asks_change", "change_asked", "reads", "asks_question", "kind_asked", "READ_VERBS",
+           "own_word", "QUOTED", "THOUSANDS"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -97,8 +97,9 @@ def telling_words(text: str) -> list[str]:
 
 
 # where a request's verb stands: first in a clause, or after "please", "can you", "to", "and", "then"…
-REQUEST_AT = (r"(?i)(?:^|[.!?;:,«\"]\s*|\b(?:please|you|to|and|then|also|now|et|puis|tu|vous|bitte|und|dann|du|y|"
-              r"luego|usted|e|poi)\s+)")
+REQUEST_LEADS = ("please", "you", "and", "then", "also", "now", "et", "puis", "tu", "vous", "bitte", "und", "dann",
+                 "du", "y", "luego", "usted", "e", "poi")  # words a request's verb follows ("to" aside: an infinitive)
+REQUEST_AT = rf"(?i)(?:^|[.!?;:,«\"]\s*|\b(?:please|you|to|{'|'.join(REQUEST_LEADS[2:])})\s+)"
 _NEW = (r"(?:create|make|write|save|add|append|insert|put|cr[ée]e[rz]?|[ée]cri[st]|[ée]crire|ajoute[rz]?|erstelle|"
         r"schreib\w*|f[üu]ge|speicher\w*|crea[r]?|escribe|a[ñn]ade|guarda|scrivi|aggiungi|salva)")  # of a new thing
 _CHANGE = (rf"(?:{_NEW}|set|change|replace|overwrite|edit|update|delete|remove|rename|move|copy|stage|commit|push|"

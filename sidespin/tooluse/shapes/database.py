@@ -101,7 +101,7 @@ def _number(value: str) -> Any:
     return int(text) if text.isdigit() else text
 
 
-def _on_the_right_table(sql: str, tables: dict[str, set[str]], message: str, said: str = "") -> str:
+def _on_the_right_table(sql: str, tables: dict[str, set[str]], message: str, said: str) -> str:
     """`sql` on the one held table having every column it names (but an id compared with a number no one `said`: a
     made-up look-up), where its own table lacks one and `message` does not name it (`database.table_of_columns`)."""
     bare = re.sub(r"'(?:[^']|'')*'", "''", sql)  # no column is inside a text
@@ -245,8 +245,8 @@ _SET = re.compile(r"(?i)\bSET\s+(\w+)\s*=\s*(?:\1\s*\*\s*\(?\s*[\d.]+(?:\s*[+]\s
                   r"(\d+(?:\.\d+)?))(?=\s*(?:,|\bWHERE\b|;|$))")
 _COUNTED = {w: str(n) for words in ("deux trois quatre cinq six sept huit neuf dix", "zwei drei vier fünf sechs sieben "
                                      "acht neun zehn", "dos tres cuatro cinco seis siete ocho nueve diez",
-                                     "tre quattro cinque sei sette otto nove dieci")
-            for n, w in enumerate(words.split(), start=2 if not words.startswith("tre ") else 3)}
+                                     "due tre quattro cinque sei sette otto nove dieci")
+            for n, w in enumerate(words.split(), start=2) if w != "due"}  # "due" is an English word too
 
 
 def _by_amount(sql: str, message: str) -> str:
