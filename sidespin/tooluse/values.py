@@ -42,10 +42,16 @@ le la les un une des du de et ou je tu il elle nous vous mon ma mes ton ta tes e
 au aux ce cette ces moi der die das den dem des ein eine einen einem einer und oder ich du er sie es wir ihr mir mich
 dir dich mein meine meinen ist sind habe was wie wo wann wer mit von zu auf im el los las una unos unas yo mi mis
 qué en con por para del al lo te se""".split())  # of English, French, German, Spanish; no English noun ("son", "hat")
-_NUMBER_WORDS = {word: str(n) for n, word in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve".split())} | {
-    "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "dozen": "12", "twice": "2",
-    "once": "1", "single": "1", "pair": "2", "couple": "2"}
+_NUMBER_WORDS = {word: str(n) for words in (  # from 2 in the other languages: their 1 is their article ("un", "eine")
+    "zero one two three four five six seven eight nine ten eleven twelve",
+    "_ _ deux trois quatre cinq six sept huit neuf dix onze douze",
+    "_ _ zwei drei vier fünf sechs sieben acht neun zehn elf zwölf",
+    "_ _ dos tres cuatro cinco seis siete ocho nueve diez _ doce",  # "once" is English
+    "_ _ _ tre quattro cinque _ sette otto nove dieci undici dodici") for n, word in enumerate(words.split())} | {
+    "twenty": "20", "vingt": "20", "zwanzig": "20", "veinte": "20", "venti": "20", "thirty": "30", "forty": "40",
+    "fifty": "50", "hundred": "100", "dozen": "12", "twice": "2", "once": "1", "single": "1", "pair": "2",
+    "couple": "2"}  # Italian "due" and "sei" are English and German words
+_NUMBER_WORDS.pop("_")
 _TWELVE_HOUR = re.compile(r"\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s?([ap])\.?m\b")
 _SCALED = re.compile(r"(\d+(?:\.\d+)?)\s?(%|percent\b|per cent\b|prozent\b|pour ?cent\b|por ?ciento\b|thousand\b|"
                      r"million\b|billion\b|k\b)")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from sidespin.tooluse.values import as_said, asked_parameters, grounded, invented, last_word, mentioned, reads, said_in
+from sidespin.tooluse.values import (as_said, asked_parameters, grounded, invented, last_word, mentioned, numbers_said,
+                                     reads, said_in)
 from tests.tooluse.tools import CONVERT, FORECAST, TEXT, tool
 
 
@@ -13,6 +14,14 @@ def test_what_was_said_has_number_words_clock_times_and_scaled_numbers_as_digits
     for value in (2, "15:00", 0.05, 2_000_000):
         assert mentioned(value, said), value
     assert not mentioned(7, said) and not mentioned(1, said_in(["10 apples"]))
+
+
+def test_numbers_said_in_words_count_in_each_of_the_five_languages_but_articles_do_not() -> None:
+    for message, number in (("Achète sept baguettes", 7), ("Ich brauche elf Stühle", 11),
+                            ("Reserva mesa para doce", 12), ("Compra quattro limoni", 4), ("vingt minutes", 20)):
+        assert mentioned(number, said_in([message])), message
+    for message in ("Lance un dé", "Gib mir eine Zahl", "Tira un dado", "sei so nett"):
+        assert not numbers_said(said_in([message])), message
 
 
 def test_a_text_is_mentioned_by_a_word_of_it_but_a_placeholder_an_address_or_an_unsaid_extension_only_whole() -> None:

@@ -243,18 +243,14 @@ _DOWN = (r"lower(?:ed)?|decrease[sd]?|reduce[sd]?|cut|drop(?:ped)?|los[te]|sold|
          r"r[ée]dui\w*|vendu\w*|moins|senk\w*|reduzier\w*|verkauft|weniger|baja|vend[íi]\w*|menos|vendut\w*|meno")
 _SET = re.compile(r"(?i)\bSET\s+(\w+)\s*=\s*(?:\1\s*\*\s*\(?\s*[\d.]+(?:\s*[+]\s*[\d.]+\s*/\s*100\s*\))?|"
                   r"(\d+(?:\.\d+)?))(?=\s*(?:,|\bWHERE\b|;|$))")
-_COUNTED = {w: str(n) for words in ("deux trois quatre cinq six sept huit neuf dix", "zwei drei vier fünf sechs sieben "
-                                     "acht neun zehn", "dos tres cuatro cinco seis siete ocho nueve diez",
-                                     "due tre quattro cinque sei sette otto nove dieci")
-            for n, w in enumerate(words.split(), start=2) if w != "due"}  # "due" is an English word too
 
 
 def _by_amount(sql: str, message: str) -> str:
     """`sql` with the one column it sets made that column plus or minus the one number `message` says (digits or a
-    word, 2 to 10, in five languages), where the message says which way the amount goes ("raise it by 5", "I sold
+    word, in five languages), where the message says which way the amount goes ("raise it by 5", "I sold
     three") and neither a percentage nor what it comes to ("lower it to 10"), and the statement sets that number or
     the column times a factor (`database.by_amount`): "by 5" was written `price = 5` or `price = price * 1.05`."""
-    said = said_in([message]) + " " + " ".join(_COUNTED.get(w, "") for w in words_of(message))
+    said = said_in([message])
     up, down = (re.search(rf"(?i)\b(?:{way})\b", message) for way in (_UP, _DOWN))
     numbers = set(re.findall(r"(?<![\d.])\d+(?:\.\d+)?", said))
     if bool(up) == bool(down) or len(numbers) != 1 or re.search(r"%|percent|prozent|por ?ciento|pour ?cent", said):
