@@ -611,6 +611,26 @@ async def test_a_zone_no_one_said_is_the_first_place_named_that_the_answers_call
                                                              ("wall_clock", {"zone": "Europe/Oslo"})]
 
 
+async def test_an_optional_zone_left_out_is_the_place_named_and_stays_out_when_none_is() -> None:
+    clock = tool("clock_now", "The current date and time.", {"tz": {**ZONE, "default": "UTC"}}, [], read_only=True)
+    for text, wanted in (("Wie spät ist es gerade in Kopenhagen?", {"tz": "Europe/Copenhagen"}),
+                         ("What's the time in Lima right now?", {"tz": "America/Lima"}), ("What time is it?", {})):
+        model = FakeLlama({text: [("clock_now", {})]})
+        assert await decided(model, user(text), [clock], embedder=Embedder()) == [("clock_now", wanted)], text
+
+
+def test_a_number_times_a_number_is_no_time_asked_but_times_of_a_day_are() -> None:
+    talk = Talk(user("What's 17 times 23?"))
+    d = Decision(talk, [WALL, ADD_NOTE], shapes_for([WALL, ADD_NOTE]), talk.last.lower())
+    d.table = [WALL, ADD_NOTE]
+    assert list(d.choosable(set())) == ["add_note"]
+    for asked in ("What times does the ferry leave?", "Three times a day, at what hour?"):
+        talk = Talk(user(asked))
+        d = Decision(talk, [WALL], shapes_for([WALL]), asked.lower())
+        d.table = [WALL]
+        assert list(d.choosable(set())) == ["wall_clock"], asked
+
+
 async def test_a_zone_no_one_said_is_not_one_the_same_call_already_takes() -> None:
     convert = tool("convert", "Convert a time between zones.", {"from_zone": ZONE, "to_zone": ZONE, "time": TEXT},
                    ["from_zone", "to_zone", "time"], read_only=True)

@@ -3,12 +3,13 @@
 - `timezones.as_zone`: a zone in another case, a zone's place, or its first words (or a place's words parted by "/",
   "Mexico/City"), is that zone.
 - `timezones.translated`: a place in another language is the zone of the place clearly nearest in meaning and spelling.
-- `timezones.place_named`: a zone no one said is the first place named the answer's calls have not used yet.
+- `timezones.place_named`: a zone no one said, or a zone parameter left out, is the first place named the answer's
+  calls have not used yet.
 - `timezones.now_asked`: a question of the time or date now reads a zone tool's table, a call down to `NAMED_FLOOR`.
 - `timezones.elsewhere`: a zone no one said, where the message names places none of which its name holds, is no call.
 - `timezones.time_asked`: a zone tool is not named for a message that says nothing of time (a word of time, a date, a
-  clock time, in five languages) unless it follows up a zone tool's call in a few words: a place is not a time asked
-  ("Which customers live in Lyon?")."""
+  clock time, in five languages; "17 times 23" is none) unless it follows up a zone tool's call in a few words: a
+  place is not a time asked ("Which customers live in Lyon?")."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ _NOW = re.compile(r"(?i)\b(?:what time|time is it|today'?s date|date today|what 
                   r"quelle heure|quel jour sommes|qu[ée] hora|qu[ée] d[íi]a es hoy|qu[ée] fecha es|wie sp[äa]t|"
                   r"welcher tag ist heute|welches datum|che ore|che giorno [èe] oggi)\b")
 _TIME = re.compile(  # a word of time, a date, a clock time: in English, French, German, Spanish, Italian
-    r"(?i)(?<!\w)(?:times?|hours?|clocks?|o'clock|dates?|days?|today|tonight|tomorrow|yesterday|now|when|late|early|"
+    r"(?i)(?<!\w)(?:time(?:s(?!\s*\d))?|hours?|clocks?|o'clock|dates?|days?|today|tonight|tomorrow|yesterday|now|"
+    r"when|late|early|"
     r"(?:time)?zones?|minutes?|weeks?|months?|years?|morning|afternoon|evening|noon|midnight|dst|gmt|utc|"
     r"heures?|jours?|aujourd'hui|demain|hier|maintenant|quand|fuseau|semaines?|mois|ann[ée]es?|matin|soir|midi|minuit|"
     r"uhr\w*|zeit\w*|datum|tage?|heute|morgen|gestern|jetzt|wann|sp[äa]t\w*|wochen?|monat\w*|jahr\w*|abend|mittag|"
@@ -164,4 +166,8 @@ class TimeZones(Shape):
                 decision.notes.append("timezones.elsewhere")
                 return None
             arguments[name] = zone
+        for name in (n for n, schema in tool.parameters.items() if n not in arguments and takes_a_zone(schema)):
+            if left := [z for z in zones if z not in arguments.values()]:  # left out: a place named is its zone
+                arguments[name] = left[0]
+                decision.notes.append("timezones.place_named")
         return ToolCall(call.name, arguments, call.id)
