@@ -120,10 +120,13 @@ class Decision:
     def far(self, call: ToolCall, floor: float) -> bool:
         """Whether an answer's first call, where no shape chose the table, carries nothing the conversation said (nor a
         name its server holds) and its tool is far from the message (`core.meaning_floor`): no word in common (BM25),
-        its gist's cosine under `floor`, no word of its name said in another language (`relevance.meant`)."""
+        its gist's cosine under `floor`, no word of its name said in another language (`relevance.meant`). The model's
+        next likeliest name after a refused one (`core.next_name`) is a guess: what it carries of the message's words
+        does not bring it near."""
         said = "\n".join([self.said, *self.names[call.name].holds]).lower()
-        if self.calls or self.talk.again or self.shaped or any(mentioned(v, said, k) for k, v in call.arguments.items()
-                                                               if not isinstance(v, bool)):
+        guess = self.retried and "core.next_name" in self.notes
+        if self.calls or self.talk.again or self.shaped or not guess and any(
+                mentioned(v, said, k) for k, v in call.arguments.items() if not isinstance(v, bool)):
             return False
         ranked = next((r for r in self.ranked if r.tool.name == call.name), None)
         if ranked is None or ranked.cosine is None or ranked.cosine >= floor or ranked.bm25 is not None:

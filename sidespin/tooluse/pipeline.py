@@ -287,8 +287,7 @@ class Decider:
             d.notes.append("core.look_up_first")
         elif len(d.names) - sum(deprecated_for(t) == refused for t in d.names.values()) < 2:
             return None
-        d.retried, d.names = True, left
-        d.notes.extend(["core.new_not_read"] * new)
+        d.retried, d.names, d.notes = True, left, d.notes + ["core.new_not_read"] * new
         both = agreed([r for r in d.ranked if r.tool.name in d.names]) if len(d.names) > 1 else None
         if both is not None:
             d.names = {both.name: both}

@@ -392,6 +392,19 @@ async def test_a_call_close_in_meaning_or_carrying_a_value_said_is_made(text, to
     assert await decided(FakeLlama({text: [wanted]}), user(text), tools, embedder=Embedder()) == [wanted]
 
 
+TRIVIA = tool("animal_trivia", "A random fun fact about cats, dogs or other animals.", {}, source="mcp:zoo",
+              read_only=True)
+
+
+async def test_the_models_next_name_after_a_refused_one_does_not_pass_the_meaning_floor_by_copying_the_message(
+        ) -> None:
+    text = "Who painted the Mona Lisa?"
+    model = FakeLlama({text: [("animal_trivia", {}), ("run_sql", {"sql": "SELECT * FROM t WHERE name = 'Mona Lisa'"})]})
+    assert await decided(model, user(text), [TRIVIA, RUN_SQL], embedder=Embedder()) == []
+    first = FakeLlama({text: [("run_sql", {"sql": "SELECT * FROM t WHERE name = 'Mona Lisa'"})]})
+    assert await decided(first, user(text), [TRIVIA, RUN_SQL], embedder=Embedder()) != []  # a first name may
+
+
 RUN = tool("run_statement", "Run a SQL statement on the ledger database.", {"sql": TEXT}, ["sql"], source="mcp:ledger")
 DROP = tool("drop_index", "Drop an index of the ledger database.", {"name": TEXT}, ["name"], source="mcp:ledger")
 INDEXES = tool("list_indexes", "List the indexes of a table.", {"table": TEXT}, ["table"], source="mcp:ledger",
