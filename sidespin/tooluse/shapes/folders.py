@@ -11,6 +11,8 @@ Taking a file or a folder: `_takes_file`, `_takes_place`; only reading: `values.
 - `folders.files_asked`: a message asking about the person's files (the word, plural, in four languages), naming
   none, reads the table of a tool that takes a folder and only reads (one named for files or folders, where one is,
   not for a kind of them: `list_directory`, not `list_workbooks`); the call is such a tool's.
+- `folders.kind_of_file`: of those, a message asking files of a kind ("markdown files", "fichiers PDF", "*.txt
+  files") goes to the tools that take a pattern (a parameter saying glob, pattern or wildcard), where one is.
 - `folders.file_before`: a change asked after the last call took a file, naming none, goes to that table's tools
   that take a file and change things, down to `NAMED_FLOOR`, and to that file.
 - `folders.inside`: a relative path, one under the folders' parent, or one in a folder lacking it, goes to the one
@@ -65,6 +67,12 @@ _ABOUT_FILE = re.compile(r"(?i)\b(?:when|wann|quand|cu[áa]ndo|quando)\b.{0,60}\
                          r"m[ée]tadonn[ée]es)\b")  # a file's own size and times asked
 _INFO = re.compile(r"(?i)\b(?:info|information|metadata|stat|stats|size)\b")  # what tells a file's size and times
 _FILES_WORD = re.compile(r"(?i)\b(?:files|fichiers|dateien|archivos|ficheros)\b")  # the person's files, as a whole
+_KINDS = (r"markdown|md|te?xt|txt|texte|pdfs?|csv|json|ya?ml|html?|xml|python|py|javascript|js|typescript|ts|images?|"
+          r"photos?|png|jpe?g|svg|logs?|word|docx?|excel|xlsx?|zip|sql|shell|sh|bilder?|im[áa]genes|immagini|\*?\.\w{1,5}")
+_FILE_WORDS = r"files?|fichiers?|dateie?n?|archivos?|ficheros?"
+_KIND = re.compile(rf"(?i)(?:(?<!\w)(?:{_KINDS})[\s-]+(?:\w+[\s-]+)??(?:{_FILE_WORDS})\b|\b(?:{_FILE_WORDS})\s+"
+                   rf"(?:\w+\s+)?(?:{_KINDS})(?!\w))")  # files of a kind: "markdown files", "fichiers PDF", "*.md"
+_PATTERN = re.compile(r"(?i)\b(?:glob|pattern|wildcard)s?\b|\*\.")  # a parameter that takes files by a pattern
 _SHORT = 5  # words of a message at most that may speak of the file before without naming it ("turn it down to 4")
 _PATH_NAMES = frozenset({"path", "paths", "file", "files", "filename", "filepath", "source", "destination"})
 _FOLDER_NAMES = frozenset({"dir", "directory", "folder", "repo", "repository", "root", "cwd", "workspace", "workdir"})
@@ -112,6 +120,12 @@ def _homes(text: str, tools: Sequence[Tool]) -> set[str]:
         found = found or {m for p in places for f in patterns
                           for m in glob.glob(glob.escape(p) + "/" + f) + glob.glob(glob.escape(p) + "/*/" + f)}
     return {max((p for p in places if _inside(m, p)), key=len) for m in found}
+
+
+def _by_pattern(tool: Tool) -> bool:
+    """Whether a tool takes files by a pattern: a parameter whose name or description says glob, pattern, wildcard."""
+    return any(_PATTERN.search(f"{name} {(schema or {}).get('description') or ''}") for name, schema in
+               tool.parameters.items() if isinstance(schema, dict))
 
 
 def _takes_place(tool: Tool, name: str) -> bool:
@@ -165,6 +179,9 @@ class Folders(Shape):
                 decision.notes.append("folders.file_info")
         elif {"folders.folder_named", "folders.files_asked"} & set(decision.notes):
             kept = _taking(_takes_place, offered, reading=not changing, actions=True)
+            if _KIND.search(decision.talk.last) and (found := [t for t in kept if _by_pattern(t)]):
+                kept = found  # files of a kind: a tool that finds them by a pattern, not a listing of all
+                decision.notes.append("folders.kind_of_file")
         return {t.name: t for t in kept} or decision.names
 
     async def amend(self, decision: Decision, call: ToolCall, model: Model, written: str) -> ToolCall | None:
