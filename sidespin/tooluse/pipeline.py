@@ -30,7 +30,7 @@ from sidespin.tooluse.relevance import Embedder, agreed, firsts, rank, table_sco
 from sidespin.tooluse.schema import (MAX_STRING, SHORT_STRING, bounds_for, choice_said, direction_said,
                                      dropped_whatever)
 from sidespin.tooluse.shapes import shapes_for
-from sidespin.tooluse.values import (IDS, as_said, asks_change, asks_question, change_asked, grounded,
+from sidespin.tooluse.values import (IDS, as_defaults, as_said, asks_change, asks_question, change_asked, grounded,
                                      invented, kind_asked, last_word, mentioned, named_as_called,
                                      own_word, reads, said_in, telling_words, words_of)
 
@@ -322,10 +322,11 @@ class Decider:
         for shape in d.shapes:
             if call is not None:
                 call = await shape.amend(d, call, self.model, written)
-        made_up = invented(tool, call.arguments, d.said) if call is not None else []
-        shown = ", ".join(f"{n}={str(call.arguments[n])[:60]!r}" for n in made_up) if call is not None else ""
-        logger.info("TOOLUSE_ARGUMENTS {} {}{}", tool.name, "refused" if call is None else f"{len(raw)} chars",
-                    f"; made up: {shown}" if made_up else "")
+        made_up = invented(tool, call.arguments, d.said) if call is not None else []  # (none where no call)
+        if call is not None and made_up and (fixed := as_defaults(tool, call.arguments, made_up)) != call.arguments:
+            call, made_up, d.notes = ToolCall(call.name, fixed, call.id), [], [*d.notes, "core.default_stated"]
+        logger.info("TOOLUSE_ARGUMENTS {} {}{}", tool.name, "refused" if call is None else f"{len(raw)} chars", "".join(
+            f"{', ' if i else '; made up: '}{n}={str(call.arguments[n])[:60]!r}" for i, n in enumerate(made_up)))
         if call is None or made_up or d.far(call, MEANING_FLOOR):
             return self._retry(d, tool.name, made_up)
         d.call = call

@@ -29,7 +29,7 @@ from sidespin.tools import Tool
 __all__ = ["IDS", "MONTHS", "said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented",
            "as_said", "named_as_called", "CALLED", "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT",
            "REQUEST_LEADS", "asks_change", "change_asked", "reads", "asks_question", "kind_asked", "READ_VERBS",
-           "own_word", "QUOTED", "THOUSANDS"]
+           "own_word", "QUOTED", "THOUSANDS", "as_defaults"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -302,6 +302,24 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
         if not known or copied or phrase or _restates(tool, name, value) or _an_example(tool, name, value, said):
             made_up.append(name)
     return made_up
+
+
+_DEFAULT = re.compile(r"""(?i)\buse\s+(['"`])([^'"`\n]{1,60})\1\s+(?:as|for)\b[^.]{0,60}?\bif\s+(?:no|not|none)\b|"""
+                      r"""\bdefaults?\s*(?:to|is|:|=)\s*(['"`])([^'"`\n]{1,60})\3""")
+
+
+def as_defaults(tool: Tool, arguments: dict[str, Any], made_up: list[str]) -> dict[str, Any]:
+    """`arguments` with every made-up value (`invented`) replaced by the one its parameter says to use where the person
+    gives none: its schema's `default`, or a quoted value its description says so of ("Use 'Europe/Madrid' as local
+    timezone if no timezone provided", "Defaults to 'main'"); `arguments` as they are where one of them says none
+    (`core.default_stated`)."""
+    fixed = dict(arguments)
+    for name in made_up:
+        schema = tool.parameters.get(name) if isinstance(tool.parameters.get(name), dict) else {}
+        if "default" not in schema and not (found := _DEFAULT.search(schema.get("description") or "")):
+            return arguments
+        fixed[name] = schema["default"] if "default" in schema else found.group(2) or found.group(4)
+    return fixed
 
 
 def _schema_like(value: Any) -> bool:

@@ -405,6 +405,23 @@ async def test_the_models_next_name_after_a_refused_one_does_not_pass_the_meanin
     assert await decided(first, user(text), [TRIVIA, RUN_SQL], embedder=Embedder()) != []  # a first name may
 
 
+async def test_a_made_up_value_is_the_one_its_parameter_says_to_use_where_the_person_gives_none() -> None:
+    station = {"type": "string", "description": "A station code, e.g. 'KSEA'. Use 'EGLL' as the home station if no "
+                                                "station is provided by the user."}
+    reading = tool("station_reading", "The temperature and wind at a weather station now.", {"station": station},
+                   ["station"], source="mcp:meteo", read_only=True)
+    text = "How cold is it outside right now?"
+    model = FakeLlama({text: [("station_reading", {"station": "KSEA"})]})
+    assert await decided(model, user(text), [reading]) == [("station_reading", {"station": "EGLL"})]
+    said = "How cold is it at station LFPG?"  # said: as written
+    model = FakeLlama({said: [("station_reading", {"station": "LFPG"})]})
+    assert await decided(model, user(said), [reading]) == [("station_reading", {"station": "LFPG"})]
+    plain = tool("station_reading", "The temperature and wind at a weather station now.", {"station": {
+        "type": "string", "description": "A station code, e.g. 'KSEA'."}}, ["station"], source="mcp:meteo",
+        read_only=True)  # no value to use where none is given: the example stays made up
+    assert await decided(FakeLlama({text: [("station_reading", {"station": "KSEA"})]}), user(text), [plain]) == []
+
+
 RUN = tool("run_statement", "Run a SQL statement on the ledger database.", {"sql": TEXT}, ["sql"], source="mcp:ledger")
 DROP = tool("drop_index", "Drop an index of the ledger database.", {"name": TEXT}, ["name"], source="mcp:ledger")
 INDEXES = tool("list_indexes", "List the indexes of a table.", {"table": TEXT}, ["table"], source="mcp:ledger",
