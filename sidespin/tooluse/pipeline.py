@@ -1,12 +1,11 @@
 """Tool use, decided by a small llama.cpp model: which calls a conversation's last message asks for.
 
 One `Decision` goes through the stages in this order, each a method below logging one marker and naming the next:
-`shortlist` (TOOLUSE_SHORTLIST), `whether` (TOOLUSE_WHETHER), `which` (TOOLUSE_WHICH), `arguments`
-(TOOLUSE_ARGUMENTS), `mend` (TOOLUSE_MEND, after results), `more` (TOOLUSE_MORE); TOOLUSE_DECISION sums it up with
-the ids of the rules that acted (for a user: docs/tool-use.md; why each rule: docs/tool-use-rules.md). A refused
-name or call gives way to the model's next likeliest name, once an answer. Where a second, larger model runs beside
-(`Decider.second`), this one decides whether (the larger one judging where this one is unsure), and the larger one
-names the calls and writes them, from `which` on."""
+`shortlist` (TOOLUSE_SHORTLIST), `whether` (TOOLUSE_WHETHER), `which` (TOOLUSE_WHICH), `arguments` (TOOLUSE_ARGUMENTS),
+`mend` (TOOLUSE_MEND, after results), `more` (TOOLUSE_MORE); TOOLUSE_DECISION sums it up with the ids of the rules
+that acted (for a user: docs/tool-use.md; why each rule: docs/tool-use-rules.md). A refused name or call gives way to
+the model's next likeliest name, once an answer. Where a second, larger model runs beside (`Decider.second`), this
+one decides whether (the larger one judging where this one is unsure), and the larger one names and writes the calls."""
 
 from __future__ import annotations
 
@@ -248,8 +247,9 @@ class Decider:
         if not d.calls and not d.narrowed and not (d.shaped or change_asked(d.names[name], d.talk.last, d.table)):
             logger.info("TOOLUSE_WHICH {} p={}: it changes things, and the message asks no change", name, shown)
             d.notes.append("core.change_asked")  # meant to do what was asked, no tool does it: no other name but a
-            if not (d.talk.about_last_result or asks_question(d.talk.last) and held_said(d.table, d.talk.last, False)):
-                return None  # reader's, for a thing the last result gave or one held asked of (core.read_what_came)
+            about = set(telling_words(name)) & set(telling_words(d.talk.last)) or held_said(d.table, d.talk.last, False)
+            if not (d.talk.about_last_result or asks_question(d.talk.last) and about):  # reader's, for a thing the
+                return None  # last result gave, or one a question asks of: held, or the refused name's (read_what_came)
             d.notes.append("core.read_what_came")
             d.names = {n: t for n, t in d.names.items()  # not the tool that gave the result: one that reads a thing
                        if n == name or reads(t, d.table, actions=True) and n != d.talk.last_called}

@@ -672,13 +672,28 @@ async def test_with_a_second_model_it_names_and_writes_the_calls_and_judges_whet
     names, first, _ = await with_second(0.9, started=False)  # it could not start: the first decides alone
     assert names == ["forecast"] and "complete" in first.kinds()
 
+async def test_a_question_about_what_a_refused_changers_name_says_is_asked_of_a_reader() -> None:
+    """"Which invoice has the largest total?" names `invoice_create` by its word "invoice": refused (a question asks
+    no change), the reader of invoices is next; a question sharing no word with it gets no call."""
+    books = [tool("invoice_create", "Create an invoice for a customer.", {"customer": TEXT, "amount": {
+        "type": "number"}}, ["customer", "amount"], source="mcp:books"),
+        tool("invoice_list", "List the invoices with their totals.", {}, [], source="mcp:books", read_only=True)]
+    names = {"": [('invoice_create",', 0.7), ('invoice_list",', 0.3)]}
+    for text, wanted in (("Which invoice has the largest total?", [("invoice_list", {})]),
+                         ("Wann schließt die Bibliothek?", [])):
+        model = FakeLlama({text: [("invoice_create", {"customer": "Ana", "amount": 80}), ("invoice_list", {})]},
+                          name_tokens=names)
+        assert await decided(model, user(text), books) == wanted, text
+
+
 async def test_a_tool_that_exports_or_imports_writes_a_file_so_a_question_does_not_call_it() -> None:
     """"What's in recipes.json?": the model likes `export_recipes` (it writes a PDF file), which no change asked lets
-    open the answer: no file is written; asked to export, it is called."""
+    open the answer: no file is written, and the question about recipes is asked of the tool that reads them (its
+    next name: `core.read_what_came`); asked to export, it is called."""
     kitchen = [tool(f"{verb}_recipes", f"{verb.title()} the recipes of a file.", {"path": TEXT}, ["path"],
                     source="mcp:kitchen") for verb in ("export", "import", "read")]
     names = {"": [('export_recipes",', 0.8), ('read_recipes",', 0.15), ('import_recipes",', 0.05)]}
-    for text, wanted in (("What's in recipes.json?", []),
+    for text, wanted in (("What's in recipes.json?", [("read_recipes", {"path": "recipes.json"})]),
                          ("Export recipes.json, please.", [("export_recipes", {"path": "recipes.json"})])):
         model = FakeLlama({text: [("export_recipes", {"path": "recipes.json"})]}, name_tokens=names)
         assert await decided(model, user(text), kitchen) == wanted, text
