@@ -545,10 +545,10 @@ async def test_a_question_about_the_persons_files_lists_with_a_tool_named_for_fi
 async def test_files_of_a_kind_are_found_by_a_tool_taking_a_pattern_and_files_as_a_whole_stay_listed(
         tmp_path) -> None:
     home = str(tmp_path)
-    shelf = [*_shelf(home), tool("seek", "Find the files under a folder whose names match.", {
-        "dir": TEXT, "match": {"type": "string", "description": "a glob such as *.txt"}}, ["dir", "match"],
-        source="mcp:shelf", read_only=True, places=(home,))]
-    wanted = ("seek", {"dir": home, "match": "*.pdf"})
+    shelf = [*_shelf(home), tool("seek", "Find the files under a path whose names match.", {
+        "path": TEXT, "match": {"type": "string", "description": "a glob such as *.txt"}}, ["path", "match"],
+        source="mcp:shelf", read_only=True, places=(home,))]  # a path, not called a folder: no folder's tool
+    wanted = ("seek", {"path": home, "match": "*.pdf"})
     for text in ("Which PDF files do I have?", "Trouve tous mes fichiers PDF.", "Welche PDF-Dateien liegen hier?",
                  "Busca mis archivos .pdf"):
         model = FakeLlama({text: [("catalog", {"dir": home}), wanted]}, p_call=0.2)

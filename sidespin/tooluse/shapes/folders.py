@@ -179,7 +179,8 @@ class Folders(Shape):
                 decision.notes.append("folders.file_info")
         elif {"folders.folder_named", "folders.files_asked"} & set(decision.notes):
             kept = _taking(_takes_place, offered, reading=not changing, actions=True)
-            if _KIND.search(decision.talk.last) and (found := [t for t in kept if _by_pattern(t)]):
+            if _KIND.search(decision.talk.last) and (found := [t for t in offered if t.places and _by_pattern(t) and (
+                    changing or reads(t, offered, actions=True))]):
                 kept = found  # files of a kind: a tool that finds them by a pattern, not a listing of all
                 decision.notes.append("folders.kind_of_file")
         return {t.name: t for t in kept} or decision.names
