@@ -1094,6 +1094,23 @@ async def test_what_a_message_asks_a_store_to_keep_is_kept_in_its_words_where_th
     assert await decided(model, user(text), STASH) == [("stash_put", wanted)]
 
 
+PEOPLE = [tool("add_people", "Add people to the memory graph, with facts about each.", {"people": {
+    "type": "array", "items": {"type": "object", "properties": {"name": TEXT, "facts": {
+        "type": "array", "items": {"type": "string"}}}}}}, ["people"], source="mcp:graph"),
+          tool("find_people", "Search the memory graph for people.", {"query": TEXT}, ["query"], source="mcp:graph")]
+
+
+@pytest.mark.parametrize("text, written, kept", [
+    ("Remember that Ines is allergic to peanuts.", {"people": [{"name": "Ines", "facts": ["I am Ines."]}]},
+     {"people": [{"name": "Ines", "facts": ["Ines is allergic to peanuts"]}]}),
+    ("Merk dir, dass Ines am 3. Juli Geburtstag hat.",
+     {"people": [{"name": "Ines", "facts": ["Geburtstag am 3. Juli"]}]}, None),  # the facts hold the words kept
+])
+async def test_what_is_kept_in_a_store_of_objects_is_each_objects_value_in_its_words(text, written, kept) -> None:
+    model = FakeLlama({text: [("add_people", written)]}, p_call=0.9)
+    assert await decided(model, user(text), PEOPLE) == [("add_people", kept or written)]
+
+
 @pytest.mark.parametrize("text, recalled", [("What was my saved locker code again?", True),
                                             ("¿Cuál es mi fact preferido para Lyon?", True),
                                             ("Where does my brother live?", True), ("Wie heißt mein Hund?", True),

@@ -7,7 +7,7 @@
   its deleting tools take an id, beside them its reading tools that take none, to find what to forget.
 - `memory.kept_as_said`: a call keeping what the message asks to keep, whose texts hold under two thirds of its
   telling words ("Remember that the code for the practice room is 7731" kept as `music_school`: `7731`), has its
-  value's text be the words asked to keep."""
+  value's text be the words asked to keep (of a list of objects, each object's: `entities[].observations`)."""
 
 from __future__ import annotations
 
@@ -115,15 +115,40 @@ class Memory(Shape):
         has its value's text (a parameter named for one: `value`, `content`, `fact`…) be those words, as said."""
         tool, kept = decision.names[call.name], _to_keep(decision.talk.last)
         annotated = any(t.read_only or t.destructive for t in decision.tools if t.source == tool.source)
-        fields = [n for n, schema in tool.parameters.items()
-                  if last_word(n) in _VALUES and (schema or {}).get("type") == "string"]
-        if not kept or not fields or not stores(tool) or does(tool, annotated) != "keep":
+        fields = [n for n, schema in tool.parameters.items() if _a_value(n, schema)]
+        lists = [n for n in _lists_of_values(tool) if isinstance(call.arguments.get(n), list)]
+        if not kept or not (fields or lists) or not stores(tool) or does(tool, annotated) != "keep":
             return call
-        asked, held = _words(kept), _words(" ".join(str(v) for v in call.arguments.values()))
+        asked, held = _words(kept), _words(json.dumps(call.arguments, ensure_ascii=False))
         if len(asked & held) * 3 >= len(asked) * 2:
             return call
         decision.notes.append("memory.kept_as_said")
-        return ToolCall(call.name, {**call.arguments, fields[0]: kept}, call.id)
+        if fields:
+            return ToolCall(call.name, {**call.arguments, fields[0]: _as(tool.parameters[fields[0]], kept)}, call.id)
+        items = tool.parameters[lists[0]]["items"]["properties"]  # each object of the list: its value the words kept
+        field = next(n for n, schema in items.items() if _a_value(n, schema))
+        return ToolCall(call.name, {**call.arguments, lists[0]: [{**o, field: _as(items[field], kept)} if isinstance(
+            o, dict) else o for o in call.arguments[lists[0]]]}, call.id)
+
+
+def _a_value(name: str, schema: object) -> bool:
+    """Whether a parameter holds what is kept: named for a value (`value`, `content`, `observations`…), a text or a
+    list of texts."""
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    return last_word(name) in _VALUES and (kind == "string" or kind == "array" and (
+        (schema.get("items") or {}).get("type") == "string"))
+
+
+def _as(schema: dict, text: str) -> str | list[str]:
+    """`text` as a parameter of `schema` takes it: a list of one text where it takes a list."""
+    return [text] if schema.get("type") == "array" else text
+
+
+def _lists_of_values(tool: Tool) -> list[str]:
+    """The parameters that are lists of objects holding a value (`entities` of objects with `observations`)."""
+    return [name for name, schema in tool.parameters.items() if isinstance(schema, dict) and schema.get(
+        "type") == "array" and any(_a_value(n, s) for n, s in (((schema.get("items") or {}).get("properties")) or {})
+                                   .items())]
 
 
 def _words(text: str) -> set[str]:
