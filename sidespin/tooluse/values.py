@@ -12,7 +12,8 @@
   that restate their parameter's description, that are an example of the tool's text no one said, that copy a
   parameter's name or a JSON type no one said (`{"name": "content"}`), a phrase as an id (`{"id": "Renew it"}`), or
   an id or a key a reading tool looks up that no one said whole nor a server holds (`{"key": "mum_birthday"}`).
-- `as_said`: a percentage goes as a decimal where its parameter asks one; digits run on past a number said are cut."""
+- `as_said`: a percentage goes as a decimal where its parameter asks one; digits run on past a number said are cut;
+  numbers said one after another and written run together ("5, 10" as 510) are the first."""
 
 from __future__ import annotations
 
@@ -374,6 +375,8 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
     """`arguments` with each number written as `said` says it (`as_said` in the module's rules)."""
     percents = {float(n) for n, _ in re.findall(r"(\d+(?:\.\d+)?)\s?(%|percent\b|per cent\b)", said)}
     whole = set(re.findall(r"(?<![\d.])\d{2,}(?![\d.])", THOUSANDS.sub("", said)))
+    listed = re.findall(r"(?<![\d.])\d+(?![\d.])", THOUSANDS.sub("", said))  # in the order said: "5, 10 and 15"
+    runs = {"".join(listed[i:j]): listed[i] for i in range(len(listed)) for j in range(i + 2, len(listed) + 1)}
     fixed = dict(arguments)
     for name, value in arguments.items():
         schema = tool.parameters.get(name)
@@ -385,7 +388,9 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
             fixed[name] = value / 100
         elif isinstance(value, int) and not numbers_said(str(value)) & numbers_said(said):
             begun = [n for n in whole if str(value).startswith(n) and str(value) != n]
-            if len(begun) == 1 and str(value)[len(begun[0]):].strip("0"):
+            if str(value) in runs:  # numbers said one after another, run together (510 of "5, 10"): the first
+                fixed[name] = int(runs[str(value)])
+            elif len(begun) == 1 and str(value)[len(begun[0]):].strip("0"):
                 fixed[name] = int(begun[0])
         if fixed[name] != value:
             logger.info("TOOLUSE_VALUE_AS_SAID {}.{}: written as the conversation says it", tool.name, name)

@@ -86,6 +86,14 @@ def test_a_percentage_goes_as_a_decimal_where_the_tool_asks_for_one_and_a_run_on
     assert as_said(loan, {"rate": 0.05, "years": 20}, said) == {"rate": 0.05, "years": 20}
 
 
+def test_numbers_said_one_after_another_and_written_run_together_are_the_first_of_them() -> None:
+    squares = tool("square", "The square of a whole number.", {"n": {"type": "integer"}}, ["n"])
+    said = said_in(["Square 7, 12 and 3 for me"])
+    assert as_said(squares, {"n": 712}, said) == {"n": 7} and as_said(squares, {"n": 1223}, said) == {"n": 12}
+    assert as_said(squares, {"n": 73}, said) == {"n": 73}  # not said one after the other: left
+    assert as_said(squares, {"n": 12}, said_in(["Vierkant van 1 en 2"])) == {"n": 1}
+
+
 def test_a_tool_whose_name_says_a_reading_verb_reads_though_a_word_of_it_begins_like_a_change() -> None:
     """"address" begins like "add", "settings" like "set": whole words of the name tell a change."""
     for name in ("get_address", "read_settings", "list_started_timers"):
