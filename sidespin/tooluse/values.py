@@ -13,7 +13,8 @@
   parameter's name or a JSON type no one said (`{"name": "content"}`), a phrase as an id (`{"id": "Renew it"}`), or
   an id or a key a reading tool looks up that no one said whole nor a server holds (`{"key": "mum_birthday"}`).
 - `as_said`: a percentage goes as a decimal where its parameter asks one; digits run on past a number said are cut;
-  numbers said one after another and written run together ("5, 10" as 510) are the first."""
+  numbers said one after another and written run together ("5, 10" as 510) are the first; a version said, written
+  with zeros run on past it ("2.1.3" as 2.1.3.0), is as said."""
 
 from __future__ import annotations
 
@@ -371,6 +372,9 @@ def _an_example(tool: Tool, name: str, value: Any, said: str) -> bool:
     return value.strip().lower() in examples
 
 
+_RUN_ON = re.compile(r"(.*\d)((?:[.-]0)+)")  # a version and zeros run on past it: "2.1.3.0", "release-1.0.0"
+
+
 def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
     """`arguments` with each number written as `said` says it (`as_said` in the module's rules)."""
     percents = {float(n) for n, _ in re.findall(r"(\d+(?:\.\d+)?)\s?(%|percent\b|per cent\b)", said)}
@@ -380,7 +384,12 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
     fixed = dict(arguments)
     for name, value in arguments.items():
         schema = tool.parameters.get(name)
+        if isinstance(value, str) and (run := _RUN_ON.fullmatch(value)) and not _whole(value.lower(), said) and _whole(
+                run.group(1).lower(), said):  # a version run on with zeros past the one said ("2.1.3" as 2.1.3.0)
+            fixed[name] = run.group(1)
         if not isinstance(schema, dict) or isinstance(value, bool) or not isinstance(value, (int, float)):
+            if fixed[name] != value:
+                logger.info("TOOLUSE_VALUE_AS_SAID {}.{}: written as the conversation says it", tool.name, name)
             continue
         described = f"{name} {schema.get('description') or ''}"
         if value in percents and schema.get("type") == "number" and _AS_DECIMAL.search(described) and (

@@ -94,6 +94,15 @@ def test_numbers_said_one_after_another_and_written_run_together_are_the_first_o
     assert as_said(squares, {"n": 12}, said_in(["Vierkant van 1 en 2"])) == {"n": 1}
 
 
+def test_a_version_said_and_written_with_zeros_run_on_past_it_is_as_said() -> None:
+    deploy = tool("deploy", "Deploy a release.", {"tag": TEXT, "build": TEXT}, ["tag"])
+    said = said_in(["Deploy release-4.2 with build 7.1.3 please"])
+    assert as_said(deploy, {"tag": "release-4.2.0", "build": "7.1.3.0"}, said) == {"tag": "release-4.2",
+                                                                                   "build": "7.1.3"}
+    assert as_said(deploy, {"tag": "4.20"}, said_in(["Deploy 4.2"])) == {"tag": "4.20"}  # no zero run on: left
+    assert as_said(deploy, {"tag": "v2.0"}, said_in(["Deploy v2.0"])) == {"tag": "v2.0"}  # as said: left
+
+
 def test_a_tool_whose_name_says_a_reading_verb_reads_though_a_word_of_it_begins_like_a_change() -> None:
     """"address" begins like "add", "settings" like "set": whole words of the name tell a change."""
     for name in ("get_address", "read_settings", "list_started_timers"):
