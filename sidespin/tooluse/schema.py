@@ -11,7 +11,7 @@ from typing import Any, Collection
 from loguru import logger
 
 from sidespin.tools import Tool
-from sidespin.tooluse.values import allowed, mentioned, numbers_said, words_of
+from sidespin.tooluse.values import STOP, allowed, mentioned, numbers_said, words_of
 
 __all__ = ["MAX_STRING", "SHORT_STRING", "Bounds", "arguments_schema", "bounded", "bounds_for", "choice_said",
            "direction_said", "dropped_whatever", "token_budget"]
@@ -93,13 +93,14 @@ def dropped_whatever(tool: Tool, said: str, asked: str) -> set[str]:
 def choice_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str) -> dict[str, Any]:
     """`arguments` with a value of a parameter's allowed ones (its enum, or those its description lists) that the
     conversation (`said`) does not say replaced by the one allowed value the person's words (`asked`) say, where they
-    say exactly one: a word begun by it, or its words in a row ("moderately priced": `moderate`, not `pricey`)."""
+    say exactly one: a word begun by it, or its words in a row ("moderately priced": `moderate`, not `pricey`). A value
+    that is a function word ("all", "any") is not said by that word ("all the PostgreSQL servers": `postgres`)."""
     fixed = dict(arguments)
     for name, value in arguments.items():
         choices = [c for c in allowed(tool.parameters.get(name)) or listed(tool, name) if c.lower() not in _SWITCHES]
-        if not isinstance(value, str) or value not in choices or _says(said, value):
+        if not isinstance(value, str) or value not in choices or _says(said, value) and value.lower() not in STOP:
             continue
-        if len(meant := [c for c in choices if _says(asked, c)]) == 1:
+        if len(meant := [c for c in choices if _says(asked, c) and c.lower() not in STOP]) == 1 and meant[0] != value:
             fixed[name] = meant[0]
             logger.info("TOOLUSE_VALUE_AS_SAID {}.{}: the allowed value the message says", tool.name, name)
     return fixed

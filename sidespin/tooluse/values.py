@@ -31,7 +31,7 @@ from sidespin.tools import Tool
 __all__ = ["IDS", "MONTHS", "said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented",
            "as_said", "named_as_called", "CALLED", "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT",
            "REQUEST_LEADS", "asks_change", "change_asked", "reads", "asks_question", "kind_asked", "READ_VERBS",
-           "own_word", "QUOTED", "THOUSANDS", "as_defaults"]
+           "own_word", "QUOTED", "THOUSANDS", "as_defaults", "STOP"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -109,7 +109,8 @@ REQUEST_LEADS = ("please", "you", "and", "then", "also", "now", "et", "puis", "t
                  "du", "y", "luego", "usted", "e", "poi")  # words a request's verb follows ("to" aside: an infinitive)
 REQUEST_AT = rf"(?i)(?:^|[.!?;:,«\"]\s*|\b(?:please|you|to|{'|'.join(REQUEST_LEADS[2:])})\s+)"
 _NEW = (r"(?:create|make|write|save|add|append|insert|put|cr[ée]e[rz]?|[ée]cri[st]|[ée]crire|ajoute[rz]?|erstelle|"
-        r"schreib\w*|f[üu]ge|speicher\w*|crea[r]?|escribe|a[ñn]ade|guarda|scrivi|aggiungi|salva)")  # of a new thing
+        r"schreib\w*|f[üu]ge|speicher\w*|crea[r]?|escribe|a[ñn]ade|guarda|scrivi|aggiungi|salva|register|enrol\w*|"
+        r"inscri\w*|registriere|registra\w*)")  # of a new thing ("register a new server")
 _CHANGE = (rf"(?:{_NEW}|set|change|replace|overwrite|edit|update|delete|remove|rename|move|copy|stage|commit|push|"
            r"export|import|upload|rewrite|fix|mark|complete|finish|close|archive|cancel|clear|reset|restore|enable|disable|toggle|"
            r"start|stop|pause|resume|marque[rz]?|termine[rz]?|annule[rz]?|markiere|erledige|marca|completa|cancela|"

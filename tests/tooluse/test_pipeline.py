@@ -1230,6 +1230,26 @@ async def test_an_allowed_value_no_one_said_is_the_one_the_message_says() -> Non
         assert await decided(model, user(text), [places, EVALUATE]) == [("find_places", {"city": "Leeds", **wanted})], text
 
 
+async def test_an_allowed_value_that_is_a_function_word_gives_way_to_the_one_value_the_message_names() -> None:
+    """"Show me all the Kotlin repositories": `all` is an allowed value, but said as a function word; the one value
+    the message names (`kotlin`) is meant. With no value named, `all` stays."""
+    repos = tool("list_repos", "List the repositories.", {"language": {"type": "string", "enum": [
+        "all", "python", "kotlin", "go"], "default": "all"}}, [], source="mcp:forge", read_only=True)
+    for text, wanted in (("Show me all the Kotlin repositories.", "kotlin"), ("List all my repositories.", "all")):
+        model = FakeLlama({text: [("list_repos", {"language": "all"})]})
+        assert await decided(model, user(text), [repos]) == [("list_repos", {"language": wanted})], text
+
+
+async def test_a_request_to_register_a_new_thing_asks_a_change() -> None:
+    """"Register a new printer called Atlas": a tool that adds one is no change no one asked."""
+    printers = [tool("add_printer", "Add a printer to the office network.", {"name": TEXT}, ["name"],
+                     source="mcp:office"),
+                tool("list_printers", "List the printers.", {}, [], source="mcp:office", read_only=True)]
+    for text in ("Please register a new printer called Atlas.", "Inscris une nouvelle imprimante nommée Atlas."):
+        model = FakeLlama({text: [("add_printer", {"name": "Atlas"})]})
+        assert await decided(model, user(text), printers) == [("add_printer", {"name": "Atlas"})], text
+
+
 async def test_an_origin_and_a_destination_written_the_other_way_round_are_as_the_message_says_them() -> None:
     """"from Basel to Bern" written with Bern as the start: swapped, in English, German and French; written as said,
     or a message saying two ways, is left as written."""
