@@ -13,8 +13,8 @@
   parameter's name or a JSON type no one said (`{"name": "content"}`), a phrase as an id (`{"id": "Renew it"}`), or
   an id or a key a reading tool looks up that no one said whole nor a server holds (`{"key": "mum_birthday"}`).
 - `as_said`: a percentage goes as a decimal where its parameter asks one; digits run on past a number said are cut;
-  numbers said one after another and written run together ("5, 10" as 510) are the first; a version said, written
-  with zeros run on past it ("2.1.3" as 2.1.3.0), is as said."""
+  two or three numbers said one after another and written run together ("5, 10" as 510) are the first; a version
+  said, written with zeros run on past it ("2.1.3" as 2.1.3.0), is as said."""
 
 from __future__ import annotations
 
@@ -381,7 +381,7 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
     percents = {float(n) for n, _ in re.findall(r"(\d+(?:\.\d+)?)\s?(%|percent\b|per cent\b)", said)}
     whole = set(re.findall(r"(?<![\d.])\d{2,}(?![\d.])", THOUSANDS.sub("", said)))
     listed = re.findall(r"(?<![\d.])\d+(?![\d.])", THOUSANDS.sub("", said))  # in the order said: "5, 10 and 15"
-    runs = {"".join(listed[i:j]): listed[i] for i in range(len(listed)) for j in range(i + 2, len(listed) + 1)}
+    runs = {"".join(listed[i:j]): listed[i] for i in range(len(listed)) for j in (i + 2, i + 3)}  # two or three
     fixed = dict(arguments)
     for name, value in arguments.items():
         schema = tool.parameters.get(name)
