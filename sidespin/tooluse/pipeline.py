@@ -26,10 +26,10 @@ from sidespin.tooluse.model import Llama, Model
 from sidespin.tooluse.offer import (beyond_tools, deprecated_for, family_named, family_or_action, held_asked,
                                     held_said, held_spoken_of, look_ups, named, names_said, tables)
 from sidespin.tooluse.relevance import Embedder, agreed, firsts, rank, table_scores
-from sidespin.tooluse.schema import (MAX_STRING, SHORT_STRING, bounds_for, choice_said, direction_said,
-                                     dropped_whatever)
+from sidespin.tooluse.schema import (MAX_STRING, SHORT_STRING, as_defaults, as_said, bounds_for, choice_said,
+                                     direction_said, dropped_whatever)
 from sidespin.tooluse.shapes import shapes_for
-from sidespin.tooluse.values import (IDS, as_defaults, as_said, asks_change, asks_question, change_asked, grounded,
+from sidespin.tooluse.values import (IDS, asks_change, asks_question, change_asked, grounded,
                                      invented, kind_asked, last_word, mentioned, named_as_called,
                                      own_word, reads, said_in, telling_words, words_of)
 

@@ -1,6 +1,7 @@
 """The JSON schema a call's arguments are written under: the tool's own in the subset llama.cpp turns into a
 grammar, every field bounded (`bounds_for` what was said), a date or time form a string names as a pattern; without
-the optional parameters whose values would be dropped whatever they were (`dropped_whatever`)."""
+the optional parameters whose values would be dropped whatever they were (`dropped_whatever`); and the values
+written mended as the schema and the message say them (`as_said`, `choice_said`, `direction_said`, `as_defaults`)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ from typing import Any, Collection
 from loguru import logger
 
 from sidespin.tools import Tool
-from sidespin.tooluse.values import STOP, allowed, mentioned, numbers_said, words_of
+from sidespin.tooluse.values import STOP, THOUSANDS, allowed, mentioned, numbers_said, whole_in, words_of
 
-__all__ = ["MAX_STRING", "SHORT_STRING", "Bounds", "arguments_schema", "bounded", "bounds_for", "choice_said",
-           "direction_said", "dropped_whatever", "token_budget"]
+__all__ = ["MAX_STRING", "SHORT_STRING", "Bounds", "arguments_schema", "as_defaults", "as_said", "bounded",
+           "bounds_for", "choice_said", "direction_said", "dropped_whatever", "token_budget"]
 
 MAX_STRING = 600  # characters in one string argument (a file's new content fits; a loop stays short)
 SHORT_STRING = 120  # ... when the arguments were cut off at MAX_STRING: asked once more
@@ -88,6 +89,62 @@ def dropped_whatever(tool: Tool, said: str, asked: str) -> set[str]:
                 mentioned(c, said, name) for c in choices):
             dropped.add(name)
     return dropped
+
+
+_DEFAULT = re.compile(r"""(?i)\buse\s+(['"`])([^'"`\n]{1,60})\1\s+(?:as|for)\b[^.]{0,60}?\bif\s+(?:no|not|none)\b|"""
+                      r"""\bdefaults?\s*(?:to|is|:|=)\s*(['"`])([^'"`\n]{1,60})\3""")
+
+
+def as_defaults(tool: Tool, arguments: dict[str, Any], made_up: list[str]) -> dict[str, Any]:
+    """`arguments` with every made-up value (`values.invented`) replaced by the one its parameter says to use where the
+    person gives none: its schema's `default`, or a quoted value its description says so of ("Use 'Europe/Madrid' as
+    local timezone if no timezone provided", "Defaults to 'main'"); `arguments` as they are where one of them says
+    none (`core.default_stated`)."""
+    fixed = dict(arguments)
+    for name in made_up:
+        schema = tool.parameters.get(name) if isinstance(tool.parameters.get(name), dict) else {}
+        if "default" not in schema and not (found := _DEFAULT.search(schema.get("description") or "")):
+            return arguments
+        fixed[name] = schema["default"] if "default" in schema else found.group(2) or found.group(4)
+    return fixed
+
+
+_AS_DECIMAL = re.compile(r"(?i)(?:as an?|in|into) decimal|decimal form|fraction|\d%\s*(?:is|=|would be)\s*0\.\d|"
+                         r"\b(?:rate|ratio|probability)\b")
+_RUN_ON = re.compile(r"(.*\d)((?:[.-]0)+)")  # a version and zeros run on past it: "2.1.3.0", "release-1.0.0"
+
+
+def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
+    """`arguments` with each number written as `said` says it: a percentage as a decimal where its parameter asks one;
+    digits run on past a number said cut; two or three numbers said one after another and written run together ("5,
+    10" as 510) the first; a version said and written with zeros run on past it ("2.1.3" as 2.1.3.0) as said."""
+    percents = {float(n) for n, _ in re.findall(r"(\d+(?:\.\d+)?)\s?(%|percent\b|per cent\b)", said)}
+    whole = set(re.findall(r"(?<![\d.])\d{2,}(?![\d.])", THOUSANDS.sub("", said)))
+    listed = re.findall(r"(?<![\d.])\d+(?![\d.])", THOUSANDS.sub("", said))  # in the order said: "5, 10 and 15"
+    runs = {"".join(listed[i:j]): listed[i] for i in range(len(listed)) for j in (i + 2, i + 3)}  # two or three
+    fixed = dict(arguments)
+    for name, value in arguments.items():
+        schema = tool.parameters.get(name)
+        run = _RUN_ON.fullmatch(value) if isinstance(value, str) else None  # a version run on with zeros past the
+        if run and not whole_in(value.lower(), said) and whole_in(run.group(1).lower(), said):  # one said: 2.1.3.0
+            fixed[name] = run.group(1)
+        if not isinstance(schema, dict) or isinstance(value, bool) or not isinstance(value, (int, float)):
+            if fixed[name] != value:
+                logger.info("TOOLUSE_VALUE_AS_SAID {}.{}: written as the conversation says it", tool.name, name)
+            continue
+        described = f"{name} {schema.get('description') or ''}"
+        if value in percents and schema.get("type") == "number" and _AS_DECIMAL.search(described) and (
+                "percent" not in described.lower() or "decimal" in described.lower()):
+            fixed[name] = value / 100
+        elif isinstance(value, int) and not numbers_said(str(value)) & numbers_said(said):
+            begun = [n for n in whole if str(value).startswith(n) and str(value) != n]
+            if str(value) in runs:  # numbers said one after another, run together (510 of "5, 10"): the first
+                fixed[name] = int(runs[str(value)])
+            elif len(begun) == 1 and str(value)[len(begun[0]):].strip("0"):
+                fixed[name] = int(begun[0])
+        if fixed[name] != value:
+            logger.info("TOOLUSE_VALUE_AS_SAID {}.{}: written as the conversation says it", tool.name, name)
+    return fixed
 
 
 def choice_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str) -> dict[str, Any]:

@@ -12,9 +12,7 @@
   that restate their parameter's description, that are an example of the tool's text no one said, that copy a
   parameter's name or a JSON type no one said (`{"name": "content"}`), a phrase as an id (`{"id": "Renew it"}`), or
   an id or a key a reading tool looks up that no one said whole nor a server holds (`{"key": "mum_birthday"}`).
-- `as_said`: a percentage goes as a decimal where its parameter asks one; digits run on past a number said are cut;
-  two or three numbers said one after another and written run together ("5, 10" as 510) are the first; a version
-  said, written with zeros run on past it ("2.1.3" as 2.1.3.0), is as said."""
+(Numbers written as said, values a schema allows or defaults to: `schema`.)"""
 
 from __future__ import annotations
 
@@ -29,9 +27,9 @@ from loguru import logger
 from sidespin.tools import Tool
 
 __all__ = ["IDS", "MONTHS", "said_in", "numbers_said", "mentioned", "grounded", "asked_parameters", "invented",
-           "as_said", "named_as_called", "CALLED", "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT",
+           "whole_in", "named_as_called", "CALLED", "words_of", "last_word", "telling_words", "allowed", "REQUEST_AT",
            "REQUEST_LEADS", "asks_change", "change_asked", "reads", "asks_question", "kind_asked", "READ_VERBS",
-           "own_word", "QUOTED", "THOUSANDS", "as_defaults", "STOP"]
+           "own_word", "QUOTED", "THOUSANDS", "STOP"]
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -49,11 +47,11 @@ _NUMBER_WORDS = {word: str(n) for words in (  # from 2 in the other languages: t
     "_ _ deux trois quatre cinq six sept huit neuf dix onze douze",
     "_ _ zwei drei vier fünf sechs sieben acht neun zehn elf zwölf",
     "_ _ dos tres cuatro cinco seis siete ocho nueve diez _ doce",  # "once" is English
-    "_ _ _ tre quattro cinque _ sette otto nove dieci undici dodici") for n, word in enumerate(words.split())} | {
+    "_ _ _ tre quattro cinque _ sette otto nove dieci undici dodici") for n, word in enumerate(words.split())
+    if word != "_"} | {
     "twenty": "20", "vingt": "20", "zwanzig": "20", "veinte": "20", "venti": "20", "thirty": "30", "forty": "40",
     "fifty": "50", "hundred": "100", "dozen": "12", "twice": "2", "once": "1", "single": "1", "pair": "2",
     "couple": "2"}  # Italian "due" and "sei" are English and German words
-_NUMBER_WORDS.pop("_")
 _TWELVE_HOUR = re.compile(r"\b(1[0-2]|0?[1-9])(?:[:.]([0-5]\d))?\s?([ap])\.?m\b")
 _SCALED = re.compile(r"(\d+(?:\.\d+)?)\s?(%|percent\b|per cent\b|prozent\b|pour ?cent\b|por ?ciento\b|thousand\b|"
                      r"million\b|billion\b|k\b)")
@@ -83,9 +81,6 @@ _EXAMPLES = re.compile(r"(?i)(?:\b(?:such as|for example|for instance|example|li
 _QUOTED = re.compile(r"['\"]([^'\"\n]{1,80})['\"]")
 QUOTED = re.compile(r'"([^"\n]{1,200})"|“([^”\n]{1,200})”|«\s?([^»\n]{1,200}?)\s?»'
                     r"|(?<![^\W_])'([^'\n]{1,200})'(?![^\W_])")  # a text quoted in a message: what is written
-_AS_DECIMAL = re.compile(r"(?i)(?:as an?|in|into) decimal|decimal form|fraction|\d%\s*(?:is|=|would be)\s*0\.\d|"
-                         r"\b(?:rate|ratio|probability)\b")
-
 
 def words_of(text: str) -> list[str]:
     """The words of a name or a sentence, lower case: `getCurrentWeather` → get current weather; a word hyphenated
@@ -214,7 +209,7 @@ def numbers_said(said: str) -> set[float]:
     return {float(n) for n in _NUMBER.findall(THOUSANDS.sub("", said))}
 
 
-def _whole(text: str, said: str) -> bool:
+def whole_in(text: str, said: str) -> bool:
     """Whether `said` has `text` with no letter or digit on either side."""
     return re.search(rf"(?<![^\W_]){re.escape(text)}(?![^\W_])", said) is not None
 
@@ -237,7 +232,7 @@ def mentioned(value: Any, said: str, name: str = "") -> bool:
         return text.lower() in said
     if (address := _URL.match(text)) is not None:
         return address.group(1).lower() in said
-    if (file := _FILE_NAME.match(text)) is not None and not _whole(file.group(1).lower(), said):
+    if (file := _FILE_NAME.match(text)) is not None and not whole_in(file.group(1).lower(), said):
         return False  # a file's name with an extension no one said
     if text and not _WORD.search(text):
         return text in said
@@ -283,7 +278,7 @@ def asked_parameters(tool: Tool, arguments: dict[str, Any], message: str) -> lis
             continue
         named = [w for w in words_of(name) if len(w) >= 3]
         if (named and all(any(s.startswith(w) and len(s) - len(w) <= 3 for s in said) for w in named)) or any(
-                len(v) >= 3 and _whole(v.lower(), lower) for v in allowed(schema)):
+                len(v) >= 3 and whole_in(v.lower(), lower) for v in allowed(schema)):
             wanted.append(name)
     return wanted
 
@@ -301,28 +296,10 @@ def invented(tool: Tool, arguments: dict[str, Any], said: str) -> list[str]:
             not mentioned(value, said))
         ids, kind = [v for v in (value if isinstance(value, list) else [value]) if isinstance(v, str)], last_word(name)
         phrase = kind == "id" and any(" " in v.strip() for v in ids) or (  # no id is a phrase; one looked up is known
-            kind in ("id", "key") and reads(tool, (tool,)) and not all(_whole(v.lower(), places) for v in ids))
+            kind in ("id", "key") and reads(tool, (tool,)) and not all(whole_in(v.lower(), places) for v in ids))
         if not known or copied or phrase or _restates(tool, name, value) or _an_example(tool, name, value, said):
             made_up.append(name)
     return made_up
-
-
-_DEFAULT = re.compile(r"""(?i)\buse\s+(['"`])([^'"`\n]{1,60})\1\s+(?:as|for)\b[^.]{0,60}?\bif\s+(?:no|not|none)\b|"""
-                      r"""\bdefaults?\s*(?:to|is|:|=)\s*(['"`])([^'"`\n]{1,60})\3""")
-
-
-def as_defaults(tool: Tool, arguments: dict[str, Any], made_up: list[str]) -> dict[str, Any]:
-    """`arguments` with every made-up value (`invented`) replaced by the one its parameter says to use where the person
-    gives none: its schema's `default`, or a quoted value its description says so of ("Use 'Europe/Madrid' as local
-    timezone if no timezone provided", "Defaults to 'main'"); `arguments` as they are where one of them says none
-    (`core.default_stated`)."""
-    fixed = dict(arguments)
-    for name in made_up:
-        schema = tool.parameters.get(name) if isinstance(tool.parameters.get(name), dict) else {}
-        if "default" not in schema and not (found := _DEFAULT.search(schema.get("description") or "")):
-            return arguments
-        fixed[name] = schema["default"] if "default" in schema else found.group(2) or found.group(4)
-    return fixed
 
 
 def _schema_like(value: Any) -> bool:
@@ -373,40 +350,6 @@ def _an_example(tool: Tool, name: str, value: Any, said: str) -> bool:
     return value.strip().lower() in examples
 
 
-_RUN_ON = re.compile(r"(.*\d)((?:[.-]0)+)")  # a version and zeros run on past it: "2.1.3.0", "release-1.0.0"
-
-
-def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
-    """`arguments` with each number written as `said` says it (`as_said` in the module's rules)."""
-    percents = {float(n) for n, _ in re.findall(r"(\d+(?:\.\d+)?)\s?(%|percent\b|per cent\b)", said)}
-    whole = set(re.findall(r"(?<![\d.])\d{2,}(?![\d.])", THOUSANDS.sub("", said)))
-    listed = re.findall(r"(?<![\d.])\d+(?![\d.])", THOUSANDS.sub("", said))  # in the order said: "5, 10 and 15"
-    runs = {"".join(listed[i:j]): listed[i] for i in range(len(listed)) for j in (i + 2, i + 3)}  # two or three
-    fixed = dict(arguments)
-    for name, value in arguments.items():
-        schema = tool.parameters.get(name)
-        if isinstance(value, str) and (run := _RUN_ON.fullmatch(value)) and not _whole(value.lower(), said) and _whole(
-                run.group(1).lower(), said):  # a version run on with zeros past the one said ("2.1.3" as 2.1.3.0)
-            fixed[name] = run.group(1)
-        if not isinstance(schema, dict) or isinstance(value, bool) or not isinstance(value, (int, float)):
-            if fixed[name] != value:
-                logger.info("TOOLUSE_VALUE_AS_SAID {}.{}: written as the conversation says it", tool.name, name)
-            continue
-        described = f"{name} {schema.get('description') or ''}"
-        if value in percents and schema.get("type") == "number" and _AS_DECIMAL.search(described) and (
-                "percent" not in described.lower() or "decimal" in described.lower()):
-            fixed[name] = value / 100
-        elif isinstance(value, int) and not numbers_said(str(value)) & numbers_said(said):
-            begun = [n for n in whole if str(value).startswith(n) and str(value) != n]
-            if str(value) in runs:  # numbers said one after another, run together (510 of "5, 10"): the first
-                fixed[name] = int(runs[str(value)])
-            elif len(begun) == 1 and str(value)[len(begun[0]):].strip("0"):
-                fixed[name] = int(begun[0])
-        if fixed[name] != value:
-            logger.info("TOOLUSE_VALUE_AS_SAID {}.{}: written as the conversation says it", tool.name, name)
-    return fixed
-
-
 def named_as_called(tool: Tool, arguments: dict[str, Any], message: str) -> dict[str, Any]:
     """`arguments` with a text naming the thing (a parameter whose name ends in name or title) that the message does
     not say, where the message calls the thing by a name ("a note called packing-for-oslo", "intitulée « Courses »"):
@@ -415,7 +358,7 @@ def named_as_called(tool: Tool, arguments: dict[str, Any], message: str) -> dict
         return arguments
     called, fixed = next(group for group in found.groups() if group).strip(), dict(arguments)
     for name, value in arguments.items():
-        if last_word(name) in ("name", "title") and isinstance(value, str) and not _whole(
+        if last_word(name) in ("name", "title") and isinstance(value, str) and not whole_in(
                 value.strip().casefold(), message.casefold()):
             fixed[name] = called
             logger.info("TOOLUSE_VALUE_AS_SAID {}.{}: the name the message calls it by", tool.name, name)

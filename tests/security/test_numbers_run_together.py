@@ -1,10 +1,11 @@
-"""A conversation's numbers read as runs (`values.as_said`: "5, 10 and 15" written 510) are paired two or three in a
+"""A conversation's numbers read as runs (`schema.as_said`: "5, 10 and 15" written 510) are paired two or three in a
 row, never every run: a tool result holding thousands of numbers (a listing, a hostile server's page) would
 otherwise build a table growing with the square of their count, and every later call's decision would stall on it."""
 
 from __future__ import annotations
 
-from sidespin.tooluse.values import as_said, said_in
+from sidespin.tooluse.schema import as_said
+from sidespin.tooluse.values import said_in
 from tests.tooluse.tools import tool
 
 SQUARE = tool("square", "The square of a whole number.", {"n": {"type": "integer"}}, ["n"])

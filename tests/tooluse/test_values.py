@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from sidespin.tooluse.values import (as_said, asked_parameters, grounded, invented, last_word, mentioned, numbers_said,
-                                     reads, said_in)
+from sidespin.tooluse.schema import as_said
+from sidespin.tooluse.values import (asked_parameters, grounded, invented, last_word, mentioned, numbers_said, reads,
+                                     said_in)
 from tests.tooluse.tools import CONVERT, FORECAST, TEXT, tool
 
 
