@@ -102,7 +102,8 @@ def as_defaults(tool: Tool, arguments: dict[str, Any], made_up: list[str]) -> di
     none (`core.default_stated`)."""
     fixed = dict(arguments)
     for name in made_up:
-        schema = tool.parameters.get(name) if isinstance(tool.parameters.get(name), dict) else {}
+        schema = tool.parameters.get(name)
+        schema = schema if isinstance(schema, dict) else {}
         if "default" not in schema and not (found := _DEFAULT.search(schema.get("description") or "")):
             return arguments
         fixed[name] = schema["default"] if "default" in schema else found.group(2) or found.group(4)
@@ -119,32 +120,35 @@ def as_said(tool: Tool, arguments: dict[str, Any], said: str) -> dict[str, Any]:
     digits run on past a number said cut; two or three numbers said one after another and written run together ("5,
     10" as 510) the first; a version said and written with zeros run on past it ("2.1.3" as 2.1.3.0) as said."""
     percents = {float(n) for n, _ in re.findall(r"(\d+(?:\.\d+)?)\s?(%|percent\b|per cent\b)", said)}
-    whole = set(re.findall(r"(?<![\d.])\d{2,}(?![\d.])", THOUSANDS.sub("", said)))
-    listed = re.findall(r"(?<![\d.])\d+(?![\d.])", THOUSANDS.sub("", said))  # in the order said: "5, 10 and 15"
-    runs = {"".join(listed[i:j]): listed[i] for i in range(len(listed)) for j in (i + 2, i + 3)}  # two or three
+    plain = THOUSANDS.sub("", said)
     fixed = dict(arguments)
     for name, value in arguments.items():
         schema = tool.parameters.get(name)
         run = _RUN_ON.fullmatch(value) if isinstance(value, str) else None  # a version run on with zeros past the
         if run and not whole_in(value.lower(), said) and whole_in(run.group(1).lower(), said):  # one said: 2.1.3.0
             fixed[name] = run.group(1)
-        if not isinstance(schema, dict) or isinstance(value, bool) or not isinstance(value, (int, float)):
-            if fixed[name] != value:
-                logger.info("TOOLUSE_VALUE_AS_SAID {}.{}: written as the conversation says it", tool.name, name)
-            continue
-        described = f"{name} {schema.get('description') or ''}"
-        if value in percents and schema.get("type") == "number" and _AS_DECIMAL.search(described) and (
-                "percent" not in described.lower() or "decimal" in described.lower()):
-            fixed[name] = value / 100
-        elif isinstance(value, int) and not numbers_said(str(value)) & numbers_said(said):
-            begun = [n for n in whole if str(value).startswith(n) and str(value) != n]
-            if str(value) in runs:  # numbers said one after another, run together (510 of "5, 10"): the first
-                fixed[name] = int(runs[str(value)])
-            elif len(begun) == 1 and str(value)[len(begun[0]):].strip("0"):
-                fixed[name] = int(begun[0])
+        elif isinstance(schema, dict) and isinstance(value, (int, float)) and not isinstance(value, bool):
+            described = f"{name} {schema.get('description') or ''}"
+            if value in percents and schema.get("type") == "number" and _AS_DECIMAL.search(described) and (
+                    "percent" not in described.lower() or "decimal" in described.lower()):
+                fixed[name] = value / 100
+            elif isinstance(value, int) and not numbers_said(str(value)) & numbers_said(said):
+                fixed[name] = _as_numbers_said(value, plain)
         if fixed[name] != value:
             logger.info("TOOLUSE_VALUE_AS_SAID {}.{}: written as the conversation says it", tool.name, name)
     return fixed
+
+
+def _as_numbers_said(value: int, plain: str) -> int:
+    """A whole number no one said, as the numbers of `plain` (what was said, without thousands separators) say it: two
+    or three said one after another and run together (510 of "5, 10 and 15"), the first; digits run on past the one
+    number of two digits or more it begins with, that number; else `value`."""
+    written, listed = str(value), re.findall(r"(?<![\d.])\d+(?![\d.])", plain)  # in the order said
+    runs = (listed[i] for i in range(len(listed)) for j in (i + 2, i + 3) if written == "".join(listed[i:j]))
+    if (first := next(runs, None)) is not None:
+        return int(first)
+    begun = [n for n in set(listed) if len(n) >= 2 and written.startswith(n) and written != n]
+    return int(begun[0]) if len(begun) == 1 and written[len(begun[0]):].strip("0") else value
 
 
 def choice_said(tool: Tool, arguments: dict[str, Any], said: str, asked: str) -> dict[str, Any]:
