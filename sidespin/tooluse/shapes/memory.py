@@ -116,7 +116,7 @@ class Memory(Shape):
         tool, kept = decision.names[call.name], _to_keep(decision.talk.last)
         annotated = any(t.read_only or t.destructive for t in decision.tools if t.source == tool.source)
         fields = [n for n, schema in tool.parameters.items() if _a_value(n, schema)]
-        lists = [n for n in _lists_of_values(tool) if isinstance(call.arguments.get(n), list)]
+        lists = {n: f for n, f in _lists_of_values(tool).items() if isinstance(call.arguments.get(n), list)}
         if not kept or not (fields or lists) or not stores(tool) or does(tool, annotated) != "keep":
             return call
         asked, held = _words(kept), _words(json.dumps(call.arguments, ensure_ascii=False))
@@ -125,10 +125,9 @@ class Memory(Shape):
         decision.notes.append("memory.kept_as_said")
         if fields:
             return ToolCall(call.name, {**call.arguments, fields[0]: _as(tool.parameters[fields[0]], kept)}, call.id)
-        items = tool.parameters[lists[0]]["items"]["properties"]  # each object of the list: its value the words kept
-        field = next(n for n, schema in items.items() if _a_value(n, schema))
-        return ToolCall(call.name, {**call.arguments, lists[0]: [{**o, field: _as(items[field], kept)} if isinstance(
-            o, dict) else o for o in call.arguments[lists[0]]]}, call.id)
+        name, (field, schema) = next(iter(lists.items()))  # each object of the list: its value the words kept
+        return ToolCall(call.name, {**call.arguments, name: [{**o, field: _as(schema, kept)} if isinstance(o, dict)
+                                                            else o for o in call.arguments[name]]}, call.id)
 
 
 def _a_value(name: str, schema: object) -> bool:
@@ -144,11 +143,16 @@ def _as(schema: dict, text: str) -> str | list[str]:
     return [text] if schema.get("type") == "array" else text
 
 
-def _lists_of_values(tool: Tool) -> list[str]:
-    """The parameters that are lists of objects holding a value (`entities` of objects with `observations`)."""
-    return [name for name, schema in tool.parameters.items() if isinstance(schema, dict) and schema.get(
-        "type") == "array" and any(_a_value(n, s) for n, s in (((schema.get("items") or {}).get("properties")) or {})
-                                   .items())]
+def _lists_of_values(tool: Tool) -> dict[str, tuple[str, dict]]:
+    """The parameters that are lists of objects holding a value (`entities` of objects with `observations`), each
+    with the name and schema of its objects' first field that holds one."""
+    found = {}
+    for name, schema in tool.parameters.items():
+        items = (schema.get("items") or {}) if isinstance(schema, dict) and schema.get("type") == "array" else {}
+        fields = [(n, s) for n, s in (items.get("properties") or {}).items() if _a_value(n, s)]
+        if fields:
+            found[name] = fields[0]
+    return found
 
 
 def _words(text: str) -> set[str]:
