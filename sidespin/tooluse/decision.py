@@ -13,14 +13,15 @@ from sidespin.tools import Tool, ToolCall
 from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.mend import mendable
 from sidespin.tooluse.model import Model
-from sidespin.tooluse.offer import deprecated_for
-from sidespin.tooluse.relevance import Embedder, Ranked, meant
-from sidespin.tooluse.values import asks_change, mentioned, reads, telling_words, words_of
+from sidespin.tooluse.offer import deprecated_for, family_named
+from sidespin.tooluse.relevance import Embedder, Ranked, agreed, firsts, meant, table_scores
+from sidespin.tooluse.values import asks_change, change_asked, kind_asked, mentioned, reads, telling_words, words_of
 
 __all__ = ["Decision", "Shape", "NAMED_FLOOR", "FOLLOW_UP"]
 
 NAMED_FLOOR = 0.15  # the chance of a call down to which a message that names a tool (or a shape serves) is one
 FOLLOW_UP = 5  # words of a message at most that read as a follow-up of the one before ("And in Tokyo?")
+_CONTINUITY = 0.5  # what the table of the conversation's last call adds to its relevance, as a share of the best's
 _GOES_ON = re.compile(r"(?i)\W*(?:and|also|then|so|but|et|puis|alors|mais|und|dann|aber|y|luego|pero|e|poi|ma)\b")
 
 
@@ -102,6 +103,52 @@ class Decision:
         if talk.previous and (len(words_of(talk.last)) <= FOLLOW_UP or _GOES_ON.match(talk.last)):
             return f"{talk.previous} {talk.last}"
         return talk.last
+
+    def table_in(self, cut: list[list[Tool]]) -> tuple[int, str]:
+        """The table the model reads, and why: one a shape favours for the message (one with a tool of the kind of
+        change asked, or that reads, first: `core.kind_asked`); one with a tool the message names by 2 words or more
+        ("my to-do list": `todo_list`), else with the family it names ("a to-do": `todo_*`); after results, the failed
+        call's to mend, else the most relevant to the parts left; for a follow-up, short or sharing a word with the
+        last result, the last call's (unless, short and sharing no word with the result, its words and meaning both
+        rank another table's tool first: "Stage that file." after a write); else the most relevant, a table as
+        relevant as its best tool that may open the answer (`core.table_of_kind`), the last call's weighing half as
+        much again unless the message's words and meaning rank first two tools of another table
+        (`core.table_agreed`). A table with nothing left to call is passed over."""
+        if len(cut) == 1:
+            return 0, "the only table"
+        talk = self.talk
+        closed = self.closed
+        open_ = [i for i, table in enumerate(cut) if any(t.name not in closed for t in table)] or list(range(len(cut)))
+        scores = table_scores(cut, self.ranked, lambda t, table: kind_asked(t, talk.last) and change_asked(
+            t, talk.last, table))  # its best tool that may open the answer (`core.table_of_kind`)
+        relevant = sorted(open_, key=lambda i: -scores[i])
+        plain = table_scores(cut, self.ranked)
+        if relevant[0] != min(open_, key=lambda i: -plain[i]):
+            self.notes.append("core.table_of_kind")
+        favoured = [i for i in relevant if any(shape.favours(self, cut[i]) for shape in self.shapes)]
+        change = asks_change(talk.last)  # of those, first one with a tool of the kind asked: a change, else a reading
+        fits = [i for i in favoured if any(kind_asked(t, talk.last) and reads(t, cut[i]) != change for t in cut[i])]
+        if favoured and not talk.again:
+            return (fits or favoured)[0], "a shape favours it"
+        named = self.named or family_named(self.tools, talk.last)  # a tool, else the one family of all, named
+        if named and not talk.again:
+            return next(i for i in relevant + list(range(len(cut))) if named & {t.name for t in cut[i]}), "named"
+        mending = mendable(self.talk)
+        if talk.again and mending:
+            return next(i for i, table in enumerate(cut) if any(t.name in mending for t in table)), "a call to mend"
+        last = [i for i in open_ if any(t.name == talk.last_called for t in cut[i])]
+        if last and not talk.again and (len(words_of(talk.last)) <= FOLLOW_UP or talk.about_last_result):
+            if talk.about_last_result or (both := agreed(self.alone)) is None or both in cut[last[0]]:
+                return last[0], "a follow-up of its last call"
+            return next(i for i, table in enumerate(cut) if both in table), "a follow-up its own words place elsewhere"
+        bonus = {i: _CONTINUITY * scores[relevant[0]] for i in last if not self.change_left}
+        best = max(relevant, key=lambda i: scores[i] + bonus.get(i, 0.0))
+        placed = firsts(self.alone)  # the tools its words and its meaning rank first
+        both = [i for i in open_ if placed and placed <= {t.name for t in cut[i]}]
+        if best in last and both and both[0] != best:  # both in another table than the last call's
+            self.notes.append("core.table_agreed")
+            return both[0], "the table its words and meaning both place it in"
+        return best, "the most relevant" + (", with the last call's" if best in last else "")
 
     @property
     def closed(self) -> set[str]:

@@ -20,18 +20,18 @@ from loguru import logger
 from sidespin.errors import BadArguments, MalformedToolCall
 from sidespin.tools import Tool, ToolCall, coerce_arguments
 from sidespin.tooluse.conversation import Talk
-from sidespin.tooluse.decision import FOLLOW_UP, NAMED_FLOOR, Decision
+from sidespin.tooluse.decision import NAMED_FLOOR, Decision
 from sidespin.tooluse.mend import another_value, ids_as_listed, mendable, to_mend
 from sidespin.tooluse.model import Llama, Model
-from sidespin.tooluse.offer import (beyond_tools, deprecated_for, family_named, family_or_action, held_asked,
+from sidespin.tooluse.offer import (beyond_tools, deprecated_for, family_or_action, held_asked,
                                     held_said, held_spoken_of, look_ups, named, names_said, tables)
-from sidespin.tooluse.relevance import Embedder, agreed, firsts, rank, table_scores
+from sidespin.tooluse.relevance import Embedder, agreed, fewer, rank
 from sidespin.tooluse.schema import (MAX_STRING, SHORT_STRING, as_defaults, as_said, bounds_for, choice_said,
                                      direction_said, dropped_whatever)
 from sidespin.tooluse.shapes import shapes_for
 from sidespin.tooluse.values import (IDS, asks_change, asks_question, change_asked, grounded,
                                      invented, kind_asked, last_word, mentioned, named_as_called,
-                                     own_word, reads, said_in, telling_words, words_of)
+                                     own_word, reads, said_in, telling_words)
 
 __all__ = ["Decider", "THRESHOLD", "FIT", "MAX_CALLS", "NAMED_FLOOR", "NAME_FLOOR"]
 
@@ -40,7 +40,8 @@ THRESHOLD = 0.5  # chance of a call's opening above which the model calls, unles
 MEANING_FLOOR = 0.15  # an unrelated tool's gist and a message: a cosine under this (relevance's embeddings)
 FIT = 0.35  # the model's "yes, it does what is asked" below this, and the first call is not made
 NAME_FLOOR = 0.05  # a first name less likely than this, among several, is the model not knowing which
-_CONTINUITY = 0.5  # what the table of the conversation's last call adds to its relevance, as a share of the best's
+UNSURE_NAME, FEWER = 0.6, 3  # a first name less likely than this is asked again among the FEWER most relevant and it
+SURE_NAME = 0.8  # ... and gives way to another the model names there at least this likely
 UNSURE_CALL = 0.25  # a chance of a call from this to the bar is the second model's to judge, where one runs
 Stage = Callable[[Decision], Awaitable["Stage | None"]]
 
@@ -87,7 +88,7 @@ class Decider:
         same = query == d.talk.last or d.talk.again or not d.talk.last_called  # else a follow-up: judged by its own
         d.alone = d.ranked if same else await asyncio.to_thread(rank, d.tools, d.talk.last, self.embedder)
         d.named = named(d.tools, d.talk.last)
-        index, why = self._table(d, cut)
+        index, why = d.table_in(cut)
         d.table = cut[index]
         d.prompt = await self._kept_prompt(d)
         d.chance = await self.model.call_chance(d.prompt)
@@ -100,52 +101,6 @@ class Decider:
         if self.keep is not None:
             await self.keep(d.table)
         return await self.model.prompt(d.talk.messages, d.table)
-
-    @staticmethod
-    def _table(d: Decision, cut: list[list[Tool]]) -> tuple[int, str]:
-        """The table the model reads, and why: one a shape favours for the message (one with a tool of the kind of
-        change asked, or that reads, first: `core.kind_asked`); one with a tool the message names by 2 words or more
-        ("my to-do list": `todo_list`), else with the family it names ("a to-do": `todo_*`); after results, the failed
-        call's to mend, else the most relevant to the parts left; for a follow-up, short or sharing a word with the
-        last result, the last call's (unless, short and sharing no word with the result, its words and meaning both
-        rank another table's tool first: "Stage that file." after a write); else the most relevant, a table as
-        relevant as its best tool that may open the answer (`core.table_of_kind`), the last call's weighing half as
-        much again unless the message's words and meaning rank first two tools of another table
-        (`core.table_agreed`). A table with nothing left to call is passed over."""
-        if len(cut) == 1:
-            return 0, "the only table"
-        closed = d.closed
-        open_ = [i for i, table in enumerate(cut) if any(t.name not in closed for t in table)] or list(range(len(cut)))
-        scores = table_scores(cut, d.ranked, lambda t, table: kind_asked(t, d.talk.last) and change_asked(
-            t, d.talk.last, table))  # its best tool that may open the answer (`core.table_of_kind`)
-        relevant = sorted(open_, key=lambda i: -scores[i])
-        plain = table_scores(cut, d.ranked)
-        if relevant[0] != min(open_, key=lambda i: -plain[i]):
-            d.notes.append("core.table_of_kind")
-        favoured = [i for i in relevant if any(shape.favours(d, cut[i]) for shape in d.shapes)]
-        change = asks_change(d.talk.last)  # of those, first one with a tool of the kind asked: a change, else a reading
-        fits = [i for i in favoured if any(kind_asked(t, d.talk.last) and reads(t, cut[i]) != change for t in cut[i])]
-        if favoured and not d.talk.again:
-            return (fits or favoured)[0], "a shape favours it"
-        named = d.named or family_named(d.tools, d.talk.last)  # a tool, else the one family of all, named
-        if named and not d.talk.again:
-            return next(i for i in relevant + list(range(len(cut))) if named & {t.name for t in cut[i]}), "named"
-        mending = mendable(d.talk)
-        if d.talk.again and mending:
-            return next(i for i, table in enumerate(cut) if any(t.name in mending for t in table)), "a call to mend"
-        last = [i for i in open_ if any(t.name == d.talk.last_called for t in cut[i])]
-        if last and not d.talk.again and (len(words_of(d.talk.last)) <= FOLLOW_UP or d.talk.about_last_result):
-            if d.talk.about_last_result or (both := agreed(d.alone)) is None or both in cut[last[0]]:
-                return last[0], "a follow-up of its last call"
-            return next(i for i, table in enumerate(cut) if both in table), "a follow-up its own words place elsewhere"
-        bonus = {i: _CONTINUITY * scores[relevant[0]] for i in last if not d.change_left}
-        best = max(relevant, key=lambda i: scores[i] + bonus.get(i, 0.0))
-        placed = firsts(d.alone)  # the tools its words and its meaning rank first
-        both = [i for i in open_ if placed and placed <= {t.name for t in cut[i]}]
-        if best in last and both and both[0] != best:  # both in another table than the last call's
-            d.notes.append("core.table_agreed")
-            return both[0], "the table its words and meaning both place it in"
-        return best, "the most relevant" + (", with the last call's" if best in last else "")
 
     # --- 2. whether ------------------------------------------------------------------------------------------
 
@@ -228,7 +183,7 @@ class Decider:
         if found is None:
             logger.info("TOOLUSE_WHICH none: no offered name is among the model's likeliest")
             return None
-        name, chance = found
+        name, chance = await self._among_fewer(d, *found)
         d.notes.extend(["core.name_forced"] * (chance == 0.0))
         if (other := deprecated_for(d.names[name])) in d.names and other != name:
             d.notes.append("core.deprecated")
@@ -262,6 +217,24 @@ class Decider:
         d.notes.extend(["core.held_fits"] * (held and not d.calls and not d.narrowed))
         logger.info("TOOLUSE_WHICH {} p={}", name, shown)
         return self.arguments
+
+    async def _among_fewer(self, d: Decision, name: str, chance: float) -> tuple[str, float]:
+        """`core.fewer_names`: the name the model likes best on a prompt offering only `name` and the `FEWER` names
+        most relevant to the message, where it is another and at least `SURE_NAME` likely (the answer's calls are then
+        written on that prompt); else, and for a name the model is surer of, or among few, `name`. Only for the answer's
+        first name, before results."""
+        if chance >= UNSURE_NAME or len(d.names) <= FEWER + 1 or d.calls or d.narrowed or d.retried or d.talk.again:
+            return name, chance
+        short = [d.names[n] for n in fewer(list(d.names), d.ranked, name, FEWER)]
+        prompt = await self.model.prompt(d.talk.messages, short)
+        written = prompt + (await self.model.call_format()).opening
+        found = await self.model.likeliest_name(written, [t.name for t in short])
+        logger.info("TOOLUSE_WHICH {} p={:.2f}, unsure; among {}: {}", name, chance, ", ".join(t.name for t in short),
+                    f"{found[0]} p={found[1]:.2f}" if found else "none")
+        if found is None or found[0] == name or found[1] < SURE_NAME:
+            return name, chance
+        d.prompt, d.written, d.notes = prompt, written, [*d.notes, "core.fewer_names"]
+        return found
 
     def _retry(self, d: Decision, refused: str, made_up: Sequence[str] = ()) -> Stage | None:
         """The next name, once an answer, when the answer's first call was refused: the tool left that words and

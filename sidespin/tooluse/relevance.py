@@ -25,7 +25,8 @@ from loguru import logger
 from sidespin.tools import Tool
 from sidespin.tooluse.values import telling_words, words_of
 
-__all__ = ["Ranked", "rank", "table_scores", "document", "gist", "Embedder", "PINNED", "meant", "agreed", "firsts"]
+__all__ = ["Ranked", "rank", "table_scores", "document", "gist", "Embedder", "PINNED", "meant", "agreed", "firsts",
+           "fewer"]
 
 _FUSION = 60  # reciprocal rank fusion's constant (Cormack et al.)
 _SECOND = 0.001  # what a table's second best tool adds, as a share of its score: it breaks ties
@@ -171,6 +172,12 @@ def agreed(ranked: Sequence[Ranked]) -> Tool | None:
     """The tool of `ranked` that the message's words and its meaning both rank first, or None."""
     names = firsts(ranked)
     return next(r.tool for r in ranked if r.tool.name in names) if len(names) == 1 else None
+
+
+def fewer(names: Sequence[str], ranked: Sequence[Ranked], keep: str, count: int) -> list[str]:
+    """`names` cut to the `count` most relevant (`ranked`, best first) and `keep`, in the order `names` lists them."""
+    best = [r.tool.name for r in ranked if r.tool.name in names and r.tool.name != keep][:count]
+    return [n for n in names if n == keep or n in best]
 
 
 def table_scores(tables: Sequence[Sequence[Tool]], ranked: Sequence[Ranked],

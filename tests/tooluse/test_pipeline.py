@@ -194,6 +194,50 @@ async def test_a_first_name_the_model_is_unsure_of_gives_way_to_the_next_likelie
         ("find_notes", {"query": "taxes"})]
 
 
+class SurerAmongFew(FakeLlama):
+    """A model whose name tokens are `few` where its prompt offers four tools or fewer, else `name_tokens`."""
+
+    def __init__(self, *args, few: dict[str, list[tuple[str, float]]], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.few, self.many = few, self.name_tokens
+
+    async def next_tokens(self, prompt: str, n: int = 20) -> list[tuple[str, float]]:
+        head = prompt.partition("</tools>")[0]
+        self.name_tokens = self.few if head and head.count("\n") + 1 <= 4 else self.many
+        return await super().next_tokens(prompt, n)
+
+
+KILN = [tool(name, about, {"piece": TEXT}, ["piece"], source="mcp:kiln", read_only=True) for name, about in (
+    ("firing_schedule", "The kiln's firing schedule for a piece of pottery."),
+    ("glaze_recipe", "The glaze recipe a piece of pottery uses."),
+    ("clay_body", "The clay body a piece is thrown from."),
+    ("shrinkage_estimate", "How much a piece of pottery shrinks in the kiln, in percent."),
+    ("studio_hours", "When the pottery studio is open."),
+    ("piece_photos", "Photos of a piece of pottery."))]
+
+
+@pytest.mark.parametrize("text, unsure, few, sure, wanted", [
+    # unsure among six, the most relevant three and its own pick offered alone: the one it is sure of there
+    ("How much will the blue bowl shrink when it is fired?", 0.35, "shrinkage_estimate", 0.9, "shrinkage_estimate"),
+    ("Which glaze is on the blue bowl?", 0.4, "glaze_recipe", 0.85, "glaze_recipe"),
+    # offered fewer, it names its own pick again, or another it is not sure of: its own pick
+    ("How much will the blue bowl shrink when it is fired?", 0.35, "firing_schedule", 0.9, "firing_schedule"),
+    ("How much will the blue bowl shrink when it is fired?", 0.35, "shrinkage_estimate", 0.6, "firing_schedule"),
+    # sure of its pick among six: not asked again
+    ("How much will the blue bowl shrink when it is fired?", 0.7, "shrinkage_estimate", 0.9, "firing_schedule")])
+async def test_a_first_name_the_model_is_unsure_of_among_many_gives_way_to_one_it_is_sure_of_among_the_most_relevant(
+        text, unsure, few, sure, wanted) -> None:
+    names = {"": [("firing_schedule", unsure), *((t.name, 0.05) for t in KILN if t.name != "firing_schedule")],
+             **{t.name: [('",', 1.0)] for t in KILN}}
+    fewer = {**names, "": [(few, sure), *((t.name, 0.02) for t in KILN if t.name != few)]}
+    model = SurerAmongFew({text: [(n, {"piece": "blue bowl"}) for n in (wanted, "firing_schedule")]},
+                          name_tokens=names, few=fewer)
+    calls = await decided(model, user(text), KILN)
+    assert [name for name, _ in calls] == [wanted]
+    offered = [a["tools"] for a in model.asked if a["kind"] == "render" and a["tools"]]
+    assert len(offered[-1]) == (6 if unsure >= 0.6 else 4)  # asked again among fewer only where unsure
+
+
 async def test_after_a_sure_first_name_is_refused_the_next_is_tried_however_unlikely_as_a_whole_if_it_fits() -> None:
     """The model is sure of `delete_plant` (0.9), which no deletion asked lets open the answer: its next name is
     unlikely as a whole (0.006), as any second choice is, and is still tried; the fit question still refuses it."""
@@ -1265,3 +1309,4 @@ async def test_an_origin_and_a_destination_written_the_other_way_round_are_as_th
         model = FakeLlama({text: [("find_trains", written)]})
         assert await decided(model, user(text), [trains, EVALUATE]) == [
             ("find_trains", {"start_station": wanted[0], "end_station": wanted[1]})], text
+

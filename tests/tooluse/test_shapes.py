@@ -1224,7 +1224,7 @@ def test_of_a_servers_tables_a_shape_favours_one_with_a_tool_of_the_kind_of_chan
     for text in ("In plan.xlsx, change the price of tea to 4.", "What prices are in plan.xlsx?"):
         decision = Decision(Talk(user(text)), [*new, *cells], [Folders()], text.lower())
         decision.ranked = rank(decision.tools, text, None)
-        assert Decider._table(decision, [new, cells]) == (1, "a shape favours it"), text
+        assert decision.table_in([new, cells]) == (1, "a shape favours it"), text
 
 
 async def test_a_folder_given_for_a_file_is_the_held_file_the_message_speaks_of(tmp_path) -> None:
