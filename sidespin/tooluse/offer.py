@@ -16,8 +16,8 @@ from sidespin.tooluse.values import (REQUEST_AT, REQUEST_LEADS, READ_VERBS, allo
                                      last_word, reads, telling_words, words_of)
 
 __all__ = ["SHORTLIST", "TABLE_CHARS", "offered", "offered_table", "tables", "cut", "deprecated_for", "held_names",
-           "held_said", "held_asked", "names_said", "named", "family_named", "action_named", "family_or_action",
-           "look_ups", "beyond_tools"]
+           "held_said", "held_for", "held_asked", "names_said", "named", "family_named", "action_named",
+           "family_or_action", "look_ups", "beyond_tools"]
 
 SHORTLIST = 10  # tools read all at once; more are read a table at a time
 TABLE_CHARS = 7_000  # of the offered tools' JSON in one table: about 1,950 tokens at most
@@ -49,6 +49,20 @@ def held_names(tools: Sequence[Tool], message: str, whole: bool = True, files: b
         held = {n: [*told, *(columns.get(n, set()) - common)] for n, told in held.items()}
     return [n for n, told in held.items() if len(n) >= 3 and (f" {' '.join(words_of(n))} " in said if whole else (
         words & {w[:5] for w in told}))]
+
+
+def held_for(tool: Tool, arguments: dict[str, Any], made_up: Sequence[str], message: str) -> dict[str, Any]:
+    """`arguments` of a tool that reads, with every made-up value (`values.invented`) of a parameter naming a thing (its
+    name's last word `name`, `title`, `id` or `key`) replaced by the one name its server holds that the message says
+    words of (`held_names`, not whole: "the cabin's wifi" of `cabin-wifi`); as they are where a made-up value names no
+    thing, or the message says words of no held name or of several (`core.held_as_named`)."""
+    found = held_names([tool], message, whole=False)
+    if len(found) != 1 or not reads(tool, (tool,)) or any(last_word(n) not in _KEYS for n in made_up):
+        return arguments
+    return {**arguments, **{name: found[0] for name in made_up}}
+
+
+_KEYS = frozenset({"name", "title", "id", "key"})  # a parameter's last word naming the thing a tool looks up
 
 
 def held_said(tools: Sequence[Tool], message: str, whole: bool = True, files: bool = False) -> bool:

@@ -23,7 +23,7 @@ from sidespin.tooluse.conversation import Talk
 from sidespin.tooluse.decision import NAMED_FLOOR, Decision
 from sidespin.tooluse.mend import another_value, ids_as_listed, mendable, to_mend
 from sidespin.tooluse.model import Llama, Model
-from sidespin.tooluse.offer import (beyond_tools, deprecated_for, family_or_action, held_asked,
+from sidespin.tooluse.offer import (beyond_tools, deprecated_for, family_or_action, held_asked, held_for,
                                     held_said, held_spoken_of, look_ups, named, names_said, tables)
 from sidespin.tooluse.relevance import Embedder, agreed, fewer, rank
 from sidespin.tooluse.schema import (MAX_STRING, SHORT_STRING, as_defaults, as_said, bounds_for, choice_said,
@@ -296,8 +296,10 @@ class Decider:
             if call is not None:
                 call = await shape.amend(d, call, self.model, written)
         made_up = invented(tool, call.arguments, d.said) if call is not None else []  # (none where no call)
-        if call is not None and made_up and (fixed := as_defaults(tool, call.arguments, made_up)) != call.arguments:
-            call, made_up, d.notes = ToolCall(call.name, fixed, call.id), [], [*d.notes, "core.default_stated"]
+        for rule, mend in (("core.default_stated", as_defaults), ("core.held_as_named", partial(
+                held_for, message=d.talk.last))):  # every made-up value the parameter's default, else a thing held
+            if call is not None and made_up and (fixed := mend(tool, call.arguments, made_up)) != call.arguments:
+                call, made_up, d.notes = ToolCall(call.name, fixed, call.id), [], [*d.notes, rule]
         logger.info("TOOLUSE_ARGUMENTS {} {}{}", tool.name, "refused" if call is None else f"{len(raw)} chars", "".join(
             f"{', ' if i else '; made up: '}{n}={str(call.arguments[n])[:60]!r}" for i, n in enumerate(made_up)))
         if call is None or made_up or d.far(call, MEANING_FLOOR):

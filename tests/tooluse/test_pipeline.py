@@ -1310,3 +1310,20 @@ async def test_an_origin_and_a_destination_written_the_other_way_round_are_as_th
         assert await decided(model, user(text), [trains, EVALUATE]) == [
             ("find_trains", {"start_station": wanted[0], "end_station": wanted[1]})], text
 
+
+RECIPES = [dataclasses.replace(t, holds=("chili-con-carne", "lemon-tart", "lemon-curd", "pancakes")) for t in (
+    tool("recipe_open", "Open a recipe by its title.", {"title": TEXT}, ["title"], source="mcp:recipes",
+         read_only=True),
+    tool("recipe_save", "Save a recipe under a title.", {"title": TEXT, "text": TEXT}, ["title", "text"],
+         source="mcp:recipes"))]
+
+
+@pytest.mark.parametrize("text, wanted", [
+    ("Which spices go in the chili? It's in my recipes.", [("recipe_open", {"title": "chili-con-carne"})]),
+    ("¿Cuántos huevos lleva la receta de pancakes?", [("recipe_open", {"title": "pancakes"})]),
+    ("How long does the lemon one bake?", []),  # words of two things held: none is the one
+    ("Which spices go in my stew?", [])])  # words of no thing held
+async def test_a_made_up_name_of_a_thing_looked_up_is_the_one_thing_held_the_message_says_words_of(text,
+                                                                                                  wanted) -> None:
+    model = FakeLlama({text: [("recipe_open", {"title": "Dinner"})]})  # a title no one said
+    assert await decided(model, user(text), RECIPES) == wanted
