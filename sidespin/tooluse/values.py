@@ -64,6 +64,8 @@ _PLACEHOLDER = re.compile(r"(?i)(?<![a-z])your[-_/]|/your(?![a-z])|/path/to/|^\s
 _EMAIL = re.compile(r"^[\w.+-]+@[\w-]+(?:\.[\w-]+)+$")
 _URL = re.compile(r"^\s*[a-z][a-z0-9+.-]*://(?:[^/\s?#@]*@)?([^/\s?#@:]+)", re.IGNORECASE)
 _FILE_NAME = re.compile(r"^(?:[/~.][^@]*|[^\s@]*)[^\s/@.]\.([A-Za-z][A-Za-z0-9]{0,4})$")
+_FORMATS = {"md": "markdown", "txt": "text texte texto testo", "py": "python", "js": "javascript", "ts": "typescript",
+            "yml": "yaml", "htm": "html", "jpg": "jpeg"}  # an extension said by its format's name
 _SWITCH = frozenset({"true", "false", "yes", "no"})
 _CODE = re.compile(r"[A-Z]{2,4}")
 _TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
@@ -232,13 +234,15 @@ def mentioned(value: Any, said: str, name: str = "") -> bool:
         return text.lower() in said
     if (address := _URL.match(text)) is not None:
         return address.group(1).lower() in said
-    if (file := _FILE_NAME.match(text)) is not None and not whole_in(file.group(1).lower(), said):
-        return False  # a file's name with an extension no one said
+    ext = file.group(1).lower() if (file := _FILE_NAME.match(text)) is not None else ""
+    if file is not None and not any(whole_in(w, said) for w in [ext, *_FORMATS.get(ext, "").split()]):
+        return False  # a file's name with an extension no one said, nor its format's name
     if text and not _WORD.search(text):
         return text in said
     words = [w for w in _WORD.findall(text.lower()) if len(w) >= 3 or w.isdigit()]
     telling = [w for w in words if w not in STOP] or words
-    return not telling or any(w in said or (len(w) >= 6 and w[:max(5, len(w) - 3)] in said) for w in telling)
+    return not telling or any(w in said or (len(w) >= 6 and w[:max(5, len(w) - 3)] in said) or any(
+        whole_in(f, said) for f in _FORMATS.get(w, "").split()) for w in telling)  # an extension: its format's name
 
 
 def allowed(schema: Any) -> list[str]:

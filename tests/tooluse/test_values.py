@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from sidespin.tooluse.schema import as_said
 from sidespin.tooluse.values import (asked_parameters, grounded, invented, last_word, mentioned, numbers_said, reads,
                                      said_in)
@@ -135,3 +137,14 @@ def test_a_change_said_by_an_amounts_direction_is_a_change_asked_in_several_lang
     assert all(asks_change(m) for m in asked), [m for m in asked if not asks_change(m)]
     questions = ["Is the rent lower than 900?", "Which price was reduced last week?", "What is the upper bound?"]
     assert not any(asks_change(m) for m in questions), [m for m in questions if asks_change(m)]
+
+
+@pytest.mark.parametrize("message, value, said", [
+    ("Busca todos los archivos markdown que tengo.", "*.md", True),  # an extension said by its format's name
+    ("Liste mes fichiers texte, s'il te plaît.", "*.txt", True),
+    ("Which python scripts are in the project?", "**/*.py", True),
+    ("Find my text files.", "*.md", False),  # another format's name
+    ("Find my pdf files.", "*.txt", False),
+    ("Open my markdown notes.", "report.md", False)])  # the format said, not the file's name
+def test_a_files_extension_is_said_by_its_formats_name(message, value, said) -> None:
+    assert mentioned(value, said_in([message]), "pattern") is said
