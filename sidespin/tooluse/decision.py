@@ -133,7 +133,7 @@ class Decision:
         named = self.named or family_named(self.tools, talk.last)  # a tool, else the one family of all, named
         if named and not talk.again:
             return next(i for i in relevant + list(range(len(cut))) if named & {t.name for t in cut[i]}), "named"
-        mending = mendable(self.talk)
+        mending = mendable(talk)
         if talk.again and mending:
             return next(i for i, table in enumerate(cut) if any(t.name in mending for t in table)), "a call to mend"
         last = [i for i in open_ if any(t.name == talk.last_called for t in cut[i])]

@@ -234,15 +234,19 @@ def mentioned(value: Any, said: str, name: str = "") -> bool:
         return text.lower() in said
     if (address := _URL.match(text)) is not None:
         return address.group(1).lower() in said
-    ext = file.group(1).lower() if (file := _FILE_NAME.match(text)) is not None else ""
-    if file is not None and not any(whole_in(w, said) for w in [ext, *_FORMATS.get(ext, "").split()]):
+    if (file := _FILE_NAME.match(text)) is not None and not _extension_said(file.group(1).lower(), said):
         return False  # a file's name with an extension no one said, nor its format's name
     if text and not _WORD.search(text):
         return text in said
     words = [w for w in _WORD.findall(text.lower()) if len(w) >= 3 or w.isdigit()]
     telling = [w for w in words if w not in STOP] or words
-    return not telling or any(w in said or (len(w) >= 6 and w[:max(5, len(w) - 3)] in said) or any(
-        whole_in(f, said) for f in _FORMATS.get(w, "").split()) for w in telling)  # an extension: its format's name
+    return not telling or any(w in said or (len(w) >= 6 and w[:max(5, len(w) - 3)] in said) or _extension_said(
+        w, said) for w in telling)
+
+
+def _extension_said(extension: str, said: str) -> bool:
+    """Whether `said` has a file's extension as a whole word, or the name of its format (`_FORMATS`: "markdown")."""
+    return any(whole_in(w, said) for w in [extension, *_FORMATS.get(extension, "").split()])
 
 
 def allowed(schema: Any) -> list[str]:
