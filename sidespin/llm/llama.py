@@ -8,23 +8,28 @@ probabilities and slots. The tool-use pipeline (`sidespin.tooluse`) decides thro
 `POST /apply-template {"messages", "tools"}` answers `{"prompt"}` in the model's chat template (with
 `tools`, the template's own way of offering them); `POST /completion` takes `prompt`, `n_predict`,
 `temperature`, `cache_prompt`, `n_probs`, and `grammar` (GBNF) or `json_schema`, and answers `{"content",
-"tokens_evaluated", "completion_probabilities", "timings": {"cache_n", "prompt_n", …}}`. What its
-completions cost is added up inside `counting()` (a turn's usage line includes its route).
+"tokens_evaluated", "completion_probabilities", "timings": {"cache_n", "prompt_n", …}}` (with `"stream": true`, the
+same as server-sent events, the last one with `"stop": true`). What its completions cost is added up inside
+`counting()` (a turn's usage line includes its route).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 from contextvars import ContextVar
 from typing import Any, Iterator
 
 import aiohttp
 
+from loguru import logger
+
 from sidespin.errors import BackendError
 
-__all__ = ["LlamaServer", "counting"]
+__all__ = ["LlamaServer", "counting", "looping"]
 
+LOOP_TAIL, LOOP_SEEN, LOOP_FROM = 32, 4, 128  # a text repeats itself: its last LOOP_TAIL characters, LOOP_SEEN times
 _SPENT: ContextVar[list[tuple[int, int]] | None] = ContextVar("route_spent", default=None)
 
 
@@ -70,9 +75,7 @@ class LlamaServer:
         url = self.root_url + path
         try:
             async with self._session.post(url, json=body) as response:
-                if response.status >= 400:
-                    excerpt = (await response.text())[:300]
-                    raise BackendError(f"llama.cpp at {url} answered HTTP {response.status}: {excerpt}")
+                await _refused(response, url)
                 answer = await response.json(content_type=None)
         except (aiohttp.ClientError, TimeoutError) as error:
             raise BackendError(f"llama.cpp at {url} could not be reached: {error or type(error).__name__}") from None
@@ -94,6 +97,36 @@ class LlamaServer:
             raise BackendError(f"llama.cpp's /apply-template answered without a prompt: {str(answer)[:200]}")
         return answer["prompt"]
 
+    async def _streamed(self, body: dict[str, Any]) -> str:
+        """A completion read as it is written, stopped where it loops (`looping`); its text so far."""
+        if self._session is None:
+            raise BackendError("the llama.cpp client is not open: use `async with LlamaServer(...)`")
+        url, text, pieces, last = self.root_url + "/completion", "", 0, {}  # `last`: the last event read
+        try:
+            async with self._session.post(url, json={"temperature": 0, "cache_prompt": True, **body,
+                                                     "stream": True}) as response:
+                await _refused(response, url)
+                if response.content_type == "application/json":  # a server that answers at once, unstreamed
+                    last = await response.json()
+                    text = str(last.get("content") or "") if isinstance(last, dict) else ""
+                async for line in response.content:
+                    event = json.loads(line[5:]) if line.startswith(b"data:") else None
+                    if not isinstance(event, dict):
+                        continue
+                    last, text, pieces = event, text + str(event.get("content") or ""), pieces + 1
+                    if not last.get("stop") and looping(text):
+                        logger.info("LLAMA_LOOP_CUT a constrained completion repeats itself after {} characters",
+                                    len(text))
+                        last = {"tokens_predicted": pieces}  # (its prompt's count comes only with the last event)
+                        break
+        except (aiohttp.ClientError, TimeoutError, ValueError) as error:
+            raise BackendError(f"llama.cpp at {url} could not be read: {error or type(error).__name__}") from None
+        last = last if isinstance(last, dict) else {}
+        self.last_timings = dict(last.get("timings") or {})
+        if (spent := _SPENT.get()) is not None:
+            spent.append((int(last.get("tokens_evaluated") or 0), int(last.get("tokens_predicted") or pieces)))
+        return text
+
     async def _completion(self, body: dict[str, Any]) -> dict[str, Any]:
         answer = await self._post("/completion", {"temperature": 0, "cache_prompt": True, **body})
         self.last_timings = dict(answer.get("timings") or {})
@@ -105,13 +138,15 @@ class LlamaServer:
     async def complete(
         self, prompt: str, grammar: str | None, json_schema: dict[str, Any] | None, max_tokens: int
     ) -> str:
-        """The greedy continuation of `prompt`, under a GBNF `grammar` or a `json_schema` when given."""
+        """The greedy continuation of `prompt`, under a GBNF `grammar` or a `json_schema` when given. Under a schema it
+        is streamed, and one that begins repeating itself (`looping`) is stopped there: what it wrote so far comes back
+        unfinished (llama.cpp stops writing when the stream is closed)."""
         body: dict[str, Any] = {"prompt": prompt, "n_predict": max_tokens}
         if grammar is not None:
             body["grammar"] = grammar
-        if json_schema is not None:
-            body["json_schema"] = json_schema
-        return str((await self._completion(body)).get("content") or "")
+        if json_schema is None:
+            return str((await self._completion(body)).get("content") or "")
+        return await self._streamed({**body, "json_schema": json_schema})
 
     async def next_tokens(self, prompt: str, n: int = 20) -> list[tuple[str, float]]:
         """The `n` likeliest next tokens after `prompt`, with their probabilities, likeliest first."""
@@ -121,6 +156,21 @@ class LlamaServer:
             return []
         listed = steps[0].get("top_logprobs") or steps[0].get("probs") or []
         return [(str(item.get("token", "")), _probability(item)) for item in listed]
+
+
+async def _refused(response: aiohttp.ClientResponse, url: str) -> None:
+    """Raises `BackendError` with the start of its body where llama.cpp answered with an HTTP error."""
+    if response.status >= 400:
+        excerpt = (await response.text())[:300]
+        raise BackendError(f"llama.cpp at {url} answered HTTP {response.status}: {excerpt}")
+
+
+def looping(text: str) -> bool:
+    """Whether a text the model writes has begun repeating itself: past `LOOP_FROM` characters, its last `LOOP_TAIL`,
+    of four different characters at least, occur `LOOP_SEEN` times in it, apart (a query's condition written again and
+    again); a run of one or two characters (a rule of dashes, an indentation) is no loop."""
+    tail = text[-LOOP_TAIL:]
+    return len(text) >= LOOP_FROM and len(set(tail)) >= 4 and text.count(tail) >= LOOP_SEEN
 
 
 def _probability(item: dict[str, Any]) -> float:

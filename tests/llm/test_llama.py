@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import math
 from typing import Any, AsyncIterator
 
@@ -114,3 +115,55 @@ async def test_a_connection_llama_cpp_closed_after_an_answer_is_never_reused() -
     async with server, LlamaServer(f"http://127.0.0.1:{port}") as llama:
         for _ in range(20):
             assert await llama.render([{"role": "user", "content": "hi"}]) == "p"
+
+
+@contextlib.asynccontextmanager
+async def streaming_llama(pieces: list[str]) -> AsyncIterator[tuple[str, list[str]]]:
+    """A loopback llama.cpp whose /completion streams `pieces` as server-sent events, as llama.cpp does with
+    `"stream": true`, a little apart; yields its URL and the pieces it managed to send."""
+    sent: list[str] = []
+
+    async def completion(request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        assert body["stream"] is True and body["json_schema"]
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        with contextlib.suppress(ConnectionError):
+            for piece in pieces:
+                await response.write(b"data: " + json.dumps({"content": piece, "stop": False}).encode() + b"\n\n")
+                sent.append(piece)
+                await asyncio.sleep(0.01)
+            await response.write(b"data: " + json.dumps({"content": "", "stop": True, "tokens_evaluated": 9,
+                                                           "tokens_predicted": len(pieces)}).encode() + b"\n\n")
+        return response
+
+    async def apply_template(request: web.Request) -> web.Response:
+        return web.json_response({"prompt": "p"})
+
+    async with serving(llama_app(apply_template, completion)) as url:
+        yield url, sent
+
+
+async def test_a_constrained_completion_that_repeats_itself_is_stopped_where_the_loop_shows() -> None:
+    """A 0.5B writing a query's condition again and again until its token budget (30 s on two cores) is stopped once
+    its last characters have come four times: the caller gets what it wrote so far, unfinished, and asks again."""
+    loop = ['{"sql": "SELECT * FROM students WHERE name = ', "'Leo'", *([" AND name = 'Leo'"] * 300)]
+    async with streaming_llama(loop) as (url, sent):
+        async with LlamaServer(url) as server:
+            with counting() as spent:
+                text = await server.complete("p", None, {"type": "object"}, 2000)
+    assert text.startswith('{"sql": "SELECT * FROM students WHERE name = \'Leo\' AND name')
+    assert 128 <= len(text) < 400 and text == "".join(loop[:len(text.split("AND")) + 1])
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(text)
+    assert len(sent) < 100  # the stream was closed: the rest was never written
+    assert spent and spent[0][1] == len(text.split("AND")) + 1  # the pieces read count as written
+
+
+async def test_a_constrained_completion_that_does_not_loop_comes_whole_with_its_counts() -> None:
+    lines = ['{"content": "', *(f"line {n}: {'x' * n}\\n" for n in range(40)), '"}']
+    async with streaming_llama(lines) as (url, sent):
+        async with LlamaServer(url) as server:
+            with counting() as spent:
+                text = await server.complete("p", None, {"type": "object"}, 2000)
+    assert text == "".join(lines) and len(sent) == len(lines) and spent == [(9, len(lines))]
