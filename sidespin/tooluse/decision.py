@@ -15,7 +15,8 @@ from sidespin.tooluse.mend import mendable
 from sidespin.tooluse.model import Model
 from sidespin.tooluse.offer import deprecated_for, family_named
 from sidespin.tooluse.relevance import Embedder, Ranked, agreed, firsts, meant, table_scores
-from sidespin.tooluse.values import asks_change, change_asked, kind_asked, mentioned, reads, telling_words, words_of
+from sidespin.tooluse.values import (asks_change, asks_question, change_asked, kind_asked, mentioned, reads,
+                                     telling_words, words_of)
 
 __all__ = ["Decision", "Shape", "NAMED_FLOOR", "FOLLOW_UP"]
 
@@ -98,11 +99,28 @@ class Decision:
         calls yet; a follow-up, short or begun with "and", "then"… ("And how many of those…?"), with the one
         before."""
         talk = self.talk
-        if talk.again and len(talk.parts) > talk.rounds:
-            return " ".join(talk.parts[talk.rounds:])
+        if talk.again and len(self.requests) > talk.rounds:
+            return " ".join(self.requests[talk.rounds:])
         if talk.previous and (len(words_of(talk.last)) <= FOLLOW_UP or _GOES_ON.match(talk.last)):
             return f"{talk.previous} {talk.last}"
         return talk.last
+
+    @property
+    def requests(self) -> list[str]:
+        """The parts of the message (`Talk.parts`, one round of calls each), after results without the ones that only
+        give a detail of what was asked (`core.detail_given`): a part after the first, asking no change nor question,
+        whose every telling word is in the values this turn's calls carry or in a called tool's own text ("The
+        database is shop.db." after a query of `shop.db`; not "I also want the size of plan.md.")."""
+        talk = self.talk
+        if not talk.again or not talk.parts:
+            return talk.parts
+        called = {a.name for a in talk.this_turn}
+        told = [json.dumps(a.arguments, ensure_ascii=False) for a in talk.this_turn] + [
+            f"{t.name} {t.description} {json.dumps(t.input_schema, ensure_ascii=False)}" for t in self.tools
+            if t.name in called]
+        known = {w[:5] for text in told for w in telling_words(text)}
+        return talk.parts[:1] + [part for part in talk.parts[1:] if asks_change(part) or asks_question(part) or not {
+            w[:5] for w in telling_words(part)} <= known]
 
     def table_in(self, cut: list[list[Tool]]) -> tuple[int, str]:
         """The table the model reads, and why: one a shape favours for the message (one with a tool of the kind of

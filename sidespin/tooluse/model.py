@@ -216,7 +216,8 @@ class Model:
                 json.loads(raw)
                 return raw
             except json.JSONDecodeError:
-                logger.info("TOOLUSE_ARGUMENTS_UNFINISHED {} with strings of up to {} characters", tool.name, limit)
+                logger.info("TOOLUSE_ARGUMENTS_UNFINISHED {} with strings of up to {} characters ({} written, "
+                            "ending {!r})", tool.name, limit, len(raw), raw[-60:])
         return raw
 
     async def values_asked(self, written: str, tool: Tool, raw: str, message: str, bounds: Bounds) -> dict[str, Any]:

@@ -76,11 +76,12 @@ class Decider:
             return None
         if d.talk.again and d.carried_on():  # a call a shape writes to carry on this turn's
             return None
-        if d.talk.again and not (mendable(d.talk) or d.talk.rounds < len(d.talk.parts)):  # one round each part,
-            d.change_left = d.left_a_change()  # unless it only read and the message asks a change
+        if d.talk.again and not (mendable(d.talk) or d.talk.rounds < len(d.requests)):  # one round each part
+            d.change_left = d.left_a_change()  # asking, unless it only read and the message asks a change
             if not d.change_left:
-                logger.info("TOOLUSE_SHORTLIST none: the message's {} part(s) had their calls, and none failed",
-                            max(1, len(d.talk.parts)))
+                d.notes.extend(["core.detail_given"] * (d.talk.rounds < len(d.talk.parts)))  # (else none left anyway)
+                logger.info("TOOLUSE_SHORTLIST none: the message's {} part(s) asking had their calls, and none failed",
+                            max(1, len(d.requests)))
                 return None
             d.notes.append("core.change_after_read")
         cut = tables(d.tools)
@@ -116,7 +117,7 @@ class Decider:
             d.chance = max(d.chance, await self.model.call_chance(await self.model.prompt(
                 system + d.talk.messages[-1:], d.table)))
             d.notes.append("core.follow_up_alone")
-        elif d.chance < d.bar and again and len(d.talk.parts) > d.talk.rounds and asks_change(d.query):
+        elif d.chance < d.bar and again and len(d.requests) > d.talk.rounds and asks_change(d.query):
             part = [{"role": "user", "content": d.query}]  # a change asked by a part no call has served yet
             d.chance = max(d.chance, await self.model.call_chance(await self.model.prompt(system + part, d.table)))
             d.bar = self.threshold

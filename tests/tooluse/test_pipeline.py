@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -1327,3 +1328,27 @@ async def test_a_made_up_name_of_a_thing_looked_up_is_the_one_thing_held_the_mes
                                                                                                   wanted) -> None:
     model = FakeLlama({text: [("recipe_open", {"title": "Dinner"})]})  # a title no one said
     assert await decided(model, user(text), RECIPES) == wanted
+
+
+async def test_a_sentence_that_only_gives_a_detail_the_call_used_is_no_request_of_its_own_after_results() -> None:
+    """The class: a message that gives, in a sentence of its own, a detail its request needs ("The database is
+    shop.db.", "The city is Bergen."). After the call that used it, the model is not asked for another round (for a
+    small model after results, 2–5 s that decide nothing); a sentence asking more ("I also want the wind in Tromsø"),
+    a question, or a change is a request still, and the model is asked."""
+    query = tool("query_db", "Run SQL on a SQLite database file.", {"db_file": TEXT, "sql": TEXT}, ["db_file", "sql"],
+                 source="mcp:sqlite", read_only=True)
+    wind = tool("wind", "The wind speed and direction for a city.", {"city": TEXT}, ["city"], source="mcp:weather",
+                read_only=True)
+    cases = [("How many orders came in today? The database is shop.db.", query,
+              {"db_file": "shop.db", "sql": "SELECT 1"}, [query], None),
+             ("Will it rain tomorrow? The city is Bergen.", FORECAST, {"city": "Bergen"}, [FORECAST, wind], None),
+             ("Will it rain in Bergen tomorrow? I also want the wind in Tromsø.", FORECAST, {"city": "Bergen"},
+              [FORECAST, wind], "Tromsø"),
+             ("Will it rain tomorrow? The city is Bergen. How windy will it be?", FORECAST, {"city": "Bergen"},
+              [FORECAST, wind], "Bergen")]
+    for text, first, arguments, tools, windy in cases:
+        model = FakeLlama({}, p_call=0.99, after={text: [("wind", {"city": windy or "Bergen"})]})
+        talk = [*user(text), *called("c1", first.name, json.dumps(arguments), "3")]
+        calls = await decided(model, talk, tools)
+        assert bool(model.asked) == bool(windy), text
+        assert calls == ([("wind", {"city": windy})] if windy else []), text
