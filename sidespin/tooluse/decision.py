@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, ClassVar, Sequence
 
 from loguru import logger
@@ -105,7 +106,7 @@ class Decision:
             return f"{talk.previous} {talk.last}"
         return talk.last
 
-    @property
+    @cached_property
     def requests(self) -> list[str]:
         """The parts of the message (`Talk.parts`, one round of calls each), after results without the ones that only
         give a detail of what was asked (`core.detail_given`): a part after the first, asking no change nor question,

@@ -1332,8 +1332,8 @@ async def test_a_made_up_name_of_a_thing_looked_up_is_the_one_thing_held_the_mes
 
 async def test_a_sentence_that_only_gives_a_detail_the_call_used_is_no_request_of_its_own_after_results() -> None:
     """The class: a message that gives, in a sentence of its own, a detail its request needs ("The database is
-    shop.db.", "The city is Bergen."). After the call that used it, the model is not asked for another round (for a
-    small model after results, 2–5 s that decide nothing); a sentence asking more ("I also want the wind in Tromsø"),
+    shop.db.", "The city is Bergen."). After the call that used it, the model is not asked for another round; a
+    sentence asking more ("I also want the wind in Tromsø"),
     a question, or a change is a request still, and the model is asked."""
     query = tool("query_db", "Run SQL on a SQLite database file.", {"db_file": TEXT, "sql": TEXT}, ["db_file", "sql"],
                  source="mcp:sqlite", read_only=True)
